@@ -1,0 +1,125 @@
+package pipeline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseLSpec(t *testing.T) {
+	tests := []struct {
+		spec string
+		want []int
+		ok   bool
+	}{
+		{"5", []int{5}, true},
+		{"2..10", []int{2, 3, 4, 5, 6, 7, 8, 9, 10}, true},
+		{"2,4,8", []int{2, 4, 8}, true},
+		{" 8, 2..3 ,2", []int{2, 3, 8}, true},
+		{"5..5", []int{5}, true},
+		{"5..2", nil, false},
+		{"0", nil, false},
+		{"1..65", nil, false},
+		{"", nil, false},
+		{"a..3", nil, false},
+		{"2..", nil, false},
+		{"-1", nil, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseLSpec(tt.spec)
+		if (err == nil) != tt.ok || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseLSpec(%q) = %v, %v; want %v (ok=%v)", tt.spec, got, err, tt.want, tt.ok)
+		}
+		if err != nil && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.spec)) {
+			t.Errorf("ParseLSpec(%q) error %q should wrap ErrConfig and quote the spec", tt.spec, err)
+		}
+	}
+}
+
+func TestParsePrior(t *testing.T) {
+	tests := []struct {
+		in   string
+		kind string
+		p    float64
+		ok   bool
+	}{
+		{"uniform", "uniform", 0, true},
+		{"Empirical", "empirical", 0, true},
+		{"0.05", "fixed", 0.05, true},
+		{"0", "", 0, false},
+		{"1", "", 0, false},
+		{"sparse", "", 0, false},
+	}
+	for _, tt := range tests {
+		kind, p, err := ParsePrior(tt.in)
+		if (err == nil) != tt.ok || kind != tt.kind || p != tt.p {
+			t.Errorf("ParsePrior(%q) = %q, %v, %v", tt.in, kind, p, err)
+		}
+	}
+}
+
+func TestLoadFitConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.toml", "L = \"2,3\"\nchains = 4\nholdout = 0.05\n")
+	c, err := LoadFitConfig(good, DefaultFitConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.L != "2,3" || c.Chains != 4 || c.Holdout != 0.05 || c.BurnIn != DefaultFitConfig().BurnIn {
+		t.Errorf("loaded %+v", c)
+	}
+	unknown := write("unknown.toml", "L = \"2\"\nchain = 4\n")
+	if _, err := LoadFitConfig(unknown, DefaultFitConfig()); err == nil || !strings.Contains(err.Error(), "unknown key chain") || !strings.Contains(err.Error(), "unknown.toml") {
+		t.Errorf("unknown key: %v", err)
+	}
+	badType := write("badtype.toml", "chains = \"four\"\n")
+	if _, err := LoadFitConfig(badType, DefaultFitConfig()); err == nil || !errors.Is(err, ErrConfig) {
+		t.Errorf("bad type: %v", err)
+	}
+}
+
+func TestConfigRoundTrip(t *testing.T) {
+	c := DefaultFitConfig()
+	c.Shards, c.Output, c.L, c.Seed = "shards", "run", "3,5", 42
+	data, err := c.EncodeTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "config.toml")
+	os.WriteFile(p, data, 0o644)
+	got, err := LoadFitConfig(p, FitConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != c {
+		t.Errorf("round trip: got %+v, want %+v", got, c)
+	}
+}
+
+func TestShippedConfigs(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "configs", "*.toml"))
+	if len(paths) == 0 {
+		t.Fatal("no configs/*.toml shipped")
+	}
+	for _, p := range paths {
+		c, err := LoadFitConfig(p, DefaultFitConfig())
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		c.Shards, c.Output = "s", "o"
+		if _, err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"scpipe/shard"
+)
+
+// ShardInfo is the summary `scpipe info` prints.
+type ShardInfo struct {
+	Path              string  `json:"path"`
+	Cells             int     `json:"cells"`
+	Genes             int     `json:"genes"`
+	NNZ               int64   `json:"nnz"`
+	Density           float64 `json:"density"`
+	Observed          int64   `json:"observed,omitempty"`
+	GenesBeforeFilter int     `json:"genes_before_filter"`
+	CellsBeforeFilter int     `json:"cells_before_filter"`
+	MinCellFrac       float64 `json:"min_cell_frac"`
+	Threshold         float64 `json:"threshold"`
+	Source            string  `json:"source"`
+	SourceFormat      string  `json:"source_format"`
+	Files             int     `json:"files"`
+	BytesOnDisk       int64   `json:"bytes_on_disk"`
+	CellBlocks        int     `json:"cell_blocks"`
+	Verified          bool    `json:"verified"`
+}
+
+// InfoOptions select what Info does.
+type InfoOptions struct {
+	JSON   bool // print JSON instead of a table
+	Verify bool // recompute every checksum first
+}
+
+// Info summarises the shards in dir on w, after verifying every checksum
+// when asked.
+func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
+	s, err := shard.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if o.Verify {
+		if err := s.Verify(ctx); err != nil {
+			return err
+		}
+	}
+	m := s.Manifest()
+	info := ShardInfo{
+		Path: dir, Cells: m.Cells, Genes: m.Genes, NNZ: m.Ones, Density: m.Density, Observed: m.Observed,
+		GenesBeforeFilter: m.Filters.GenesBefore, CellsBeforeFilter: m.Filters.CellsBefore,
+		MinCellFrac: m.Filters.MinCellFrac, Threshold: m.Filters.Threshold,
+		Source: m.Source.Path, SourceFormat: m.Source.Format,
+		Files: len(m.Files) + 1, CellBlocks: len(s.CellBlocks()), Verified: o.Verify,
+	}
+	for _, f := range m.Files {
+		info.BytesOnDisk += f.Bytes
+	}
+	if o.JSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(info)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k string, v any) { fmt.Fprintf(tw, "%s\t%v\n", k, v) }
+	row("path", info.Path)
+	row("cells", info.Cells)
+	row("genes", info.Genes)
+	row("nnz", info.NNZ)
+	row("density", fmt.Sprintf("%.4f", info.Density))
+	if m.Layout.Masked {
+		row("observed", info.Observed)
+	}
+	row("genes_before_filter", info.GenesBeforeFilter)
+	row("cells_before_filter", info.CellsBeforeFilter)
+	row("min_cell_frac", info.MinCellFrac)
+	row("threshold", info.Threshold)
+	row("source", fmt.Sprintf("%s (%s)", info.Source, info.SourceFormat))
+	row("files", info.Files)
+	row("cell_blocks", info.CellBlocks)
+	row("size_on_disk", humanBytes(info.BytesOnDisk))
+	if o.Verify {
+		row("checksums", "verified")
+	}
+	return tw.Flush()
+}
+
+// humanBytes formats a byte count in binary units.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,199 @@
+package simulate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// Params describe a planted dataset.
+type Params struct {
+	Cells, Genes int     // N and D
+	L            int     // number of planted programs
+	CodeDensity  float64 // P(u_ld = 1): fraction of genes in a program
+	UsageDensity float64 // P(z_nl = 1): fraction of cells using a program
+	FlipOn       float64 // P(observed 1 | noise-free 0): background expression
+	FlipOff      float64 // P(observed 0 | noise-free 1): dropout
+	Missing      float64 // P(entry unobserved); only shards can hold missing entries
+	Seed         uint64
+}
+
+// DefaultParams is the embedded default of `scpipe demo`: a few thousand cells
+// and genes, sparse like real data (about 7% ones, the density of the paper's
+// mouse brain data), with six programs of distinct sizes to recover.
+func DefaultParams() Params {
+	return Params{
+		Cells: 4000, Genes: 2000, L: 6,
+		CodeDensity: 0.06, UsageDensity: 0.25,
+		FlipOn: 0.01, FlipOff: 0.1,
+		Seed: 1,
+	}
+}
+
+// Validate reports the first parameter out of range.
+func (p Params) Validate() error {
+	switch {
+	case p.Cells < 1 || p.Genes < 1:
+		return fmt.Errorf("simulate: cells and genes must be positive (got %d × %d)", p.Cells, p.Genes)
+	case p.L < 1 || p.L > 64:
+		return fmt.Errorf("simulate: L must be in 1..64 (got %d)", p.L)
+	}
+	for _, q := range []struct {
+		name string
+		v    float64
+	}{{"code density", p.CodeDensity}, {"usage density", p.UsageDensity}, {"flip-on", p.FlipOn}, {"flip-off", p.FlipOff}, {"missing", p.Missing}} {
+		if !(q.v >= 0 && q.v <= 1) {
+			return fmt.Errorf("simulate: %s must be in [0, 1] (got %v)", q.name, q.v)
+		}
+	}
+	return nil
+}
+
+// Truth is a planted model: the programs U and their usage Z, both stored as
+// one bitset per program (over genes and over cells respectively).
+type Truth struct {
+	Params
+	U     [][]uint64 // U[l]: bitset over genes, Genes bits
+	Z     [][]uint64 // Z[l]: bitset over cells, Cells bits
+	words int        // words per cell row
+}
+
+// Words returns the number of uint64 words of one bit-packed cell row.
+func (t *Truth) Words() int { return t.words }
+
+// New draws the planted programs and their usage. Each program keeps at least
+// one gene, so that every planted program is recoverable in principle.
+func New(p Params) (*Truth, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	t := &Truth{Params: p, words: (p.Genes + 63) / 64}
+	r := rand.New(rand.NewPCG(p.Seed, 0x5ca1ab1e))
+	t.U = make([][]uint64, p.L)
+	for l := range t.U {
+		t.U[l] = make([]uint64, t.words)
+		setRandom(t.U[l], p.Genes, p.CodeDensity, r)
+		if popcount(t.U[l]) == 0 {
+			g := r.IntN(p.Genes)
+			t.U[l][g/64] |= 1 << (g % 64)
+		}
+	}
+	t.Z = make([][]uint64, p.L)
+	for l := range t.Z {
+		t.Z[l] = make([]uint64, (p.Cells+63)/64)
+		setRandom(t.Z[l], p.Cells, p.UsageDensity, r)
+	}
+	return t, nil
+}
+
+// CleanRow writes the noise-free row of cell n into dst (Words() words).
+func (t *Truth) CleanRow(n int, dst []uint64) {
+	clear(dst)
+	for l := range t.Z {
+		if t.Z[l][n/64]>>(n%64)&1 == 0 {
+			continue
+		}
+		for i, w := range t.U[l] {
+			dst[i] |= w
+		}
+	}
+}
+
+// Row writes the observed (noisy) row of cell n into dst; clean is scratch of
+// the same length and holds the noise-free row afterwards. The row depends
+// only on (Seed, n).
+func (t *Truth) Row(n int, dst, clean []uint64) {
+	t.CleanRow(n, clean)
+	copy(dst, clean)
+	r := rand.New(rand.NewPCG(t.Seed, uint64(n)+1))
+	// Dropout: clear noise-free ones; background: set noise-free zeros.
+	skipFlips(t.Genes, t.FlipOff, r, func(g int) {
+		if clean[g/64]>>(g%64)&1 == 1 {
+			dst[g/64] &^= 1 << (g % 64)
+		}
+	})
+	skipFlips(t.Genes, t.FlipOn, r, func(g int) {
+		if clean[g/64]>>(g%64)&1 == 0 {
+			dst[g/64] |= 1 << (g % 64)
+		}
+	})
+}
+
+// ObservedRow writes the observed-entry mask of cell n into dst: each entry
+// is missing independently with probability Missing. It depends only on
+// (Seed, n).
+func (t *Truth) ObservedRow(n int, dst []uint64) {
+	for i := range dst {
+		dst[i] = ^uint64(0)
+	}
+	if g := t.Genes % 64; g != 0 {
+		dst[len(dst)-1] = 1<<g - 1
+	}
+	r := rand.New(rand.NewPCG(t.Seed^0x6d697373, uint64(n)+1))
+	skipFlips(t.Genes, t.Missing, r, func(g int) { dst[g/64] &^= 1 << (g % 64) })
+}
+
+// setRandom sets each of the first n bits of dst independently with
+// probability p.
+func setRandom(dst []uint64, n int, p float64, r *rand.Rand) {
+	skipFlips(n, p, r, func(i int) { dst[i/64] |= 1 << (i % 64) })
+}
+
+// skipFlips calls hit for each index in [0, n) chosen independently with
+// probability p, drawing the gaps between hits from the geometric
+// distribution so that the cost is proportional to the number of hits.
+func skipFlips(n int, p float64, r *rand.Rand, hit func(int)) {
+	switch {
+	case p <= 0:
+		return
+	case p >= 1:
+		for i := range n {
+			hit(i)
+		}
+		return
+	}
+	logq := math.Log1p(-p)
+	for i := -1; ; {
+		// 1-Float64() is in (0, 1], so the log is finite.
+		gap := math.Floor(math.Log(1-r.Float64()) / logq)
+		if gap >= float64(n-i-1) {
+			return
+		}
+		i += int(gap) + 1
+		hit(i)
+	}
+}
+
+func popcount(ws []uint64) int {
+	n := 0
+	for _, w := range ws {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// ProgramGenes returns the genes of program l in increasing order.
+func (t *Truth) ProgramGenes(l int) []int {
+	return ones(t.U[l])
+}
+
+// ProgramCells returns the cells using program l in increasing order.
+func (t *Truth) ProgramCells(l int) []int {
+	return ones(t.Z[l])
+}
+
+func ones(ws []uint64) []int {
+	out := make([]int, 0, popcount(ws))
+	for i, w := range ws {
+		for w != 0 {
+			out = append(out, i*64+bits.TrailingZeros64(w))
+			w &= w - 1
+		}
+	}
+	return out
+}
+
+// errNoOutput is returned for an empty output path.
+var errNoOutput = errors.New("simulate: no output path given")

@@ -1,0 +1,256 @@
+package simulate
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"scpipe/shard"
+)
+
+func TestSkipFlipsRate(t *testing.T) {
+	for _, p := range []float64{0, 0.001, 0.05, 0.5, 0.999, 1} {
+		const n = 200_000
+		r := rand.New(rand.NewPCG(7, 8))
+		last, hits := -1, 0
+		skipFlips(n, p, r, func(i int) {
+			if i <= last || i >= n {
+				t.Fatalf("p=%v: index %d after %d (n=%d)", p, i, last, n)
+			}
+			last = i
+			hits++
+		})
+		mean, sd := n*p, math.Sqrt(n*p*(1-p))
+		if math.Abs(float64(hits)-mean) > 5*sd+1e-9 {
+			t.Errorf("p=%v: %d hits, want %.0f ± %.0f", p, hits, mean, 5*sd)
+		}
+	}
+}
+
+func TestCleanRowIsBooleanProduct(t *testing.T) {
+	p := Params{Cells: 130, Genes: 129, L: 4, CodeDensity: 0.2, UsageDensity: 0.4, Seed: 3}
+	tr, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, clean := make([]uint64, tr.Words()), make([]uint64, tr.Words())
+	for n := range p.Cells {
+		tr.Row(n, row, clean)
+		for g := range p.Genes {
+			want := false
+			for l := range p.L {
+				want = want || (bit(tr.Z[l], n) && bit(tr.U[l], g))
+			}
+			if bit(row, g) != want || bit(clean, g) != want {
+				t.Fatalf("cell %d gene %d: got %v/%v, want %v", n, g, bit(row, g), bit(clean, g), want)
+			}
+		}
+		if g := p.Genes; row[g/64]>>(g%64) != 0 {
+			t.Fatalf("cell %d: padding bits set", n)
+		}
+	}
+}
+
+func TestNoiseRates(t *testing.T) {
+	p := Params{Cells: 3000, Genes: 500, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.02, FlipOff: 0.15, Seed: 11}
+	tr, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var on, zeros, off, ones float64
+	err = tr.rows(context.Background(), func(_ int, row, clean []uint64) error {
+		for i := range row {
+			on += float64(popcount([]uint64{row[i] &^ clean[i]}))
+			off += float64(popcount([]uint64{clean[i] &^ row[i]}))
+			ones += float64(popcount([]uint64{clean[i]}))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros = float64(p.Cells*p.Genes) - ones
+	check := func(name string, hits, trials, q float64) {
+		if sd := math.Sqrt(trials * q * (1 - q)); math.Abs(hits-trials*q) > 5*sd {
+			t.Errorf("%s rate %.4f, want %.4f", name, hits/trials, q)
+		}
+	}
+	check("flip-on", on, zeros, p.FlipOn)
+	check("flip-off", off, ones, p.FlipOff)
+}
+
+func TestDeterministic(t *testing.T) {
+	p := DefaultParams()
+	a, _ := New(p)
+	b, _ := New(p)
+	p.Seed++
+	c, _ := New(p)
+	ra, rb, rc, s := make([]uint64, a.Words()), make([]uint64, a.Words()), make([]uint64, a.Words()), make([]uint64, a.Words())
+	differs := false
+	for _, n := range []int{0, 1, 1999, 3999} {
+		a.Row(n, ra, s)
+		b.Row(n, rb, s)
+		c.Row(n, rc, s)
+		for i := range ra {
+			if ra[i] != rb[i] {
+				t.Fatalf("cell %d differs between two draws with the same seed", n)
+			}
+			differs = differs || ra[i] != rc[i]
+		}
+	}
+	if !differs {
+		t.Error("a different seed gave the same rows")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := []Params{
+		{Cells: 0, Genes: 1, L: 1},
+		{Cells: 1, Genes: 1, L: 0},
+		{Cells: 1, Genes: 1, L: 65},
+		{Cells: 1, Genes: 1, L: 1, CodeDensity: 1.5},
+		{Cells: 1, Genes: 1, L: 1, FlipOn: math.NaN()},
+	}
+	for _, p := range bad {
+		if _, err := New(p); err == nil {
+			t.Errorf("New(%+v) succeeded", p)
+		}
+	}
+}
+
+func TestWriteMTX(t *testing.T) {
+	p := Params{Cells: 70, Genes: 65, L: 2, CodeDensity: 0.3, UsageDensity: 0.5, FlipOn: 0.05, FlipOff: 0.1, Seed: 5}
+	tr, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sim")
+	ctx := context.Background()
+	if err := WriteMTX(ctx, dir, tr, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMTX(ctx, dir, tr, false); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("second write without force: %v", err)
+	}
+	if err := WriteMTX(ctx, dir, tr, true); err != nil {
+		t.Fatalf("write with force: %v", err)
+	}
+	got := readMTX(t, filepath.Join(dir, "matrix.mtx.gz"), p)
+	row, clean := make([]uint64, tr.Words()), make([]uint64, tr.Words())
+	for n := range p.Cells {
+		tr.Row(n, row, clean)
+		for i := range row {
+			if got[n][i] != row[i] {
+				t.Fatalf("cell %d: matrix.mtx.gz differs from the simulated row", n)
+			}
+		}
+	}
+	for _, f := range []string{"features.tsv.gz", "barcodes.tsv.gz", "truth/programs.tsv", "truth/usage.tsv", "truth/truth.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	leftovers, _ := filepath.Glob(dir + ".tmp-*")
+	if len(leftovers) > 0 {
+		t.Errorf("temporary folders left behind: %v", leftovers)
+	}
+}
+
+// readMTX parses the simulator's own MatrixMarket output back into rows.
+func readMTX(t *testing.T, path string, p Params) [][]uint64 {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([][]uint64, p.Cells)
+	for i := range rows {
+		rows[i] = make([]uint64, (p.Genes+63)/64)
+	}
+	sc := bufio.NewScanner(zr)
+	header := false
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "%") {
+			continue
+		}
+		var g, n, c int
+		if !header {
+			header = true
+			continue
+		}
+		if _, err := fmt.Sscan(line, &g, &n, &c); err != nil || c < 1 {
+			t.Fatalf("bad entry %q: %v", line, err)
+		}
+		rows[n-1][(g-1)/64] |= 1 << ((g - 1) % 64)
+	}
+	return rows
+}
+
+func bit(ws []uint64, i int) bool { return ws[i/64]>>(i%64)&1 == 1 }
+
+func TestWriteShards(t *testing.T) {
+	for _, missing := range []float64{0, 0.3} {
+		p := Params{Cells: 130, Genes: 129, L: 3, CodeDensity: 0.2, UsageDensity: 0.4, FlipOn: 0.02, FlipOff: 0.1, Missing: missing, Seed: 9}
+		tr, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "sim")
+		if err := WriteShards(context.Background(), dir, tr, false); err != nil {
+			t.Fatal(err)
+		}
+		s, err := shard.Open(filepath.Join(dir, ShardsDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (s.Mask() != nil) != (missing > 0) {
+			t.Fatalf("missing=%v: mask present = %v", missing, s.Mask() != nil)
+		}
+		row, clean, obs := make([]uint64, tr.Words()), make([]uint64, tr.Words()), make([]uint64, tr.Words())
+		var unobserved int
+		for n := range p.Cells {
+			tr.Row(n, row, clean)
+			tr.ObservedRow(n, obs)
+			for g := range p.Genes {
+				if s.X().At(n, g) != bit(row, g) {
+					t.Fatalf("missing=%v: cell %d gene %d differs from the simulated row", missing, n, g)
+				}
+				if s.Mask() != nil {
+					if s.Mask().At(n, g) != bit(obs, g) {
+						t.Fatalf("cell %d gene %d: mask differs", n, g)
+					}
+					if !bit(obs, g) {
+						unobserved++
+					}
+				}
+			}
+		}
+		if m := s.Manifest(); m.Cells != p.Cells || m.Genes != p.Genes || len(m.Barcodes) != p.Cells || m.GeneIDs[0] != GeneID(0) {
+			t.Errorf("manifest: %d cells, %d genes, %d barcodes, first gene %q", m.Cells, m.Genes, len(m.Barcodes), m.GeneIDs[0])
+		}
+		if missing > 0 {
+			frac := float64(unobserved) / float64(p.Cells*p.Genes)
+			if math.Abs(frac-missing) > 0.02 {
+				t.Errorf("unobserved fraction %.3f, want %.3f", frac, missing)
+			}
+		}
+		s.Close()
+	}
+	tr, _ := New(Params{Cells: 5, Genes: 5, L: 1, Missing: 0.5})
+	if err := WriteMTX(context.Background(), filepath.Join(t.TempDir(), "x"), tr, false); err == nil {
+		t.Error("WriteMTX accepted missing entries")
+	}
+}
