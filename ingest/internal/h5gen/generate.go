@@ -1,0 +1,201 @@
+package h5gen
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"sort"
+)
+
+// GeneratedGenome is the genome group GenerateTenXV2 writes.
+const GeneratedGenome = "hg19"
+
+// maxDensity bounds the density GenerateTenXV2 accepts: each entry is
+// capped at probability pCap, so denser matrices are not reachable.
+const (
+	maxDensity = 0.8
+	pCap       = 0.95
+)
+
+// GenerateTenXV2 writes a random CellRanger v2 file (genome group
+// GeneratedGenome) of genes × cells with about density·genes·cells
+// nonzeros and returns the exact count. It is deterministic in seed.
+//
+// The counts imitate UMI data: gene g has a log-normal detection rate r_g
+// (so a few genes are common and most are rare), cell c a size factor s_c
+// uniform in [0.5, 1.5], and entry (g, c) is nonzero with probability
+// min(0.95, λ·r_g·s_c), λ chosen so the mean is density. A nonzero count is
+// 1 plus a geometric draw with mean 4·p, so common genes also count higher.
+// Gene rates come from the PCG stream (seed, 2⁶⁴-1), cell c from stream
+// (seed, c), so the matrix does not depend on the order of generation.
+//
+// The arrays are built in memory (scigolib v0.14.0 writes a dataset in one
+// call and cannot append): about 12 bytes per nonzero with int32 data and
+// int64 indices, plus the encoded copy scigolib makes of each array.
+func GenerateTenXV2(path string, genes, cells int, density float64, seed uint64, o Options) (nnz int64, err error) {
+	if genes <= 0 || cells <= 0 {
+		return 0, fmt.Errorf("h5gen: GenerateTenXV2: %d genes × %d cells: both must be positive", genes, cells)
+	}
+	if !(density >= 0 && density <= maxDensity) {
+		return 0, fmt.Errorf("h5gen: GenerateTenXV2: density %v outside [0, %v]", density, maxDensity)
+	}
+	if err := o.validate(); err != nil {
+		return 0, err
+	}
+	m := generate(genes, cells, density, seed)
+	ids := make([]string, genes)
+	names := make([]string, genes)
+	for g := range genes {
+		ids[g] = fmt.Sprintf("ENSG%011d", g+1)
+		names[g] = fmt.Sprintf("GENE%d", g+1)
+	}
+	barcodes := make([]string, cells)
+	for c := range cells {
+		barcodes[c] = barcode(uint32(c))
+	}
+	if err := WriteTenXV2(path, GeneratedGenome, m, ids, names, barcodes, o); err != nil {
+		return 0, err
+	}
+	return int64(len(m.Data)), nil
+}
+
+// generate draws the matrix described at GenerateTenXV2.
+func generate(genes, cells int, density float64, seed uint64) CSC {
+	rng := rand.New(rand.NewPCG(seed, math.MaxUint64))
+	rate := make([]float64, genes)
+	for g := range rate {
+		rate[g] = math.Exp(1.5 * rng.NormFloat64())
+	}
+	lambda := calibrate(rate, density)
+	for g := range rate {
+		rate[g] *= lambda
+	}
+
+	// Genes are visited by bands of similar rate: in band k every
+	// probability is at most bound[k], so the candidates are found by
+	// geometric skips at bound[k] and kept with probability p/bound[k]
+	// (≥ 1/2): the work is proportional to the nonzeros, not to genes.
+	order := make([]int32, genes)
+	for g := range order {
+		order[g] = int32(g)
+	}
+	sort.Slice(order, func(i, j int) bool { return rate[order[i]] > rate[order[j]] })
+	type band struct {
+		genes []int32
+		top   float64 // largest rate in the band
+	}
+	var bands []band
+	for lo := 0; lo < genes; {
+		top := rate[order[lo]]
+		hi := lo
+		for hi < genes && (hi == lo || rate[order[hi]] > top/2) {
+			hi++
+		}
+		bands = append(bands, band{genes: order[lo:hi], top: top})
+		lo = hi
+	}
+
+	m := CSC{Genes: genes, Cells: cells, Indptr: make([]int64, cells+1)}
+	expect := int(density*float64(genes)*float64(cells)*1.01) + 16
+	m.Indices = make([]int64, 0, expect)
+	m.Data = make([]float64, 0, expect)
+	marks := make([]uint64, (genes+63)/64)
+	counts := make([]float64, genes)
+	pcg := rand.NewPCG(0, 0)
+	r := rand.New(pcg)
+	for c := range cells {
+		pcg.Seed(seed, uint64(c))
+		size := 0.5 + r.Float64()
+		for _, bd := range bands {
+			bound := min(pCap, bd.top*size)
+			if bound <= 0 {
+				continue
+			}
+			logq := math.Log1p(-bound)
+			for i := skip(r, logq, bound); i < len(bd.genes); i += 1 + skip(r, logq, bound) {
+				g := bd.genes[i]
+				p := min(pCap, rate[g]*size)
+				if r.Float64()*bound >= p {
+					continue
+				}
+				marks[g/64] |= 1 << (g % 64)
+				counts[g] = 1 + geometric(r, 4*p)
+			}
+		}
+		for w, word := range marks {
+			for word != 0 {
+				g := w*64 + bits.TrailingZeros64(word)
+				word &= word - 1
+				m.Indices = append(m.Indices, int64(g))
+				m.Data = append(m.Data, counts[g])
+			}
+			marks[w] = 0
+		}
+		m.Indptr[c+1] = int64(len(m.Indices))
+	}
+	return m
+}
+
+// skip returns the number of failures before the first success of
+// Bernoulli(p) trials, with logq = log(1-p).
+func skip(r *rand.Rand, logq, p float64) int {
+	if p >= 1 {
+		return 0
+	}
+	return int(math.Log(1-r.Float64()) / logq)
+}
+
+// geometric returns a draw of the number of failures before a success with
+// the given mean.
+func geometric(r *rand.Rand, mean float64) float64 {
+	if mean <= 0 {
+		return 0
+	}
+	return math.Floor(math.Log(1-r.Float64()) / math.Log(mean/(1+mean)))
+}
+
+// calibrate returns λ such that the expected density
+// mean over g and s of min(pCap, λ·rate[g]·s), s uniform on [0.5, 1.5],
+// equals density (approximating s by a midpoint grid).
+func calibrate(rate []float64, density float64) float64 {
+	if density == 0 {
+		return 0
+	}
+	expected := func(l float64) float64 {
+		const n = 16
+		var sum float64
+		for _, r := range rate {
+			for k := range n {
+				s := 0.5 + (float64(k)+0.5)/n
+				sum += min(pCap, l*r*s)
+			}
+		}
+		return sum / float64(n*len(rate))
+	}
+	lo, hi := 0.0, 1.0
+	for expected(hi) < density {
+		hi *= 2
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if expected(mid) < density {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// barcode returns a distinct 16-base barcode with CellRanger's "-1" suffix
+// for each c (an odd multiplier is a bijection on 32 bits).
+func barcode(c uint32) string {
+	x := c*0x9E3779B1 + 0x7F4A7C15
+	var b [18]byte
+	for i := range 16 {
+		b[i] = "ACGT"[x>>(2*i)&3]
+	}
+	b[16], b[17] = '-', '1'
+	return string(b[:])
+}
