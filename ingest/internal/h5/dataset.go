@@ -1,0 +1,428 @@
+package h5
+
+import (
+	"fmt"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// NumKind says how a dataset's numbers are stored.
+type NumKind int
+
+// The numeric kinds.
+const (
+	Int   NumKind = iota // signed integer
+	Uint                 // unsigned integer
+	Float                // IEEE floating point
+)
+
+func (k NumKind) String() string {
+	switch k {
+	case Int:
+		return "int"
+	case Uint:
+		return "uint"
+	case Float:
+		return "float"
+	}
+	return fmt.Sprintf("NumKind(%d)", int(k))
+}
+
+// Dataset is an open HDF5 dataset: its shape, element type, storage layout
+// and (for chunked storage) its chunk index, read once on first use.
+//
+// A Dataset may be used by one goroutine at a time (it caches the last decoded
+// chunk); open one Dataset per goroutine to read concurrently. Large reads
+// decode their chunks in parallel internally.
+type Dataset struct {
+	f        *File
+	path     string
+	shape    []int64
+	n        int64
+	typ      *dtype
+	elemSize int
+	layout   *layout
+	filters  []filter
+	fill     []byte
+
+	index    *chunkGrid
+	chunkLen int64 // elements per chunk
+
+	// Cache of the last decoded chunk (chunked layout only).
+	cacheK   int64
+	cacheBuf []byte
+}
+
+// Path returns the dataset's path in the file.
+func (d *Dataset) Path() string { return d.path }
+
+// Shape returns the dataset's dimensions (empty for a scalar). The caller must
+// not modify the returned slice.
+func (d *Dataset) Shape() []int64 { return d.shape }
+
+// Len returns the number of elements, the product of Shape (1 for a scalar).
+func (d *Dataset) Len() int64 { return d.n }
+
+// Kind returns the numeric kind of the elements. It is meaningful only for
+// numeric datasets (Dataset returns an error for others).
+func (d *Dataset) Kind() NumKind {
+	t, _ := d.typ.numeric()
+	switch {
+	case t.class == classFloat:
+		return Float
+	case t.signed:
+		return Int
+	}
+	return Uint
+}
+
+// ElemSize returns the size of one stored element in bytes.
+func (d *Dataset) ElemSize() int { return d.elemSize }
+
+// errorf wraps err with the file and dataset names.
+func (d *Dataset) errorf(format string, args ...any) error {
+	return fmt.Errorf("h5: %s: dataset %s: "+format, append([]any{d.f.path, d.path}, args...)...)
+}
+
+// openDataset parses the object header at addr.
+func (f *File) openDataset(path string, addr uint64) (*Dataset, error) {
+	d := &Dataset{f: f, path: path, cacheK: -1}
+	msgs, err := f.m.objectHeader(addr)
+	if err != nil {
+		return nil, d.errorf("%w", err)
+	}
+	var haveSpace, haveType bool
+	for _, m := range msgs {
+		if m.flags&0x02 != 0 && (m.typ == msgDatatype || m.typ == msgDataspace || m.typ == msgFilters || m.typ == msgLayout) {
+			return nil, d.errorf("shared object header message (type %d) is not supported", m.typ)
+		}
+		switch m.typ {
+		case msgDataspace:
+			if d.shape, err = parseDataspace(m.data, f.m.lengthSize); err != nil {
+				return nil, d.errorf("%w", err)
+			}
+			haveSpace = true
+		case msgDatatype:
+			if d.typ, _, err = parseDatatype(m.data); err != nil {
+				return nil, d.errorf("%w", err)
+			}
+			haveType = true
+		case msgFill:
+			if d.fill, err = parseFill(m.data, true); err != nil {
+				return nil, d.errorf("%w", err)
+			}
+		case msgFillOld:
+			if d.fill == nil {
+				if d.fill, err = parseFill(m.data, false); err != nil {
+					return nil, d.errorf("%w", err)
+				}
+			}
+		case msgFilters:
+			if d.filters, err = parseFilters(m.data); err != nil {
+				return nil, d.errorf("%w", err)
+			}
+		}
+	}
+	if !haveSpace || !haveType {
+		return nil, d.errorf("%w: object header lacks a dataspace or datatype message", errFormat)
+	}
+	d.elemSize = d.typ.size
+	d.n = 1
+	for _, s := range d.shape {
+		d.n *= s
+	}
+	for _, m := range msgs {
+		// The layout is parsed last: its chunk dimensions depend on the rank.
+		if m.typ == msgLayout {
+			if d.layout, err = f.m.parseLayout(m.data, len(d.shape)); err != nil {
+				return nil, d.errorf("%w", err)
+			}
+		}
+	}
+	if d.layout == nil {
+		return nil, d.errorf("%w: object header lacks a layout message", errFormat)
+	}
+	if err := checkFilters(d.filters); err != nil {
+		return nil, d.errorf("%w", err)
+	}
+	if d.fill != nil && len(d.fill) != d.elemSize {
+		d.fill = nil // a fill value of another size is not usable; libhdf5 would convert
+	}
+	switch d.layout.class {
+	case layoutChunked:
+		d.chunkLen = 1
+		for _, c := range d.layout.chunk {
+			d.chunkLen *= int64(c)
+		}
+	case layoutContiguous:
+		if d.layout.size == 0 {
+			d.layout.size = uint64(d.n) * uint64(d.elemSize)
+		}
+		if !undefinedAddr(d.layout.addr, f.m.offsetSize) && d.layout.size < uint64(d.n)*uint64(d.elemSize) {
+			return nil, d.errorf("%w: contiguous storage of %d bytes for %d elements of %d bytes",
+				errFormat, d.layout.size, d.n, d.elemSize)
+		}
+	case layoutCompact:
+		if int64(len(d.layout.compact)) < d.n*int64(d.elemSize) {
+			return nil, d.errorf("%w: compact storage of %d bytes for %d elements", errFormat, len(d.layout.compact), d.n)
+		}
+	}
+	return d, nil
+}
+
+// parallelMin is the number of elements below which a read is decoded on the
+// calling goroutine.
+const parallelMin = 1 << 16
+
+// visit calls fn(dstOff, raw) for consecutive runs of raw element bytes that
+// together cover elements [start, start+n) in row-major order; run raw holds
+// len(raw)/ElemSize elements destined for positions dstOff… of the caller's
+// output. fn may be called concurrently for disjoint runs, and must not
+// retain raw.
+func (d *Dataset) visit(start, n int64, fn func(dstOff int64, raw []byte) error) error {
+	if start < 0 || n < 0 || start+n > d.n {
+		return d.errorf("range [%d, %d) outside the %d elements", start, start+n, d.n)
+	}
+	if n == 0 {
+		return nil
+	}
+	es := int64(d.elemSize)
+	switch d.layout.class {
+	case layoutCompact:
+		return fn(0, d.layout.compact[start*es:(start+n)*es])
+	case layoutContiguous:
+		if undefinedAddr(d.layout.addr, d.f.m.offsetSize) {
+			return d.fillRuns(n, fn)
+		}
+		const block = 1 << 20
+		per := max(block/es, 1)
+		buf := getBuf(int(min(n, per) * es))
+		defer putBuf(buf)
+		for done := int64(0); done < n; {
+			k := min(n-done, per)
+			b := buf[:k*es]
+			if _, err := d.f.os.ReadAt(b, int64(d.layout.addr)+(start+done)*es); err != nil {
+				return d.errorf("reading contiguous data at element %d: %w", start+done, err)
+			}
+			if err := fn(done, b); err != nil {
+				return err
+			}
+			done += k
+		}
+		return nil
+	}
+	if d.index == nil {
+		idx, err := d.buildIndex()
+		if err != nil {
+			return d.errorf("%w", err)
+		}
+		d.index = idx
+	}
+	if len(d.shape) == 1 {
+		return d.visit1D(start, n, fn)
+	}
+	return d.visitND(start, n, fn)
+}
+
+// fillRuns reports n elements of the fill value.
+func (d *Dataset) fillRuns(n int64, fn func(int64, []byte) error) error {
+	es := int64(d.elemSize)
+	per := max((1<<16)/es, 1)
+	buf := make([]byte, min(n, per)*es)
+	if d.fill != nil {
+		for i := int64(0); i < int64(len(buf)); i += es {
+			copy(buf[i:], d.fill)
+		}
+	}
+	for done := int64(0); done < n; done += per {
+		k := min(n-done, per)
+		if err := fn(done, buf[:k*es]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunk returns the decoded bytes of chunk k and whether the caller owns them
+// (and must putBuf them). The cache is consulted and, if useCache, updated.
+func (d *Dataset) chunk(k int64, useCache bool) ([]byte, bool, error) {
+	if k == d.cacheK {
+		return d.cacheBuf, false, nil
+	}
+	want := int(d.chunkLen) * d.elemSize
+	ref := d.index.refs[k]
+	var out []byte
+	if ref.size == 0 {
+		out = getBuf(want)
+		if d.fill == nil {
+			clear(out)
+		} else {
+			for i := 0; i < want; i += d.elemSize {
+				copy(out[i:], d.fill)
+			}
+		}
+	} else {
+		if ref.size > 1<<31 {
+			return nil, false, d.errorf("%w: chunk %d claims %d bytes", errFormat, k, ref.size)
+		}
+		raw := getBuf(int(ref.size))
+		if _, err := d.f.os.ReadAt(raw, int64(ref.addr)); err != nil {
+			putBuf(raw)
+			return nil, false, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
+		}
+		var err error
+		if out, err = unfilter(d.filters, ref.mask, raw, want); err != nil {
+			return nil, false, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
+		}
+		if len(out) < want {
+			// Only a 1-D edge chunk may be stored short (scigolib/hdf5's
+			// writer does this; libhdf5 always stores whole chunks), and
+			// only if it still covers the dataset's extent.
+			inExtent := min(d.chunkLen, d.n-k*d.chunkLen) * int64(d.elemSize)
+			if len(d.shape) != 1 || int64(len(out)) < inExtent {
+				putBuf(out)
+				return nil, false, d.errorf("%w: chunk %d decoded to %d bytes, want %d", errFormat, k, len(out), want)
+			}
+			if cap(out) < want {
+				full := getBuf(want)
+				copy(full, out)
+				putBuf(out)
+				out = full
+			}
+			out = out[:want] // the tail beyond the extent is never read
+		}
+	}
+	if useCache {
+		putBuf(d.cacheBuf)
+		d.cacheK, d.cacheBuf = k, out
+		return out, false, nil
+	}
+	return out, true, nil
+}
+
+// visit1D covers [start, start+n) of a chunked 1-D dataset; chunk k holds
+// elements [k*c, (k+1)*c). Ranges spanning several chunks are decoded on
+// GOMAXPROCS goroutines; the chunk holding the range's end is cached, since
+// the next sequential read starts there.
+func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error) error {
+	c := d.chunkLen
+	es := int64(d.elemSize)
+	first, last := start/c, (start+n-1)/c
+	piece := func(k int64, useCache bool) error {
+		lo, hi := max(start, k*c), min(start+n, (k+1)*c)
+		b, owned, err := d.chunk(k, useCache)
+		if err != nil {
+			return err
+		}
+		err = fn(lo-start, b[(lo-k*c)*es:(hi-k*c)*es])
+		if owned {
+			putBuf(b)
+		}
+		return err
+	}
+	if n < parallelMin || last-first < 2 || runtime.GOMAXPROCS(0) == 1 {
+		for k := first; k <= last; k++ {
+			if err := piece(k, k == last); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// The cached chunk may be read concurrently below but is replaced only
+	// after all workers finish.
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k := first; k < last; k++ {
+		g.Go(func() error { return piece(k, false) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return piece(last, true)
+}
+
+// visitND covers a row-major range of a chunked N-dimensional dataset: every
+// chunk whose element box meets the range is decoded and its rows (runs along
+// the last dimension) clipped to the range.
+func (d *Dataset) visitND(start, n int64, fn func(int64, []byte) error) error {
+	rank := len(d.shape)
+	chunk := d.layout.chunk
+	es := int64(d.elemSize)
+	// strides[i] is the row-major stride of dimension i.
+	strides := make([]int64, rank)
+	s := int64(1)
+	for i := rank - 1; i >= 0; i-- {
+		strides[i] = s
+		s *= d.shape[i]
+	}
+	end := start + n
+	// Only chunk rows covering the first-dimension range can intersect.
+	row0, row1 := start/strides[0], (end-1)/strides[0]
+	g := d.index.grid
+	cidx := make([]int64, rank)
+	lo := make([]int64, rank)
+	hi := make([]int64, rank)
+	pos := make([]int64, rank)
+	for k := int64(0); k < int64(len(d.index.refs)); k++ {
+		r := k
+		for i := rank - 1; i >= 0; i-- {
+			cidx[i] = r % g[i]
+			r /= g[i]
+		}
+		lo[0] = cidx[0] * int64(chunk[0])
+		if lo[0] > row1 || lo[0]+int64(chunk[0]) <= row0 {
+			continue
+		}
+		first, last := int64(0), int64(0)
+		for i := 0; i < rank; i++ {
+			lo[i] = cidx[i] * int64(chunk[i])
+			hi[i] = min(lo[i]+int64(chunk[i]), d.shape[i])
+			first += lo[i] * strides[i]
+			last += (hi[i] - 1) * strides[i]
+		}
+		if last < start || first >= end {
+			continue
+		}
+		b, owned, err := d.chunk(k, false)
+		if err != nil {
+			return err
+		}
+		// Walk the chunk's rows: pos iterates over all dims but the last.
+		copy(pos, lo)
+		rowLen := hi[rank-1] - lo[rank-1]
+		for {
+			lin := int64(0)
+			coff := int64(0) // element offset inside the chunk
+			for i := 0; i < rank; i++ {
+				lin += pos[i] * strides[i]
+				coff = coff*int64(chunk[i]) + (pos[i] - lo[i])
+			}
+			a, z := max(lin, start), min(lin+rowLen, end)
+			if a < z {
+				o := coff + (a - lin)
+				if err := fn(a-start, b[o*es:(o+z-a)*es]); err != nil {
+					if owned {
+						putBuf(b)
+					}
+					return err
+				}
+			}
+			i := rank - 2
+			for ; i >= 0; i-- {
+				pos[i]++
+				if pos[i] < hi[i] {
+					break
+				}
+				pos[i] = lo[i]
+			}
+			if i < 0 {
+				break
+			}
+		}
+		if owned {
+			putBuf(b)
+		}
+	}
+	return nil
+}

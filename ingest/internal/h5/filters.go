@@ -1,0 +1,205 @@
+package h5
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
+
+	"scpipe/ingest/internal/lzf"
+)
+
+// checkFilters rejects, when a dataset is opened, any filter this package
+// cannot undo, so that no read returns partial data.
+func checkFilters(fs []filter) error {
+	for _, f := range fs {
+		switch f.id {
+		case filterDeflate, filterShuffle, filterFletcher32, filterLZF:
+		default:
+			name := f.name
+			if name == "" {
+				name = map[int]string{4: "szip", 5: "nbit", 6: "scaleoffset", 307: "bzip2",
+					32001: "blosc", 32004: "lz4", 32008: "bitshuffle", 32015: "zstd"}[f.id]
+			}
+			return fmt.Errorf("filter %d (%s) is not supported", f.id, name)
+		}
+	}
+	return nil
+}
+
+// zlibReaders recycles zlib decompressors (each holds ~40 KiB of tables).
+var zlibReaders sync.Pool
+
+// byteBufs recycles chunk-sized byte buffers.
+var byteBufs sync.Pool
+
+func getBuf(n int) []byte {
+	if v, ok := byteBufs.Get().(*[]byte); ok && cap(*v) >= n {
+		return (*v)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putBuf(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	byteBufs.Put(&b)
+}
+
+// unfilter undoes the filter pipeline (in reverse order) on a stored chunk.
+// want is the decoded size in bytes; the result may be shorter than want
+// (but not longer) when a writer stored a truncated edge chunk, and the
+// caller checks that the bytes it needs are present. It returns the decoded bytes, which may
+// be raw itself or a buffer from the pool; the other buffer is released.
+func unfilter(fs []filter, mask uint32, raw []byte, want int) ([]byte, error) {
+	cur := raw
+	for i := len(fs) - 1; i >= 0; i-- {
+		if mask&(1<<uint(i)) != 0 {
+			continue
+		}
+		f := fs[i]
+		var next []byte
+		var err error
+		switch f.id {
+		case filterDeflate:
+			next, err = inflate(cur, want)
+		case filterLZF:
+			next = getBuf(want)
+			var n int
+			n, err = lzf.Decode(next, cur)
+			next = next[:n]
+		case filterShuffle:
+			es := 1
+			if len(f.client) > 0 {
+				es = int(f.client[0])
+			}
+			next = getBuf(len(cur))
+			unshuffle(next, cur, es)
+		case filterFletcher32:
+			if err = verifyFletcher32(cur); err == nil {
+				cur = cur[:len(cur)-4]
+				continue
+			}
+		default:
+			err = fmt.Errorf("filter %d is not supported", f.id)
+		}
+		if err != nil {
+			putBuf(next)
+			return nil, fmt.Errorf("filter %d: %w", f.id, err)
+		}
+		putBuf(cur)
+		cur = next
+	}
+	if len(cur) > want {
+		return nil, fmt.Errorf("%w: decoded chunk has %d bytes, want %d", errFormat, len(cur), want)
+	}
+	return cur, nil
+}
+
+func inflate(src []byte, want int) ([]byte, error) {
+	br := bytes.NewReader(src)
+	if len(src) >= 2 && src[0] == 0x1f && src[1] == 0x8b {
+		// A gzip member instead of a zlib stream: scigolib/hdf5 v0.14.0's
+		// writer produces these when shuffle precedes deflate.
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("deflate (gzip framing): %w", err)
+		}
+		return readInflated(zr, want)
+	}
+	var zr io.ReadCloser
+	if v, ok := zlibReaders.Get().(io.ReadCloser); ok {
+		if err := v.(zlib.Resetter).Reset(br, nil); err != nil {
+			return nil, fmt.Errorf("deflate: %w", err)
+		}
+		zr = v
+	} else {
+		var err error
+		if zr, err = zlib.NewReader(br); err != nil {
+			return nil, fmt.Errorf("deflate: %w", err)
+		}
+	}
+	defer zlibReaders.Put(zr)
+	return readInflated(zr, want)
+}
+
+// readInflated reads up to want bytes; a shorter stream yields a shorter
+// buffer, which the caller accepts only for a dataset's edge chunk.
+func readInflated(zr io.Reader, want int) ([]byte, error) {
+	out := getBuf(want)
+	n, err := io.ReadFull(zr, out)
+	if err == io.ErrUnexpectedEOF {
+		return out[:n], nil
+	}
+	if err != nil {
+		putBuf(out)
+		return nil, fmt.Errorf("deflate: inflated %d of %d bytes: %w", n, want, err)
+	}
+	return out, nil
+}
+
+// unshuffle reverses HDF5's byte shuffle: byte j of element i was stored at
+// j*n+i. Trailing bytes that do not form a whole element are left in place.
+func unshuffle(dst, src []byte, es int) {
+	n := len(src) / es
+	if es <= 1 || n <= 1 {
+		copy(dst, src)
+		return
+	}
+	for j := 0; j < es; j++ {
+		s := src[j*n : (j+1)*n]
+		for i, b := range s {
+			dst[i*es+j] = b
+		}
+	}
+	copy(dst[n*es:], src[n*es:])
+}
+
+// verifyFletcher32 checks the trailing checksum the Fletcher32 filter stores.
+// Like libhdf5 it also accepts the byte-swapped form older versions wrote.
+func verifyFletcher32(b []byte) error {
+	if len(b) < 4 {
+		return fmt.Errorf("%w: chunk of %d bytes cannot hold a Fletcher32 checksum", errFormat, len(b))
+	}
+	data := b[:len(b)-4]
+	stored := binary.LittleEndian.Uint32(b[len(b)-4:])
+	sum := fletcher32(data)
+	swapped := (sum&0x00ff00ff)<<8 | (sum&0xff00ff00)>>8
+	if stored != sum && stored != swapped {
+		return fmt.Errorf("%w: Fletcher32 checksum mismatch (stored %#08x, computed %#08x)", errFormat, stored, sum)
+	}
+	return nil
+}
+
+// fletcher32 is H5_checksum_fletcher32: 16-bit big-endian words, sums
+// folded every 360 words.
+func fletcher32(data []byte) uint32 {
+	var s1, s2 uint32
+	n := len(data) / 2
+	p := 0
+	for n > 0 {
+		t := min(n, 360)
+		n -= t
+		for ; t > 0; t-- {
+			s1 += uint32(data[p])<<8 | uint32(data[p+1])
+			p += 2
+			s2 += s1
+		}
+		s1 = (s1 & 0xffff) + (s1 >> 16)
+		s2 = (s2 & 0xffff) + (s2 >> 16)
+	}
+	if len(data)%2 == 1 {
+		s1 += uint32(data[p]) << 8
+		s2 += s1
+		s1 = (s1 & 0xffff) + (s1 >> 16)
+		s2 = (s2 & 0xffff) + (s2 >> 16)
+	}
+	s1 = (s1 & 0xffff) + (s1 >> 16)
+	s2 = (s2 & 0xffff) + (s2 >> 16)
+	return s2<<16 | s1
+}
