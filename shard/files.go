@@ -1,0 +1,194 @@
+package shard
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/edsrzf/mmap-go"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// crcHex formats a CRC-32C as the manifest stores it.
+func crcHex(c uint32) string { return fmt.Sprintf("%08x", c) }
+
+// littleEndian reports whether the host stores uint64 little-endian, which
+// the format requires for mapping files directly as []uint64.
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// words reinterprets a mapping as uint64 words. The mapping's length is a
+// multiple of 8 and mmap returns page-aligned memory.
+func words(m mmap.MMap) []uint64 {
+	if len(m) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), len(m)/8)
+}
+
+// mapFile maps size bytes of path. With write, the file is created (it must
+// not exist) at exactly size bytes and mapped read-write; otherwise it is
+// mapped read-only. The file descriptor is closed before returning: the
+// mapping keeps the file alive.
+func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
+	if size == 0 {
+		return nil, fmt.Errorf("shard: %s: cannot map an empty file", path)
+	}
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("shard: %s: %d bytes exceed the address space", path, size)
+	}
+	var f *os.File
+	var err error
+	prot := mmap.RDONLY
+	if write {
+		prot = mmap.RDWR
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			err = f.Truncate(size)
+		}
+	} else {
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	m, err := mmap.MapRegion(f, int(size), prot, 0, 0)
+	cerr := f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("shard: %s: mmap: %w", path, err)
+	}
+	if cerr != nil {
+		m.Unmap()
+		return nil, fmt.Errorf("shard: %w", cerr)
+	}
+	return m, nil
+}
+
+// syncFile fsyncs an existing file by path.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("shard: %s: fsync: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that renames and creations in it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("shard: %s: fsync: %w", dir, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to dir/name through a temporary file, fsync
+// and rename, and returns the data's CRC-32C.
+func writeFileAtomic(dir, name string, data []byte) (uint32, error) {
+	f, err := os.CreateTemp(dir, name+".tmp-*")
+	if err != nil {
+		return 0, fmt.Errorf("shard: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, fmt.Errorf("shard: writing %s: %w", filepath.Join(dir, name), err)
+	}
+	return crc32.Checksum(data, castagnoli), nil
+}
+
+// randomSuffix returns a short random hex string for temporary names.
+func randomSuffix() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// encodeTSV renders rows of columns as tab-separated lines. Each column is
+// either empty (omitted) or has exactly n entries; fields may not contain
+// tabs, newlines or carriage returns.
+func encodeTSV(name string, n int, cols ...[]string) ([]byte, error) {
+	var buf bytes.Buffer
+	for i := 0; i < n; i++ {
+		for j, c := range cols {
+			if strings.ContainsAny(c[i], "\t\n\r") {
+				return nil, fmt.Errorf("shard: %s: line %d column %d: field %q contains a tab or line break", name, i+1, j+1, c[i])
+			}
+			if j > 0 {
+				buf.WriteByte('\t')
+			}
+			buf.WriteString(c[i])
+		}
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeTSV parses exactly n lines of exactly ncol tab-separated fields.
+func decodeTSV(path string, r io.Reader, n, ncol int) ([][]string, error) {
+	cols := make([][]string, ncol)
+	for j := range cols {
+		cols[j] = make([]string, 0, n)
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if line > n {
+			return nil, fmt.Errorf("%w: %s: more than %d lines", ErrFormat, path, n)
+		}
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) != ncol {
+			return nil, fmt.Errorf("%w: %s: line %d: %d fields, want %d", ErrFormat, path, line, len(fields), ncol)
+		}
+		for j, f := range fields {
+			cols[j] = append(cols[j], f)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("shard: %s: line %d: %w", path, line+1, err)
+	}
+	if line != n {
+		return nil, fmt.Errorf("%w: %s: %d lines, want %d", ErrFormat, path, line, n)
+	}
+	return cols, nil
+}

@@ -1,0 +1,276 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/edsrzf/mmap-go"
+	"golang.org/x/sync/errgroup"
+)
+
+// Shard is an open, memory-mapped shard folder. Its methods other than Close
+// are safe for concurrent use.
+type Shard struct {
+	dir      string
+	m        *Manifest
+	maps     map[string]mmap.MMap // data files by name
+	x, xt    *Matrix
+	mask, mt *Matrix
+}
+
+// Open reads and validates dir/manifest.json, checks that every listed file
+// exists with its stated size, loads the side files and maps the data files
+// read-only. Checksums are not read: call Verify for that. Errors about the
+// folder's contents wrap ErrFormat and name the file and the problem.
+func Open(dir string) (*Shard, error) {
+	if !littleEndian() {
+		return nil, fmt.Errorf("shard: %s: this host is big-endian; the format stores little-endian words", dir)
+	}
+	mpath := filepath.Join(dir, ManifestName)
+	data, err := os.ReadFile(mpath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s: missing (is %s a shard folder?)", ErrFormat, mpath, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	m, err := parseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, dir)
+	}
+	for _, f := range m.Files {
+		p := filepath.Join(dir, f.Name)
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: listed in %s but missing", ErrFormat, p, ManifestName)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("shard: %w", err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%w: %s: not a regular file", ErrFormat, p)
+		}
+		if fi.Size() != f.Bytes {
+			return nil, fmt.Errorf("%w: %s: %d bytes, %s says %d (truncated or overwritten?)", ErrFormat, p, fi.Size(), ManifestName, f.Bytes)
+		}
+	}
+	if err := m.loadSideFiles(dir); err != nil {
+		return nil, err
+	}
+	s := &Shard{dir: dir, m: m, maps: make(map[string]mmap.MMap)}
+	if err := s.mapAll(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// mapAll maps every data file and assembles the matrices.
+func (s *Shard) mapAll() error {
+	l := s.m.Layout
+	plane := func(kind, kindT string) (*Matrix, *Matrix, error) {
+		blocks := make([][]uint64, l.CellBlocks)
+		tiles := make([][][]uint64, l.CellBlocks)
+		get := func(name string, size int64) ([]uint64, error) {
+			mm, err := mapFile(filepath.Join(s.dir, name), size, false)
+			if err != nil {
+				return nil, err
+			}
+			s.maps[name] = mm
+			return words(mm), nil
+		}
+		var err error
+		for b := range blocks {
+			if blocks[b], err = get(blockName(kind, b), l.blockBytes(b)); err != nil {
+				return nil, nil, err
+			}
+			tiles[b] = make([][]uint64, l.GeneTiles)
+			for t := range tiles[b] {
+				if tiles[b][t], err = get(tileName(kindT, b, t), l.tileBytes(b, t)); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		return rowMajor(l, blocks), colMajor(l, tiles), nil
+	}
+	var err error
+	if s.x, s.xt, err = plane(KindX, KindXT); err != nil {
+		return err
+	}
+	if l.Masked {
+		s.mask, s.mt, err = plane(KindMask, KindMaskT)
+	}
+	return err
+}
+
+// loadSideFiles reads genes.tsv and barcodes.tsv into m.
+func (m *Manifest) loadSideFiles(dir string) error {
+	read := func(name string, n, ncol int) ([][]string, error) {
+		p := filepath.Join(dir, name)
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("shard: %w", err)
+		}
+		defer f.Close()
+		return decodeTSV(p, f, n, ncol)
+	}
+	if m.GenesFile != "" {
+		cols, err := read(m.GenesFile, m.Genes, len(m.GeneColumns))
+		if err != nil {
+			return err
+		}
+		for j, c := range m.GeneColumns {
+			switch c {
+			case ColumnID:
+				m.GeneIDs = cols[j]
+			case ColumnName:
+				m.GeneNames = cols[j]
+			case ColumnFeatureType:
+				m.FeatureTypes = cols[j]
+			}
+		}
+	}
+	if m.BarcodesFile != "" {
+		cols, err := read(m.BarcodesFile, m.Cells, 1)
+		if err != nil {
+			return err
+		}
+		m.Barcodes = cols[0]
+	}
+	return nil
+}
+
+// Dir returns the folder the shard was opened from.
+func (s *Shard) Dir() string { return s.dir }
+
+// Manifest returns the manifest, with the side files' annotations loaded. It
+// must not be modified.
+func (s *Shard) Manifest() *Manifest { return s.m }
+
+// X returns the cells × genes matrix (one segment).
+func (s *Shard) X() *Matrix { return s.x }
+
+// XT returns the genes × cells matrix Xᵀ, with one segment per cell block.
+func (s *Shard) XT() *Matrix { return s.xt }
+
+// Mask returns the cells × genes observed mask, or nil when the shard is not
+// masked (every entry observed).
+func (s *Shard) Mask() *Matrix { return s.mask }
+
+// MaskT returns the transposed observed mask, or nil when the shard is not
+// masked.
+func (s *Shard) MaskT() *Matrix { return s.mt }
+
+// CellBlocks returns the cell range of every cell block. Block b of X and
+// segment b of Xᵀ cover the same cells, so a worker that owns a range of
+// blocks reads only its own files in both orientations.
+func (s *Shard) CellBlocks() []Range {
+	l := s.m.Layout
+	r := make([]Range, l.CellBlocks)
+	for b := range r {
+		r[b] = l.Block(b)
+	}
+	return r
+}
+
+// Verify recomputes the CRC-32C of every file in parallel and checks that
+// padding bits are zero, returning the first problem found (wrapping
+// ErrFormat and naming the file) or ctx's error.
+func (s *Shard) Verify(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, f := range s.m.Files {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p := filepath.Join(s.dir, f.Name)
+			crc, err := s.checksum(ctx, f.Name)
+			if err != nil {
+				return err
+			}
+			if got := crcHex(crc); got != f.CRC32C {
+				return fmt.Errorf("%w: %s: crc32c %s, %s says %s (file corrupted)", ErrFormat, p, got, ManifestName, f.CRC32C)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, m := range []*Matrix{s.x, s.xt, s.mask, s.mt} {
+		if m == nil {
+			continue
+		}
+		if err := checkPadding(m); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrFormat, s.dir, err)
+		}
+	}
+	return nil
+}
+
+// checksum computes the CRC-32C of a mapped data file or reads a side file,
+// in chunks so that cancellation is prompt.
+func (s *Shard) checksum(ctx context.Context, name string) (uint32, error) {
+	const chunk = 4 << 20
+	var crc uint32
+	if mm, ok := s.maps[name]; ok {
+		for off := 0; off < len(mm); off += chunk {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			crc = crc32.Update(crc, castagnoli, mm[off:min(off+chunk, len(mm))])
+		}
+		return crc, nil
+	}
+	p := filepath.Join(s.dir, name)
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, fmt.Errorf("shard: %w", err)
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, f); err != nil {
+		return 0, fmt.Errorf("shard: reading %s: %w", p, err)
+	}
+	return h.Sum32(), nil
+}
+
+// checkPadding reports a set bit past the last column of any segment row.
+func checkPadding(m *Matrix) error {
+	for s := range len(m.bounds) - 1 {
+		width := m.bounds[s+1] - m.bounds[s]
+		if width%64 == 0 {
+			continue
+		}
+		pad := ^uint64(0) << (width % 64)
+		for i := range m.rows {
+			seg := m.Segment(i, s)
+			if w := seg[len(seg)-1] & pad; w != 0 {
+				return fmt.Errorf("row %d segment %d: padding bit %d set", i, s, m.bounds[s]+(len(seg)-1)*64+bits.TrailingZeros64(w))
+			}
+		}
+	}
+	return nil
+}
+
+// Close unmaps every file. Slices obtained from the matrices must not be used
+// afterwards. Close is idempotent.
+func (s *Shard) Close() error {
+	var first error
+	for name, mm := range s.maps {
+		if err := mm.Unmap(); err != nil && first == nil {
+			first = fmt.Errorf("shard: %s: munmap: %w", filepath.Join(s.dir, name), err)
+		}
+		delete(s.maps, name)
+	}
+	s.x, s.xt, s.mask, s.mt = nil, nil, nil, nil
+	return first
+}
