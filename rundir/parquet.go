@@ -1,0 +1,248 @@
+package rundir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// FormatVersion is the version of the run directory format, stored in the
+// key-value metadata of every Parquet file (key "scpipe.format_version")
+// next to the table's kind (key "scpipe.table": codes, cells or trace).
+const FormatVersion = "1"
+
+// BatchRows is the number of rows in each record batch, and so in each
+// Parquet row group, of the tables this package writes. Only one batch is
+// held in Arrow builders at a time, so a table of a million cells costs the
+// memory of 64 Ki rows on top of the caller's slices.
+const BatchRows = 1 << 16
+
+// column describes one output column and how to append rows [lo, hi) of
+// the caller's data to its builder.
+type column struct {
+	name string
+	typ  arrow.DataType
+	put  func(b array.Builder, lo, hi int)
+}
+
+func stringColumn(name string, v []string) column {
+	return column{name, arrow.BinaryTypes.String, func(b array.Builder, lo, hi int) {
+		b.(*array.StringBuilder).AppendValues(v[lo:hi], nil)
+	}}
+}
+
+func float64Column(name string, v []float64) column {
+	return column{name, arrow.PrimitiveTypes.Float64, func(b array.Builder, lo, hi int) {
+		b.(*array.Float64Builder).AppendValues(v[lo:hi], nil)
+	}}
+}
+
+func int64Column(name string, v []int64) column {
+	return column{name, arrow.PrimitiveTypes.Int64, func(b array.Builder, lo, hi int) {
+		b.(*array.Int64Builder).AppendValues(v[lo:hi], nil)
+	}}
+}
+
+// matrixColumns returns the columns code_1 … code_L of a row-major
+// rows × L matrix.
+func matrixColumns(m []float64, L int) []column {
+	cols := make([]column, L)
+	for k := range L {
+		cols[k] = column{codeName(k), arrow.PrimitiveTypes.Float64, func(b array.Builder, lo, hi int) {
+			fb := b.(*array.Float64Builder)
+			fb.Reserve(hi - lo)
+			for i := lo; i < hi; i++ {
+				fb.UnsafeAppend(m[i*L+k])
+			}
+		}}
+	}
+	return cols
+}
+
+// codeName is the column name of the 0-based code k: code_1, code_2, ….
+func codeName(k int) string { return "code_" + strconv.Itoa(k+1) }
+
+// writeTable writes rows rows of cols to path as a zstd-compressed Parquet
+// file, batch rows per record batch and row group, atomically.
+func writeTable(path, table string, cols []column, rows, batch int) error {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.name, Type: c.typ}
+	}
+	md := arrow.NewMetadata([]string{"scpipe.table", "scpipe.format_version"}, []string{table, FormatVersion})
+	schema := arrow.NewSchema(fields, &md)
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(int64(batch)),
+	)
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+		if err != nil {
+			return fmt.Errorf("parquet %s table: %w", table, err)
+		}
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer rb.Release()
+		for lo := 0; lo < rows; lo += batch {
+			hi := min(lo+batch, rows)
+			for i, c := range cols {
+				c.put(rb.Field(i), lo, hi)
+			}
+			rec := rb.NewRecord()
+			err := fw.Write(rec)
+			rec.Release()
+			if err != nil {
+				fw.Close() // reporting the write error; the file is discarded
+				return fmt.Errorf("parquet %s table rows %d..%d: %w", table, lo, hi, err)
+			}
+		}
+		if err := fw.Close(); err != nil {
+			return fmt.Errorf("parquet %s table: %w", table, err)
+		}
+		return nil
+	})
+}
+
+// sink consumes one column of one record batch whose first row is row0 of
+// the table.
+type sink func(a arrow.Array, row0 int) error
+
+// readTable reads the Parquet file at path batch by batch. plan sees the
+// file's schema and row count, checks the schema and returns one sink per
+// column, in schema order.
+func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: BatchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return fmt.Errorf("rundir: %s: schema: %w", path, err)
+	}
+	rows := int(rdr.NumRows())
+	sinks, err := plan(schema, rows)
+	if err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	if rdr.NumRowGroups() == 0 {
+		return nil
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	defer rr.Release()
+	row := 0
+	for rr.Next() {
+		rec := rr.Record()
+		n := int(rec.NumRows())
+		if row+n > rows {
+			return fmt.Errorf("rundir: %s: more rows than the %d the footer declares", path, rows)
+		}
+		for i, s := range sinks {
+			col := rec.Column(i)
+			if col.NullN() > 0 {
+				return fmt.Errorf("rundir: %s: column %s: null values are not allowed", path, schema.Field(i).Name)
+			}
+			if err := s(col, row); err != nil {
+				return fmt.Errorf("rundir: %s: column %s: %w", path, schema.Field(i).Name, err)
+			}
+		}
+		row += n
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	if row != rows {
+		return fmt.Errorf("rundir: %s: read %d rows, the footer declares %d", path, row, rows)
+	}
+	return nil
+}
+
+// checkFields checks that the fields of s starting at index from have the
+// given names and types.
+func checkFields(s *arrow.Schema, from int, names []string, types []arrow.DataType) error {
+	if s.NumFields() < from+len(names) {
+		return fmt.Errorf("%d columns, want at least %d", s.NumFields(), from+len(names))
+	}
+	for i, name := range names {
+		f := s.Field(from + i)
+		if f.Name != name {
+			return fmt.Errorf("column %d is %q, want %q", from+i+1, f.Name, name)
+		}
+		if !arrow.TypeEqual(f.Type, types[i]) {
+			return fmt.Errorf("column %s has type %s, want %s", name, f.Type, types[i])
+		}
+	}
+	return nil
+}
+
+// codeColumns checks that fields from..end of s are code_1 … code_L of
+// type float64 and returns L.
+func codeColumns(s *arrow.Schema, from int) (int, error) {
+	L := s.NumFields() - from
+	if L < 1 {
+		return 0, errors.New("no code_1 … code_L columns")
+	}
+	names := make([]string, L)
+	types := make([]arrow.DataType, L)
+	for k := range L {
+		names[k], types[k] = codeName(k), arrow.PrimitiveTypes.Float64
+	}
+	return L, checkFields(s, from, names, types)
+}
+
+func stringSink(dst []string) sink {
+	return func(a arrow.Array, row0 int) error {
+		s := a.(*array.String)
+		for i := range s.Len() {
+			// Value aliases the batch's buffer, which the reader reuses.
+			dst[row0+i] = strings.Clone(s.Value(i))
+		}
+		return nil
+	}
+}
+
+func float64Sink(dst []float64) sink {
+	return func(a arrow.Array, row0 int) error {
+		copy(dst[row0:], a.(*array.Float64).Float64Values())
+		return nil
+	}
+}
+
+func int64Sink(dst []int64) sink {
+	return func(a arrow.Array, row0 int) error {
+		copy(dst[row0:], a.(*array.Int64).Int64Values())
+		return nil
+	}
+}
+
+// matrixSinks fills column k of the row-major rows × L matrix m from
+// code_(k+1).
+func matrixSinks(m []float64, L int) []sink {
+	sinks := make([]sink, L)
+	for k := range L {
+		sinks[k] = func(a arrow.Array, row0 int) error {
+			for i, v := range a.(*array.Float64).Float64Values() {
+				m[(row0+i)*L+k] = v
+			}
+			return nil
+		}
+	}
+	return sinks
+}

@@ -1,0 +1,626 @@
+package rundir
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/schema"
+)
+
+func TestFitDir(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		L, chain int
+		want     string
+	}{
+		{5, 1, "RUN/L05/chain1"},
+		{10, 3, "RUN/L10/chain3"},
+		{2, 12, "RUN/L02/chain12"},
+		{120, 1, "RUN/L120/chain1"},
+	} {
+		if got := FitDir("RUN", tc.L, tc.chain); got != filepath.FromSlash(tc.want) {
+			t.Errorf("FitDir(RUN, %d, %d) = %q, want %q", tc.L, tc.chain, got, tc.want)
+		}
+	}
+}
+
+// dirNames lists the names in dir, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	t.Parallel()
+	errBoom := errors.New("boom")
+	for _, tc := range []struct {
+		name     string
+		existing string // content before the write; "" for no file
+		write    func(w io.Writer) error
+		want     string // content after
+		wantErr  error
+	}{
+		{"new file", "", func(w io.Writer) error { _, err := io.WriteString(w, "hello"); return err }, "hello", nil},
+		{"replace", "old", func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }, "new", nil},
+		{"large", "", func(w io.Writer) error {
+			_, err := w.Write(make([]byte, 3<<20)) // past the 1 MiB buffer
+			return err
+		}, string(make([]byte, 3<<20)), nil},
+		{"failure keeps old", "old", func(w io.Writer) error { io.WriteString(w, "partial"); return errBoom }, "old", errBoom},
+		{"failure leaves nothing", "", func(w io.Writer) error { io.WriteString(w, "partial"); return errBoom }, "", errBoom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.txt")
+			if tc.existing != "" {
+				if err := os.WriteFile(path, []byte(tc.existing), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := WriteFileAtomic(path, tc.write)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q does not name %s", err, path)
+			}
+			got, rerr := os.ReadFile(path)
+			switch {
+			case tc.want == "" && !os.IsNotExist(rerr):
+				t.Errorf("file exists after a failed write to a new name (read err %v)", rerr)
+			case tc.want != "" && string(got) != tc.want:
+				t.Errorf("content = %.20q (%d bytes), want %.20q (%d bytes)", got, len(got), tc.want, len(tc.want))
+			}
+			names := dirNames(t, dir)
+			wantNames := []string{"out.txt"}
+			if tc.want == "" {
+				wantNames = nil
+			}
+			if !slices.Equal(names, wantNames) {
+				t.Errorf("directory holds %q, want %q (temporary files left behind?)", names, wantNames)
+			}
+			if tc.want != "" {
+				st, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode().Perm() != 0o644 {
+					t.Errorf("mode %v, want 0644", st.Mode().Perm())
+				}
+			}
+		})
+	}
+}
+
+func TestWriteFileAtomicMissingDir(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "missing", "out.txt")
+	err := WriteFileAtomic(path, func(w io.Writer) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v, want an error naming %s", err, path)
+	}
+}
+
+// randomMatrix returns rows × L values in [0, 1] with exact 0s and 1s mixed
+// in, as posterior means have.
+func randomMatrix(rng *rand.Rand, rows, L int) []float64 {
+	m := make([]float64, rows*L)
+	for i := range m {
+		switch rng.IntN(4) {
+		case 0:
+			m[i] = 0
+		case 1:
+			m[i] = 1
+		default:
+			m[i] = rng.Float64()
+		}
+	}
+	return m
+}
+
+func TestCodesRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name            string
+		genes, L, batch int
+		names           []string // gene names to cycle through; nil for generated
+	}{
+		{"L=1", 20, 1, BatchRows, nil},
+		{"L=10", 37, 10, BatchRows, nil},
+		{"zero rows", 0, 4, BatchRows, nil},
+		{"unicode names", 6, 3, BatchRows, []string{"Ccl3‐α", "βActin", "基因", "Gene🧬", "", "tab\tand\nnewline"}},
+		{"several batches", 50, 3, 7, nil},
+		{"batch boundary", 14, 2, 7, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(uint64(tc.genes), uint64(tc.L)))
+			c := Codes{GeneIDs: make([]string, tc.genes), GeneNames: make([]string, tc.genes), L: tc.L, Mean: randomMatrix(rng, tc.genes, tc.L)}
+			for g := range tc.genes {
+				c.GeneIDs[g] = fmt.Sprintf("ENSMUSG%011d", g)
+				c.GeneNames[g] = fmt.Sprintf("Gm%d", g)
+				if tc.names != nil {
+					c.GeneNames[g] = tc.names[g%len(tc.names)]
+				}
+			}
+			path := filepath.Join(t.TempDir(), CodesFile)
+			if err := writeCodes(path, c, tc.batch); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadCodes(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.L != c.L || !slices.Equal(got.GeneIDs, c.GeneIDs) || !slices.Equal(got.GeneNames, c.GeneNames) || !slices.Equal(got.Mean, c.Mean) {
+				t.Errorf("read back %+v, wrote %+v", got, c)
+			}
+			if want, n := (tc.genes+tc.batch-1)/tc.batch, numRowGroups(t, path); n != want {
+				t.Errorf("%d row groups, want %d (one per batch of %d rows)", n, want, tc.batch)
+			}
+		})
+	}
+}
+
+func numRowGroups(t *testing.T, path string) int {
+	t.Helper()
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return r.NumRowGroups()
+}
+
+// TestCellsRoundTripLarge writes more cells than one batch through the
+// exported writer.
+func TestCellsRoundTripLarge(t *testing.T) {
+	t.Parallel()
+	const cells, L = BatchRows + 1000, 3
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := Cells{Barcodes: make([]string, cells), L: L, Mean: randomMatrix(rng, cells, L)}
+	for i := range c.Barcodes {
+		c.Barcodes[i] = fmt.Sprintf("AAAC%08d-1", i)
+	}
+	path := filepath.Join(t.TempDir(), CellsFile)
+	if err := WriteCells(path, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadCells(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, c) {
+		t.Errorf("cells differ after the round trip")
+	}
+	if n := numRowGroups(t, path); n != 2 {
+		t.Errorf("%d row groups, want 2", n)
+	}
+}
+
+func TestCellsRoundTripSmall(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ cells, L int }{{0, 1}, {1, 1}, {5, 10}} {
+		c := Cells{Barcodes: make([]string, tc.cells), L: tc.L, Mean: randomMatrix(rand.New(rand.NewPCG(3, 4)), tc.cells, tc.L)}
+		for i := range c.Barcodes {
+			c.Barcodes[i] = fmt.Sprintf("bc%d", i)
+		}
+		path := filepath.Join(t.TempDir(), CellsFile)
+		if err := WriteCells(path, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadCells(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.L != c.L || !slices.Equal(got.Barcodes, c.Barcodes) || !slices.Equal(got.Mean, c.Mean) {
+			t.Errorf("cells=%d L=%d: read back %+v, wrote %+v", tc.cells, tc.L, got, c)
+		}
+	}
+}
+
+func TestWriteRejectsBadShapes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		write func(path string) error
+	}{
+		{"codes L=0", func(p string) error { return WriteCodes(p, Codes{}) }},
+		{"codes short mean", func(p string) error {
+			return WriteCodes(p, Codes{GeneIDs: []string{"a", "b"}, GeneNames: []string{"A", "B"}, L: 2, Mean: make([]float64, 3)})
+		}},
+		{"codes names", func(p string) error {
+			return WriteCodes(p, Codes{GeneIDs: []string{"a", "b"}, GeneNames: []string{"A"}, L: 1, Mean: make([]float64, 2)})
+		}},
+		{"cells long mean", func(p string) error {
+			return WriteCells(p, Cells{Barcodes: []string{"a"}, L: 1, Mean: make([]float64, 2)})
+		}},
+		{"trace phase", func(p string) error { return WriteTrace(p, []TraceRow{{Sweep: 1, Phase: "warmup"}}) }},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+		err := tc.write(path)
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: err = %v, want an error naming %s", tc.name, err, path)
+		}
+		if _, serr := os.Stat(path); !os.IsNotExist(serr) {
+			t.Errorf("%s: a file was written", tc.name)
+		}
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("left behind %q", names)
+	}
+}
+
+// wantColumn is the expected Parquet description of one column.
+type wantColumn struct {
+	name     string
+	physical parquet.Type
+	logical  string // String() of the logical type
+}
+
+func parquetColumns(t *testing.T, path string) ([]wantColumn, map[string]string) {
+	t.Helper()
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := r.MetaData().Schema
+	var cols []wantColumn
+	for i := range s.NumColumns() {
+		c := s.Column(i)
+		if c.SchemaNode().RepetitionType() != parquet.Repetitions.Required {
+			t.Errorf("column %s is %s, want required (no nulls)", c.Name(), c.SchemaNode().RepetitionType())
+		}
+		cols = append(cols, wantColumn{c.Name(), c.PhysicalType(), c.LogicalType().String()})
+	}
+	kv := map[string]string{}
+	for _, e := range r.MetaData().KeyValueMetadata() {
+		if e.Value != nil {
+			kv[e.Key] = *e.Value
+		}
+	}
+	return cols, kv
+}
+
+// TestParquetSchemas reads the files' Parquet schemas back and checks they
+// are what README.md promises.
+func TestParquetSchemas(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	str := wantColumn{physical: parquet.Types.ByteArray, logical: schema.StringLogicalType{}.String()}
+	dbl := wantColumn{physical: parquet.Types.Double, logical: schema.NoLogicalType{}.String()}
+	i64 := wantColumn{physical: parquet.Types.Int64, logical: schema.NewIntLogicalType(64, true).String()}
+	named := func(c wantColumn, name string) wantColumn { c.name = name; return c }
+
+	codes := filepath.Join(dir, CodesFile)
+	if err := WriteCodes(codes, Codes{GeneIDs: []string{"g"}, GeneNames: []string{"G"}, L: 3, Mean: []float64{0, 0.5, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	cells := filepath.Join(dir, CellsFile)
+	if err := WriteCells(cells, Cells{Barcodes: []string{"b"}, L: 2, Mean: []float64{0.25, 0.75}}); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, TraceFile)
+	if err := WriteTrace(trace, []TraceRow{{Sweep: 1, Phase: PhaseBurnIn}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, table string
+		want        []wantColumn
+	}{
+		{codes, "codes", []wantColumn{named(str, "gene_id"), named(str, "gene_name"), named(dbl, "code_1"), named(dbl, "code_2"), named(dbl, "code_3")}},
+		{cells, "cells", []wantColumn{named(str, "barcode"), named(dbl, "code_1"), named(dbl, "code_2")}},
+		{trace, "trace", []wantColumn{named(i64, "sweep"), named(str, "phase"), named(dbl, "lambda"), named(dbl, "loglik"),
+			named(dbl, "train_accuracy"), named(i64, "flips"), named(dbl, "seconds")}},
+	} {
+		cols, kv := parquetColumns(t, tc.path)
+		if !slices.Equal(cols, tc.want) {
+			t.Errorf("%s columns:\n got %v\nwant %v", tc.table, cols, tc.want)
+		}
+		if kv["scpipe.table"] != tc.table || kv["scpipe.format_version"] != FormatVersion {
+			t.Errorf("%s key-value metadata %v", tc.table, kv)
+		}
+		r, err := file.OpenParquetFile(tc.path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.MetaData().Schema.NumColumns() {
+			cc, err := r.MetaData().RowGroup(0).ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cc.Compression().String() != "ZSTD" {
+				t.Errorf("%s column %d compressed with %s, want ZSTD", tc.table, i, cc.Compression())
+			}
+		}
+		r.Close()
+	}
+}
+
+func TestReadRejectsWrongTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cells := filepath.Join(dir, CellsFile)
+	if err := WriteCells(cells, Cells{Barcodes: []string{"b"}, L: 1, Mean: []float64{1}}); err != nil {
+		t.Fatal(err)
+	}
+	notParquet := filepath.Join(dir, "junk.parquet")
+	if err := os.WriteFile(notParquet, []byte("not parquet at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		read func() error
+		path string
+	}{
+		{"codes from cells", func() error { _, err := ReadCodes(cells); return err }, cells},
+		{"trace from cells", func() error { _, err := ReadTrace(cells); return err }, cells},
+		{"cells from junk", func() error { _, err := ReadCells(notParquet); return err }, notParquet},
+		{"missing", func() error { _, err := ReadCells(filepath.Join(dir, "nope")); return err }, filepath.Join(dir, "nope")},
+	} {
+		if err := tc.read(); err == nil || !strings.Contains(err.Error(), tc.path) {
+			t.Errorf("%s: err = %v, want an error naming %s", tc.name, err, tc.path)
+		}
+	}
+}
+
+func TestTraceRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 125} {
+		rows := make([]TraceRow, n)
+		for i := range rows {
+			rows[i] = TraceRow{
+				Sweep: int64(i + 1), Phase: PhaseSample, Lambda: 0.5 + float64(i)/7,
+				LogLik: -1e9 + float64(i)*1e3, TrainAccuracy: 0.9 + float64(i)/1e4, Flips: int64(1e10) - int64(i), Seconds: 0.25 * float64(i),
+			}
+			if i < 25 {
+				rows[i].Phase = PhaseBurnIn
+			}
+		}
+		path := filepath.Join(t.TempDir(), TraceFile)
+		if err := writeTrace(path, rows, 50); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadTrace(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, rows) {
+			t.Errorf("n=%d: read back %v, wrote %v", n, got, rows)
+		}
+	}
+}
+
+func TestSummaryRoundTrip(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	// A variable, so that 0.1 + 0.2 is rounded at run time, not folded exactly.
+	tenth := 0.1
+	rows := []SummaryRow{ // sorted; the file is written from a shuffled copy
+		{L: 2, Chain: 1, Sweeps: 125, Lambda: 2.5, LogLik: -123456.789, TrainAccuracy: 0.91, HeldoutAccuracy: 0.9, HeldoutLogPred: -0.3, Seconds: 12.5, Agreement: 1, RHatLogLik: 1.01},
+		{L: 2, Chain: 2, Sweeps: 125, Lambda: tenth + 0.2, LogLik: -1e-300, TrainAccuracy: 1, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 0, Agreement: 0.75, RHatLogLik: 1.01},
+		{L: 10, Chain: 1, Sweeps: 3, Lambda: math.Inf(1), LogLik: math.Inf(-1), TrainAccuracy: 5e-324, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 1, Agreement: 1, RHatLogLik: nan},
+	}
+	path := filepath.Join(t.TempDir(), SummaryFile)
+	if err := WriteSummary(path, []SummaryRow{rows[2], rows[1], rows[0]}); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+	if want := "L\tchain\tsweeps\tlambda\tloglik\ttrain_accuracy\theldout_accuracy\theldout_logpred\tseconds\tagreement\trhat_loglik"; lines[0] != want {
+		t.Errorf("header %q, want %q", lines[0], want)
+	}
+	if want := "10\t1\t3\tInf\t-Inf\t5e-324\tNA\tNA\t1\t1\tNA"; lines[3] != want {
+		t.Errorf("line 4 = %q, want %q", lines[3], want)
+	}
+	if want := "2\t2\t125\t0.30000000000000004\t-1e-300\t1\tNA\tNA\t0\t0.75\t1.01"; lines[2] != want {
+		t.Errorf("line 3 = %q, want %q", lines[2], want)
+	}
+	got, err := ReadSummary(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("read %d rows, wrote %d", len(got), len(rows))
+	}
+	for i := range rows {
+		g, w := got[i], rows[i]
+		gf, wf := g.floats(), w.floats()
+		for j := range gf {
+			if math.Float64bits(*gf[j]) != math.Float64bits(*wf[j]) && !(math.IsNaN(*gf[j]) && math.IsNaN(*wf[j])) {
+				t.Errorf("row %d column %s: read %v, wrote %v", i, summaryHeader[3+j], *gf[j], *wf[j])
+			}
+		}
+		if g.L != w.L || g.Chain != w.Chain || g.Sweeps != w.Sweeps {
+			t.Errorf("row %d: read %+v, wrote %+v", i, g, w)
+		}
+	}
+}
+
+func TestReadSummaryErrors(t *testing.T) {
+	t.Parallel()
+	header := strings.Join(summaryHeader, "\t") + "\n"
+	for _, tc := range []struct{ name, text, want string }{
+		{"empty", "", "empty file"},
+		{"bad header", "L\tchains\n", "header column 2"},
+		{"short row", header + "2\t1\t125\n", "line 2"},
+		{"bad int", header + "2\tone\t125\t1\t1\t1\t1\t1\t1\t1\t1\n", "column chain"},
+		{"bad float", header + "2\t1\t125\t1\tx\t1\t1\t1\t1\t1\t1\n", "column loglik"},
+	} {
+		path := filepath.Join(t.TempDir(), SummaryFile)
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadSummary(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one naming %s and %q", tc.name, err, path, tc.want)
+		}
+	}
+	// Extra columns from a later version are ignored.
+	path := filepath.Join(t.TempDir(), SummaryFile)
+	text := strings.TrimSuffix(header, "\n") + "\tfuture\n2\t1\t125\t1\t1\t1\t1\t1\t1\t1\t1\tx\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := ReadSummary(path); err != nil || len(rows) != 1 || rows[0].Sweeps != 125 {
+		t.Errorf("extra column: rows %v, err %v", rows, err)
+	}
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2025, 3, 1, 12, 30, 0, 123456789, time.UTC)
+	for _, size := range []int{0, 1, 1000, 100_000} {
+		payload := make([]byte, size)
+		for i := range payload {
+			payload[i] = byte(i*7 + i>>8)
+		}
+		meta := CheckpointMeta{L: 5, Chain: 2, Sweep: int64(size), ConfigHash: "sha256:abc", Created: created}
+		path := filepath.Join(t.TempDir(), CheckpointFile)
+		if err := WriteCheckpoint(path, meta, payload); err != nil {
+			t.Fatal(err)
+		}
+		gm, gp, err := ReadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !gm.Created.Equal(meta.Created) {
+			t.Errorf("created %v, want %v", gm.Created, meta.Created)
+		}
+		gm.Created = meta.Created
+		if gm != meta || !slices.Equal(gp, payload) {
+			t.Errorf("size %d: read back %+v and %d bytes", size, gm, len(gp))
+		}
+	}
+}
+
+func TestCheckpointDamage(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), CheckpointFile)
+	payload := []byte("the sampler's state: Z, U, lambda, accumulators, RNG position")
+	if err := WriteCheckpoint(path, CheckpointMeta{L: 3, Chain: 1, Sweep: 40, ConfigHash: "h"}, payload); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloadAt := len(good) - 4 - len(payload)
+	damaged := filepath.Join(t.TempDir(), "damaged.ckpt")
+	// check decodes data in memory (the exhaustive loops below would spend
+	// seconds on files) and wants an error of kind want, or of either kind.
+	check := func(what string, data []byte, want error) {
+		t.Helper()
+		_, _, err := decodeCheckpoint(data)
+		switch {
+		case err == nil:
+			t.Errorf("%s: not detected", what)
+		case want != nil && !errors.Is(err, want):
+			t.Errorf("%s: err = %v, want %v", what, err, want)
+		case !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated):
+			t.Errorf("%s: err = %v, want ErrCorrupt or ErrTruncated", what, err)
+		}
+	}
+	for i := range good {
+		for _, mask := range []byte{0x01, 0x80} {
+			data := slices.Clone(good)
+			data[i] ^= mask
+			var want error
+			if i >= payloadAt {
+				want = ErrCorrupt
+			}
+			check(fmt.Sprintf("byte %d ^ %#x", i, mask), data, want)
+		}
+	}
+	for n := range len(good) {
+		check(fmt.Sprintf("truncated to %d bytes", n), good[:n], ErrTruncated)
+	}
+	check("trailing garbage", append(slices.Clone(good), 0), ErrCorrupt)
+
+	// Through the file API, errors keep their kind and name the file.
+	flipped := slices.Clone(good)
+	flipped[payloadAt+3] ^= 0x10
+	for _, tc := range []struct {
+		what string
+		data []byte
+		want error
+	}{{"flipped payload byte", flipped, ErrCorrupt}, {"truncated payload", good[:payloadAt+5], ErrTruncated}} {
+		if err := os.WriteFile(damaged, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := ReadCheckpoint(damaged)
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), damaged) {
+			t.Errorf("%s: err = %v, want %v naming %s", tc.what, err, tc.want, damaged)
+		}
+	}
+}
+
+func TestFits(t *testing.T) {
+	t.Parallel()
+	run := t.TempDir()
+	touch := func(L, chain int, names ...string) {
+		dir := FitDir(run, L, chain)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	touch(10, 1, CodesFile, CellsFile, TraceFile, CheckpointFile)
+	touch(2, 2, CheckpointFile, "."+CodesFile+tempInfix+"123")
+	touch(2, 1, CodesFile, CellsFile, TraceFile)
+	for _, junk := range []string{"L5/chain1", "L05/chain01", "L05/chainX", "Lxx/chain1", "other"} {
+		if err := os.MkdirAll(filepath.Join(run, junk), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(run, SummaryFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Fits(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Fit{
+		{L: 2, Chain: 1, Dir: FitDir(run, 2, 1), Codes: true, Cells: true, Trace: true},
+		{L: 2, Chain: 2, Dir: FitDir(run, 2, 2), Checkpoint: true},
+		{L: 10, Chain: 1, Dir: FitDir(run, 10, 1), Codes: true, Cells: true, Trace: true, Checkpoint: true},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Fits =\n%+v\nwant\n%+v", got, want)
+	}
+	if !got[0].Complete() || got[1].Complete() {
+		t.Errorf("Complete: %v %v, want true false", got[0].Complete(), got[1].Complete())
+	}
+	if _, err := Fits(filepath.Join(run, "missing")); err == nil {
+		t.Error("Fits of a missing run: no error")
+	}
+}

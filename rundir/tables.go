@@ -1,0 +1,192 @@
+package rundir
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+)
+
+// Codes is the content of codes.parquet: for each gene, the posterior mean
+// of its row of U, the probability that each code switches the gene on.
+type Codes struct {
+	GeneIDs   []string // e.g. Ensembl ids; one per gene
+	GeneNames []string // gene symbols, same length as GeneIDs
+	L         int      // number of codes, at least 1
+	// Mean is genes × L, row-major: Mean[g*L+k] is the posterior mean of
+	// u for gene g and code k+1 (column code_(k+1)).
+	Mean []float64
+}
+
+// Cells is the content of cells.parquet: for each cell, the posterior mean
+// of its row of Z, the probability that the cell uses each code.
+type Cells struct {
+	Barcodes []string
+	L        int
+	// Mean is cells × L, row-major: Mean[n*L+k] is the posterior mean of z
+	// for cell n and code k+1.
+	Mean []float64
+}
+
+// Phase tells the burn-in sweeps of a trace from the sampling sweeps whose
+// draws enter the posterior means.
+type Phase string
+
+// The phases of a sweep, as written in trace.parquet's phase column.
+const (
+	PhaseBurnIn Phase = "burn-in"
+	PhaseSample Phase = "sample"
+)
+
+// TraceRow is one row of trace.parquet: the state of a chain after one
+// sweep.
+type TraceRow struct {
+	Sweep         int64   // 1-based sweep number
+	Phase         Phase   // PhaseBurnIn or PhaseSample
+	Lambda        float64 // dispersion λ after the sweep
+	LogLik        float64 // log-likelihood of the training data
+	TrainAccuracy float64 // fraction of training entries reconstructed correctly
+	Flips         int64   // number of entries of Z and U that changed in the sweep
+	Seconds       float64 // wall-clock seconds the sweep took
+}
+
+// WriteCodes writes c to path as codes.parquet, atomically.
+func WriteCodes(path string, c Codes) error { return writeCodes(path, c, BatchRows) }
+
+func writeCodes(path string, c Codes, batch int) error {
+	rows := len(c.GeneIDs)
+	if err := checkMatrix(rows, c.L, c.Mean); err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	if len(c.GeneNames) != rows {
+		return fmt.Errorf("rundir: %s: %d gene names for %d gene ids", path, len(c.GeneNames), rows)
+	}
+	cols := append([]column{stringColumn("gene_id", c.GeneIDs), stringColumn("gene_name", c.GeneNames)},
+		matrixColumns(c.Mean, c.L)...)
+	return writeTable(path, "codes", cols, rows, batch)
+}
+
+// ReadCodes reads a codes.parquet file written by WriteCodes (or by any tool
+// that keeps its column names and types).
+func ReadCodes(path string) (Codes, error) {
+	var c Codes
+	err := readTable(path, func(s *arrow.Schema, rows int) ([]sink, error) {
+		str := arrow.BinaryTypes.String
+		if err := checkFields(s, 0, []string{"gene_id", "gene_name"}, []arrow.DataType{str, str}); err != nil {
+			return nil, err
+		}
+		L, err := codeColumns(s, 2)
+		if err != nil {
+			return nil, err
+		}
+		c = Codes{GeneIDs: make([]string, rows), GeneNames: make([]string, rows), L: L, Mean: make([]float64, rows*L)}
+		return append([]sink{stringSink(c.GeneIDs), stringSink(c.GeneNames)}, matrixSinks(c.Mean, L)...), nil
+	})
+	return c, err
+}
+
+// WriteCells writes c to path as cells.parquet, atomically.
+func WriteCells(path string, c Cells) error { return writeCells(path, c, BatchRows) }
+
+func writeCells(path string, c Cells, batch int) error {
+	rows := len(c.Barcodes)
+	if err := checkMatrix(rows, c.L, c.Mean); err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	cols := append([]column{stringColumn("barcode", c.Barcodes)}, matrixColumns(c.Mean, c.L)...)
+	return writeTable(path, "cells", cols, rows, batch)
+}
+
+// ReadCells reads a cells.parquet file written by WriteCells.
+func ReadCells(path string) (Cells, error) {
+	var c Cells
+	err := readTable(path, func(s *arrow.Schema, rows int) ([]sink, error) {
+		if err := checkFields(s, 0, []string{"barcode"}, []arrow.DataType{arrow.BinaryTypes.String}); err != nil {
+			return nil, err
+		}
+		L, err := codeColumns(s, 1)
+		if err != nil {
+			return nil, err
+		}
+		c = Cells{Barcodes: make([]string, rows), L: L, Mean: make([]float64, rows*L)}
+		return append([]sink{stringSink(c.Barcodes)}, matrixSinks(c.Mean, L)...), nil
+	})
+	return c, err
+}
+
+func checkMatrix(rows, L int, mean []float64) error {
+	if L < 1 {
+		return fmt.Errorf("L = %d, want at least 1", L)
+	}
+	if len(mean) != rows*L {
+		return fmt.Errorf("posterior mean has %d values, want %d rows × L = %d", len(mean), rows, L)
+	}
+	return nil
+}
+
+// traceNames and traceTypes are the columns of trace.parquet, in order.
+var (
+	traceNames = []string{"sweep", "phase", "lambda", "loglik", "train_accuracy", "flips", "seconds"}
+	traceTypes = []arrow.DataType{
+		arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64,
+		arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Int64,
+		arrow.PrimitiveTypes.Float64,
+	}
+)
+
+// WriteTrace writes rows to path as trace.parquet, atomically.
+func WriteTrace(path string, rows []TraceRow) error { return writeTrace(path, rows, BatchRows) }
+
+func writeTrace(path string, rows []TraceRow, batch int) error {
+	n := len(rows)
+	var (
+		sweep, flips                 = make([]int64, n), make([]int64, n)
+		phase                        = make([]string, n)
+		lambda, loglik, acc, seconds = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	)
+	for i, r := range rows {
+		if r.Phase != PhaseBurnIn && r.Phase != PhaseSample {
+			return fmt.Errorf("rundir: %s: row %d: phase %q, want %q or %q", path, i+1, r.Phase, PhaseBurnIn, PhaseSample)
+		}
+		sweep[i], phase[i], lambda[i], loglik[i] = r.Sweep, string(r.Phase), r.Lambda, r.LogLik
+		acc[i], flips[i], seconds[i] = r.TrainAccuracy, r.Flips, r.Seconds
+	}
+	cols := []column{
+		int64Column("sweep", sweep), stringColumn("phase", phase), float64Column("lambda", lambda),
+		float64Column("loglik", loglik), float64Column("train_accuracy", acc), int64Column("flips", flips),
+		float64Column("seconds", seconds),
+	}
+	return writeTable(path, "trace", cols, n, batch)
+}
+
+// ReadTrace reads a trace.parquet file written by WriteTrace.
+func ReadTrace(path string) ([]TraceRow, error) {
+	var (
+		sweep, flips                 []int64
+		phase                        []string
+		lambda, loglik, acc, seconds []float64
+	)
+	err := readTable(path, func(s *arrow.Schema, n int) ([]sink, error) {
+		if err := checkFields(s, 0, traceNames, traceTypes); err != nil {
+			return nil, err
+		}
+		if s.NumFields() != len(traceNames) {
+			return nil, fmt.Errorf("%d columns, want %d", s.NumFields(), len(traceNames))
+		}
+		sweep, flips, phase = make([]int64, n), make([]int64, n), make([]string, n)
+		lambda, loglik, acc, seconds = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		return []sink{int64Sink(sweep), stringSink(phase), float64Sink(lambda), float64Sink(loglik),
+			float64Sink(acc), int64Sink(flips), float64Sink(seconds)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]TraceRow, len(sweep))
+	for i := range rows {
+		p := Phase(phase[i])
+		if p != PhaseBurnIn && p != PhaseSample {
+			return nil, fmt.Errorf("rundir: %s: row %d: phase %q, want %q or %q", path, i+1, p, PhaseBurnIn, PhaseSample)
+		}
+		rows[i] = TraceRow{sweep[i], p, lambda[i], loglik[i], acc[i], flips[i], seconds[i]}
+	}
+	return rows, nil
+}
