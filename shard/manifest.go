@@ -127,7 +127,9 @@ type Filters struct {
 	MinCellFrac float64 `json:"min_cell_frac"`
 	// MinCells keeps a gene expressed in at least this many cells.
 	MinCells int `json:"min_cells"`
-	// MinGenes keeps a cell expressing at least this many kept genes.
+	// MinGenes keeps a cell expressing at least this many genes of the kept
+	// feature type, counted before the gene filter (so that one counting
+	// pass decides both filters).
 	MinGenes int `json:"min_genes"`
 	// GenesBefore is the number of genes in the input.
 	GenesBefore int `json:"genes_before"`

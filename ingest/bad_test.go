@@ -1,0 +1,378 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"scpipe/ingest/internal/h5gen"
+)
+
+// assertNoOutput checks that out does not exist and that no temporary folder
+// was left beside it.
+func assertNoOutput(t *testing.T, out string) {
+	t.Helper()
+	if _, err := os.Lstat(out); !os.IsNotExist(err) {
+		t.Errorf("output %s left behind (stat: %v)", out, err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), filepath.Base(out)) {
+			t.Errorf("%s left beside the output", e.Name())
+		}
+	}
+}
+
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gzipBytes(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// mtxFolder writes a 10x v3-style folder holding matrix (gzipped when gz),
+// features and barcodes for a genes × cells matrix; empty side contents are
+// not written.
+func mtxFolder(t *testing.T, matrix string, genes, cells int, gz bool, withBarcodes bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	var feat, bcs strings.Builder
+	for g := range genes {
+		fmt.Fprintf(&feat, "G%d\tgene%d\tGene Expression\n", g, g)
+	}
+	for c := range cells {
+		fmt.Fprintf(&bcs, "BC%d-1\n", c)
+	}
+	write := func(name, s string) {
+		b := []byte(s)
+		if gz {
+			name += ".gz"
+			b = gzipBytes(t, b)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("matrix.mtx", matrix)
+	write("features.tsv", feat.String())
+	if withBarcodes {
+		write("barcodes.tsv", bcs.String())
+	}
+	return dir
+}
+
+// goodMTX is a 4 genes × 3 cells matrix; every gene is in at least one cell.
+const goodMTX = `%%MatrixMarket matrix coordinate integer general
+%metadata_json: {"format_version": 2}
+4 3 5
+1 1 3
+2 1 1
+3 2 7
+4 3 2
+1 3 1
+`
+
+// tenxCSC is a valid 4 genes × 3 cells matrix for the HDF5 cases.
+func tenxCSC() h5gen.CSC {
+	return h5gen.CSC{
+		Genes: 4, Cells: 3,
+		Indptr:  []int64{0, 2, 3, 5},
+		Indices: []int64{0, 1, 2, 0, 3},
+		Data:    []float64{3, 1, 7, 1, 2},
+	}
+}
+
+func names(prefix string, n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return s
+}
+
+// writeTenXV3 writes m as a 10x v3 file, with float64 data so that NaN and
+// negative values can be stored.
+func writeTenXV3(t *testing.T, m h5gen.CSC) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "filtered_feature_bc_matrix.h5")
+	types := make([]string, m.Genes)
+	for i := range types {
+		types[i] = GeneExpression
+	}
+	err := h5gen.WriteTenXV3(p, m, names("G", m.Genes), names("gene", m.Genes), types, names("GRCh38-", m.Genes)[:m.Genes], names("BC", m.Cells),
+		h5gen.Options{DataType: "float64", Chunk: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGoodGenerated is the control for TestBadInput: the generated inputs,
+// unbroken, ingest to the same matrix.
+func TestGoodGenerated(t *testing.T) {
+	t.Parallel()
+	inputs := []string{
+		mtxFolder(t, goodMTX, 4, 3, true, true),
+		mtxFolder(t, goodMTX, 4, 3, false, true),
+		writeTenXV3(t, tenxCSC()),
+	}
+	for _, in := range inputs {
+		rep, s := ingest(t, exact(in, filepath.Join(t.TempDir(), "s")))
+		if rep.CellsIn != 3 || rep.GenesIn != 4 || rep.NNZ != 5 || rep.ValueSum != 14 || s.Manifest().Ones != 5 {
+			t.Errorf("%s: %+v", in, rep)
+		}
+		for _, bit := range [][2]int{{0, 0}, {0, 1}, {1, 2}, {2, 0}, {2, 3}} {
+			if !s.X().At(bit[0], bit[1]) {
+				t.Errorf("%s: bit %v not set", in, bit)
+			}
+		}
+	}
+}
+
+// TestBadInput: each broken input gives an error naming the file and the
+// problem, and leaves no output.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	replace := func(old, new string) string { return strings.Replace(goodMTX, old, new, 1) }
+	truncated := func() string {
+		dir := mtxFolder(t, goodMTX, 4, 3, true, true)
+		p := filepath.Join(dir, "matrix.mtx.gz")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b[:len(b)*2/3], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	textH5 := func() string {
+		p := filepath.Join(t.TempDir(), "counts.h5")
+		if err := os.WriteFile(p, []byte("gene,cell,count\nA,B,1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tenx := func(edit func(*h5gen.CSC)) func() string {
+		return func() string {
+			m := tenxCSC()
+			edit(&m)
+			return writeTenXV3(t, m)
+		}
+	}
+	h5ad := func(edit func(*h5gen.CSR)) func() string {
+		return func() string {
+			x := h5gen.CSR{Rows: 3, Cols: 4, Indptr: []int64{0, 2, 3, 5}, Indices: []int64{0, 1, 2, 0, 3}, Data: []float64{3, 1, 7, 1, 2}}
+			edit(&x)
+			p := filepath.Join(t.TempDir(), "adata.h5ad")
+			if err := h5gen.WriteH5ADCSR(p, x, names("BC", 3), names("gene", 4), h5gen.Options{DataType: "float64"}); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+	}
+	noX := func() string {
+		p := filepath.Join(t.TempDir(), "empty.h5ad")
+		err := h5gen.WriteRaw(p, []h5gen.RawDataset{
+			{Path: "/obs/_index", Values: names("BC", 3), VLen: true},
+			{Path: "/var/_index", Values: names("gene", 4), VLen: true},
+		}, []h5gen.RawAttr{{Path: "/obs", Name: "_index", Value: "_index"}, {Path: "/var", Name: "_index", Value: "_index"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name  string
+		input func() string
+		opt   func(*Options)
+		file  string // the file the error must name
+		want  []string
+	}{
+		{"truncated gzip", truncated, nil, "matrix.mtx.gz", []string{"truncated or corrupt gzip"}},
+		{"header count too high", func() string { return mtxFolder(t, replace("4 3 5", "4 3 7"), 4, 3, true, true) }, nil,
+			"matrix.mtx.gz", []string{"declares 7 entries", "has 5"}},
+		{"header count too low", func() string { return mtxFolder(t, replace("4 3 5", "4 3 4"), 4, 3, false, true) }, nil,
+			"matrix.mtx", []string{"line 8", "more entries than the 4"}},
+		{"mtx column out of range", func() string { return mtxFolder(t, replace("4 3 2", "4 9 2"), 4, 3, true, true) }, nil,
+			"matrix.mtx.gz", []string{"line 7", "column 9 out of range 1..3"}},
+		{"mtx row zero", func() string { return mtxFolder(t, replace("2 1 1", "0 1 1"), 4, 3, true, true) }, nil,
+			"matrix.mtx.gz", []string{"line 5", "row 0 out of range 1..4"}},
+		{"mtx negative", func() string { return mtxFolder(t, replace("3 2 7", "3 2 -7"), 4, 3, false, true) }, nil,
+			"matrix.mtx", []string{"line 6", "negative value -7"}},
+		{"mtx NaN", func() string {
+			return mtxFolder(t, strings.Replace(replace("3 2 7", "3 2 nan"), "integer", "real", 1), 4, 3, false, true)
+		}, nil, "matrix.mtx", []string{"line 6", "NaN"}},
+		{"mtx fraction in integer matrix", func() string { return mtxFolder(t, replace("3 2 7", "3 2 7.5"), 4, 3, false, true) }, nil,
+			"matrix.mtx", []string{"line 6", "integer matrix"}},
+		{"mtx garbage", func() string { return mtxFolder(t, replace("3 2 7", "3 two 7"), 4, 3, false, true) }, nil,
+			"matrix.mtx", []string{"line 6", "bad entry"}},
+		{"mtx array format", func() string { return mtxFolder(t, replace("coordinate", "array"), 4, 3, false, true) }, nil,
+			"matrix.mtx", []string{"line 1", "array"}},
+		{"genes file too short", func() string { return mtxFolder(t, replace("4 3 5", "5 3 5"), 4, 3, true, true) }, nil,
+			"features.tsv.gz", []string{"4 lines, want 5"}},
+		{"missing barcodes", func() string { return mtxFolder(t, goodMTX, 4, 3, true, false) }, nil,
+			"", []string{"missing barcodes.tsv"}},
+		{"mtx empty", func() string {
+			return mtxFolder(t, "%%MatrixMarket matrix coordinate integer general\n4 3 0\n", 4, 3, true, true)
+		}, nil, "matrix.mtx.gz", []string{"empty matrix"}},
+		{"text named .h5", textH5, nil, "counts.h5", []string{"not an HDF5 file"}},
+		{"every gene filtered", func() string { return mtxFolder(t, goodMTX, 4, 3, true, true) },
+			func(o *Options) { o.MinCellFrac = 0.9 }, "matrix.mtx.gz", []string{"every gene filtered out", "at least 3 of 3 cells"}},
+		{"min cells above all", func() string { return mtxFolder(t, goodMTX, 4, 3, true, true) },
+			func(o *Options) { o.MinCells = 4 }, "matrix.mtx.gz", []string{"every gene filtered out"}},
+		{"h5 indptr vs shape", tenx(func(m *h5gen.CSC) { m.Cells = 4 }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"indptr", "inconsistent with shape"}},
+		{"h5 indptr vs data length", tenx(func(m *h5gen.CSC) { m.Indptr[3] = 6 }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"indptr ends at 6", "5 entries"}},
+		{"h5 indptr decreasing", tenx(func(m *h5gen.CSC) { m.Indptr[1] = 4 }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"decreases"}},
+		{"h5 index out of range", tenx(func(m *h5gen.CSC) { m.Indices[4] = 4 }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"/matrix/indices[4] = 4 out of range 0..3"}},
+		{"h5 negative", tenx(func(m *h5gen.CSC) { m.Data[2] = -1.5 }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"/matrix/data[2]", "negative value -1.5", "--layer"}},
+		{"h5 NaN", tenx(func(m *h5gen.CSC) { m.Data[0] = math.NaN() }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"/matrix/data[0]", "NaN"}},
+		{"h5 infinity", tenx(func(m *h5gen.CSC) { m.Data[1] = math.Inf(1) }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"/matrix/data[1]", "+Inf"}},
+		{"h5 empty", tenx(func(m *h5gen.CSC) { m.Indptr, m.Indices, m.Data = []int64{0, 0, 0, 0}, []int64{}, []float64{} }), nil,
+			"filtered_feature_bc_matrix.h5", []string{"empty matrix"}},
+		{"h5ad indptr vs shape", h5ad(func(x *h5gen.CSR) { x.Rows = 2 }), nil, "adata.h5ad", []string{"/X/indptr", "inconsistent with shape"}},
+		{"h5ad index out of range", h5ad(func(x *h5gen.CSR) { x.Indices[1] = 7 }), nil, "adata.h5ad", []string{"/X/indices[1] = 7 out of range 0..3"}},
+		{"h5ad negative", h5ad(func(x *h5gen.CSR) { x.Data[3] = -2 }), nil, "adata.h5ad", []string{"negative", "--layer"}},
+		{"h5ad missing layer", h5ad(func(*h5gen.CSR) {}), func(o *Options) { o.Layer = "counts" }, "adata.h5ad", []string{`no layer "counts"`}},
+		{"h5ad without X", noX, nil, "empty.h5ad", []string{"empty matrix", "no X"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := c.input()
+			out := filepath.Join(t.TempDir(), "shards")
+			opt := exact(in, out)
+			if c.opt != nil {
+				c.opt(&opt)
+			}
+			_, err := Run(context.Background(), opt)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			t.Log(msg)
+			named := in // the folder, or the file itself
+			if fi, err := os.Stat(in); err == nil && fi.IsDir() && c.file != "" {
+				named = filepath.Join(in, c.file)
+			}
+			if !strings.HasPrefix(msg, "ingest: ") || !strings.Contains(msg, named) {
+				t.Errorf("error %q does not name %s", msg, named)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			assertNoOutput(t, out)
+		})
+	}
+}
+
+// TestTenXV3Genome: in a v3 file whose features span two genomes, Genome
+// keeps one genome's features and counts the others as dropped; an unknown
+// genome is an error listing those present.
+func TestTenXV3Genome(t *testing.T) {
+	t.Parallel()
+	m := tenxCSC()
+	p := filepath.Join(t.TempDir(), "barnyard.h5")
+	types := []string{GeneExpression, GeneExpression, GeneExpression, GeneExpression}
+	genomes := []string{"GRCh38", "mm10", "GRCh38", "mm10"}
+	if err := h5gen.WriteTenXV3(p, m, names("G", 4), names("gene", 4), types, genomes, names("BC", 3), h5gen.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	opt := exact(p, filepath.Join(t.TempDir(), "s"))
+	opt.Genome = "mm10"
+	rep, s := ingest(t, opt)
+	if rep.GenesOut != 2 || rep.DroppedByGenome != 2 || s.Manifest().GeneIDs[0] != "G1" || s.Manifest().Source.Genome != "mm10" {
+		t.Errorf("kept %d genes (%v), dropped %d by genome", rep.GenesOut, s.Manifest().GeneIDs, rep.DroppedByGenome)
+	}
+	// Gene 1 is set in cell 0 only, gene 3 in cell 2 only.
+	if !s.X().At(0, 0) || !s.X().At(2, 1) || s.Manifest().Ones != 2 {
+		t.Errorf("wrong bits: %d ones", s.Manifest().Ones)
+	}
+	opt.Genome, opt.Output = "hg19", filepath.Join(t.TempDir(), "t")
+	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "GRCh38, mm10") {
+		t.Errorf("unknown genome: error %v", err)
+	}
+	assertNoOutput(t, opt.Output)
+}
+
+// TestBareMTX: a Matrix Market file under any name, gzip detected from
+// content, with GenesFile and BarcodesFile, gives the folder's shards.
+func TestBareMTX(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(sharedData(t), "seurat-testdata", "cr3.0")
+	bare := filepath.Join(t.TempDir(), "counts.txt")
+	copyFile(t, filepath.Join(dir, "matrix.mtx.gz"), bare)
+	_, ref := ingest(t, exact(dir, filepath.Join(t.TempDir(), "ref")))
+	opt := exact(bare, filepath.Join(t.TempDir(), "bare"))
+	opt.GenesFile, opt.BarcodesFile = filepath.Join(dir, "features.tsv.gz"), filepath.Join(dir, "barcodes.tsv.gz")
+	_, s := ingest(t, opt)
+	a, b := ref.Manifest(), s.Manifest()
+	if strings.Join(a.GeneIDs, ",") != strings.Join(b.GeneIDs, ",") || strings.Join(a.Barcodes, ",") != strings.Join(b.Barcodes, ",") || a.Ones != b.Ones {
+		t.Fatalf("bare file: genes %v barcodes %v ones %d; folder: %v %v %d", b.GeneIDs, b.Barcodes, b.Ones, a.GeneIDs, a.Barcodes, a.Ones)
+	}
+	for c := range a.Cells {
+		for g := range a.Genes {
+			if ref.X().At(c, g) != s.X().At(c, g) {
+				t.Fatalf("bit (%d, %d) differs", c, g)
+			}
+		}
+	}
+	// Without side files the names are numbers.
+	opt = exact(bare, filepath.Join(t.TempDir(), "nameless"))
+	_, s = ingest(t, opt)
+	if m := s.Manifest(); m.GeneIDs[0] != "1" || m.Barcodes[4] != "5" {
+		t.Errorf("generated names %v %v", m.GeneIDs, m.Barcodes)
+	}
+}

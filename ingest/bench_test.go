@@ -1,0 +1,194 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"scpipe/ingest/internal/h5gen"
+)
+
+// benchSize is one rung of the benchmark ladder: genes × cells at density.
+type benchSize struct {
+	genes, cells int
+	density      float64
+	big          bool // only with SCPIPE_BIG=1
+}
+
+var benchLadder = []benchSize{
+	{2000, 5000, 0.05, false},   // 5e5 nonzeros
+	{5000, 40000, 0.05, false},  // 1e7
+	{20000, 100000, 0.05, true}, // 1e8
+	{25000, 200000, 0.04, true}, // 2e8
+}
+
+func (s benchSize) String() string {
+	return fmt.Sprintf("%dx%d", s.genes, s.cells)
+}
+
+// writeBenchMTX writes a genes × cells Matrix Market file in 10x order
+// (column by column) with each entry present with probability density and
+// counts 1 + a geometric-ish draw; it returns the entry count.
+func writeBenchMTX(b *testing.B, path string, s benchSize, gz bool) int64 {
+	b.Helper()
+	// Draw the entries twice with the same seed: once to count (the header
+	// comes first), once to write, so nothing is held in memory.
+	draw := func(emit func(g, c, v int)) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for c := 1; c <= s.cells; c++ {
+			for g := 1; g <= s.genes; g++ {
+				if rng.Float64() < s.density {
+					emit(g, c, 1+int(rng.ExpFloat64()*2))
+				}
+			}
+		}
+	}
+	var n int64
+	draw(func(int, int, int) { n++ })
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var w *bufio.Writer
+	var zw *gzip.Writer
+	if gz {
+		zw, _ = gzip.NewWriterLevel(f, gzip.BestSpeed)
+		w = bufio.NewWriterSize(zw, 1<<20)
+	} else {
+		w = bufio.NewWriterSize(f, 1<<20)
+	}
+	fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate integer general\n%%metadata_json: {}\n%d %d %d\n", s.genes, s.cells, n)
+	buf := make([]byte, 0, 64)
+	draw(func(g, c, v int) {
+		buf = strconv.AppendInt(buf[:0], int64(g), 10)
+		buf = append(buf, ' ')
+		buf = strconv.AppendInt(buf, int64(c), 10)
+		buf = append(buf, ' ')
+		buf = strconv.AppendInt(buf, int64(v), 10)
+		buf = append(buf, '\n')
+		w.Write(buf)
+	})
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// vmHWM returns the process's peak resident set size in bytes from
+// /proc/self/status, or -1 where unavailable.
+func vmHWM() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseFloat(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 64)
+			if err != nil {
+				return -1
+			}
+			return kb * 1024
+		}
+	}
+	return -1
+}
+
+// resetHWM frees what input generation used and resets the kernel's peak
+// RSS counter (Linux: write 5 to clear_refs), so that VmHWM afterwards
+// measures ingest alone.
+func resetHWM() {
+	runtime.GC()
+	debug.FreeOSMemory()
+	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// benchIngest runs Run b.N times on in and reports nonzeros per second, the
+// last run's pass times (write includes the shard commit: Xᵀ, checksums,
+// fsync) and the peak RSS, which includes the shard's memory-mapped blocks
+// (shard-X-MiB, the size of X).
+func benchIngest(b *testing.B, in string, nnz int64) {
+	out := filepath.Join(b.TempDir(), "shards")
+	opt := DefaultOptions()
+	opt.Input, opt.Output, opt.Force = in, out, true
+	resetHWM()
+	b.ReportAllocs()
+	b.ResetTimer()
+	var rep *Report
+	for b.Loop() {
+		var err error
+		if rep, err = Run(context.Background(), opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if rep.NNZ != nnz {
+		b.Fatalf("read %d nonzeros, generated %d", rep.NNZ, nnz)
+	}
+	b.ReportMetric(float64(nnz)*float64(b.N)/b.Elapsed().Seconds(), "nnz/s")
+	b.ReportMetric(rep.Count.Seconds(), "count-s")
+	b.ReportMetric(rep.Write.Seconds(), "write-s")
+	b.ReportMetric(rep.Commit.Seconds(), "commit-s")
+	b.ReportMetric(vmHWM()/(1<<20), "peak-rss-MiB")
+	b.ReportMetric(float64(rep.CellsOut)*float64(rep.GenesOut)/8/(1<<20), "shard-X-MiB")
+}
+
+func skipBig(b *testing.B, s benchSize) {
+	if s.big && os.Getenv("SCPIPE_BIG") != "1" {
+		b.Skipf("%v: set SCPIPE_BIG=1 for inputs of ≥ 1e8 nonzeros", s)
+	}
+}
+
+// BenchmarkIngestMTX ingests generated 10x-style Matrix Market files, gzip
+// and plain, with the default filter.
+func BenchmarkIngestMTX(b *testing.B) {
+	for _, s := range benchLadder {
+		for _, gz := range []bool{true, false} {
+			name := s.String() + "/plain"
+			if gz {
+				name = s.String() + "/gzip"
+			}
+			b.Run(name, func(b *testing.B) {
+				skipBig(b, s)
+				path := filepath.Join(b.TempDir(), "matrix.mtx")
+				nnz := writeBenchMTX(b, path, s, gz)
+				benchIngest(b, path, nnz)
+			})
+		}
+	}
+}
+
+// BenchmarkIngestHDF5 ingests generated CellRanger v2 HDF5 files stored as
+// CellRanger writes them (chunked, shuffle + deflate) with the default
+// filter.
+func BenchmarkIngestHDF5(b *testing.B) {
+	for _, s := range benchLadder {
+		b.Run(s.String(), func(b *testing.B) {
+			skipBig(b, s)
+			path := filepath.Join(b.TempDir(), "matrix.h5")
+			nnz, err := h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
+				h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchIngest(b, path, nnz)
+		})
+	}
+}

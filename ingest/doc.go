@@ -1,0 +1,34 @@
+// Package ingest turns the count matrices single-cell users have — 10x
+// Genomics HDF5 (CellRanger v2 and v3+, spaceranger), 10x MTX folders and
+// Matrix Market files, AnnData .h5ad — into bit-packed shards (package
+// shard) with cells as rows and genes as columns.
+//
+// The idea: every format is a source that streams its stored entries as
+// (cell, gene, value) batches, already oriented, validating as it goes
+// (indices against the shape, pointers against lengths, entry counts against
+// headers, values non-negative and finite). Run streams the source twice:
+//
+//  1. Count: the cells expressing each gene and the genes expressed by each
+//     cell, where "expressed" means count > Threshold (the paper binarises
+//     non-zero counts), plus the number and sum of stored values.
+//  2. Write: with the gene filter (MinCellFrac, MinCells: the paper drops
+//     genes expressed in fewer than 1% of cells) and the cell filter
+//     (MinGenes) decided from those counts, set the kept bits through a
+//     shard.Writer, which writes a temporary folder and renames it into
+//     place only when complete.
+//
+// Memory holds O(cells + genes) counters, annotations and index pointers
+// plus fixed read buffers; the matrix itself is never held, and the bits go
+// straight into the writer's memory-mapped row blocks, so no transpose is
+// needed even for inputs stored genes × cells.
+//
+// Formats are detected from content (Detect): the HDF5 signature, then the
+// groups (/matrix for 10x v3, genome groups for v2, X/obs for AnnData), or
+// the %%MatrixMarket banner (gzip or not) for text.
+//
+//	opt := ingest.DefaultOptions()
+//	opt.Input, opt.Output = "filtered_feature_bc_matrix.h5", "pbmc.shards"
+//	rep, err := ingest.Run(ctx, opt)
+//	if err != nil { ... }
+//	fmt.Println(rep.CellsOut, "cells ×", rep.GenesOut, "genes,", rep.Ones, "ones")
+package ingest

@@ -1,0 +1,252 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"scpipe/ingest/internal/h5"
+)
+
+// h5Batch is the number of entries an HDF5 source reads at a time: the h5
+// reader decodes a range's chunks in parallel, so ranges span several chunks.
+const h5Batch = 1 << 20
+
+func isHDF5(path string) (bool, error) {
+	ok, err := h5.IsHDF5(path)
+	if err != nil {
+		return false, fmt.Errorf("ingest: %w", err)
+	}
+	return ok, nil
+}
+
+// detectHDF5 tells 10x v3 (/matrix), 10x v2 (genome groups holding indptr)
+// and AnnData (X, obs or an anndata encoding-type) apart.
+func detectHDF5(path string) (Format, error) {
+	f, err := h5.Open(path)
+	if err != nil {
+		return FormatUnknown, fmt.Errorf("ingest: %w", err)
+	}
+	defer f.Close()
+	return classifyHDF5(f)
+}
+
+func classifyHDF5(f *h5.File) (Format, error) {
+	if enc, ok, _ := f.AttrString("/", "encoding-type"); ok && enc == "anndata" {
+		return FormatH5AD, nil
+	}
+	if f.Exists("/obs") && f.Exists("/var") {
+		return FormatH5AD, nil // anndata before 0.8 has no root encoding-type
+	}
+	if f.IsGroup("/matrix") && f.Exists("/matrix/indptr") {
+		return FormatTenXH5V3, nil
+	}
+	if len(tenxGenomes(f)) > 0 {
+		return FormatTenXH5V2, nil
+	}
+	if f.Exists("/X") || f.Exists("/obs") || f.Exists("/raw.X") {
+		return FormatH5AD, nil
+	}
+	return FormatUnknown, fmt.Errorf("ingest: %s: HDF5 file is neither 10x (no /matrix or genome group with indptr) nor AnnData (no X, obs or encoding-type anndata)", f.Path())
+}
+
+// fileHasher hashes a file in a goroutine while the matrix is read through
+// random access, so the manifest's SHA-256 costs no extra wall time.
+type fileHasher struct {
+	stop chan struct{}
+	done chan struct{}
+	sum  string
+	err  error
+	once sync.Once
+}
+
+func hashFile(path string) *fileHasher {
+	h := &fileHasher{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		f, err := os.Open(path)
+		if err != nil {
+			h.err = fmt.Errorf("ingest: %w", err)
+			return
+		}
+		defer f.Close()
+		s := sha256.New()
+		buf := make([]byte, 1<<20)
+		for {
+			select {
+			case <-h.stop:
+				h.err = fmt.Errorf("ingest: %s: hashing stopped", path)
+				return
+			default:
+			}
+			n, err := f.Read(buf)
+			s.Write(buf[:n])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				h.err = fmt.Errorf("ingest: hashing %s: %w", path, err)
+				return
+			}
+		}
+		h.sum = hex.EncodeToString(s.Sum(nil))
+	}()
+	return h
+}
+
+// result waits for the hash.
+func (h *fileHasher) result() (string, error) {
+	<-h.done
+	return h.sum, h.err
+}
+
+// cancel stops the hash and waits for the goroutine.
+func (h *fileHasher) cancel() {
+	h.once.Do(func() { close(h.stop) })
+	<-h.done
+}
+
+// compressed is a CSR or CSC matrix in an HDF5 group: indptr is held in
+// memory (one int64 per row or column: O(cells + genes)), indices and data
+// are streamed.
+type compressed struct {
+	file          string // for errors
+	group         string
+	data, indices *h5.Dataset
+	indptr        []int64
+	major, minor  int  // indptr has major+1 entries; indices are < minor
+	majorIsCell   bool // the compressed axis is the cell axis
+}
+
+// openCompressed opens group's data, indices and indptr and checks them
+// against each other and against the shape major × minor.
+func openCompressed(f *h5.File, group string, major, minor int, majorIsCell bool, majorName string) (*compressed, error) {
+	c := &compressed{file: f.Path(), group: group, major: major, minor: minor, majorIsCell: majorIsCell}
+	var err error
+	if c.data, err = f.Dataset(group + "/data"); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	if c.indices, err = f.Dataset(group + "/indices"); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	ip, err := f.Dataset(group + "/indptr")
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	for _, d := range []*h5.Dataset{c.data, c.indices, ip} {
+		if len(d.Shape()) != 1 {
+			return nil, fmt.Errorf("ingest: %s: %s has shape %v, want one dimension", c.file, d.Path(), d.Shape())
+		}
+	}
+	if ip.Len() != int64(major)+1 {
+		return nil, fmt.Errorf("ingest: %s: %s has %d entries but the shape's %d %s need %d: indptr inconsistent with shape",
+			c.file, ip.Path(), ip.Len(), major, majorName, major+1)
+	}
+	c.indptr = make([]int64, ip.Len())
+	if err := ip.ReadInt64(0, c.indptr); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	if c.indptr[0] != 0 {
+		return nil, fmt.Errorf("ingest: %s: %s[0] = %d, want 0", c.file, ip.Path(), c.indptr[0])
+	}
+	for i := 1; i < len(c.indptr); i++ {
+		if c.indptr[i] < c.indptr[i-1] {
+			return nil, fmt.Errorf("ingest: %s: %s decreases at %d (%d after %d)", c.file, ip.Path(), i, c.indptr[i], c.indptr[i-1])
+		}
+	}
+	nnz := c.indptr[major]
+	if c.indices.Len() != nnz || c.data.Len() != nnz {
+		return nil, fmt.Errorf("ingest: %s: %s ends at %d but %s has %d and %s has %d entries",
+			c.file, ip.Path(), nnz, c.indices.Path(), c.indices.Len(), c.data.Path(), c.data.Len())
+	}
+	return c, nil
+}
+
+func (c *compressed) entries() int64 { return c.indptr[c.major] }
+
+// scan streams the entries in storage order. A goroutine reads the next
+// range of indices and data while fn consumes the current one.
+func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
+	nnz := c.entries()
+	type filled struct {
+		b     *batch
+		start int64
+		err   error
+	}
+	free := make(chan *batch, 2)
+	full := make(chan filled, 1)
+	stop := make(chan struct{})
+	for range 2 {
+		free <- &batch{cell: make([]int32, h5Batch), gene: make([]int32, h5Batch), val: make([]float64, h5Batch)}
+	}
+	go func() {
+		defer close(full)
+		for start := int64(0); start < nnz; start += h5Batch {
+			var b *batch
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			n := int(min(h5Batch, nnz-start))
+			b.cell, b.gene, b.val = b.cell[:n], b.gene[:n], b.val[:n]
+			minor := b.gene
+			if !c.majorIsCell {
+				minor = b.cell
+			}
+			err := c.indices.ReadInt32(start, minor)
+			if err == nil {
+				err = c.data.ReadFloat64(start, b.val)
+			}
+			select {
+			case full <- filled{b, start, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		for range full {
+		}
+	}()
+	maj := 0
+	for f := range full {
+		if f.err != nil {
+			return fmt.Errorf("ingest: %w", f.err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := f.b
+		majorDst, minorSrc := b.cell, b.gene
+		if !c.majorIsCell {
+			majorDst, minorSrc = b.gene, b.cell
+		}
+		for k := range b.val {
+			pos := f.start + int64(k)
+			for pos >= c.indptr[maj+1] {
+				maj++
+			}
+			majorDst[k] = int32(maj)
+			if uint32(minorSrc[k]) >= uint32(c.minor) {
+				return fmt.Errorf("ingest: %s: %s[%d] = %d out of range 0..%d", c.file, c.indices.Path(), pos, minorSrc[k], c.minor-1)
+			}
+			if err := checkValue(b.val[k]); err != nil {
+				return fmt.Errorf("ingest: %s: %s[%d]: %w", c.file, c.data.Path(), pos, err)
+			}
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+		free <- b
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"log/slog"
+	"time"
+)
+
+// GeneExpression is the 10x feature type of ordinary genes, kept by default.
+const GeneExpression = "Gene Expression"
+
+// DefaultMinCellFrac is the paper's gene filter (section 5.2): drop genes
+// expressed in fewer than 1% of cells.
+const DefaultMinCellFrac = 0.01
+
+// Options configures Run. The zero value of every filter field means "no
+// filter"; DefaultOptions returns the paper's defaults.
+type Options struct {
+	// Input is a 10x HDF5 file, an AnnData .h5ad file, a 10x MTX folder or a
+	// Matrix Market file (plain or gzip). The format is detected from content.
+	Input string
+	// Output is the shard folder to create.
+	Output string
+	// Genome selects the genome group of a CellRanger v2 HDF5 file (or the
+	// genome subfolder of a v2 MTX folder) that holds several.
+	Genome string
+	// FeatureType keeps only features of this 10x feature type; empty keeps
+	// every feature. Inputs without feature types count as GeneExpression.
+	FeatureType string
+	// Layer selects the AnnData matrix: "" or "X" for X, "raw" or "raw/X" for
+	// raw.X, any other name for layers/NAME.
+	Layer string
+	// Transpose flips the source's natural orientation (10x and MTX: genes ×
+	// cells; AnnData: cells × genes), for files stored the other way round.
+	Transpose bool
+	// Threshold binarises: a stored count c becomes 1 when c > Threshold.
+	Threshold float64
+	// MinCellFrac keeps a gene only if it is 1 in at least this fraction of
+	// the input's cells.
+	MinCellFrac float64
+	// MinCells keeps a gene only if it is 1 in at least this many cells.
+	MinCells int
+	// MinGenes keeps a cell only if it is 1 in at least this many genes of
+	// the kept feature type (counted before the gene filter, so that both
+	// filters are decided by the single counting pass).
+	MinGenes int
+	// Force replaces an existing Output.
+	Force bool
+	// GenesFile and BarcodesFile name the side files of a bare Matrix Market
+	// file; they override the files found beside a matrix.mtx(.gz).
+	GenesFile    string
+	BarcodesFile string
+	// Logger receives progress and summary lines; nil discards them.
+	Logger *slog.Logger
+	// Progress, when set, is called from time to time with the stored
+	// entries processed so far and the total expected over both passes.
+	Progress func(done, total int64)
+}
+
+// DefaultOptions returns the paper's settings: keep Gene Expression
+// features, binarise counts > 0, keep genes expressed in at least 1% of
+// cells.
+func DefaultOptions() Options {
+	return Options{
+		FeatureType: GeneExpression,
+		MinCellFrac: DefaultMinCellFrac,
+	}
+}
+
+// Report describes a completed ingest.
+type Report struct {
+	// Input and Output are the paths of Options.
+	Input, Output string
+	// Format is the detected input format.
+	Format Format
+	// Matrix names what was read inside Input: an HDF5 group or dataset, or
+	// the Matrix Market file of a folder.
+	Matrix string
+	// SHA256 is the hex SHA-256 of the matrix file (the HDF5 file, or the
+	// Matrix Market file as stored, compressed or not).
+	SHA256 string
+	// CellsIn and GenesIn are the input's shape, cells × genes, after
+	// orientation and before any filter.
+	CellsIn, GenesIn int
+	// DroppedByFeatureType counts input genes of other feature types.
+	DroppedByFeatureType int
+	// DroppedByGenome counts input genes of other genomes (10x v3 files
+	// with several genomes, when Options.Genome is set). The manifest's
+	// dropped_by_feature_type includes them.
+	DroppedByGenome int
+	// CellsOut and GenesOut are the shape of the shards written.
+	CellsOut, GenesOut int
+	// NNZ is the number of entries stored in the input (including explicit
+	// zeros and entries of dropped features).
+	NNZ int64
+	// ValueSum is the sum of all stored values, before any filter.
+	ValueSum float64
+	// OnesIn counts entries above the threshold among the kept feature type,
+	// before the gene and cell filters.
+	OnesIn int64
+	// Ones counts the bits set in the shards.
+	Ones int64
+	// Count, Write, Commit and Total time the counting pass, the writing
+	// pass, the shard commit (Xᵀ, checksums, fsync, rename) and the whole
+	// run.
+	Count, Write, Commit, Total time.Duration
+}

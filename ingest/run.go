@@ -1,0 +1,369 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"time"
+
+	"scpipe/shard"
+)
+
+// Run ingests opt.Input into the shard folder opt.Output: one pass counts
+// (cells expressing each gene, genes per cell, validation of every entry),
+// the filters are decided, a second pass sets the kept bits through a
+// shard.Writer, which writes to a temporary folder and renames it into place
+// on success. On any error nothing is left at opt.Output (an existing output
+// replaced with Force is kept until the new one is complete).
+func Run(ctx context.Context, opt Options) (*Report, error) {
+	start := time.Now()
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if !opt.Force {
+		if _, err := os.Lstat(opt.Output); err == nil {
+			return nil, fmt.Errorf("ingest: output %s already exists; use --force to replace it", opt.Output)
+		}
+	}
+	src, err := openSource(&opt)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	info := src.describe()
+	format, matrix := info.format, info.matrix
+	cells, genes := src.shape()
+	nnz := src.entries()
+	rep := &Report{Input: opt.Input, Output: opt.Output, Format: format, Matrix: matrix,
+		CellsIn: cells, GenesIn: genes, NNZ: nnz}
+	if cells == 0 || genes == 0 || nnz == 0 {
+		return nil, fmt.Errorf("ingest: %s: empty matrix (%d cells × %d genes, %d stored entries)", matrix, cells, genes, nnz)
+	}
+	log.Info("ingest: reading", "input", opt.Input, "format", format.String(), "matrix", matrix,
+		"cells", cells, "genes", genes, "stored", nnz)
+
+	feat := src.features()
+	typeKept, dropped, otherGenome := selectFeatures(feat, genes, opt.FeatureType, opt.Genome)
+	rep.DroppedByFeatureType, rep.DroppedByGenome = dropped, otherGenome
+	if dropped+otherGenome == genes {
+		return nil, fmt.Errorf("ingest: %s: no feature of type %q (types present: %s)", matrix, opt.FeatureType, featureTypeList(feat))
+	}
+
+	prog := &progress{fn: opt.Progress, total: 2 * max(nnz, 0)}
+	t0 := time.Now()
+	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, prog)
+	if err != nil {
+		return nil, err
+	}
+	if nnz >= 0 && c.entries != nnz {
+		return nil, fmt.Errorf("ingest: %s: %d stored entries read, %d declared", matrix, c.entries, nnz)
+	}
+	if c.entries == 0 {
+		return nil, fmt.Errorf("ingest: %s: empty matrix (no nonzero entries)", matrix)
+	}
+	rep.NNZ = c.entries
+	rep.ValueSum, rep.OnesIn = c.sum, c.ones
+	rep.Count = time.Since(t0)
+
+	plan, err := decideFilters(&opt, c, typeKept)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %s: %w", matrix, err)
+	}
+	rep.CellsOut, rep.GenesOut = len(plan.cells), len(plan.genes)
+	log.Info("ingest: counted", "stored", nnz, "sum", c.sum, "ones", c.ones,
+		"genes_kept", rep.GenesOut, "cells_kept", rep.CellsOut, "dropped_by_feature_type", dropped, "elapsed", rep.Count)
+
+	t1 := time.Now()
+	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	defer w.Abort()
+	ones, err := writePass(ctx, src, w, plan, opt.Threshold, c.entries, prog)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := src.sha256()
+	if err != nil {
+		return nil, err
+	}
+	rep.SHA256 = sum
+	m := plan.manifest(&opt, src, rep)
+	m.Filters.OnesBefore = c.ones
+	rep.Write = time.Since(t1)
+	t2 := time.Now()
+	if err := w.Commit(m); err != nil {
+		return nil, fmt.Errorf("ingest: writing %s: %w", opt.Output, err)
+	}
+	// Duplicate entries would be counted twice in ones; the shard's own
+	// count is the truth.
+	rep.Ones, err = committedOnes(opt.Output)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Ones > ones {
+		return nil, fmt.Errorf("ingest: %s: shard holds %d ones, %d were set", opt.Output, rep.Ones, ones)
+	}
+	rep.Commit = time.Since(t2)
+	rep.Total = time.Since(start)
+	log.Info("ingest: wrote", "output", opt.Output, "cells", rep.CellsOut, "genes", rep.GenesOut,
+		"ones", ones, "elapsed", rep.Total)
+	return rep, nil
+}
+
+func (o *Options) check() error {
+	switch {
+	case o.Input == "":
+		return errors.New("ingest: no input")
+	case o.Output == "":
+		return errors.New("ingest: no output")
+	case math.IsNaN(o.Threshold) || math.IsInf(o.Threshold, 0) || o.Threshold < 0:
+		return fmt.Errorf("ingest: threshold %v: want a finite number ≥ 0", o.Threshold)
+	case !(o.MinCellFrac >= 0 && o.MinCellFrac <= 1):
+		return fmt.Errorf("ingest: min cell fraction %v: want 0..1", o.MinCellFrac)
+	case o.MinCells < 0:
+		return fmt.Errorf("ingest: min cells %d: want ≥ 0", o.MinCells)
+	case o.MinGenes < 0:
+		return fmt.Errorf("ingest: min genes %d: want ≥ 0", o.MinGenes)
+	}
+	return nil
+}
+
+// selectFeatures marks the genes of type want (all when want is empty, or
+// when the input has no feature types and want is GeneExpression) and, when
+// genome is set and the input records a genome per feature, of that genome.
+func selectFeatures(f features, genes int, want, genome string) (kept []bool, otherType, otherGenome int) {
+	kept = make([]bool, genes)
+	for g := range kept {
+		typeOK := want == "" || (f.Types == nil && want == GeneExpression) || (f.Types != nil && f.Types[g] == want)
+		genomeOK := genome == "" || f.Genomes == nil || f.Genomes[g] == genome
+		kept[g] = typeOK && genomeOK
+		switch {
+		case !typeOK:
+			otherType++
+		case !genomeOK:
+			otherGenome++
+		}
+	}
+	return kept, otherType, otherGenome
+}
+
+func featureTypeList(f features) string {
+	if f.Types == nil {
+		return "none recorded, all count as " + GeneExpression
+	}
+	seen := map[string]bool{}
+	var s string
+	for _, t := range f.Types {
+		if !seen[t] {
+			seen[t] = true
+			if s != "" {
+				s += ", "
+			}
+			s += fmt.Sprintf("%q", t)
+		}
+	}
+	return s
+}
+
+// progress reports entries processed, at most every progressStep entries.
+type progress struct {
+	fn          func(done, total int64)
+	done, total int64
+	last        int64
+}
+
+const progressStep = 1 << 20
+
+func (p *progress) add(n int) {
+	p.done += int64(n)
+	if p.fn != nil && (p.done-p.last >= progressStep || p.done == p.total) {
+		p.last = p.done
+		p.fn(p.done, p.total)
+	}
+}
+
+// counts is the result of the counting pass.
+type counts struct {
+	cellsPerGene []int32 // cells with a 1 in each gene (kept feature type only)
+	genesPerCell []int32 // genes of the kept feature type with a 1 in each cell
+	entries      int64   // stored entries
+	ones         int64   // entries above the threshold among kept feature types
+	sum          float64 // sum of all stored values
+}
+
+func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, prog *progress) (*counts, error) {
+	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
+	// Plain float64 sums: integer counts add exactly up to 2^53.
+	err := src.scan(ctx, func(b *batch) error {
+		cpg, gpc := c.cellsPerGene, c.genesPerCell
+		var ones int64
+		var sum float64
+		for k, v := range b.val {
+			sum += v
+			g := b.gene[k]
+			if v > thr && typeKept[g] {
+				cpg[g]++
+				gpc[b.cell[k]]++
+				ones++
+			}
+		}
+		c.sum += sum
+		c.ones += ones
+		c.entries += int64(len(b.val))
+		prog.add(len(b.val))
+		return nil
+	})
+	return c, err
+}
+
+// filterPlan maps input cells and genes to output rows and columns (-1:
+// dropped) and lists the kept ones in order.
+type filterPlan struct {
+	cellMap, geneMap []int32
+	cells, genes     []int
+	minCount         int // the gene filter's minimum number of cells
+}
+
+// decideFilters keeps a gene when it has the kept feature type and is 1 in
+// at least max(ceil(MinCellFrac × cells), MinCells) cells, and a cell when it
+// is 1 in at least MinGenes genes of the kept feature type. Both filters are
+// decided from the same counts of the unfiltered input.
+func decideFilters(opt *Options, c *counts, typeKept []bool) (*filterPlan, error) {
+	ncells := len(c.genesPerCell)
+	p := &filterPlan{
+		cellMap: make([]int32, ncells),
+		geneMap: make([]int32, len(c.cellsPerGene)),
+	}
+	// The small tolerance keeps 0.01 × 10000 at 100, not 101.
+	p.minCount = max(int(math.Ceil(opt.MinCellFrac*float64(ncells)-1e-9)), opt.MinCells)
+	typed := 0
+	for g, n := range c.cellsPerGene {
+		p.geneMap[g] = -1
+		if !typeKept[g] {
+			continue
+		}
+		typed++
+		if int(n) >= p.minCount {
+			p.geneMap[g] = int32(len(p.genes))
+			p.genes = append(p.genes, g)
+		}
+	}
+	for i, n := range c.genesPerCell {
+		p.cellMap[i] = -1
+		if int(n) >= opt.MinGenes {
+			p.cellMap[i] = int32(len(p.cells))
+			p.cells = append(p.cells, i)
+		}
+	}
+	if len(p.genes) == 0 {
+		return nil, fmt.Errorf("every gene filtered out: none of %d genes is expressed (count > %v) in at least %d of %d cells (min cell fraction %v, min cells %d)",
+			typed, opt.Threshold, p.minCount, ncells, opt.MinCellFrac, opt.MinCells)
+	}
+	if len(p.cells) == 0 {
+		return nil, fmt.Errorf("every cell filtered out: none of %d cells expresses at least %d genes", ncells, opt.MinGenes)
+	}
+	return p, nil
+}
+
+// writePass streams the input again and sets the kept bits, one run of
+// entries of the same cell at a time.
+func writePass(ctx context.Context, src source, w *shard.Writer, p *filterPlan, thr float64, nnz int64, prog *progress) (int64, error) {
+	var ones, entries int64
+	run := make([]int32, 0, 1024)
+	err := src.scan(ctx, func(b *batch) error {
+		cur := int32(-1)
+		run = run[:0]
+		for k, v := range b.val {
+			if !(v > thr) {
+				continue
+			}
+			g, c := p.geneMap[b.gene[k]], p.cellMap[b.cell[k]]
+			if g < 0 || c < 0 {
+				continue
+			}
+			if c != cur {
+				if len(run) > 0 {
+					w.SetRow(int(cur), run)
+				}
+				cur, run = c, run[:0]
+			}
+			run = append(run, g)
+			ones++
+		}
+		if len(run) > 0 {
+			w.SetRow(int(cur), run)
+		}
+		entries += int64(len(b.val))
+		prog.add(len(b.val))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if entries != nnz {
+		return 0, fmt.Errorf("ingest: %s: second pass read %d entries, first pass %d (input modified while reading?)", src.describe().matrix, entries, nnz)
+	}
+	return ones, nil
+}
+
+// manifest builds the shard manifest for the kept cells and genes.
+func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manifest {
+	f := src.features()
+	info := src.describe()
+	pick := func(all []string, idx []int) []string {
+		if all == nil {
+			return nil
+		}
+		out := make([]string, len(idx))
+		for i, j := range idx {
+			out[i] = all[j]
+		}
+		return out
+	}
+	return shard.Manifest{
+		Tool:         "scpipe ingest",
+		GeneIDs:      pick(f.IDs, p.genes),
+		GeneNames:    pick(f.Names, p.genes),
+		FeatureTypes: pick(f.Types, p.genes),
+		Barcodes:     pick(src.barcodes(), p.cells),
+		Source: shard.Source{
+			Path:        opt.Input,
+			Format:      rep.Format.String(),
+			Bytes:       src.bytes(),
+			SHA256:      rep.SHA256,
+			Genome:      info.genome,
+			FeatureType: opt.FeatureType,
+			Layer:       info.layer,
+		},
+		Filters: shard.Filters{
+			Threshold:            opt.Threshold,
+			MinCellFrac:          opt.MinCellFrac,
+			MinCells:             opt.MinCells,
+			MinGenes:             opt.MinGenes,
+			GenesBefore:          rep.GenesIn,
+			DroppedByFeatureType: rep.DroppedByFeatureType + rep.DroppedByGenome,
+			GenesAfter:           rep.GenesOut,
+			CellsBefore:          rep.CellsIn,
+			CellsAfter:           rep.CellsOut,
+		},
+	}
+}
+
+// committedOnes reads the number of ones from a committed shard's manifest.
+func committedOnes(dir string) (int64, error) {
+	s, err := shard.Open(dir)
+	if err != nil {
+		return 0, fmt.Errorf("ingest: reopening %s: %w", dir, err)
+	}
+	defer s.Close()
+	return s.Manifest().Ones, nil
+}
