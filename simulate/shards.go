@@ -3,7 +3,6 @@ package simulate
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"path/filepath"
 
 	"scpipe/shard"
@@ -37,12 +36,12 @@ func (t *Truth) writeShards(ctx context.Context, dst string) error {
 		return err
 	}
 	defer w.Abort()
-	genes, obs := make([]int32, 0, t.Genes), make([]uint64, t.words)
+	obs := make([]uint64, t.words)
 	err = t.rows(ctx, func(n int, row, _ []uint64) error {
-		w.SetRow(n, appendOnes(genes[:0], row))
+		w.SetRowWords(n, row)
 		if masked {
 			t.ObservedRow(n, obs)
-			w.SetObservedRow(n, appendOnes(genes[:0], obs))
+			w.SetObservedRowWords(n, obs)
 		}
 		return nil
 	})
@@ -65,15 +64,4 @@ func (t *Truth) writeShards(ctx context.Context, dst string) error {
 		m.Barcodes = append(m.Barcodes, Barcode(n))
 	}
 	return w.Commit(m)
-}
-
-// appendOnes appends the indices of the set bits of ws to dst.
-func appendOnes(dst []int32, ws []uint64) []int32 {
-	for i, w := range ws {
-		for w != 0 {
-			dst = append(dst, int32(i*64+bits.TrailingZeros64(w)))
-			w &= w - 1
-		}
-	}
-	return dst
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"scpipe/pipeline"
+	"scpipe/rundir"
+)
+
+func fitCommand() *cli.Command {
+	d := pipeline.DefaultFitConfig()
+	return &cli.Command{
+		Name:      "fit",
+		Usage:     "fit the OrMachine for several latent sizes and chains",
+		ArgsUsage: "SHARDS",
+		Description: `Runs the OrMachine's Gibbs sampler on the shards for every latent size L and
+chain, one fit after another, each on all --threads cores, and writes the run
+directory:
+
+   RUN/config.toml               resolved configuration (--config RUN/config.toml reproduces the run)
+   RUN/summary.tsv               one row per (L, chain): lambda, loglik, accuracies, held-out scores, R-hat
+   RUN/selection.svg             held-out accuracy and log predictive against L
+   RUN/L05/chain1/codes.parquet  per gene: posterior mean of each code (U)
+   RUN/L05/chain1/cells.parquet  per cell: posterior mean of each code's usage (Z)
+   RUN/L05/chain1/trace.parquet  per sweep: lambda, loglik, accuracy, flips, seconds
+   RUN/L05/chain1/state.ckpt     checkpoint
+
+Results are identical for any -j. A run stopped by SIGINT or SIGTERM (SLURM
+pre-emption) checkpoints first; --resume continues it, and gives the same
+results as an uninterrupted run.
+
+   scpipe fit shards -o run --L 2..10
+   scpipe fit shards -o run --L 2,4,8 --chains 4 --holdout 0.02
+   scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml -j 24
+   scpipe fit brain -o brain-run --resume`,
+		Flags: append(commonFlags(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "run directory"},
+			&cli.StringFlag{Name: "config", Usage: "TOML file setting any of the options below (flags override it)"},
+			&cli.StringFlag{Name: "L", Value: d.L, Usage: `latent sizes: "5", "2..10" or "2,4,8"`},
+			&cli.IntFlag{Name: "chains", Value: d.Chains, Usage: "chains per L"},
+			&cli.IntFlag{Name: "burn-in", Value: d.BurnIn, Usage: "discarded sweeps"},
+			&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
+			&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
+			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "master seed"},
+			&cli.StringFlag{Name: "prior-u", Value: d.PriorU, Usage: "prior of U: uniform, empirical or a probability"},
+			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ, Usage: "prior of Z: uniform, empirical or a probability"},
+			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
+			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
+			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
+			&cli.IntFlag{Name: "checkpoint-every", Value: d.CheckpointEvery, Usage: "sweeps between checkpoints"},
+			&cli.Float64Flag{Name: "checkpoint-minutes", Value: d.CheckpointMinutes, Usage: "minutes between checkpoints at most"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run (finished fits are skipped)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
+		),
+		Action: func(c *cli.Context) error {
+			shards, err := oneArg(c, "shard folder")
+			if err != nil {
+				return err
+			}
+			env, err := newEnv(c)
+			if err != nil {
+				return err
+			}
+			cfg, err := fitConfig(c, shards)
+			if err != nil {
+				return err
+			}
+			rep, err := pipeline.Fit(c.Context, cfg, pipeline.FitOptions{
+				Resume: c.Bool("resume"), Force: c.Bool("force"),
+				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
+			})
+			if err != nil {
+				return err
+			}
+			env.log.Info("fit complete", "run", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
+				"summary", filepath.Join(rep.Run, rundir.SummaryFile))
+			return nil
+		},
+	}
+}
+
+// fitConfig resolves the configuration: defaults, or the stored
+// configuration of the run being resumed, then --config, then the flags
+// given explicitly.
+func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
+	cfg := pipeline.DefaultFitConfig()
+	var err error
+	if c.Bool("resume") {
+		stored := filepath.Join(c.String("output"), rundir.ConfigFile)
+		if cfg, err = pipeline.LoadFitConfig(stored, pipeline.FitConfig{}); err != nil {
+			return cfg, fmt.Errorf("--resume: %w", err)
+		}
+	}
+	if p := c.String("config"); p != "" {
+		if cfg, err = pipeline.LoadFitConfig(p, cfg); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.Shards, cfg.Output = shards, c.String("output")
+	set := func(name string, apply func()) {
+		if c.IsSet(name) {
+			apply()
+		}
+	}
+	set("L", func() { cfg.L = c.String("L") })
+	set("chains", func() { cfg.Chains = c.Int("chains") })
+	set("burn-in", func() { cfg.BurnIn = c.Int("burn-in") })
+	set("samples", func() { cfg.Samples = c.Int("samples") })
+	set("thin", func() { cfg.Thin = c.Int("thin") })
+	set("seed", func() { cfg.Seed = c.Uint64("seed") })
+	set("prior-u", func() { cfg.PriorU = c.String("prior-u") })
+	set("prior-z", func() { cfg.PriorZ = c.String("prior-z") })
+	set("holdout", func() { cfg.Holdout = c.Float64("holdout") })
+	set("starts", func() { cfg.Starts = c.Int("starts") })
+	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
+	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })
+	set("checkpoint-minutes", func() { cfg.CheckpointMinutes = c.Float64("checkpoint-minutes") })
+	cfg.Threads = c.Int("threads")
+	return cfg, nil
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"scpipe/pipeline"
+)
+
+func infoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "info",
+		Usage:     "summarise a shard folder",
+		ArgsUsage: "SHARDS",
+		Description: `Prints what a shard folder holds: cells, genes, nnz (ones), density, the
+gene filter's before/after counts, the source and the size on disk.
+
+   scpipe info shards
+   scpipe info --verify shards          # recompute every file's CRC-32C
+   scpipe info --json shards | jq .density`,
+		Flags: append(commonFlags(),
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.BoolFlag{Name: "verify", Usage: "check every file's checksum"},
+		),
+		Action: func(c *cli.Context) error {
+			dir, err := oneArg(c, "shard folder")
+			if err != nil {
+				return err
+			}
+			if _, err := newEnv(c); err != nil {
+				return err
+			}
+			return pipeline.Info(c.Context, os.Stdout, dir, pipeline.InfoOptions{JSON: c.Bool("json"), Verify: c.Bool("verify")})
+		},
+	}
+}

@@ -1,0 +1,97 @@
+// Command scpipe finds gene programs in single-cell data by Bayesian Boolean
+// matrix factorisation (the OrMachine). This package only parses flags: each
+// command fills an options struct whose defaults come from the library and
+// calls one function.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"scpipe/progress"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app := newApp()
+	err := app.RunContext(ctx, flagsFirst(app, os.Args))
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scpipe: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:  "scpipe",
+		Usage: "interpretable gene programs in huge single-cell data by Bayesian Boolean matrix factorisation",
+		Description: `scpipe turns single-cell count matrices into binary, bit-packed shards and
+factorises them with the OrMachine (Rukat et al., ICML 2017).
+
+   scpipe simulate -o sim                 # planted data as a 10x MTX folder
+   scpipe ingest sim -o shards            # 10x HDF5 / MTX / h5ad -> shards
+   scpipe info shards                     # what the shards hold`,
+		Commands: []*cli.Command{
+			ingestCommand(),
+			infoCommand(),
+			simulateCommand(),
+			fitCommand(),
+			demoCommand(),
+		},
+		HideHelpCommand: true,
+	}
+}
+
+// commonFlags are accepted by every command.
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "threads", Aliases: []string{"j"}, Value: runtime.NumCPU(), EnvVars: []string{"SCPIPE_THREADS"}, Usage: "number of cores to use"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and only warnings on stderr"},
+	}
+}
+
+// runEnv is what every command gets from the common flags.
+type runEnv struct {
+	log      *slog.Logger
+	threads  int
+	progress progress.Mode
+}
+
+func newEnv(c *cli.Context) (runEnv, error) {
+	threads := c.Int("threads")
+	if threads < 1 {
+		return runEnv{}, fmt.Errorf("--threads must be at least 1 (got %d)", threads)
+	}
+	runtime.GOMAXPROCS(threads)
+	level, mode := slog.LevelInfo, progress.Auto
+	if c.Bool("quiet") {
+		level, mode = slog.LevelWarn, progress.Quiet
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return runEnv{log: log, threads: threads, progress: mode}, nil
+}
+
+// oneArg returns the single positional argument of a command, naming what it
+// should be when it is missing.
+func oneArg(c *cli.Context, what string) (string, error) {
+	switch c.NArg() {
+	case 1:
+		return c.Args().First(), nil
+	case 0:
+		return "", fmt.Errorf("%s: missing %s (see scpipe %s --help)", c.Command.Name, what, c.Command.Name)
+	default:
+		return "", fmt.Errorf("%s: expected one %s, got %d arguments (flags go before the argument or use -o=…)", c.Command.Name, what, c.NArg())
+	}
+}

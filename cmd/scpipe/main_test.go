@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scpipe/codematch"
+	"scpipe/rundir"
+	"scpipe/simulate"
+)
+
+// run runs scpipe with args (without the program name) in-process.
+func run(t *testing.T, args ...string) error {
+	t.Helper()
+	app := newApp()
+	app.Writer, app.ErrWriter = &bytes.Buffer{}, &bytes.Buffer{}
+	return app.RunContext(context.Background(), flagsFirst(app, append([]string{"scpipe"}, args...)))
+}
+
+// captureStdout runs fn with os.Stdout redirected and returns what it wrote.
+func captureStdout(t *testing.T, fn func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() {
+		var b bytes.Buffer
+		b.ReadFrom(r)
+		done <- b.Bytes()
+	}()
+	ferr := fn()
+	w.Close()
+	os.Stdout = old
+	return string(<-done), ferr
+}
+
+func TestPlantedRecoveryThroughCLI(t *testing.T) {
+	dir := t.TempDir()
+	sim, shards, runDir := filepath.Join(dir, "sim"), filepath.Join(dir, "shards"), filepath.Join(dir, "run")
+	steps := [][]string{
+		{"simulate", "-o", sim, "--cells", "800", "--genes", "300", "--L", "3", "--code-density", "0.1", "--usage-density", "0.3", "--flip-on", "0.01", "--flip-off", "0.05", "--seed", "7", "--quiet"},
+		{"ingest", sim, "-o", shards, "--quiet"},
+		{"fit", shards, "-o", runDir, "--L", "2..4", "--burn-in", "30", "--samples", "20", "--quiet", "-j", "2"},
+	}
+	for _, args := range steps {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	out, err := captureStdout(t, func() error { return run(t, "info", shards, "--json") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct{ Cells, Genes int }
+	if err := json.Unmarshal([]byte(out), &info); err != nil || info.Cells != 800 {
+		t.Fatalf("info --json: %v\n%s", err, out)
+	}
+	codes, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(runDir, 3, 1), rundir.CodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := map[string]int{}
+	for g, id := range codes.GeneIDs {
+		index[id] = g
+	}
+	found := codematch.MAPSets(codes.Mean, 3)
+	truth := readTruth(t, filepath.Join(sim, simulate.TruthDir, simulate.ProgramsFile), 3)
+	for l, ids := range truth {
+		planted := codematch.NewSet(len(codes.GeneIDs))
+		for _, id := range ids {
+			if g, ok := index[id]; ok {
+				planted.Add(g)
+			}
+		}
+		best := 0.0
+		for _, s := range found {
+			best = max(best, codematch.Jaccard(planted, s))
+		}
+		if best < 0.9 {
+			t.Errorf("planted program %d: best code overlaps with Jaccard %.3f", l+1, best)
+		}
+	}
+}
+
+// readTruth reads the planted programs' gene ids from programs.tsv.
+func readTruth(t *testing.T, path string, L int) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]string, L)
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Split(line, "\t")
+		if i == 0 || len(f) != 2+L {
+			continue
+		}
+		for l := range L {
+			if f[2+l] == "1" {
+				out[l] = append(out[l], f[0])
+			}
+		}
+	}
+	return out
+}
+
+// sharedData returns ../shared/data, skipping when it is absent.
+func sharedData(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "shared", "data")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared test data not found at %s: %v", dir, err)
+	}
+	return dir
+}
+
+func TestBrainSubsetEndToEnd(t *testing.T) {
+	data := sharedData(t)
+	dir := t.TempDir()
+	shards, runDir := filepath.Join(dir, "shards"), filepath.Join(dir, "run")
+	input := filepath.Join(data, "brain1m-10k-subset", "derived_v2_filtered_gene_bc_matrices_h5.h5")
+	if err := run(t, "ingest", input, "-o", shards, "--genome", "mm10", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t, "fit", shards, "-o", runDir, "--L", "2..4", "--burn-in", "4", "--samples", "4", "--starts", "1", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rundir.ReadSummary(filepath.Join(runDir, rundir.SummaryFile))
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("summary: %d rows, %v", len(rows), err)
+	}
+	for L := 2; L <= 4; L++ {
+		fd := rundir.FitDir(runDir, L, 1)
+		codes, err := rundir.ReadCodes(filepath.Join(fd, rundir.CodesFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells, err := rundir.ReadCells(filepath.Join(fd, rundir.CellsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace, err := rundir.ReadTrace(filepath.Join(fd, rundir.TraceFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The 1% filter keeps a subset of the 1000 genes; all 10000 cells stay.
+		if codes.L != L || len(codes.GeneIDs) == 0 || len(codes.GeneIDs) > 1000 || !strings.HasPrefix(codes.GeneIDs[0], "ENSMUSG") {
+			t.Errorf("L=%d codes: L=%d, %d genes, first %q", L, codes.L, len(codes.GeneIDs), codes.GeneIDs[0])
+		}
+		if len(cells.Barcodes) != 10000 || cells.Barcodes[0] != "AAACCTGAGATAGGAG-1" {
+			t.Errorf("L=%d cells: %d barcodes, first %q", L, len(cells.Barcodes), cells.Barcodes[0])
+		}
+		if len(trace) != 8 {
+			t.Errorf("L=%d: %d trace rows, want 8", L, len(trace))
+		}
+	}
+}
+
+func TestCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bad.toml")
+	os.WriteFile(cfg, []byte("L = \"2\"\nburnin = 5\n"), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ingest", "-o", filepath.Join(dir, "x")}, "missing input"},
+		{[]string{"fit", dir, "-o", filepath.Join(dir, "r"), "--L", "5..2"}, "5..2"},
+		{[]string{"fit", dir, "-o", filepath.Join(dir, "r"), "--L", "0"}, `"0"`},
+		{[]string{"fit", dir, "-o", filepath.Join(dir, "r"), "--config", cfg}, "unknown key burnin"},
+		{[]string{"info", filepath.Join(dir, "nope")}, "nope"},
+		{[]string{"simulate", "-o", filepath.Join(dir, "s"), "--L", "0"}, "L must be"},
+		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "-j", "0"}, "--threads"},
+	}
+	for _, tt := range tests {
+		err := run(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("scpipe %s: error %v, want one containing %q", strings.Join(tt.args, " "), err, tt.want)
+		}
+	}
+}

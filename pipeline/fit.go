@@ -1,0 +1,361 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"scpipe/codematch"
+	"scpipe/gibbs"
+	"scpipe/progress"
+	"scpipe/rundir"
+	"scpipe/shard"
+)
+
+// FitMaskDir is the shard folder inside a run directory that holds the
+// observed-entry mask of the fits when entries are held out.
+const FitMaskDir = "fitmask"
+
+// FitOptions are the operational settings of Fit that do not change its
+// results.
+type FitOptions struct {
+	Resume   bool          // continue unfinished fits of an existing run; skip finished ones
+	Force    bool          // replace an existing run directory
+	Log      *slog.Logger  // nil: discard
+	Progress progress.Mode // per-fit progress meters on ProgressTo
+	// ProgressTo receives the progress meters (os.Stderr in the CLI).
+	ProgressTo io.Writer
+}
+
+// FitReport is what Fit did.
+type FitReport struct {
+	Run     string
+	Summary []rundir.SummaryRow
+	Fitted  int // fits run (fully or from a checkpoint) in this call
+	Skipped int // fits already complete (with Resume)
+	HeldOut int64
+}
+
+// ErrInterrupted is wrapped by the error Fit returns when its context is
+// cancelled (SIGINT, SIGTERM): the running fit was checkpointed first.
+var ErrInterrupted = errors.New("fit interrupted")
+
+// Fit runs every (L, chain) fit of cfg over the shards cfg.Shards and writes
+// the run directory cfg.Output (see rundir/README.md). Fits run one after
+// another, each on cfg.Threads cores. Results are bit-identical for any
+// thread count and across interruption and resumption; only the seconds
+// columns differ.
+func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	Ls, err := cfg.Validate()
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareRunDir(cfg, o); err != nil {
+		return nil, err
+	}
+	src, err := shard.Open(cfg.Shards)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	if err := src.Verify(ctx); err != nil {
+		return nil, err
+	}
+	if err := writeConfig(cfg); err != nil {
+		return nil, err
+	}
+	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	defer closeMask()
+	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
+	for _, L := range Ls {
+		for chain := 1; chain <= cfg.Chains; chain++ {
+			done, err := fitOne(ctx, src, data, cfg, o, L, chain)
+			if err != nil {
+				return rep, err
+			}
+			if done {
+				rep.Skipped++
+			} else {
+				rep.Fitted++
+			}
+		}
+	}
+	rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout})
+	return rep, err
+}
+
+// prepareRunDir creates the run directory, refusing to touch an existing
+// one unless resuming (then its configuration must match) or forced.
+func prepareRunDir(cfg FitConfig, o FitOptions) error {
+	_, err := os.Stat(cfg.Output)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if o.Resume {
+			return fmt.Errorf("fit: --resume: run directory %s does not exist", cfg.Output)
+		}
+	case err != nil:
+		return fmt.Errorf("fit: %w", err)
+	case o.Resume:
+		stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
+		if err != nil {
+			return fmt.Errorf("fit: --resume: %w", err)
+		}
+		if stored.hash() != cfg.hash() {
+			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (see its %s; only --threads may change)", cfg.Output, rundir.ConfigFile)
+		}
+		return nil
+	case o.Force:
+		if err := os.RemoveAll(cfg.Output); err != nil {
+			return fmt.Errorf("fit: --force: %w", err)
+		}
+	default:
+		return fmt.Errorf("fit: run directory %s already exists (use --resume to continue it or --force to replace it)", cfg.Output)
+	}
+	return os.MkdirAll(cfg.Output, 0o755)
+}
+
+// hash identifies the settings that determine a run's results: everything
+// but the paths, the thread count and the checkpoint cadence.
+func (c FitConfig) hash() string {
+	c.Shards, c.Output, c.Threads = "", "", 0
+	c.CheckpointEvery, c.CheckpointMinutes = 0, 0
+	b, _ := c.EncodeTOML()
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func writeConfig(cfg FitConfig) error {
+	b, err := cfg.EncodeTOML()
+	if err != nil {
+		return err
+	}
+	return rundir.WriteFileAtomic(filepath.Join(cfg.Output, rundir.ConfigFile), func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// fitData returns the sampler's view of the shards: with entries held out,
+// the observed-entry mask comes from a shard folder in the run directory,
+// made once and reused on resume.
+func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions) (gibbs.Data, func(), int64, error) {
+	data := gibbs.Data{X: src.X(), XT: src.XT()}
+	if m := src.Mask(); m != nil {
+		data.Mask, data.MaskT = m, src.MaskT()
+	}
+	if cfg.Holdout == 0 {
+		return data, func() {}, 0, nil
+	}
+	dir := filepath.Join(cfg.Output, FitMaskDir)
+	h := holdout{Seed: cfg.Seed, Frac: cfg.Holdout}
+	var held int64
+	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); err != nil {
+		o.Log.Info("holding out entries", "fraction", cfg.Holdout)
+		if held, err = writeFitMask(ctx, src, dir, h); err != nil {
+			return data, nil, 0, err
+		}
+	}
+	fm, err := shard.Open(dir)
+	if err != nil {
+		return data, nil, 0, err
+	}
+	if held == 0 {
+		held = src.Manifest().Observed
+		if src.Mask() == nil {
+			held = int64(src.Manifest().Cells) * int64(src.Manifest().Genes)
+		}
+		held -= fm.Manifest().Ones
+	}
+	data.Mask, data.MaskT = fm.X(), fm.XT()
+	return data, func() { fm.Close() }, held, nil
+}
+
+// samplerConfig maps the fit configuration onto the sampler's for one
+// (L, chain).
+func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
+	c := gibbs.DefaultConfig()
+	c.L, c.BurnIn, c.Samples, c.Thin = L, cfg.BurnIn, cfg.Samples, cfg.Thin
+	c.Seed = chainSeed(cfg.Seed, L, chain)
+	c.Workers = cfg.Threads
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
+	c.PriorU, c.PriorZ = prior(cfg.PriorU), prior(cfg.PriorZ)
+	return c
+}
+
+// chainSeed derives the seed of one (L, chain) from the master seed with
+// the SplitMix64 finaliser, so that fits are independent streams.
+func chainSeed(seed uint64, L, chain int) uint64 {
+	z := seed ^ uint64(L)<<32 ^ uint64(chain)
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+func prior(s string) gibbs.Prior {
+	kind, p, _ := ParsePrior(s) // validated by FitConfig.Validate
+	switch kind {
+	case "empirical":
+		return gibbs.EmpiricalPrior()
+	case "fixed":
+		return gibbs.FixedPrior(p)
+	}
+	return gibbs.Prior{}
+}
+
+// fitOne runs (or resumes, or skips when complete) the fit of one
+// (L, chain). It reports whether the fit was already complete.
+func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, L, chain int) (bool, error) {
+	dir := rundir.FitDir(cfg.Output, L, chain)
+	if complete(dir) {
+		o.Log.Info("fit already complete", "L", L, "chain", chain)
+		return true, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("fit: %w", err)
+	}
+	s, err := gibbs.NewSampler(data, samplerConfig(cfg, L, chain))
+	if err != nil {
+		return false, err
+	}
+	ckpt := filepath.Join(dir, rundir.CheckpointFile)
+	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash()}
+	if err := restore(s, ckpt, meta); err != nil {
+		return false, err
+	}
+	label := fmt.Sprintf("L=%d chain %d", L, chain)
+	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps())
+	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
+	save := func() error {
+		payload, err := s.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		meta.Sweep, meta.Created = int64(s.Sweep()), time.Now().UTC()
+		return rundir.WriteCheckpoint(ckpt, meta, payload)
+	}
+	lastSave := time.Now()
+	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
+		meter.Set(int64(st.Sweep+1), fmt.Sprintf("λ=%.3f loglik=%.4g acc=%.4f", st.Lambda, st.LogLik, st.Accuracy))
+		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
+			lastSave = time.Now()
+			return save()
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			return false, err
+		}
+		if serr := save(); serr != nil {
+			return false, errors.Join(err, serr)
+		}
+		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: scpipe fit %s -o %s --resume",
+			ErrInterrupted, L, chain, s.Sweep(), ctx.Err(), cfg.Shards, cfg.Output)
+	}
+	if err := save(); err != nil {
+		return false, err
+	}
+	meter.Done(fmt.Sprintf("λ=%.3f", res.Lambda))
+	return false, writeFit(dir, src.Manifest(), res)
+}
+
+// complete reports whether a fit's result tables are all written; the trace
+// is written last, so its presence means the fit finished.
+func complete(dir string) bool {
+	for _, f := range []string{rundir.CodesFile, rundir.CellsFile, rundir.TraceFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// restore loads a checkpoint into s when one exists, after checking that it
+// belongs to this fit and configuration.
+func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta) error {
+	meta, payload, err := rundir.ReadCheckpoint(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fit: %w (delete it to restart this fit from scratch)", err)
+	}
+	if meta.L != want.L || meta.Chain != want.Chain || meta.ConfigHash != want.ConfigHash {
+		return fmt.Errorf("fit: checkpoint %s is for L=%d chain %d config %s, not L=%d chain %d config %s",
+			path, meta.L, meta.Chain, meta.ConfigHash, want.L, want.Chain, want.ConfigHash)
+	}
+	if err := s.UnmarshalBinary(payload); err != nil {
+		return fmt.Errorf("fit: checkpoint %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeFit writes a finished fit's tables, codes ordered by decreasing
+// number of genes (MAP) so that code_1 is the broadest program in every run.
+func writeFit(dir string, m *shard.Manifest, res *gibbs.Result) error {
+	order := codematch.SizeOrder(codematch.MAPSets(res.UMean, res.L))
+	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: res.L, Mean: permuteCols(res.UMean, res.L, order)}
+	if len(codes.GeneIDs) == 0 {
+		codes.GeneIDs = numbered("gene", res.D)
+	}
+	if len(codes.GeneNames) == 0 {
+		codes.GeneNames = codes.GeneIDs
+	}
+	cells := rundir.Cells{Barcodes: m.Barcodes, L: res.L, Mean: permuteCols(res.ZMean, res.L, order)}
+	if len(cells.Barcodes) == 0 {
+		cells.Barcodes = numbered("cell", res.N)
+	}
+	if err := rundir.WriteCodes(filepath.Join(dir, rundir.CodesFile), codes); err != nil {
+		return err
+	}
+	if err := rundir.WriteCells(filepath.Join(dir, rundir.CellsFile), cells); err != nil {
+		return err
+	}
+	trace := make([]rundir.TraceRow, len(res.Trace))
+	for i, st := range res.Trace {
+		phase := rundir.PhaseBurnIn
+		if st.Phase == gibbs.Sample {
+			phase = rundir.PhaseSample
+		}
+		trace[i] = rundir.TraceRow{Sweep: int64(st.Sweep + 1), Phase: phase, Lambda: st.Lambda, LogLik: st.LogLik,
+			TrainAccuracy: st.Accuracy, Flips: st.Flips, Seconds: st.Seconds}
+	}
+	return rundir.WriteTrace(filepath.Join(dir, rundir.TraceFile), trace)
+}
+
+// permuteCols returns the rows × L matrix m with column k taken from
+// column order[k].
+func permuteCols(m []float64, L int, order []int) []float64 {
+	out := make([]float64, len(m))
+	for i := 0; i < len(m); i += L {
+		for k, from := range order {
+			out[i+k] = m[i+from]
+		}
+	}
+	return out
+}
+
+func numbered(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i+1)
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+
+	"scpipe/shard"
+)
+
+// holdout decides which observed entries are hidden from every fit. Entry
+// (n, d) is held out with probability Frac, independently, from a random
+// stream keyed by (Seed, n): the same entries for every L, chain, worker
+// count and machine, and regenerated rather than stored.
+type holdout struct {
+	Seed uint64
+	Frac float64
+}
+
+// row writes the held-out entries of cell n (a subset of observed, which
+// has D bits) into dst.
+func (h holdout) row(n, D int, observed, dst []uint64) {
+	clear(dst)
+	if h.Frac <= 0 {
+		return
+	}
+	r := rand.New(rand.NewPCG(h.Seed^0x686f6c646f7574, uint64(n)+1))
+	logq := math.Log1p(-h.Frac)
+	for d := -1; ; {
+		gap := math.Floor(math.Log(1-r.Float64()) / logq)
+		if gap >= float64(D-d-1) {
+			break
+		}
+		d += int(gap) + 1
+		dst[d/64] |= 1 << (d % 64)
+	}
+	for i := range dst {
+		dst[i] &= observed[i]
+	}
+}
+
+// observedRow writes the observed entries of cell n of s into dst: the
+// shards' mask, or every entry when the shards have none.
+func observedRow(s *shard.Shard, n int, dst []uint64) {
+	if m := s.Mask(); m != nil {
+		copy(dst, m.Segment(n, 0))
+		return
+	}
+	for i := range dst {
+		dst[i] = ^uint64(0)
+	}
+	if g := s.Manifest().Genes % 64; g != 0 {
+		dst[len(dst)-1] = 1<<g - 1
+	}
+}
+
+// writeFitMask writes, as the X plane of a shard folder at dst laid out like
+// src, the entries the fits may see: observed and not held out. The sampler
+// reads it as its observed mask, so held-out entries contribute nothing to
+// the conditionals or to λ.
+func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout) (heldOut int64, err error) {
+	m := src.Manifest()
+	layout := shard.Layout{Cells: m.Cells, Genes: m.Genes, RowsPerBlock: m.Layout.RowsPerBlock, GenesPerTile: m.Layout.GenesPerTile}
+	w, err := shard.Create(dst, layout, shard.CreateOptions{Force: true})
+	if err != nil {
+		return 0, err
+	}
+	defer w.Abort()
+	words := (m.Genes + 63) / 64
+	obs, held := make([]uint64, words), make([]uint64, words)
+	for n := range m.Cells {
+		if n%8192 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		observedRow(src, n, obs)
+		h.row(n, m.Genes, obs, held)
+		for i := range obs {
+			heldOut += int64(bits.OnesCount64(held[i]))
+			obs[i] &^= held[i]
+		}
+		w.SetRowWords(n, obs)
+	}
+	fm := shard.Manifest{
+		Tool:   "scpipe fit (observed-entry mask for the fits: observed and not held out)",
+		Source: shard.Source{Path: src.Dir(), Format: "scpipe-fit-mask", Seed: h.Seed},
+	}
+	if err := w.Commit(fm); err != nil {
+		return 0, fmt.Errorf("fit: writing the held-out mask: %w", err)
+	}
+	return heldOut, nil
+}

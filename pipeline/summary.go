@@ -1,0 +1,142 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"path/filepath"
+
+	"scpipe/codematch"
+	"scpipe/rundir"
+	"scpipe/shard"
+)
+
+// Summarise reads every complete fit of a run directory and writes
+// summary.tsv and selection.svg. Everything it reports is computed from the
+// fits' tables and the shards, so a resumed run summarises exactly as an
+// uninterrupted one.
+func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout) ([]rundir.SummaryRow, error) {
+	fits, err := rundir.Fits(run)
+	if err != nil {
+		return nil, err
+	}
+	var rows []rundir.SummaryRow
+	byL := map[int][]int{} // L → indices into rows
+	sets := map[int][][]codematch.Set{}
+	traces := map[int][][]float64{}
+	for _, f := range fits {
+		if !f.Complete() {
+			continue
+		}
+		row, codeSets, sampleLL, err := summariseFit(ctx, f, src, h)
+		if err != nil {
+			return nil, err
+		}
+		byL[f.L] = append(byL[f.L], len(rows))
+		sets[f.L] = append(sets[f.L], codeSets)
+		traces[f.L] = append(traces[f.L], sampleLL)
+		rows = append(rows, row)
+	}
+	var points []rundir.SelectionPoint
+	for L, idx := range byL {
+		agree := codematch.ChainAgreement(sets[L])
+		rhat := math.NaN()
+		if len(idx) > 1 {
+			rhat = codematch.GelmanRubin(traces[L])
+		}
+		for k, i := range idx {
+			rows[i].Agreement, rows[i].RHatLogLik = agree[k], rhat
+		}
+	}
+	for _, r := range rows {
+		points = append(points, rundir.SelectionPoint{L: r.L, Chain: r.Chain, HeldoutAccuracy: r.HeldoutAccuracy, HeldoutLogPred: r.HeldoutLogPred})
+	}
+	if err := rundir.WriteSummary(filepath.Join(run, rundir.SummaryFile), rows); err != nil {
+		return nil, err
+	}
+	return rows, rundir.WriteSelectionSVG(filepath.Join(run, rundir.SelectionFile), points)
+}
+
+// summariseFit reads one fit's tables and scores its held-out entries.
+func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout) (rundir.SummaryRow, []codematch.Set, []float64, error) {
+	row := rundir.SummaryRow{L: f.L, Chain: f.Chain}
+	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
+	if err != nil {
+		return row, nil, nil, err
+	}
+	if len(trace) == 0 {
+		return row, nil, nil, fmt.Errorf("fit: %s has an empty trace", f.Dir)
+	}
+	last := trace[len(trace)-1]
+	row.Sweeps, row.Lambda, row.LogLik, row.TrainAccuracy = len(trace), last.Lambda, last.LogLik, last.TrainAccuracy
+	var sampleLL []float64
+	for _, t := range trace {
+		row.Seconds += t.Seconds
+		if t.Phase == rundir.PhaseSample {
+			sampleLL = append(sampleLL, t.LogLik)
+		}
+	}
+	codes, err := rundir.ReadCodes(filepath.Join(f.Dir, rundir.CodesFile))
+	if err != nil {
+		return row, nil, nil, err
+	}
+	cells, err := rundir.ReadCells(filepath.Join(f.Dir, rundir.CellsFile))
+	if err != nil {
+		return row, nil, nil, err
+	}
+	m := src.Manifest()
+	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
+		return row, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
+	}
+	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, f.L, last.Lambda)
+	return row, codematch.MAPSets(codes.Mean, f.L), sampleLL, err
+}
+
+// scoreHeldOut returns the accuracy and mean log predictive probability of
+// the held-out entries under the plug-in predictive
+// P(x = 1) = σ(λ(1 − 2∏_l(1 − ẑ_nl û_ld))); NaN when nothing is held out.
+func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean []float64, L int, lambda float64) (acc, logpred float64, err error) {
+	if h.Frac == 0 {
+		return math.NaN(), math.NaN(), nil
+	}
+	m := src.Manifest()
+	words := (m.Genes + 63) / 64
+	obs, held := make([]uint64, words), make([]uint64, words)
+	var n, correct int64
+	var sumLog float64
+	for c := range m.Cells {
+		if c%8192 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+		}
+		observedRow(src, c, obs)
+		h.row(c, m.Genes, obs, held)
+		x := src.X().Segment(c, 0)
+		z := zMean[c*L : (c+1)*L]
+		for i, w := range held {
+			for ; w != 0; w &= w - 1 {
+				d := i*64 + bits.TrailingZeros64(w)
+				prod := 1.0
+				for l, zl := range z {
+					prod *= 1 - zl*uMean[d*L+l]
+				}
+				p := 1 / (1 + math.Exp(-lambda*(1-2*prod)))
+				one := x[i]>>(d%64)&1 == 1
+				if (p >= 0.5) == one {
+					correct++
+				}
+				if !one {
+					p = 1 - p
+				}
+				sumLog += math.Log(max(p, 1e-300))
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN(), nil
+	}
+	return float64(correct) / float64(n), sumLog / float64(n), nil
+}
