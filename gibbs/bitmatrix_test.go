@@ -1,0 +1,141 @@
+package gibbs
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestMatrixSegmentsAndTranspose(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ rows, cols, seg int }{
+		{1, 1, 0}, {3, 64, 64}, {5, 65, 64}, {7, 200, 128}, {2, 129, 0}, {130, 3, 0},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%dx%d/seg%d", tc.rows, tc.cols, tc.seg), func(t *testing.T) {
+			m := randomMatrix(&testRNG{s: uint64(tc.rows*tc.cols + tc.seg)}, tc.rows, tc.cols, 0.4, tc.seg)
+			b := m.Segments()
+			if b[0] != 0 || b[len(b)-1] != tc.cols {
+				t.Fatalf("segments %v do not span 0..%d", b, tc.cols)
+			}
+			for s := 1; s+1 < len(b); s++ {
+				if b[s]%64 != 0 || (tc.seg != 0 && b[s]-b[s-1] != tc.seg) {
+					t.Fatalf("segments %v not split every %d columns", b, tc.seg)
+				}
+			}
+			for i := range tc.rows {
+				for s := 0; s+1 < len(b); s++ {
+					w := m.Segment(i, s)
+					if len(w) != (b[s+1]-b[s]+63)/64 {
+						t.Fatalf("segment %d has %d words", s, len(w))
+					}
+					if r := (b[s+1] - b[s]) % 64; r != 0 && w[len(w)-1]>>uint(r) != 0 {
+						t.Fatalf("row %d segment %d has bits past its end", i, s)
+					}
+				}
+				for j := range tc.cols {
+					if bitAt(m, i, j) != m.Get(i, j) {
+						t.Fatalf("bitAt(%d, %d) disagrees with Get", i, j)
+					}
+				}
+			}
+			for _, tseg := range []int{0, 64} {
+				mt, err := Transpose(m, tseg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if mt.Rows() != tc.cols || mt.Cols() != tc.rows || mt.Count() != m.Count() {
+					t.Fatalf("transpose is %d × %d with %d ones", mt.Rows(), mt.Cols(), mt.Count())
+				}
+				for i := range tc.rows {
+					for j := range tc.cols {
+						if mt.Get(j, i) != m.Get(i, j) {
+							t.Fatalf("transpose differs at (%d, %d)", i, j)
+						}
+					}
+				}
+			}
+		})
+	}
+	if _, err := NewSegmentedMatrix(3, 100, 50); !errors.Is(err, ErrShape) {
+		t.Errorf("segment width 50: %v, want ErrShape", err)
+	}
+}
+
+func TestNewSamplerRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	x := randomMatrix(&testRNG{s: 1}, 10, 70, 0.5, 0)
+	good, err := NewData(x, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := randomMatrix(&testRNG{s: 2}, 10, 70, 0.5, 0)
+	otherT, err := Transpose(other, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := randomMatrix(&testRNG{s: 3}, 10, 70, 0.5, 0)
+	segMask := randomMatrix(&testRNG{s: 3}, 10, 70, 0.5, 64)
+	maskT, err := Transpose(mask, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := func(f func(*Config)) Config {
+		c := DefaultConfig()
+		f(&c)
+		return c
+	}
+	cases := []struct {
+		name string
+		data Data
+		cfg  Config
+		want error
+	}{
+		{"L 0", good, mod(func(c *Config) { c.L = 0 }), ErrConfig},
+		{"L 65", good, mod(func(c *Config) { c.L = 65 }), ErrConfig},
+		{"no samples", good, mod(func(c *Config) { c.Samples = 0 }), ErrConfig},
+		{"thin past samples", good, mod(func(c *Config) { c.Thin = 200 }), ErrConfig},
+		{"lambda 0", good, mod(func(c *Config) { c.Lambda = 0 }), ErrConfig},
+		{"start sweeps past burn-in", good, mod(func(c *Config) { c.StartSweeps = 500 }), ErrConfig},
+		{"prior length", good, mod(func(c *Config) { c.PriorZ = FixedPrior(0.1, 0.2, 0.3) }), ErrConfig},
+		{"prior 1", good, mod(func(c *Config) { c.PriorU = FixedPrior(1) }), ErrConfig},
+		{"XT not the transpose", Data{X: x, XT: otherT}, DefaultConfig(), ErrShape},
+		{"XT wrong shape", Data{X: x, XT: x}, DefaultConfig(), ErrShape},
+		{"mask without MaskT", Data{X: x, XT: good.XT, Mask: mask}, DefaultConfig(), ErrShape},
+		{"mask segments", Data{X: x, XT: good.XT, Mask: segMask, MaskT: maskT}, DefaultConfig(), ErrShape},
+		{"missing X", Data{XT: good.XT}, DefaultConfig(), ErrShape},
+	}
+	for _, tc := range cases {
+		if _, err := NewSampler(tc.data, tc.cfg); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := NewSampler(good, DefaultConfig()); err != nil {
+		t.Errorf("valid input: %v", err)
+	}
+}
+
+// TestEmpiricalPrior checks that q solves 1 − (1 − q²)^L = density.
+func TestEmpiricalPrior(t *testing.T) {
+	t.Parallel()
+	for _, L := range []int{1, 2, 5, 10} {
+		for _, density := range []float64{0.01, 0.07, 0.5, 0.9} {
+			q := empiricalQ(density, L)
+			got := 1 - pow(1-q*q, L)
+			if diff := got - density; diff > 1e-12 || diff < -1e-12 {
+				t.Errorf("L %d density %v: q = %v gives density %v", L, density, q, got)
+			}
+		}
+	}
+	if q := empiricalQ(0, 3); !(q > 0) {
+		t.Errorf("density 0: q = %v, want a positive clamp", q)
+	}
+}
+
+func pow(x float64, n int) float64 {
+	r := 1.0
+	for range n {
+		r *= x
+	}
+	return r
+}

@@ -1,0 +1,170 @@
+package gibbs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// MaxL is the largest number of latent codes a Sampler supports: a row's codes
+// are held in one uint64.
+const MaxL = 64
+
+// ErrConfig is wrapped by the errors that report an invalid Config.
+var ErrConfig = errors.New("gibbs: invalid config")
+
+// PriorKind selects how a Prior sets the Bernoulli probabilities of a factor.
+type PriorKind uint8
+
+const (
+	// Uniform is p = 1/2 for every variable: the prior drops out of the
+	// conditionals.
+	Uniform PriorKind = iota
+	// Fixed uses the probabilities in Prior.P: one value for every code, or
+	// one per code.
+	Fixed
+	// Empirical sets p = q for every code, where q solves
+	// 1 − (1 − q²)^L = density and density is the fraction of ones among the
+	// observed entries (the paper's empirical Bayes choice).
+	Empirical
+)
+
+// Prior is the independent Bernoulli prior of one factor matrix (Z or U).
+// The zero value is Uniform.
+type Prior struct {
+	Kind PriorKind
+	P    []float64 // Fixed only: len 1 (all codes) or L (per code), each in (0, 1)
+}
+
+// FixedPrior returns a Fixed prior: one probability for all codes, or one per code.
+func FixedPrior(p ...float64) Prior { return Prior{Kind: Fixed, P: p} }
+
+// EmpiricalPrior returns the empirical Bayes prior.
+func EmpiricalPrior() Prior { return Prior{Kind: Empirical} }
+
+// Init selects how a chain's Z and U are initialised.
+type Init uint8
+
+const (
+	// InitRandom sets every z_nl and u_ld by a fair coin, as the paper does.
+	InitRandom Init = iota
+	// InitData sets Z to zero and seeds each code of U from a cell: of 16
+	// cells drawn at random (keyed by the chain's seed), the first whose
+	// observed ones not covered by earlier codes reach the candidates' mean
+	// count; the code is set to those uncovered ones. On sparse data (such as
+	// single-cell expression) a random start's codes explain nothing and the
+	// chain collapses towards the empty factorisation; seeded codes avoid it.
+	InitData
+)
+
+// Config holds the parameters of a Sampler. Start from DefaultConfig.
+type Config struct {
+	// L is the number of latent codes, 1 ≤ L ≤ MaxL.
+	L int
+	// BurnIn sweeps are run before Samples sweeps; every Thin-th sample sweep
+	// is retained (contributes to the posterior means). Samples/Thin ≥ 1.
+	BurnIn, Samples, Thin int
+	// Seed keys every random draw together with (sweep, step, variable).
+	Seed uint64
+	// Workers is the number of goroutines per step; 0 means GOMAXPROCS.
+	// Results do not depend on it.
+	Workers int
+	// PriorZ and PriorU are the priors of Z (cells × codes) and U (genes × codes).
+	PriorZ, PriorU Prior
+	// Lambda is the initial dispersion λ > 0, used by the first sweep.
+	Lambda float64
+	// FixLambda holds λ at Lambda instead of setting it to its maximum
+	// likelihood value after every sweep. With it the sampler is an exact
+	// MCMC sampler of p(Z, U | X, λ).
+	FixLambda bool
+	// KeepSamples retains every retained (thinned) state, so that
+	// Result.Predict can average the likelihood over samples.
+	KeepSamples bool
+	// Init selects the initial state of every chain.
+	Init Init
+	// Starts chains are run for the first StartSweeps burn-in sweeps from
+	// seeds derived from Seed; the one with the highest log-likelihood is
+	// kept and continued. Starts = 1 runs a single chain keyed by Seed.
+	Starts, StartSweeps int
+}
+
+// DefaultConfig returns the defaults: L = 2, 100 burn-in and 100 sample
+// sweeps, seed 1, uniform priors, the paper's random initialisation, λ
+// starting at 1 and re-estimated after each sweep, and 4 starts of 10 sweeps.
+func DefaultConfig() Config {
+	return Config{
+		L:           2,
+		BurnIn:      100,
+		Samples:     100,
+		Thin:        1,
+		Seed:        1,
+		Lambda:      1,
+		Starts:      4,
+		StartSweeps: 10,
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.L < 1 || c.L > MaxL:
+		return fmt.Errorf("%w: L = %d outside 1..%d", ErrConfig, c.L, MaxL)
+	case c.BurnIn < 0 || c.Samples < 1 || c.Thin < 1 || c.Samples/c.Thin < 1:
+		return fmt.Errorf("%w: BurnIn = %d, Samples = %d, Thin = %d retain no sample", ErrConfig, c.BurnIn, c.Samples, c.Thin)
+	case c.Workers < 0:
+		return fmt.Errorf("%w: Workers = %d", ErrConfig, c.Workers)
+	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 0):
+		return fmt.Errorf("%w: initial Lambda = %v is not a positive finite number", ErrConfig, c.Lambda)
+	case c.Init > InitData:
+		return fmt.Errorf("%w: unknown Init %d", ErrConfig, c.Init)
+	case c.Starts < 1:
+		return fmt.Errorf("%w: Starts = %d", ErrConfig, c.Starts)
+	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
+		return fmt.Errorf("%w: StartSweeps = %d outside 1..BurnIn (%d)", ErrConfig, c.StartSweeps, c.BurnIn)
+	}
+	for _, p := range []struct {
+		name string
+		pr   Prior
+	}{{"PriorZ", c.PriorZ}, {"PriorU", c.PriorU}} {
+		switch p.pr.Kind {
+		case Uniform, Empirical:
+		case Fixed:
+			if len(p.pr.P) != 1 && len(p.pr.P) != c.L {
+				return fmt.Errorf("%w: %s has %d probabilities, want 1 or L = %d", ErrConfig, p.name, len(p.pr.P), c.L)
+			}
+			for _, q := range p.pr.P {
+				if !(q > 0 && q < 1) {
+					return fmt.Errorf("%w: %s probability %v outside (0, 1)", ErrConfig, p.name, q)
+				}
+			}
+		default:
+			return fmt.Errorf("%w: %s has unknown kind %d", ErrConfig, p.name, p.pr.Kind)
+		}
+	}
+	return nil
+}
+
+// empiricalQ solves 1 − (1 − q²)^L = density for q, clamped to [1e-6, 1 − 1e-6]
+// so that its logit stays finite.
+func empiricalQ(density float64, L int) float64 {
+	density = min(max(density, 0), 1)
+	q := math.Sqrt(1 - math.Pow(1-density, 1/float64(L)))
+	return min(max(q, 1e-6), 1-1e-6)
+}
+
+// logits returns logit(p_l) for l < L under prior pr.
+func (pr Prior) logits(L int, density float64) []float64 {
+	out := make([]float64, L)
+	for l := range out {
+		var p float64
+		switch pr.Kind {
+		case Uniform:
+			p = 0.5
+		case Fixed:
+			p = pr.P[min(l, len(pr.P)-1)]
+		case Empirical:
+			p = empiricalQ(density, L)
+		}
+		out[l] = math.Log(p) - math.Log1p(-p)
+	}
+	return out
+}

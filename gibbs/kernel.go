@@ -1,0 +1,91 @@
+package gibbs
+
+import "math/bits"
+
+// condSums is the bit-packed form of Algorithm 1 of the paper for one row
+// (a cell in the Z step, a gene in the U step), over one column segment.
+//
+// active holds the row's current codes (bit l = z_nl). codes holds the other
+// factor for the segment's columns, interleaved by word: codes[w*L+l] is word w
+// of code l's bitset over the columns (U_l in the Z step, Z_l in the U step).
+// x and obs are the row's data and observed-mask words (len(x) = len(obs),
+// len(codes) = len(x)*L); bits past the last column must be zero in x and codes.
+//
+// For every l in [from, L) it adds to acc[l] the accumulator
+//
+//	Σ_d x̃_d · u_ld · ∏_{l' ≠ l} (1 − z_l' u_l'd),   x̃_d ∈ {−1, 0, +1} (0: unobserved),
+//
+// which, per word, is 2·popcount(x & S & obs) − popcount(S & obs) with
+// S = U_l &^ cov2 if code l is active and S = U_l &^ (cov1|cov2) if not, where
+// cov1 (cov2) marks columns covered by exactly one (at least two) active
+// codes. It returns the number of observed columns that the active codes
+// mispredict: popcount((x ^ (cov1|cov2)) & obs).
+//
+// The reference it must equal is refCondSum in kernel_test.go.
+func condSums(acc *[MaxL]int64, active uint64, from, L int, codes, x, obs []uint64) (mismatch int64) {
+	obs = obs[:len(x)]
+	codes = codes[:len(x)*L]
+	// keep[l] is all ones for an inactive code: S excludes cov1 as well as cov2.
+	var keep [MaxL]uint64
+	for l := from; l < L; l++ {
+		keep[l] = uint64(active>>uint(l)&1) - 1
+	}
+	if L == 2 {
+		return condSums2(acc, active, from, codes, x, obs, keep[0], keep[1])
+	}
+	return condSumsL(acc, active, from, L, codes, x, obs, &keep)
+}
+
+// condSumsL is condSums for any L; keep[l] is all ones for inactive codes.
+// One pass over the words builds the coverage of the word in registers and
+// then serves every code; a two-pass variant (coverage to a buffer, then a
+// register-resident sum per code) measured no faster.
+func condSumsL(acc *[MaxL]int64, active uint64, from, L int, codes, x, obs []uint64, keep *[MaxL]uint64) int64 {
+	var sum [MaxL]int64
+	var miss int
+	for w, xw := range x {
+		cw := codes[w*L : w*L+L]
+		var c1, c2 uint64
+		for a := active; a != 0; a &= a - 1 {
+			u := cw[bits.TrailingZeros64(a)]
+			c2 |= c1 & u
+			c1 = (c1 | u) &^ c2
+		}
+		ow := obs[w]
+		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
+		for l := from; l < L; l++ {
+			s := cw[l] &^ (c2 | c1&keep[l]) & ow
+			sum[l] += int64(2*bits.OnesCount64(xw&s) - bits.OnesCount64(s))
+		}
+	}
+	for l := from; l < L; l++ {
+		acc[l] += sum[l]
+	}
+	return int64(miss)
+}
+
+// condSums2 is condSums for L = 2 with the loop over codes unrolled.
+func condSums2(acc *[MaxL]int64, active uint64, from int, codes, x, obs []uint64, keep0, keep1 uint64) int64 {
+	a0 := -(active & 1)      // all ones if code 0 is active
+	a1 := -(active >> 1 & 1) // all ones if code 1 is active
+	var s0, s1 int
+	var miss int
+	for w, xw := range x {
+		u0, u1 := codes[2*w]&a0, codes[2*w+1]&a1
+		c2 := u0 & u1
+		c1 := (u0 | u1) &^ c2
+		ow := obs[w]
+		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
+		t0 := codes[2*w] &^ (c2 | c1&keep0) & ow
+		t1 := codes[2*w+1] &^ (c2 | c1&keep1) & ow
+		s0 += 2*bits.OnesCount64(xw&t0) - bits.OnesCount64(t0)
+		s1 += 2*bits.OnesCount64(xw&t1) - bits.OnesCount64(t1)
+	}
+	if from == 0 {
+		acc[0] += int64(s0)
+	}
+	if from <= 1 {
+		acc[1] += int64(s1)
+	}
+	return int64(miss)
+}

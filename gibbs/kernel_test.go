@@ -1,0 +1,222 @@
+package gibbs
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// refCondSum is Algorithm 1 of the paper written plainly: the accumulator of
+// the full conditional of code l of a row with codes z, over columns whose
+// codes are u[d][l], data x[d] and observed flags obs[d].
+func refCondSum(l int, z []bool, u [][]bool, x, obs []bool) int64 {
+	var acc int64
+	for d := range x {
+		if !u[d][l] {
+			continue
+		}
+		covered := false
+		for k := range z {
+			if k != l && z[k] && u[d][k] {
+				covered = true
+			}
+		}
+		if covered || !obs[d] {
+			continue
+		}
+		if x[d] {
+			acc++
+		} else {
+			acc--
+		}
+	}
+	return acc
+}
+
+// refMismatch counts observed columns where x differs from OR_l z_l ∧ u_dl.
+func refMismatch(z []bool, u [][]bool, x, obs []bool) int64 {
+	var n int64
+	for d := range x {
+		pred := false
+		for k := range z {
+			pred = pred || z[k] && u[d][k]
+		}
+		if obs[d] && pred != x[d] {
+			n++
+		}
+	}
+	return n
+}
+
+// packBits packs b into words, bit j of word j/64.
+func packBits(b []bool) []uint64 {
+	w := make([]uint64, (len(b)+63)/64)
+	for j, v := range b {
+		if v {
+			w[j/64] |= 1 << uint(j%64)
+		}
+	}
+	return w
+}
+
+// interleave packs u (D × L) into the interleaved layout of condSums.
+func interleave(u [][]bool, L int) []uint64 {
+	w := make([]uint64, (len(u)+63)/64*L)
+	for d, row := range u {
+		for l, v := range row {
+			if v {
+				w[d/64*L+l] |= 1 << uint(d%64)
+			}
+		}
+	}
+	return w
+}
+
+func TestCondSumsMatchesAlgorithm1(t *testing.T) {
+	t.Parallel()
+	sizes := []int{1, 2, 63, 64, 65, 127, 128, 129, 191, 192, 193, 1000}
+	for _, L := range []int{1, 2, 3, 5, 10} {
+		for _, masked := range []bool{false, true} {
+			for _, D := range sizes {
+				t.Run(fmt.Sprintf("L%d/D%d/masked=%v", L, D, masked), func(t *testing.T) {
+					r := &testRNG{s: uint64(L*100000 + D*2 + map[bool]int{false: 0, true: 1}[masked])}
+					for trial := range 20 {
+						density := []float64{0.05, 0.3, 0.5, 0.9}[trial%4]
+						u := make([][]bool, D)
+						for d := range u {
+							u[d] = make([]bool, L)
+							for l := range u[d] {
+								u[d][l] = r.bern(density)
+							}
+						}
+						z := make([]bool, L)
+						var active uint64
+						for l := range z {
+							z[l] = r.bern(0.5)
+							if z[l] {
+								active |= 1 << uint(l)
+							}
+						}
+						x, obs := make([]bool, D), make([]bool, D)
+						for d := range x {
+							x[d] = r.bern(0.4)
+							obs[d] = !masked || r.bern(0.7)
+						}
+						// Guard words after every slice catch reads past the row.
+						guard := func(w []uint64) []uint64 { return append(w, ^uint64(0), ^uint64(0))[:len(w)] }
+						codes := guard(interleave(u, L))
+						xw, ow := guard(packBits(x)), guard(packBits(obs))
+						if !masked {
+							ow = make([]uint64, len(xw), len(xw)+2)
+							for i := range ow {
+								ow[i] = ^uint64(0) // padding bits set, as in Sampler.ones
+							}
+							ow = guard(ow)
+						}
+						for from := range L {
+							var acc [MaxL]int64
+							for i := range acc {
+								acc[i] = 7 // sentinel: codes below from must stay untouched
+							}
+							miss := condSums(&acc, active, from, L, codes, xw, ow)
+							if want := refMismatch(z, u, x, obs); miss != want {
+								t.Fatalf("trial %d from %d: mismatch %d, want %d", trial, from, miss, want)
+							}
+							for l := range MaxL {
+								want := int64(7)
+								if l >= from && l < L {
+									want += refCondSum(l, z, u, x, obs)
+								}
+								if acc[l] != want {
+									t.Fatalf("trial %d from %d: acc[%d] = %d, want %d", trial, from, l, acc[l], want)
+								}
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCondSums2MatchesGeneral checks the unrolled L = 2 kernel against the
+// general loop (the fast path switched off).
+func TestCondSums2MatchesGeneral(t *testing.T) {
+	t.Parallel()
+	r := &testRNG{s: 99}
+	for _, words := range []int{0, 1, 2, 3, 17} {
+		codes := make([]uint64, 2*words)
+		x, obs := make([]uint64, words), make([]uint64, words)
+		for trial := range 50 {
+			for i := range codes {
+				codes[i] = r.next() & r.next()
+			}
+			for i := range x {
+				x[i], obs[i] = r.next(), r.next()|r.next()
+			}
+			active := uint64(trial % 4)
+			for from := range 2 {
+				var keep [MaxL]uint64
+				for l := from; l < 2; l++ {
+					keep[l] = uint64(active>>uint(l)&1) - 1
+				}
+				var a, b [MaxL]int64
+				ma := condSums2(&a, active, from, codes, x, obs, keep[0], keep[1])
+				mb := condSumsL(&b, active, from, 2, codes, x, obs, &keep)
+				if a != b || ma != mb {
+					t.Fatalf("words %d active %b from %d: unrolled %v/%d, general %v/%d", words, active, from, a[:2], ma, b[:2], mb)
+				}
+			}
+		}
+	}
+}
+
+// FuzzCondSums compares the kernel with Algorithm 1 on fuzzed rows.
+func FuzzCondSums(f *testing.F) {
+	f.Add(uint64(1), uint8(2), uint16(65), uint64(3))
+	f.Add(uint64(7), uint8(5), uint16(1), uint64(0))
+	f.Add(uint64(9), uint8(1), uint16(128), uint64(1))
+	f.Fuzz(func(t *testing.T, seed uint64, l8 uint8, d16 uint16, active uint64) {
+		L, D := int(l8%12)+1, int(d16%300)+1
+		active &= 1<<uint(L) - 1
+		r := &testRNG{s: seed}
+		u := make([][]bool, D)
+		x, obs := make([]bool, D), make([]bool, D)
+		for d := range D {
+			u[d] = make([]bool, L)
+			for l := range L {
+				u[d][l] = r.bern(0.3)
+			}
+			x[d], obs[d] = r.bern(0.5), r.bern(0.8)
+		}
+		z := make([]bool, L)
+		for l := range L {
+			z[l] = active>>uint(l)&1 != 0
+		}
+		from := int(seed % uint64(L))
+		var acc [MaxL]int64
+		miss := condSums(&acc, active, from, L, interleave(u, L), packBits(x), packBits(obs))
+		if want := refMismatch(z, u, x, obs); miss != want {
+			t.Fatalf("mismatch %d, want %d", miss, want)
+		}
+		for l := from; l < L; l++ {
+			if want := refCondSum(l, z, u, x, obs); acc[l] != want {
+				t.Fatalf("acc[%d] = %d, want %d", l, acc[l], want)
+			}
+		}
+	})
+}
+
+// TestAcceptMatchesExp checks the shortcut of accept against u < e^c on the
+// values of u where it matters.
+func TestAcceptMatchesExp(t *testing.T) {
+	t.Parallel()
+	us := []float64{0, 0x1p-53, 0x3p-53, 0x1p-30, 0.3, 1 - 0x1p-53} // multiples of 2⁻⁵³, as uniformAt returns
+	for _, c := range []float64{-1e6, -746, -745, -700, -40, -37.6, -37.5, -37.4, -36, -1, -1e-9} {
+		for _, u := range us {
+			if got, want := accept(c, u), u < math.Exp(c); got != want {
+				t.Errorf("accept(%v, %v) = %v, want %v", c, u, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package gibbs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// ErrNoSamples is returned when a posterior summary or a sample average is
+// asked for before any sample has been retained (or, for the sample average,
+// when Config.KeepSamples was off).
+var ErrNoSamples = errors.New("gibbs: no retained samples")
+
+// Result is the posterior summary of a run.
+type Result struct {
+	// N cells, D genes and L codes.
+	N, D, L int
+	// ZMean[n*L+l] is the posterior mean of z_nl, UMean[d*L+l] that of u_ld,
+	// averaged over the retained samples.
+	ZMean, UMean []float64
+	// Samples is the number of retained samples behind the means.
+	Samples int
+	// Lambda is λ after the last sweep; the plug-in predictive uses it.
+	Lambda float64
+	// Trace has one entry per sweep run so far.
+	Trace []SweepStats
+
+	kept []keptSample
+}
+
+// Result returns the posterior summary of the samples retained so far.
+func (s *Sampler) Result() (*Result, error) {
+	if s.retained == 0 {
+		return nil, ErrNoSamples
+	}
+	r := &Result{N: s.n, D: s.d, L: s.l, Samples: s.retained, Lambda: s.chains[0].lambda,
+		Trace: append([]SweepStats(nil), s.trace...), kept: s.kept}
+	r.ZMean = means(s.zCount, s.retained)
+	r.UMean = means(s.uCount, s.retained)
+	return r, nil
+}
+
+func means(count []uint32, n int) []float64 {
+	out := make([]float64, len(count))
+	for i, c := range count {
+		out[i] = float64(c) / float64(n)
+	}
+	return out
+}
+
+// ZMAP reports whether z_nl is on in the MAP estimate (posterior mean ≥ 1/2).
+func (r *Result) ZMAP(n, l int) bool { return r.ZMean[n*r.L+l] >= 0.5 }
+
+// UMAP reports whether u_ld is on in the MAP estimate (posterior mean ≥ 1/2).
+func (r *Result) UMAP(d, l int) bool { return r.UMean[d*r.L+l] >= 0.5 }
+
+// Reconstruct reports whether x_nd is on in the Boolean product of the MAP
+// estimates of Z and U.
+func (r *Result) Reconstruct(n, d int) bool {
+	for l := range r.L {
+		if r.ZMAP(n, l) && r.UMAP(d, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// Method selects how Result predicts P(x_nd = 1).
+type Method uint8
+
+const (
+	// PlugIn plugs the posterior means into the likelihood, as the paper's
+	// fast path does: P(x_nd = 1) = σ(λ·(1 − 2∏_l(1 − ẑ_nl·û_ld))) with the
+	// final λ.
+	PlugIn Method = iota
+	// SampleMean averages p(x_nd = 1 | Z⁽ˢ⁾, U⁽ˢ⁾, λ⁽ˢ⁾) over the retained
+	// samples: σ(λ⁽ˢ⁾) where some code covers (n, d), σ(−λ⁽ˢ⁾) elsewhere.
+	// It needs Config.KeepSamples.
+	SampleMean
+)
+
+// Entry is one matrix entry: a cell (row of X) and a gene (column of X).
+type Entry struct{ Cell, Gene int }
+
+// Predict returns P(x_nd = 1) under method.
+func (r *Result) Predict(n, d int, method Method) (float64, error) {
+	var p [1]float64
+	_, err := r.PredictEntries(p[:0], []Entry{{n, d}}, method)
+	return p[0], err
+}
+
+// PredictEntries appends P(x = 1) for each entry to dst and returns it.
+func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) ([]float64, error) {
+	for _, e := range entries {
+		if uint(e.Cell) >= uint(r.N) || uint(e.Gene) >= uint(r.D) {
+			return dst, fmt.Errorf("gibbs: entry (%d, %d) outside %d × %d", e.Cell, e.Gene, r.N, r.D)
+		}
+	}
+	switch method {
+	case PlugIn:
+		for _, e := range entries {
+			dst = append(dst, r.plugIn(e.Cell, e.Gene))
+		}
+		return dst, nil
+	case SampleMean:
+		if len(r.kept) == 0 {
+			return dst, fmt.Errorf("%w: sample-averaged prediction needs Config.KeepSamples", ErrNoSamples)
+		}
+		start := len(dst)
+		dst = append(dst, make([]float64, len(entries))...)
+		out := dst[start:]
+		for _, k := range r.kept {
+			pos, neg := sigmoid(k.lambda), sigmoid(-k.lambda)
+			for i, e := range entries {
+				if covered(k.z, k.u, r.L, e.Cell, e.Gene) {
+					out[i] += pos
+				} else {
+					out[i] += neg
+				}
+			}
+		}
+		for i := range out {
+			out[i] /= float64(len(r.kept))
+		}
+		return dst, nil
+	}
+	return dst, fmt.Errorf("gibbs: unknown prediction method %d", method)
+}
+
+// PredictMask returns the entries where mask (N × D, for example the held-out
+// entries) is 1, in row-major order, with P(x = 1) for each.
+func (r *Result) PredictMask(mask BitMatrix, method Method) ([]Entry, []float64, error) {
+	if err := checkMatrix("mask", mask, r.N, r.D); err != nil {
+		return nil, nil, err
+	}
+	var entries []Entry
+	b := mask.Segments()
+	for n := 0; n < r.N; n++ {
+		for s := 0; s+1 < len(b); s++ {
+			for k, w := range mask.Segment(n, s) {
+				for ; w != 0; w &= w - 1 {
+					entries = append(entries, Entry{n, b[s] + 64*k + bits.TrailingZeros64(w)})
+				}
+			}
+		}
+	}
+	p, err := r.PredictEntries(make([]float64, 0, len(entries)), entries, method)
+	return entries, p, err
+}
+
+func (r *Result) plugIn(n, d int) float64 {
+	prod := 1.0
+	for l := range r.L {
+		prod *= 1 - r.ZMean[n*r.L+l]*r.UMean[d*r.L+l]
+	}
+	return sigmoid(r.Lambda * (1 - 2*prod))
+}
+
+// covered reports whether some code l has z_nl = u_ld = 1 in the interleaved
+// bitsets z and u.
+func covered(z, u []uint64, L, n, d int) bool {
+	zw, zb := z[n/64*L:n/64*L+L], uint(n%64)
+	uw, ub := u[d/64*L:d/64*L+L], uint(d%64)
+	for l := range L {
+		if (zw[l]>>zb)&(uw[l]>>ub)&1 != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

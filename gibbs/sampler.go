@@ -1,0 +1,493 @@
+package gibbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// ErrDone is returned by Step when every configured sweep has been run.
+var ErrDone = errors.New("gibbs: sampler has run all its sweeps")
+
+// Phase tells whether a sweep belongs to the burn-in or to the sampling phase.
+type Phase uint8
+
+const (
+	// BurnIn sweeps are discarded.
+	BurnIn Phase = iota
+	// Sample sweeps are averaged (every Thin-th one).
+	Sample
+)
+
+// String returns "burn-in" or "sample".
+func (p Phase) String() string {
+	if p == BurnIn {
+		return "burn-in"
+	}
+	return "sample"
+}
+
+// SweepStats describes one completed sweep (a Z step, a U step and the λ
+// update). During a multi-start phase it describes the chain with the highest
+// log-likelihood after that sweep.
+type SweepStats struct {
+	Sweep    int     // 0-based index of the sweep
+	Phase    Phase   // burn-in or sample
+	Chains   int     // number of chains advanced in this sweep (Starts during the multi-start phase, else 1)
+	Lambda   float64 // λ after the update
+	LogLik   float64 // log p(X_obs | Z, U, λ) of the state after the sweep, at the reported λ
+	Accuracy float64 // fraction of observed entries the state's Boolean product predicts correctly
+	Flips    int64   // accepted flips of z_nl and u_ld in this sweep
+	Seconds  float64 // wall-clock time of the sweep; the only field that is not reproducible
+}
+
+// chain is the state of one Markov chain. Z and U are stored transposed and
+// interleaved by word: z[w*L+l] holds bits 64w … 64w+63 of column l of Z
+// (cells), u[w*L+l] the same for U (genes). Bits past N (or D) are zero.
+type chain struct {
+	seed   uint64
+	lambda float64
+	z, u   []uint64
+}
+
+// Sampler runs the OrMachine's Metropolised Gibbs sampler over Data. It is not
+// safe for concurrent use; its methods must be called from one goroutine.
+type Sampler struct {
+	data     Data
+	cfg      Config
+	n, d, l  int
+	nw, dw   int // words per bitset of cells and of genes
+	workers  int
+	logitZ   []float64
+	logitU   []float64
+	observed int64    // observed entries
+	ones     []uint64 // all-ones mask words for unmasked data
+
+	sweep    int
+	chains   []*chain
+	zCount   []uint32 // zCount[n*L+l]: retained samples with z_nl = 1
+	uCount   []uint32 // uCount[d*L+l]: retained samples with u_ld = 1
+	retained int
+	kept     []keptSample
+	trace    []SweepStats
+}
+
+// keptSample is one retained state, for sample-averaged prediction.
+type keptSample struct {
+	lambda float64
+	z, u   []uint64
+}
+
+// NewSampler checks data against cfg and returns a Sampler at sweep 0 with
+// its chains initialised uniformly at random from cfg.Seed.
+func NewSampler(data Data, cfg Config) (*Sampler, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if data.X == nil || data.XT == nil {
+		return nil, fmt.Errorf("%w: X and XT are required", ErrShape)
+	}
+	if (data.Mask == nil) != (data.MaskT == nil) {
+		return nil, fmt.Errorf("%w: Mask and MaskT must both be set or both be nil", ErrShape)
+	}
+	n, d := data.X.Rows(), data.X.Cols()
+	if n < 1 || d < 1 {
+		return nil, fmt.Errorf("%w: X is %d × %d", ErrShape, n, d)
+	}
+	if err := checkMatrix("X", data.X, n, d); err != nil {
+		return nil, err
+	}
+	if err := checkMatrix("XT", data.XT, d, n); err != nil {
+		return nil, err
+	}
+	if data.Mask != nil {
+		if err := checkMatrix("Mask", data.Mask, n, d); err != nil {
+			return nil, err
+		}
+		if err := checkMatrix("MaskT", data.MaskT, d, n); err != nil {
+			return nil, err
+		}
+		if !equalInts(data.Mask.Segments(), data.X.Segments()) || !equalInts(data.MaskT.Segments(), data.XT.Segments()) {
+			return nil, fmt.Errorf("%w: masks must have the segments of X and XT", ErrShape)
+		}
+	}
+	ones, onesT := countOnes(data.X, data.Mask), countOnes(data.XT, data.MaskT)
+	if ones != onesT {
+		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, ones, onesT)
+	}
+	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
+	s.observed = int64(n) * int64(d)
+	if data.Mask != nil {
+		s.observed = countOnes(data.Mask, nil)
+		if t := countOnes(data.MaskT, nil); t != s.observed {
+			return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, s.observed, t)
+		}
+	}
+	s.ones = make([]uint64, max(s.nw, s.dw))
+	for i := range s.ones {
+		s.ones[i] = ^uint64(0)
+	}
+	density := 0.0
+	if s.observed > 0 {
+		density = float64(ones) / float64(s.observed)
+	}
+	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
+	s.logitU = cfg.PriorU.logits(cfg.L, density)
+	s.workers = cfg.Workers
+	if s.workers == 0 {
+		s.workers = runtime.GOMAXPROCS(0)
+	}
+	s.trace = make([]SweepStats, 0, min(s.Sweeps(), 1<<16))
+	if cfg.KeepSamples {
+		s.kept = make([]keptSample, 0, min(cfg.Samples/cfg.Thin, 1<<16))
+	}
+	s.zCount = make([]uint32, n*cfg.L)
+	s.uCount = make([]uint32, d*cfg.L)
+	for c := range cfg.Starts {
+		s.chains = append(s.chains, s.newChain(chainSeed(cfg.Seed, c)))
+	}
+	return s, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// newChain returns a chain initialised as cfg.Init says, keyed by seed.
+func (s *Sampler) newChain(seed uint64) *chain {
+	c := &chain{seed: seed, lambda: s.cfg.Lambda, z: make([]uint64, s.nw*s.l), u: make([]uint64, s.dw*s.l)}
+	if s.cfg.Init == InitData {
+		s.seedCodes(c, streamKey(seed, 0, stepInit))
+		return c
+	}
+	fill := func(dst []uint64, rows int, key uint64) {
+		for i := range dst {
+			w := bitsAt(key, uint64(i))
+			if r := rows - i/s.l*64; r < 64 {
+				w &= 1<<uint(r) - 1
+			}
+			dst[i] = w
+		}
+	}
+	fill(c.z, s.n, streamKey(seed, 0, stepInit))
+	fill(c.u, s.d, streamKey(seed, 1, stepInit))
+	return c
+}
+
+// seedCandidates is the number of random cells InitData examines per code.
+const seedCandidates = 16
+
+// seedCodes seeds the codes of c.u from cells. For code l it draws
+// seedCandidates cells with key and counts each one's observed ones not yet
+// covered by codes 0 … l−1 ("fresh" ones); it takes the first candidate whose
+// fresh count reaches the candidates' mean, which skips cells that express
+// little beyond noise, and sets code l to that cell's fresh ones, so that a
+// cell using several programs does not seed a union of earlier codes.
+func (s *Sampler) seedCodes(c *chain, key uint64) {
+	b := s.data.X.Segments()
+	covered := make([]uint64, s.dw)
+	row := make([]uint64, s.dw)
+	load := func(n int) {
+		for seg := 0; seg+1 < len(b); seg++ {
+			x := s.data.X.Segment(n, seg)
+			for k, w := range x {
+				if s.data.Mask != nil {
+					w &= s.data.Mask.Segment(n, seg)[k]
+				}
+				row[b[seg]/64+k] = w
+			}
+		}
+	}
+	var cand [seedCandidates]int
+	var fresh [seedCandidates]int
+	for l := range s.l {
+		total := 0
+		for k := range cand {
+			cand[k] = int(bitsAt(key, uint64(l*seedCandidates+k)) % uint64(s.n))
+			load(cand[k])
+			fresh[k] = 0
+			for w, x := range row {
+				fresh[k] += bits.OnesCount64(x &^ covered[w])
+			}
+			total += fresh[k]
+		}
+		k := 0
+		for k+1 < len(cand) && fresh[k]*len(cand) < total {
+			k++
+		}
+		load(cand[k])
+		for w, x := range row {
+			c.u[w*s.l+l] = x &^ covered[w]
+			covered[w] |= x
+		}
+	}
+}
+
+// Sweep returns the number of completed sweeps.
+func (s *Sampler) Sweep() int { return s.sweep }
+
+// Sweeps returns the total number of sweeps, BurnIn + Samples.
+func (s *Sampler) Sweeps() int { return s.cfg.BurnIn + s.cfg.Samples }
+
+// Trace returns the statistics of the completed sweeps. The caller must not
+// modify the returned slice.
+func (s *Sampler) Trace() []SweepStats { return s.trace }
+
+// Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
+// returns the posterior summary. Cancellation of ctx is checked between
+// sweeps: Run then returns ctx.Err() and the sampler is left at a sweep
+// boundary, ready to be marshalled or run again. An error from onSweep stops
+// the run the same way and is returned wrapped.
+func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) (*Result, error) {
+	for s.sweep < s.Sweeps() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		st, err := s.Step()
+		if err != nil {
+			return nil, err
+		}
+		if onSweep != nil {
+			if err := onSweep(st); err != nil {
+				return nil, fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
+			}
+		}
+	}
+	return s.Result()
+}
+
+// Step runs one sweep: a Z step, a U step and the λ update on every chain,
+// then the multi-start selection or the posterior accumulation that falls due.
+// It returns ErrDone after the last sweep.
+func (s *Sampler) Step() (SweepStats, error) {
+	if s.sweep >= s.Sweeps() {
+		return SweepStats{}, ErrDone
+	}
+	start := time.Now()
+	st := SweepStats{Sweep: s.sweep, Phase: BurnIn, Chains: len(s.chains)}
+	if s.sweep >= s.cfg.BurnIn {
+		st.Phase = Sample
+	}
+	lead := 0
+	for ci, c := range s.chains {
+		cs := s.sweepChain(c, s.sweep)
+		if ci == 0 || cs.LogLik > st.LogLik {
+			lead = ci
+			st.Lambda, st.LogLik, st.Accuracy, st.Flips = cs.Lambda, cs.LogLik, cs.Accuracy, cs.Flips
+		}
+	}
+	s.sweep++
+	if len(s.chains) > 1 && s.sweep >= s.cfg.StartSweeps {
+		s.chains = []*chain{s.chains[lead]}
+	}
+	if s.sweep > s.cfg.BurnIn && (s.sweep-s.cfg.BurnIn)%s.cfg.Thin == 0 {
+		s.accumulate(s.chains[0])
+	}
+	st.Seconds = time.Since(start).Seconds()
+	s.trace = append(s.trace, st)
+	return st, nil
+}
+
+// accumulate adds the state of c to the posterior counts.
+func (s *Sampler) accumulate(c *chain) {
+	s.retained++
+	addCounts(s.zCount, c.z, s.l)
+	addCounts(s.uCount, c.u, s.l)
+	if s.cfg.KeepSamples {
+		s.kept = append(s.kept, keptSample{
+			lambda: c.lambda,
+			z:      append([]uint64(nil), c.z...),
+			u:      append([]uint64(nil), c.u...),
+		})
+	}
+}
+
+// addCounts adds 1 to count[i*L+l] for every set bit i of code l in the
+// interleaved bitsets words.
+func addCounts(count []uint32, words []uint64, L int) {
+	for k, w := range words {
+		base, l := k/L*64, k%L
+		for ; w != 0; w &= w - 1 {
+			count[(base+bits.TrailingZeros64(w))*L+l]++
+		}
+	}
+}
+
+// stepSpec describes one step: the rows to update (cells or genes), their own
+// codes, the other factor's codes and the data in the rows' orientation.
+type stepSpec struct {
+	rows   int
+	own    []uint64 // codes of the rows, interleaved (written)
+	other  []uint64 // codes of the columns, interleaved (read-only)
+	m      BitMatrix
+	mask   BitMatrix // nil: all observed
+	bounds []int
+	ones   []uint64
+	logit  []float64
+	lambda float64
+	key    uint64
+	L      int
+}
+
+// rowStats are the integer totals of a step; integers keep them independent
+// of the number of workers.
+type rowStats struct{ flips, miss int64 }
+
+// sweepChain runs one sweep of c and updates its λ.
+func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
+	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
+		logit: s.logitZ, lambda: c.lambda, key: streamKey(c.seed, sweep, stepZ)}
+	zs := s.runStep(&z)
+	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
+		logit: s.logitU, lambda: c.lambda, key: streamKey(c.seed, sweep, stepU)}
+	us := s.runStep(&u)
+	correct := s.observed - us.miss
+	if !s.cfg.FixLambda {
+		c.lambda = mleLambda(correct, s.observed, c.lambda)
+	}
+	st := SweepStats{Sweep: sweep, Lambda: c.lambda, Flips: zs.flips + us.flips, LogLik: logLik(correct, s.observed, c.lambda)}
+	if s.observed > 0 {
+		st.Accuracy = float64(correct) / float64(s.observed)
+	}
+	return st
+}
+
+// mleLambda returns λ maximising σ(λ)^P σ(−λ)^(obs−P) over λ ≥ 0, with
+// σ(λ) = P/obs clamped to [1/2, 1 − 1/(2·obs)]: λ is finite when every entry
+// is predicted correctly, and 0 (the data carry no signal) when at most half
+// are. Without observed entries λ is left unchanged.
+func mleLambda(correct, observed int64, old float64) float64 {
+	if observed == 0 {
+		return old
+	}
+	p := float64(correct) / float64(observed)
+	p = min(max(p, 0.5), 1-0.5/float64(observed))
+	return math.Log(p) - math.Log1p(-p)
+}
+
+// logLik returns P·log σ(λ) + (obs−P)·log σ(−λ).
+func logLik(correct, observed int64, lambda float64) float64 {
+	// log σ(λ) = −softplus(−λ); softplus(t) = max(t, 0) + log1p(e^−|t|).
+	sp := math.Log1p(math.Exp(-math.Abs(lambda)))
+	logPos := -(max(-lambda, 0) + sp)
+	logNeg := -(max(lambda, 0) + sp)
+	return float64(correct)*logPos + float64(observed-correct)*logNeg
+}
+
+// runStep updates every row of sp, in parallel over blocks of 64-row words.
+func (s *Sampler) runStep(sp *stepSpec) rowStats {
+	sp.bounds = sp.m.Segments()
+	sp.ones = s.ones
+	sp.L = s.l
+	words := (sp.rows + 63) / 64
+	w := min(s.workers, words)
+	if w <= 1 {
+		return sp.rowsRange(0, words)
+	}
+	res := make([]rowStats, w)
+	var wg sync.WaitGroup
+	for k := range w {
+		lo, hi := k*words/w, (k+1)*words/w
+		wg.Go(func() { res[k] = sp.rowsRange(lo, hi) })
+	}
+	wg.Wait()
+	var tot rowStats
+	for _, r := range res {
+		tot.flips += r.flips
+		tot.miss += r.miss
+	}
+	return tot
+}
+
+// rowsRange updates rows 64·w0 … 64·w1−1. Rows sharing a word of own are
+// updated by one call, so no two goroutines write the same word.
+func (sp *stepSpec) rowsRange(w0, w1 int) rowStats {
+	var acc [MaxL]int64
+	var tot rowStats
+	L := sp.L
+	for w := w0; w < w1; w++ {
+		ow := sp.own[w*L : w*L+L]
+		for i := w * 64; i < min(w*64+64, sp.rows); i++ {
+			bit := uint(i % 64)
+			var a uint64
+			for l, word := range ow {
+				a |= (word >> bit & 1) << uint(l)
+			}
+			na, flips, miss := sp.updateRow(&acc, i, a)
+			tot.flips += flips
+			tot.miss += miss
+			for ch := na ^ a; ch != 0; ch &= ch - 1 {
+				ow[bits.TrailingZeros64(ch)] ^= 1 << bit
+			}
+		}
+	}
+	return tot
+}
+
+// updateRow proposes to flip each code of row i in turn, given its current
+// codes a, and returns the new codes, the accepted flips and the number of
+// observed entries of the row mispredicted by the new codes.
+//
+// The logit of the full conditional of code l being on is
+// c = λ·acc[l] + logit(p_l) (eq. update_z of the paper); the flip of the
+// current value is accepted with probability min(1, e^c) from off to on and
+// min(1, e^−c) from on to off (Metropolised Gibbs).
+func (sp *stepSpec) updateRow(acc *[MaxL]int64, i int, a uint64) (uint64, int64, int64) {
+	L := sp.L
+	clear(acc[:L])
+	miss := sp.sums(acc, i, a, 0)
+	var flips int64
+	for l := range L {
+		c := float64(sp.lambda*float64(acc[l])) + sp.logit[l]
+		if a>>uint(l)&1 != 0 {
+			c = -c
+		}
+		if c >= 0 || accept(c, uniformAt(sp.key, uint64(i)*uint64(L)+uint64(l))) {
+			a ^= 1 << uint(l)
+			flips++
+			clear(acc[l+1 : L])
+			miss = sp.sums(acc, i, a, l+1)
+		}
+	}
+	return a, flips, miss
+}
+
+// accept reports whether u < e^c for c < 0 and u a multiple of 2⁻⁵³ in
+// [0, 1). Below c = −37.5, e^c < 2⁻⁵³, so only u = 0 can pass and e^c need
+// not be computed (it is, to honour e^c = 0 far below).
+func accept(c, u float64) bool {
+	if c < -37.5 {
+		return u == 0 && math.Exp(c) > 0
+	}
+	return u < math.Exp(c)
+}
+
+// sums adds the accumulators of codes from … L−1 of row i to acc and returns
+// the row's mispredicted observed entries under codes a.
+func (sp *stepSpec) sums(acc *[MaxL]int64, i int, a uint64, from int) int64 {
+	var miss int64
+	L := sp.L
+	for seg := 0; seg+1 < len(sp.bounds); seg++ {
+		x := sp.m.Segment(i, seg)
+		obs := sp.ones
+		if sp.mask != nil {
+			obs = sp.mask.Segment(i, seg)
+		}
+		off := sp.bounds[seg] / 64
+		miss += condSums(acc, a, from, L, sp.other[off*L:(off+len(x))*L], x, obs)
+	}
+	return miss
+}

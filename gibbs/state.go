@@ -1,0 +1,225 @@
+package gibbs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrState is wrapped by the errors of UnmarshalBinary.
+var ErrState = errors.New("gibbs: bad sampler state")
+
+const stateMagic = "scpGIBBS"
+const stateVersion = 1
+
+// MarshalBinary encodes the full state of the sampler: the chains (Z, U, λ,
+// seed), the sweep number, the posterior counts, the retained samples and the
+// trace. A Sampler built by NewSampler from the same Data and Config and then
+// given these bytes by UnmarshalBinary continues exactly as this one would:
+// everything but the trace's Seconds is bit-identical to an uninterrupted run.
+// The encoding is little-endian and versioned.
+func (s *Sampler) MarshalBinary() ([]byte, error) {
+	b := []byte(stateMagic)
+	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
+	f64 := func(v float64) { u64(math.Float64bits(v)) }
+	words := func(ws []uint64) {
+		for _, w := range ws {
+			u64(w)
+		}
+	}
+	u64(stateVersion)
+	for _, v := range s.fingerprint() {
+		u64(v)
+	}
+	u64(uint64(s.sweep))
+	u64(uint64(len(s.chains)))
+	for _, c := range s.chains {
+		u64(c.seed)
+		f64(c.lambda)
+		words(c.z)
+		words(c.u)
+	}
+	u64(uint64(s.retained))
+	for _, c := range s.zCount {
+		b = binary.LittleEndian.AppendUint32(b, c)
+	}
+	for _, c := range s.uCount {
+		b = binary.LittleEndian.AppendUint32(b, c)
+	}
+	u64(uint64(len(s.kept)))
+	for _, k := range s.kept {
+		f64(k.lambda)
+		words(k.z)
+		words(k.u)
+	}
+	u64(uint64(len(s.trace)))
+	for _, t := range s.trace {
+		u64(uint64(t.Sweep))
+		u64(uint64(t.Phase))
+		u64(uint64(t.Chains))
+		f64(t.Lambda)
+		f64(t.LogLik)
+		f64(t.Accuracy)
+		u64(uint64(t.Flips))
+		f64(t.Seconds)
+	}
+	return b, nil
+}
+
+// fingerprint lists what a restored state must agree on with the Sampler it
+// is restored into.
+func (s *Sampler) fingerprint() []uint64 {
+	fix := uint64(0)
+	if s.cfg.FixLambda {
+		fix = 1
+	}
+	keep := uint64(0)
+	if s.cfg.KeepSamples {
+		keep = 1
+	}
+	return []uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
+		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
+		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed)}
+}
+
+// stateReader decodes little-endian words and remembers the first error.
+type stateReader struct {
+	b   []byte
+	err error
+}
+
+func (r *stateReader) u64() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.err = fmt.Errorf("%w: truncated", ErrState)
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *stateReader) f64() float64 { return math.Float64frombits(r.u64()) }
+
+// count reads a length and checks it against limit.
+func (r *stateReader) count(limit int) int {
+	v := r.u64()
+	if r.err == nil && v > uint64(limit) {
+		r.err = fmt.Errorf("%w: count %d exceeds %d", ErrState, v, limit)
+		return 0
+	}
+	return int(v)
+}
+
+func (r *stateReader) words(n int) []uint64 {
+	if r.err == nil && len(r.b) < 8*n {
+		r.err = fmt.Errorf("%w: truncated", ErrState)
+	}
+	if r.err != nil {
+		return nil
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(r.b[8*i:])
+	}
+	r.b = r.b[8*n:]
+	return out
+}
+
+func (r *stateReader) counts(n int) []uint32 {
+	if r.err == nil && len(r.b) < 4*n {
+		r.err = fmt.Errorf("%w: truncated", ErrState)
+	}
+	if r.err != nil {
+		return nil
+	}
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(r.b[4*i:])
+	}
+	r.b = r.b[4*n:]
+	return out
+}
+
+// UnmarshalBinary replaces the sampler's state by one encoded by
+// MarshalBinary. The sampler must have been built from the same data and
+// configuration (Workers may differ); otherwise it returns an error wrapping
+// ErrState and leaves the sampler unchanged.
+func (s *Sampler) UnmarshalBinary(data []byte) error {
+	if len(data) < len(stateMagic) || string(data[:len(stateMagic)]) != stateMagic {
+		return fmt.Errorf("%w: missing magic %q", ErrState, stateMagic)
+	}
+	r := &stateReader{b: data[len(stateMagic):]}
+	if v := r.u64(); r.err == nil && v != stateVersion {
+		return fmt.Errorf("%w: version %d, want %d", ErrState, v, stateVersion)
+	}
+	for i, want := range s.fingerprint() {
+		if got := r.u64(); r.err == nil && got != want {
+			return fmt.Errorf("%w: field %d of the configuration fingerprint is %d, this sampler has %d", ErrState, i, got, want)
+		}
+	}
+	sweep := r.count(s.Sweeps())
+	chains := make([]*chain, r.count(s.cfg.Starts))
+	for i := range chains {
+		c := &chain{seed: r.u64(), lambda: r.f64()}
+		c.z = r.words(s.nw * s.l)
+		c.u = r.words(s.dw * s.l)
+		chains[i] = c
+	}
+	retained := r.count(s.cfg.Samples)
+	zCount := r.counts(s.n * s.l)
+	uCount := r.counts(s.d * s.l)
+	kept := make([]keptSample, r.count(retained))
+	for i := range kept {
+		kept[i] = keptSample{lambda: r.f64(), z: r.words(s.nw * s.l), u: r.words(s.dw * s.l)}
+	}
+	trace := make([]SweepStats, r.count(sweep))
+	for i := range trace {
+		trace[i] = SweepStats{Sweep: int(r.u64()), Phase: Phase(r.u64()), Chains: int(r.u64()),
+			Lambda: r.f64(), LogLik: r.f64(), Accuracy: r.f64(), Flips: int64(r.u64()), Seconds: r.f64()}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", ErrState, len(r.b))
+	}
+	for _, c := range chains {
+		if !s.validBits(c.z, c.u) {
+			return fmt.Errorf("%w: chain state has bits past the last cell or gene", ErrState)
+		}
+	}
+	for _, k := range kept {
+		if !s.validBits(k.z, k.u) {
+			return fmt.Errorf("%w: retained sample has bits past the last cell or gene", ErrState)
+		}
+	}
+	if len(chains) == 0 || len(trace) != sweep {
+		return fmt.Errorf("%w: %d chains and %d trace entries at sweep %d", ErrState, len(chains), len(trace), sweep)
+	}
+	s.sweep, s.chains, s.retained = sweep, chains, retained
+	s.zCount, s.uCount, s.kept, s.trace = zCount, uCount, kept, trace
+	return nil
+}
+
+// validBits reports whether the interleaved bitsets z and u have no bits set
+// past row N and D, which the kernel requires.
+func (s *Sampler) validBits(z, u []uint64) bool {
+	pad := func(words []uint64, rows int) bool {
+		r := rows % 64
+		if r == 0 {
+			return true
+		}
+		last := words[len(words)-s.l:]
+		for _, w := range last {
+			if w>>uint(r) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return pad(z, s.n) && pad(u, s.d)
+}

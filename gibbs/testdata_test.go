@@ -1,0 +1,70 @@
+package gibbs
+
+import "math"
+
+// testRNG is a deterministic generator for test fixtures (SplitMix64).
+type testRNG struct{ s uint64 }
+
+func (r *testRNG) next() uint64 { r.s += golden; return mix64(r.s) }
+
+func (r *testRNG) float() float64 { return float64(r.next()>>11) * 0x1p-53 }
+
+func (r *testRNG) bern(p float64) bool { return r.float() < p }
+
+func (r *testRNG) intn(n int) int { return int(r.next() % uint64(n)) }
+
+// randomMatrix returns a rows × cols matrix of independent Bernoulli(p) bits
+// with column segments of segCols columns.
+func randomMatrix(r *testRNG, rows, cols int, p float64, segCols int) *Matrix {
+	m, err := NewSegmentedMatrix(rows, cols, segCols)
+	if err != nil {
+		panic(err)
+	}
+	for i := range rows {
+		for j := range cols {
+			if r.bern(p) {
+				m.Set(i, j, true)
+			}
+		}
+	}
+	return m
+}
+
+// planted is a planted OrMachine problem: X = Z∘U with flipped bits.
+type planted struct {
+	z, u  [][]bool // N × L, D × L
+	clean *Matrix  // noise-free Boolean product
+	noisy *Matrix  // with each bit flipped with probability noise
+}
+
+// newPlanted draws Z and U with Bernoulli(q) entries, q chosen so that the
+// Boolean product has expected density density, and flips bits with
+// probability noise.
+func newPlanted(seed uint64, n, d, L int, density, noise float64) *planted {
+	r := &testRNG{s: seed}
+	q := math.Sqrt(1 - math.Pow(1-density, 1/float64(L)))
+	p := &planted{z: make([][]bool, n), u: make([][]bool, d), clean: NewMatrix(n, d), noisy: NewMatrix(n, d)}
+	for i := range n {
+		p.z[i] = make([]bool, L)
+		for l := range L {
+			p.z[i][l] = r.bern(q)
+		}
+	}
+	for j := range d {
+		p.u[j] = make([]bool, L)
+		for l := range L {
+			p.u[j][l] = r.bern(q)
+		}
+	}
+	for i := range n {
+		for j := range d {
+			v := false
+			for l := range L {
+				v = v || p.z[i][l] && p.u[j][l]
+			}
+			p.clean.Set(i, j, v)
+			p.noisy.Set(i, j, v != r.bern(noise))
+		}
+	}
+	return p
+}
