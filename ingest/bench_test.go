@@ -92,6 +92,51 @@ func writeBenchMTX(b *testing.B, path string, s benchSize, gz bool) int64 {
 	return n
 }
 
+// benchInput returns the path of the generated benchmark input named key
+// and its number of stored entries. Generating the 1e8-entry inputs takes
+// minutes and gigabytes, so when SCPIPE_BENCH_CACHE names a folder the input
+// is kept there across runs, with its entry count in key+".nnz"; the key
+// must name every parameter of gen, and the folder must be emptied when the
+// generators change. Without it the input goes to b.TempDir().
+func benchInput(b *testing.B, key string, gen func(path string) (int64, error)) (string, int64) {
+	b.Helper()
+	dir := os.Getenv("SCPIPE_BENCH_CACHE")
+	if dir == "" {
+		path := filepath.Join(b.TempDir(), key)
+		nnz, err := gen(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return path, nnz
+	}
+	path := filepath.Join(dir, key)
+	if txt, err := os.ReadFile(path + ".nnz"); err == nil {
+		if nnz, err := strconv.ParseInt(string(txt), 10, 64); err == nil {
+			if _, err := os.Stat(path); err == nil {
+				return path, nnz
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	// Generate under a temporary name, so an interrupted run leaves no
+	// truncated input behind a valid count file.
+	tmp := path + ".tmp"
+	nnz, err := gen(tmp)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = os.WriteFile(path+".nnz", []byte(strconv.FormatInt(nnz, 10)), 0o644)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		b.Fatal(err)
+	}
+	return path, nnz
+}
+
 // vmHWM returns the process's peak resident set size in bytes from
 // /proc/self/status, or -1 where unavailable.
 func vmHWM() float64 {
@@ -167,8 +212,10 @@ func BenchmarkIngestMTX(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				skipBig(b, s)
-				path := filepath.Join(b.TempDir(), "matrix.mtx")
-				nnz := writeBenchMTX(b, path, s, gz)
+				key := fmt.Sprintf("mtx-%v-d%g-gz%v.mtx", s, s.density, gz)
+				path, nnz := benchInput(b, key, func(path string) (int64, error) {
+					return writeBenchMTX(b, path, s, gz), nil
+				})
 				benchIngest(b, path, nnz)
 			})
 		}
@@ -182,12 +229,11 @@ func BenchmarkIngestHDF5(b *testing.B) {
 	for _, s := range benchLadder {
 		b.Run(s.String(), func(b *testing.B) {
 			skipBig(b, s)
-			path := filepath.Join(b.TempDir(), "matrix.h5")
-			nnz, err := h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
-				h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk65536-deflate4-shuffle.h5", s, s.density)
+			path, nnz := benchInput(b, key, func(path string) (int64, error) {
+				return h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
+					h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
+			})
 			benchIngest(b, path, nnz)
 		})
 	}

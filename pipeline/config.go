@@ -30,7 +30,12 @@ type FitConfig struct {
 	PriorU  string  `toml:"prior_u"` // "uniform", "empirical" or a probability such as "0.05"
 	PriorZ  string  `toml:"prior_z"` // likewise for Z
 	Holdout float64 `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
-	Starts  int     `toml:"starts"`  // short chains per fit, the best by log-likelihood continued
+	// Init is the chains' starting point: "data" seeds each code from the
+	// genes of a random cell; "random" is the paper's fair-coin start, which
+	// on sparse data such as single-cell expression collapses to nearly
+	// empty codes.
+	Init   string `toml:"init"`
+	Starts int    `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
 	// CheckpointEvery writes a checkpoint every so many sweeps…
@@ -55,6 +60,7 @@ func DefaultFitConfig() FitConfig {
 		PriorU:            "uniform",
 		PriorZ:            "uniform",
 		Holdout:           0.01,
+		Init:              "data",
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,
@@ -129,6 +135,8 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout = %v outside [0, 1)", c.Holdout)
+	case c.Init != "data" && c.Init != "random":
+		return bad("init = %q: want data or random", c.Init)
 	case c.Starts < 1:
 		return bad("starts = %d: need at least 1", c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):

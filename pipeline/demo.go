@@ -91,7 +91,7 @@ func printSelection(w io.Writer, rows []rundir.SummaryRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "L\tchain\theld-out accuracy\theld-out log pred\tR-hat\tagreement\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%.4f\t%.4f\t%.3f\t%.3f\t\n", r.L, r.Chain, r.HeldoutAccuracy, r.HeldoutLogPred, r.RHatLogLik, r.Agreement)
+		fmt.Fprintf(tw, "%d\t%d\t%.4f\t%.4f\t%.3g\t%.3f\t\n", r.L, r.Chain, r.HeldoutAccuracy, r.HeldoutLogPred, r.RHatLogLik, r.Agreement)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -196,6 +196,10 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	}
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
 	c.PriorU, c.PriorZ = prior(cfg.PriorU), prior(cfg.PriorZ)
+	c.Init = gibbs.InitData
+	if cfg.Init == "random" {
+		c.Init = gibbs.InitRandom
+	}
 	return c
 }
 

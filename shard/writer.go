@@ -61,6 +61,9 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 		return nil, err
 	}
 	dst = filepath.Clean(dst)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-")
 	if err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)

@@ -268,7 +268,11 @@ func commitDir(dir string, force bool, fill func(tmp string) error) error {
 	if _, err := os.Stat(dir); err == nil && !force {
 		return fmt.Errorf("simulate: %s already exists (use --force to replace it)", dir)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), filepath.Base(dir)+".tmp-")
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}

@@ -49,6 +49,7 @@ results as an uninterrupted run.
 			&cli.StringFlag{Name: "prior-u", Value: d.PriorU, Usage: "prior of U: uniform, empirical or a probability"},
 			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ, Usage: "prior of Z: uniform, empirical or a probability"},
 			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
+			&cli.StringFlag{Name: "init", Value: d.Init, Usage: "starting point: data (codes seeded from random cells) or random (the paper's fair coin)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
 			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
 			&cli.IntFlag{Name: "checkpoint-every", Value: d.CheckpointEvery, Usage: "sweeps between checkpoints"},
@@ -115,6 +116,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("prior-u", func() { cfg.PriorU = c.String("prior-u") })
 	set("prior-z", func() { cfg.PriorZ = c.String("prior-z") })
 	set("holdout", func() { cfg.Holdout = c.Float64("holdout") })
+	set("init", func() { cfg.Init = c.String("init") })
 	set("starts", func() { cfg.Starts = c.Int("starts") })
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
 	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })

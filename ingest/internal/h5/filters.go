@@ -145,12 +145,31 @@ func readInflated(zr io.Reader, want int) ([]byte, error) {
 
 // unshuffle reverses HDF5's byte shuffle: byte j of element i was stored at
 // j*n+i. Trailing bytes that do not form a whole element are left in place.
+// The element sizes of 10x and AnnData arrays (2, 4, 8) gather one element
+// from its byte planes per iteration and store it with one write, several
+// times faster than scattering byte by byte (unshuffleBytes, the reference).
 func unshuffle(dst, src []byte, es int) {
 	n := len(src) / es
-	if es <= 1 || n <= 1 {
+	switch {
+	case es <= 1 || n <= 1:
 		copy(dst, src)
 		return
+	case es == 2:
+		unshuffle2(dst[:2*n], src[:n], src[n:2*n])
+	case es == 4:
+		unshuffle4(dst[:4*n], src[:n], src[n:2*n], src[2*n:3*n], src[3*n:4*n])
+	case es == 8:
+		unshuffle8(dst[:8*n], src[:8*n], n)
+	default:
+		unshuffleBytes(dst, src, es)
+		return
 	}
+	copy(dst[n*es:], src[n*es:])
+}
+
+// unshuffleBytes is the byte-at-a-time reference for any element size.
+func unshuffleBytes(dst, src []byte, es int) {
+	n := len(src) / es
 	for j := 0; j < es; j++ {
 		s := src[j*n : (j+1)*n]
 		for i, b := range s {
@@ -158,6 +177,78 @@ func unshuffle(dst, src []byte, es int) {
 		}
 	}
 	copy(dst[n*es:], src[n*es:])
+}
+
+func unshuffle2(dst, p0, p1 []byte) {
+	p1 = p1[:len(p0)]
+	for i := range p0 {
+		binary.LittleEndian.PutUint16(dst[2*i:], uint16(p0[i])|uint16(p1[i])<<8)
+	}
+}
+
+func unshuffle4(dst, p0, p1, p2, p3 []byte) {
+	p1, p2, p3 = p1[:len(p0)], p2[:len(p0)], p3[:len(p0)]
+	for i := range p0 {
+		binary.LittleEndian.PutUint32(dst[4*i:],
+			uint32(p0[i])|uint32(p1[i])<<8|uint32(p2[i])<<16|uint32(p3[i])<<24)
+	}
+}
+
+// unshuffle8 handles 64-bit elements. Count data stored as int64 has mostly
+// zero high bytes, and a plane that is zero throughout contributes nothing:
+// skipping such planes halves the work for 10x indices and indptr.
+func unshuffle8(dst, src []byte, n int) {
+	var planes [8][]byte
+	used := planes[:0]
+	var shifts [8]uint
+	for j := range 8 {
+		p := src[j*n : (j+1)*n]
+		if !allZero(p) {
+			shifts[len(used)] = uint(8 * j)
+			used = append(used, p)
+		}
+	}
+	if len(used) == 8 {
+		p0, p1, p2, p3 := used[0][:n], used[1][:n], used[2][:n], used[3][:n]
+		p4, p5, p6, p7 := used[4][:n], used[5][:n], used[6][:n], used[7][:n]
+		for i := range n {
+			binary.LittleEndian.PutUint64(dst[8*i:],
+				uint64(p0[i])|uint64(p1[i])<<8|uint64(p2[i])<<16|uint64(p3[i])<<24|
+					uint64(p4[i])<<32|uint64(p5[i])<<40|uint64(p6[i])<<48|uint64(p7[i])<<56)
+		}
+		return
+	}
+	// Low planes are the ones that vary: assemble them, then OR in any
+	// other non-zero plane.
+	clear(dst)
+	k := 0
+	if len(used) >= 2 && shifts[0] == 0 && shifts[1] == 8 {
+		p0, p1 := used[0][:n], used[1][:n]
+		for i := range n {
+			binary.LittleEndian.PutUint64(dst[8*i:], uint64(p0[i])|uint64(p1[i])<<8)
+		}
+		k = 2
+	}
+	for ; k < len(used); k++ {
+		p, sh := used[k][:n], shifts[k]
+		for i := range n {
+			o := dst[8*i : 8*i+8]
+			binary.LittleEndian.PutUint64(o, binary.LittleEndian.Uint64(o)|uint64(p[i])<<sh)
+		}
+	}
+}
+
+// allZero reports whether every byte of p is zero, eight at a time.
+func allZero(p []byte) bool {
+	var acc uint64
+	for len(p) >= 8 {
+		acc |= binary.LittleEndian.Uint64(p)
+		p = p[8:]
+	}
+	for _, b := range p {
+		acc |= uint64(b)
+	}
+	return acc == 0
 }
 
 // verifyFletcher32 checks the trailing checksum the Fletcher32 filter stores.
