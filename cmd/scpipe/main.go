@@ -40,9 +40,14 @@ func newApp() *cli.App {
 		Description: `scpipe turns single-cell count matrices into binary, bit-packed shards and
 factorises them with the OrMachine (Rukat et al., ICML 2017).
 
+   scpipe demo                            # the whole pipeline on simulated data
+   scpipe ingest counts.h5 -o shards      # 10x HDF5 / MTX / h5ad -> binary shards
+   scpipe info shards                     # what the shards hold
+   scpipe fit shards -o run --L 2..10     # posterior means of codes and usage per L
    scpipe simulate -o sim                 # planted data as a 10x MTX folder
-   scpipe ingest sim -o shards            # 10x HDF5 / MTX / h5ad -> shards
-   scpipe info shards                     # what the shards hold`,
+
+Every command takes -j/--threads (or SCPIPE_THREADS) and --quiet; see
+scpipe COMMAND --help.`,
 		Commands: []*cli.Command{
 			ingestCommand(),
 			infoCommand(),
