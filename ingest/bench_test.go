@@ -137,15 +137,15 @@ func benchInput(b *testing.B, key string, gen func(path string) (int64, error)) 
 	return path, nnz
 }
 
-// vmHWM returns the process's peak resident set size in bytes from
-// /proc/self/status, or -1 where unavailable.
-func vmHWM() float64 {
+// procStatus returns a field of /proc/self/status (a size in kB) in bytes,
+// or -1 where unavailable.
+func procStatus(field string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return -1
 	}
 	for _, line := range bytes.Split(b, []byte{'\n'}) {
-		if v, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+		if v, ok := bytes.CutPrefix(line, []byte(field+":")); ok {
 			kb, err := strconv.ParseFloat(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 64)
 			if err != nil {
 				return -1
@@ -156,6 +156,10 @@ func vmHWM() float64 {
 	return -1
 }
 
+// vmHWM returns the process's peak resident set size in bytes, or -1
+// where unavailable.
+func vmHWM() float64 { return procStatus("VmHWM") }
+
 // resetHWM frees what input generation used and resets the kernel's peak
 // RSS counter (Linux: write 5 to clear_refs), so that VmHWM afterwards
 // measures ingest alone.
@@ -165,10 +169,12 @@ func resetHWM() {
 	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
-// benchIngest runs Run b.N times on in and reports nonzeros per second, the
-// last run's pass times (write includes the shard commit: Xᵀ, checksums,
-// fsync) and the peak RSS, which includes the shard's memory-mapped blocks
-// (shard-X-MiB, the size of X).
+// benchIngest runs Run b.N times on in and reports nonzeros per second (of
+// wall time and of CPU time), the last run's pass times (count: the one
+// read of the input; write: setting the kept bits; commit: the shard's Xᵀ,
+// checksums and fsync), the peak RSS, which includes the shard's
+// memory-mapped blocks (shard-X-MiB, the size of X), and the anonymous
+// memory left at the end.
 func benchIngest(b *testing.B, in string, nnz int64) {
 	out := filepath.Join(b.TempDir(), "shards")
 	opt := DefaultOptions()
@@ -176,6 +182,7 @@ func benchIngest(b *testing.B, in string, nnz int64) {
 	resetHWM()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuSeconds()
 	var rep *Report
 	for b.Loop() {
 		var err error
@@ -184,14 +191,25 @@ func benchIngest(b *testing.B, in string, nnz int64) {
 		}
 	}
 	b.StopTimer()
+	cpu := cpuSeconds() - cpu0
 	if rep.NNZ != nnz {
 		b.Fatalf("read %d nonzeros, generated %d", rep.NNZ, nnz)
 	}
 	b.ReportMetric(float64(nnz)*float64(b.N)/b.Elapsed().Seconds(), "nnz/s")
+	// Entries per CPU-second: the throughput per core when every core is
+	// busy, and a figure that other processes on a shared machine disturb
+	// less than wall time.
+	if cpu > 0 {
+		b.ReportMetric(float64(nnz)*float64(b.N)/cpu, "nnz/cpu-s")
+	}
 	b.ReportMetric(rep.Count.Seconds(), "count-s")
 	b.ReportMetric(rep.Write.Seconds(), "write-s")
 	b.ReportMetric(rep.Commit.Seconds(), "commit-s")
 	b.ReportMetric(vmHWM()/(1<<20), "peak-rss-MiB")
+	// Anonymous memory (the Go heap and stacks) at the end, as opposed to
+	// file-backed pages such as the shard's mapped blocks: the part of the
+	// peak that does not scale with the output.
+	b.ReportMetric(procStatus("RssAnon")/(1<<20), "rss-anon-MiB")
 	b.ReportMetric(float64(rep.CellsOut)*float64(rep.GenesOut)/8/(1<<20), "shard-X-MiB")
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 
@@ -239,8 +240,10 @@ func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
 			if uint32(minorSrc[k]) >= uint32(c.minor) {
 				return fmt.Errorf("ingest: %s: %s[%d] = %d out of range 0..%d", c.file, c.indices.Path(), pos, minorSrc[k], c.minor-1)
 			}
-			if err := checkValue(b.val[k]); err != nil {
-				return fmt.Errorf("ingest: %s: %s[%d]: %w", c.file, c.data.Path(), pos, err)
+			// One inlined comparison pair admits every count (it fails for
+			// negatives, NaN and +Inf); checkValue then says what is wrong.
+			if v := b.val[k]; !(v >= 0 && v <= math.MaxFloat64) {
+				return fmt.Errorf("ingest: %s: %s[%d]: %w", c.file, c.data.Path(), pos, checkValue(v))
 			}
 		}
 		if err := fn(b); err != nil {

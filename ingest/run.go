@@ -8,16 +8,20 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"scpipe/shard"
 )
 
-// Run ingests opt.Input into the shard folder opt.Output: one pass counts
-// (cells expressing each gene, genes per cell, validation of every entry),
-// the filters are decided, a second pass sets the kept bits through a
-// shard.Writer, which writes to a temporary folder and renames it into place
-// on success. On any error nothing is left at opt.Output (an existing output
+// Run ingests opt.Input into the shard folder opt.Output: one pass over the
+// input counts (cells expressing each gene, genes per cell, validation of
+// every entry) and records the entries above the threshold in a temporary
+// file beside the output (see spillWriter: about one byte per entry); the
+// filters are decided; a second pass reads that file back and sets the kept
+// bits through a shard.Writer, which writes to a temporary folder and
+// renames it into place on success. On any error nothing is left at opt.Output (an existing output
 // replaced with Force is kept until the new one is complete).
 func Run(ctx context.Context, opt Options) (*Report, error) {
 	start := time.Now()
@@ -59,8 +63,16 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 
 	prog := &progress{fn: opt.Progress, total: 2 * max(nnz, 0)}
 	t0 := time.Now()
-	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, prog)
+	spill, err := createSpill(opt.Output)
 	if err != nil {
+		return nil, err
+	}
+	defer spill.remove()
+	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, spill, prog)
+	if err != nil {
+		return nil, err
+	}
+	if err := spill.finish(); err != nil {
 		return nil, err
 	}
 	if nnz >= 0 && c.entries != nnz {
@@ -87,7 +99,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	defer w.Abort()
-	ones, err := writePass(ctx, src, w, plan, opt.Threshold, c.entries, prog)
+	ones, err := writePass(ctx, spill, w, plan, c, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -200,20 +212,43 @@ type counts struct {
 	sum          float64 // sum of all stored values
 }
 
-func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, prog *progress) (*counts, error) {
+// countPass scans the input once, counting and validating every entry and
+// recording the entries above the threshold among kept feature types in
+// spill, one run of consecutive entries of the same cell at a time.
+func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress) (*counts, error) {
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
+	run := make([]int32, 0, 1024)
 	// Plain float64 sums: integer counts add exactly up to 2^53.
 	err := src.scan(ctx, func(b *batch) error {
 		cpg, gpc := c.cellsPerGene, c.genesPerCell
 		var ones int64
 		var sum float64
+		cur := int32(-1)
+		run = run[:0]
+		gene, cell := b.gene[:len(b.val)], b.cell[:len(b.val)]
 		for k, v := range b.val {
 			sum += v
-			g := b.gene[k]
-			if v > thr && typeKept[g] {
-				cpg[g]++
-				gpc[b.cell[k]]++
-				ones++
+			g := gene[k]
+			if !(v > thr && typeKept[g]) {
+				continue
+			}
+			i := cell[k]
+			cpg[g]++
+			gpc[i]++
+			ones++
+			if i != cur {
+				if len(run) > 0 {
+					if err := spill.addRun(cur, run); err != nil {
+						return err
+					}
+				}
+				cur, run = i, run[:0]
+			}
+			run = append(run, g)
+		}
+		if len(run) > 0 {
+			if err := spill.addRun(cur, run); err != nil {
+				return err
 			}
 		}
 		c.sum += sum
@@ -274,45 +309,50 @@ func decideFilters(opt *Options, c *counts, typeKept []bool) (*filterPlan, error
 	return p, nil
 }
 
-// writePass streams the input again and sets the kept bits, one run of
-// entries of the same cell at a time.
-func writePass(ctx context.Context, src source, w *shard.Writer, p *filterPlan, thr float64, nnz int64, prog *progress) (int64, error) {
-	var ones, entries int64
-	run := make([]int32, 0, 1024)
-	err := src.scan(ctx, func(b *batch) error {
-		cur := int32(-1)
-		run = run[:0]
-		for k, v := range b.val {
-			if !(v > thr) {
-				continue
-			}
-			g, c := p.geneMap[b.gene[k]], p.cellMap[b.cell[k]]
-			if g < 0 || c < 0 {
-				continue
-			}
-			if c != cur {
-				if len(run) > 0 {
-					w.SetRow(int(cur), run)
+// writePass reads the spilled entries back and sets the kept bits, on all
+// cores when the spill's frames hold disjoint cells (shard.Writer allows
+// concurrent SetRow for different cells). Progress advances from the
+// input's entries to twice them, in proportion to the spilled entries read.
+func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress) (int64, error) {
+	var mu sync.Mutex // guards prog and read
+	var ones atomic.Int64
+	var read int64
+	scale := float64(c.entries) / float64(max(c.ones, 1))
+	base := prog.done
+	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), func() func(int32, []int32) {
+		run := make([]int32, 0, 1024)
+		var seen int64 // genes read since this worker last reported progress
+		return func(cell int32, genes []int32) {
+			seen += int64(len(genes))
+			if cell := p.cellMap[cell]; cell >= 0 {
+				run = run[:0]
+				for _, g := range genes {
+					if g := p.geneMap[g]; g >= 0 {
+						run = append(run, g)
+					}
 				}
-				cur, run = c, run[:0]
+				if len(run) > 0 {
+					w.SetRow(int(cell), run)
+					ones.Add(int64(len(run)))
+				}
 			}
-			run = append(run, g)
-			ones++
+			if seen >= progressStep {
+				mu.Lock()
+				read += seen
+				prog.add(int(base + int64(float64(read)*scale) - prog.done))
+				mu.Unlock()
+				seen = 0
+			}
 		}
-		if len(run) > 0 {
-			w.SetRow(int(cur), run)
-		}
-		entries += int64(len(b.val))
-		prog.add(len(b.val))
-		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	if entries != nnz {
-		return 0, fmt.Errorf("ingest: %s: second pass read %d entries, first pass %d (input modified while reading?)", src.describe().matrix, entries, nnz)
+	prog.add(int(base + c.entries - prog.done))
+	if n != c.ones || n != spill.entries {
+		return 0, fmt.Errorf("ingest: %s: %w: %d entries read back, %d written", spill.f.Name(), errSpill, n, c.ones)
 	}
-	return ones, nil
+	return ones.Load(), nil
 }
 
 // manifest builds the shard manifest for the kept cells and genes.

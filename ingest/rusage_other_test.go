@@ -1,0 +1,6 @@
+//go:build !unix
+
+package ingest
+
+// cpuSeconds is unavailable here.
+func cpuSeconds() float64 { return -1 }

@@ -1,0 +1,253 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// A spill holds, on disk, the entries the writing pass needs: those above
+// the threshold among the kept feature types, recorded by the counting pass.
+// Reading it back costs a few nanoseconds per entry, where a second scan of
+// the input would inflate HDF5 chunks or re-parse (and gunzip) Matrix Market
+// text again; and the input is read exactly once, so it cannot change
+// between the passes. The file is written and read sequentially through
+// small buffers, so it occupies the page cache, not the process's memory.
+//
+// Layout: a sequence of frames, each a little-endian uint32 payload length,
+// a uint32 CRC-32C of the payload, and the payload: whole runs, each
+//
+//	zigzag uvarint  cell − previous run's cell (the first run of a frame: cell − 0)
+//	uvarint         number of genes, k ≥ 1
+//	k × zigzag uvarint  gene − previous gene of the run (the first: gene − 0)
+//
+// Runs follow the input's order. Sources that store cells contiguously (10x
+// CSC, 10x Matrix Market, AnnData CSR) give one run per cell (or two, where
+// a batch boundary splits it) with sorted genes, so a gene costs about one
+// byte whenever genes are at least 1/64 dense; any other order is still
+// correct, only larger.
+const spillFrame = 1 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// spillWriter appends runs to a spill file.
+type spillWriter struct {
+	f       *os.File
+	buf     []byte
+	prev    int32 // cell of the last run in buf, 0 at a frame's start
+	last    int32 // cell of the last run written, -1 before any
+	entries int64 // genes recorded
+	// sorted says every run's cell is ≥ the previous run's. Frames are cut
+	// only between runs of different cells, so the frames of a sorted
+	// spill hold disjoint cells and may be applied concurrently.
+	sorted bool
+}
+
+// createSpill creates the spill file beside the output, where the shard
+// folder will be written, so that it is on the same file system.
+func createSpill(output string) (*spillWriter, error) {
+	dir, base := filepath.Split(filepath.Clean(output))
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".spill-")
+	if err != nil {
+		return nil, fmt.Errorf("ingest: creating the temporary entry file: %w", err)
+	}
+	return &spillWriter{f: f, buf: make([]byte, 8, spillFrame+64<<10), last: -1, sorted: true}, nil
+}
+
+// addRun records genes (at least one) of cell.
+func (s *spillWriter) addRun(cell int32, genes []int32) error {
+	if cell != s.last {
+		if len(s.buf) >= spillFrame {
+			if err := s.flush(); err != nil {
+				return err
+			}
+		}
+		s.sorted = s.sorted && cell > s.last
+		s.last = cell
+	}
+	buf := binary.AppendVarint(s.buf, int64(cell)-int64(s.prev))
+	buf = binary.AppendUvarint(buf, uint64(len(genes)))
+	prev := int64(0)
+	for _, g := range genes {
+		buf = binary.AppendVarint(buf, int64(g)-prev)
+		prev = int64(g)
+	}
+	s.buf, s.prev = buf, cell
+	s.entries += int64(len(genes))
+	return nil
+}
+
+// flush writes the buffered runs as one frame.
+func (s *spillWriter) flush() error {
+	payload := s.buf[8:]
+	if len(payload) == 0 {
+		return nil
+	}
+	binary.LittleEndian.PutUint32(s.buf, uint32(len(payload)))
+	binary.LittleEndian.PutUint32(s.buf[4:], crc32.Checksum(payload, castagnoli))
+	if _, err := s.f.Write(s.buf); err != nil {
+		return fmt.Errorf("ingest: writing the temporary entry file %s: %w", s.f.Name(), err)
+	}
+	s.buf, s.prev = s.buf[:8], 0
+	return nil
+}
+
+// finish flushes the last frame and rewinds the file for reading.
+func (s *spillWriter) finish() error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("ingest: rewinding the temporary entry file %s: %w", s.f.Name(), err)
+	}
+	return nil
+}
+
+// remove closes and deletes the file.
+func (s *spillWriter) remove() {
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
+
+// errSpill marks a spill file that does not read back as written.
+var errSpill = errors.New("temporary entry file corrupt")
+
+// readSpill calls fn for every run of the spill, checking cells and genes
+// against the shape, and returns the number of genes read. It stops when
+// ctx is done. The run slice is reused after fn returns. When the spill is
+// sorted, frames are decoded on all cores and fn is called concurrently
+// for runs of different cells (newFn gives each worker its own fn);
+// otherwise one fn sees every run in order.
+func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func() func(cell int32, run []int32)) (int64, error) {
+	workers := 1
+	if s.sorted {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	frames := make(chan []byte, workers)
+	free := make(chan []byte, 2*workers)
+	for range cap(free) {
+		free <- nil
+	}
+	totals := make([]int64, workers)
+	for w := range workers {
+		fn := newFn()
+		g.Go(func() error {
+			d := spillDecoder{name: s.f.Name(), cells: cells, genes: genes, run: make([]int32, 0, 1024)}
+			for frame := range frames {
+				n, err := d.frame(frame, fn)
+				totals[w] += n
+				if err != nil {
+					return err
+				}
+				free <- frame
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(frames)
+		var hdr [8]byte
+		for {
+			var frame []byte
+			select {
+			case frame = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if _, err := io.ReadFull(s.f, hdr[:]); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
+			}
+			n := int(binary.LittleEndian.Uint32(hdr[:]))
+			if cap(frame) < n {
+				frame = make([]byte, n)
+			}
+			frame = frame[:n]
+			if _, err := io.ReadFull(s.f, frame); err != nil {
+				return fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
+			}
+			if crc32.Checksum(frame, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
+				return fmt.Errorf("ingest: %s: %w: frame checksum mismatch", s.f.Name(), errSpill)
+			}
+			select {
+			case frames <- frame:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	})
+	err := g.Wait()
+	var total int64
+	for _, n := range totals {
+		total += n
+	}
+	return total, err
+}
+
+// spillDecoder decodes frames of one spill.
+type spillDecoder struct {
+	name         string
+	cells, genes int
+	run          []int32
+}
+
+// frame calls fn for each run of frame and returns the genes decoded.
+func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, error) {
+	var total int64
+	fail := func(what string) (int64, error) {
+		return total, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
+	}
+	cell := int64(0)
+	for p := 0; p < len(frame); {
+		dc, m := binary.Varint(frame[p:])
+		p += max(m, 0)
+		k, m2 := binary.Uvarint(frame[p:])
+		p += max(m2, 0)
+		cell += dc
+		if m <= 0 || m2 <= 0 || k == 0 || k > uint64(len(frame)) || uint64(cell) >= uint64(d.cells) {
+			return fail("bad run header")
+		}
+		run := d.run[:0]
+		g := int64(0)
+		for range k {
+			// Most gene gaps fit one byte: decode those inline.
+			var dg int64
+			if p < len(frame) && frame[p] < 0x80 {
+				b := frame[p]
+				dg = int64(b>>1) ^ -int64(b&1)
+				p++
+			} else {
+				var m int
+				if dg, m = binary.Varint(frame[p:]); m <= 0 {
+					return fail("truncated run")
+				}
+				p += m
+			}
+			g += dg
+			if uint64(g) >= uint64(d.genes) {
+				return fail(fmt.Sprintf("gene %d out of range", g))
+			}
+			run = append(run, int32(g))
+		}
+		d.run = run
+		fn(int32(cell), run)
+		total += int64(k)
+	}
+	return total, nil
+}

@@ -1,0 +1,170 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestSpillRoundTrip writes runs through a spill (several frames, cells in
+// order or shuffled, genes sorted or not, runs of one cell split in two)
+// and checks that reading it back yields every gene of every cell, with
+// concurrent callbacks only for sorted spills.
+func TestSpillRoundTrip(t *testing.T) {
+	t.Parallel()
+	const cells, genes = 3000, 70000
+	for _, tc := range []struct {
+		name           string
+		shuffleCells   bool
+		shuffleGenes   bool
+		wantConcurrent bool
+	}{
+		{"sorted", false, false, true},
+		{"unsorted-genes", false, true, true},
+		{"unsorted-cells", true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(1, 2))
+			s, err := createSpill(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.remove()
+			order := make([]int32, cells)
+			for i := range order {
+				order[i] = int32(i)
+			}
+			if tc.shuffleCells {
+				rng.Shuffle(cells, func(i, j int) { order[i], order[j] = order[j], order[i] })
+			}
+			want := make([][]int32, cells)
+			var total int64
+			for _, c := range order {
+				var row []int32
+				for g := int32(0); g < genes; g += 1 + int32(rng.IntN(200)) {
+					row = append(row, g)
+				}
+				if tc.shuffleGenes {
+					rng.Shuffle(len(row), func(i, j int) { row[i], row[j] = row[j], row[i] })
+				}
+				if len(row) == 0 {
+					continue
+				}
+				half := len(row) / 2
+				for _, part := range [][]int32{row[:half], row[half:]} {
+					if len(part) > 0 {
+						if err := s.addRun(c, part); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				want[c] = append([]int32(nil), row...)
+				total += int64(len(row))
+			}
+			if err := s.finish(); err != nil {
+				t.Fatal(err)
+			}
+			if fi, _ := s.f.Stat(); fi.Size() < 2*spillFrame {
+				t.Fatalf("spill of %d bytes: want several frames", fi.Size())
+			}
+			if s.sorted != tc.wantConcurrent {
+				t.Fatalf("sorted = %v, want %v", s.sorted, tc.wantConcurrent)
+			}
+			got := make([][]int32, cells)
+			var mu sync.Mutex
+			var calls int
+			n, err := readSpill(context.Background(), s, cells, genes, func() func(int32, []int32) {
+				mu.Lock()
+				calls++
+				mu.Unlock()
+				return func(c int32, run []int32) { got[c] = append(got[c], run...) }
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != total || s.entries != total {
+				t.Fatalf("read %d genes, wrote %d (writer counted %d)", n, total, s.entries)
+			}
+			if !tc.wantConcurrent && calls != 1 {
+				t.Fatalf("unsorted spill read by %d workers, want 1", calls)
+			}
+			for c := range cells {
+				if !slices.Equal(got[c], want[c]) {
+					t.Fatalf("cell %d: read %d genes, wrote %d (or in another order)", c, len(got[c]), len(want[c]))
+				}
+			}
+		})
+	}
+}
+
+// TestSpillCorrupt flips one byte of each region of a spill file and checks
+// that reading fails with errSpill (or a read error) naming the file.
+func TestSpillCorrupt(t *testing.T) {
+	t.Parallel()
+	for _, off := range []int64{0, 4, 8, 9, 100} {
+		t.Run(fmt.Sprint(off), func(t *testing.T) {
+			t.Parallel()
+			s, err := createSpill(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.remove()
+			for c := int32(0); c < 20; c++ {
+				if err := s.addRun(c, []int32{1, 5, 9, 300}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.finish(); err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, 1)
+			if _, err := s.f.ReadAt(b, off); err != nil {
+				t.Fatal(err)
+			}
+			b[0] ^= 0x40
+			if _, err := s.f.WriteAt(b, off); err != nil {
+				t.Fatal(err)
+			}
+			_, err = readSpill(context.Background(), s, 20, 400, func() func(int32, []int32) {
+				return func(int32, []int32) {}
+			})
+			if err == nil {
+				t.Fatal("corrupt spill read without error")
+			}
+			if off >= 4 && !errors.Is(err, errSpill) {
+				t.Fatalf("error %v: want errSpill", err)
+			}
+			if !strings.Contains(err.Error(), s.f.Name()) {
+				t.Fatalf("error %q does not name %s", err, s.f.Name())
+			}
+		})
+	}
+}
+
+// TestSpillRemoved: Run leaves no spill file beside the output, on success
+// or failure.
+func TestSpillRemoved(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join(sharedData(t), "brain1m-10k-subset", "derived_v2_filtered_gene_bc_matrices_h5.h5")
+	dir := t.TempDir()
+	ingest(t, exact(in, filepath.Join(dir, "s")))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != "s" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("folder holds %v, want only the output", names)
+	}
+}
