@@ -17,6 +17,7 @@ func (w *Writer) SetObservedRowWords(cell int, words []uint64) {
 
 func (w *Writer) orRow(plane [][]uint64, cell int, words []uint64) {
 	row := w.row(plane, cell)
+	w.wrote(row)
 	if len(words) != len(row) {
 		panic(fmt.Sprintf("shard: cell %d: row of %d words, want %d", cell, len(words), len(row)))
 	}

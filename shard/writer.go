@@ -39,6 +39,7 @@ type Writer struct {
 	x, mask  []mmap.MMap // one mapping per cell block; nil once unmapped
 	xw, mw   [][]uint64  // the same mappings as words
 	state    writerState
+	resident residentCounter
 }
 
 type writerState int
@@ -125,6 +126,7 @@ func (w *Writer) row(plane [][]uint64, cell int) []uint64 {
 
 func (w *Writer) setRow(plane [][]uint64, cell int, genes []int32) {
 	row := w.row(plane, cell)
+	w.wrote(row)
 	for _, g := range genes {
 		if uint32(g) >= uint32(w.layout.Genes) {
 			panic(fmt.Sprintf("shard: cell %d: gene %d out of range [0, %d)", cell, g, w.layout.Genes))
