@@ -21,7 +21,9 @@ import "math/bits"
 // codes. It returns the number of observed columns that the active codes
 // mispredict: popcount((x ^ (cov1|cov2)) & obs).
 //
-// The reference it must equal is refCondSum in kernel_test.go.
+// The reference it must equal is refCondSum in kernel_test.go. It is also
+// the Go twin of the vector kernel condSumsVec (kernel_vec_amd64.go), which
+// stepSpec.sums calls instead when Sampler.vector is set.
 func condSums(acc *[MaxL]int64, active uint64, from, L int, codes, x, obs []uint64) (mismatch int64) {
 	obs = obs[:len(x)]
 	codes = codes[:len(x)*L]

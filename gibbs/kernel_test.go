@@ -219,4 +219,33 @@ func TestAcceptMatchesExp(t *testing.T) {
 			}
 		}
 	}
+	// The bound 2^(⌈c·log₂e⌉+1) must never refuse a u below e^c: try u just
+	// below, at and above e^c and the bound, for c at and near multiples of ln 2
+	// (where ⌈c·log₂e⌉ is most sensitive to rounding) and at random.
+	r := &testRNG{s: 5}
+	for i := range 200000 {
+		var c float64
+		if i%2 == 0 {
+			c = -float64(r.intn(60)) * math.Ln2
+			c = math.Nextafter(c, c+float64(r.intn(3))-1)
+		} else {
+			c = -40 * r.float()
+		}
+		if c >= 0 {
+			continue
+		}
+		e := math.Exp(c)
+		k := math.Ceil(c*math.Log2E) + 1
+		for _, v := range []float64{e, 2 * e, math.Ldexp(1, int(k)), r.float()} {
+			u := math.Floor(v*0x1p53) * 0x1p-53 // a multiple of 2⁻⁵³, as uniformAt returns
+			for _, u := range []float64{u - 0x1p-53, u, u + 0x1p-53} {
+				if u < 0 || u >= 1 {
+					continue
+				}
+				if got, want := accept(c, u), u < e; got != want {
+					t.Fatalf("accept(%v, %v) = %v, want %v", c, u, got, want)
+				}
+			}
+		}
+	}
 }

@@ -67,6 +67,8 @@ type Sampler struct {
 	logitU   []float64
 	observed int64    // observed entries
 	ones     []uint64 // all-ones mask words for unmasked data
+	vector   bool     // use condSumsVec (useVectorKernel; tests switch it off)
+	planes   []uint64 // code-major copy of a step's column codes, for condSumsVec
 
 	sweep    int
 	chains   []*chain
@@ -138,6 +140,7 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	}
 	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
 	s.logitU = cfg.PriorU.logits(cfg.L, density)
+	s.vector = useVectorKernel
 	s.workers = cfg.Workers
 	if s.workers == 0 {
 		s.workers = runtime.GOMAXPROCS(0)
@@ -340,6 +343,10 @@ type stepSpec struct {
 	lambda float64
 	key    uint64
 	L      int
+	// planes, when not nil, holds other code-major for condSumsVec: word w
+	// of code l is planes[l*stride+w].
+	planes []uint64
+	stride int
 }
 
 // rowStats are the integer totals of a step; integers keep them independent
@@ -384,7 +391,9 @@ func logLik(correct, observed int64, lambda float64) float64 {
 	sp := math.Log1p(math.Exp(-math.Abs(lambda)))
 	logPos := -(max(-lambda, 0) + sp)
 	logNeg := -(max(lambda, 0) + sp)
-	return float64(correct)*logPos + float64(observed-correct)*logNeg
+	// The conversions forbid fusing into FMAs (GOAMD64=v3, arm64), which
+	// would change the last bit of the result with the build.
+	return float64(float64(correct)*logPos) + float64(float64(observed-correct)*logNeg)
 }
 
 // runStep updates every row of sp, in parallel over blocks of 64-row words.
@@ -392,6 +401,10 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	sp.bounds = sp.m.Segments()
 	sp.ones = s.ones
 	sp.L = s.l
+	if s.vector {
+		s.planes = codeMajor(s.planes, sp.other, s.l)
+		sp.planes, sp.stride = s.planes, len(sp.other)/s.l
+	}
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
 	if w <= 1 {
@@ -415,7 +428,7 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 // rowsRange updates rows 64·w0 … 64·w1−1. Rows sharing a word of own are
 // updated by one call, so no two goroutines write the same word.
 func (sp *stepSpec) rowsRange(w0, w1 int) rowStats {
-	var acc [MaxL]int64
+	var buf rowScratch
 	var tot rowStats
 	L := sp.L
 	for w := w0; w < w1; w++ {
@@ -426,7 +439,7 @@ func (sp *stepSpec) rowsRange(w0, w1 int) rowStats {
 			for l, word := range ow {
 				a |= (word >> bit & 1) << uint(l)
 			}
-			na, flips, miss := sp.updateRow(&acc, i, a)
+			na, flips, miss := sp.updateRow(&buf, i, a)
 			tot.flips += flips
 			tot.miss += miss
 			for ch := na ^ a; ch != 0; ch &= ch - 1 {
@@ -445,10 +458,11 @@ func (sp *stepSpec) rowsRange(w0, w1 int) rowStats {
 // c = λ·acc[l] + logit(p_l) (eq. update_z of the paper); the flip of the
 // current value is accepted with probability min(1, e^c) from off to on and
 // min(1, e^−c) from on to off (Metropolised Gibbs).
-func (sp *stepSpec) updateRow(acc *[MaxL]int64, i int, a uint64) (uint64, int64, int64) {
+func (sp *stepSpec) updateRow(buf *rowScratch, i int, a uint64) (uint64, int64, int64) {
 	L := sp.L
+	acc := &buf.acc
 	clear(acc[:L])
-	miss := sp.sums(acc, i, a, 0)
+	miss := sp.sums(buf, i, a, 0)
 	var flips int64
 	for l := range L {
 		c := float64(sp.lambda*float64(acc[l])) + sp.logit[l]
@@ -459,25 +473,39 @@ func (sp *stepSpec) updateRow(acc *[MaxL]int64, i int, a uint64) (uint64, int64,
 			a ^= 1 << uint(l)
 			flips++
 			clear(acc[l+1 : L])
-			miss = sp.sums(acc, i, a, l+1)
+			miss = sp.sums(buf, i, a, l+1)
 		}
 	}
 	return a, flips, miss
 }
 
 // accept reports whether u < e^c for c < 0 and u a multiple of 2⁻⁵³ in
-// [0, 1). Below c = −37.5, e^c < 2⁻⁵³, so only u = 0 can pass and e^c need
-// not be computed (it is, to honour e^c = 0 far below).
+// [0, 1). Most proposals are refused, and e^c is rarely needed to see it:
+// with k = c·log₂e, e^c ≤ 2^⌈k⌉ (and math.Exp is within an ulp of it), so
+// u ≥ 2^(⌈k⌉+1) refuses; the margin of one covers the rounding of k. e^c is
+// computed only for u below that bound, which has probability below 4e^c.
+// Below c = −37.5, e^c < 2⁻⁵³, so only u = 0 can pass and e^c need not be
+// computed (it is, to honour e^c = 0 far below).
 func accept(c, u float64) bool {
+	if k := c * math.Log2E; k > -1000 && u >= math.Float64frombits(uint64(1024+int64(k))<<52) {
+		return false // int64(k) = ⌈k⌉ for k ≤ 0
+	}
 	if c < -37.5 {
 		return u == 0 && math.Exp(c) > 0
 	}
 	return u < math.Exp(c)
 }
 
-// sums adds the accumulators of codes from … L−1 of row i to acc and returns
-// the row's mispredicted observed entries under codes a.
-func (sp *stepSpec) sums(acc *[MaxL]int64, i int, a uint64, from int) int64 {
+// rowScratch is a worker's scratch space for the sums of a row.
+type rowScratch struct {
+	acc [MaxL]int64
+	vec vecScratch
+}
+
+// sums adds the accumulators of codes from … L−1 of row i to buf.acc and
+// returns the row's mispredicted observed entries under codes a.
+func (sp *stepSpec) sums(buf *rowScratch, i int, a uint64, from int) int64 {
+	acc := &buf.acc
 	var miss int64
 	L := sp.L
 	for seg := 0; seg+1 < len(sp.bounds); seg++ {
@@ -487,7 +515,31 @@ func (sp *stepSpec) sums(acc *[MaxL]int64, i int, a uint64, from int) int64 {
 			obs = sp.mask.Segment(i, seg)
 		}
 		off := sp.bounds[seg] / 64
-		miss += condSums(acc, a, from, L, sp.other[off*L:(off+len(x))*L], x, obs)
+		if sp.planes != nil {
+			if sp.mask == nil {
+				obs = nil
+			}
+			miss += condSumsVec(acc, &buf.vec, a, from, L, sp.planes[off:], sp.stride, x, obs)
+		} else {
+			miss += condSums(acc, a, from, L, sp.other[off*L:(off+len(x))*L], x, obs)
+		}
 	}
 	return miss
+}
+
+// codeMajor returns the interleaved codes (word w of code l at w*L+l) laid out
+// code-major (at l*words+w), in buf when it is large enough.
+func codeMajor(buf, codes []uint64, L int) []uint64 {
+	words := len(codes) / L
+	if cap(buf) < len(codes) {
+		buf = make([]uint64, len(codes))
+	}
+	buf = buf[:len(codes)]
+	for l := range L {
+		p := buf[l*words : (l+1)*words]
+		for w := range p {
+			p[w] = codes[w*L+l]
+		}
+	}
+	return buf
 }
