@@ -118,11 +118,13 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 		for i, w := range held {
 			for ; w != 0; w &= w - 1 {
 				d := i*64 + bits.TrailingZeros64(w)
+				// The explicit conversions forbid fused multiply-adds, whose
+				// rounding would differ between builds (GOAMD64=v1 and v3).
 				prod := 1.0
 				for l, zl := range z {
-					prod *= 1 - zl*uMean[d*L+l]
+					prod *= 1 - float64(zl*uMean[d*L+l])
 				}
-				p := 1 / (1 + math.Exp(-lambda*(1-2*prod)))
+				p := 1 / (1 + math.Exp(-lambda*(1-float64(2*prod))))
 				one := x[i]>>(d%64)&1 == 1
 				if (p >= 0.5) == one {
 					correct++
