@@ -52,7 +52,9 @@ func GelmanRubin(chains [][]float64) float64 {
 		return math.Inf(1)
 	}
 	nf := float64(half)
-	return math.Sqrt(((nf-1)/nf*w + bOverN) / w)
+	// The conversions forbid fused multiply-adds, so that every build
+	// rounds alike (summary.tsv is compared bit for bit across runs).
+	return math.Sqrt((float64((nf-1)/nf*w) + bOverN) / w)
 }
 
 func mean(x []float64) float64 {
@@ -67,7 +69,7 @@ func mean(x []float64) float64 {
 func variance(x []float64, mu float64) float64 {
 	s := 0.0
 	for _, v := range x {
-		s += (v - mu) * (v - mu)
+		s += float64((v - mu) * (v - mu))
 	}
 	return s / float64(len(x)-1)
 }

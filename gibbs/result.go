@@ -149,12 +149,14 @@ func (r *Result) PredictMask(mask BitMatrix, method Method) ([]Entry, []float64,
 	return entries, p, err
 }
 
+// plugIn is the plug-in predictive of (n, d). The explicit conversions
+// forbid fused multiply-adds, so that every build rounds alike.
 func (r *Result) plugIn(n, d int) float64 {
 	prod := 1.0
 	for l := range r.L {
-		prod *= 1 - r.ZMean[n*r.L+l]*r.UMean[d*r.L+l]
+		prod *= 1 - float64(r.ZMean[n*r.L+l]*r.UMean[d*r.L+l])
 	}
-	return sigmoid(r.Lambda * (1 - 2*prod))
+	return sigmoid(r.Lambda * (1 - float64(2*prod)))
 }
 
 // covered reports whether some code l has z_nl = u_ld = 1 in the interleaved
