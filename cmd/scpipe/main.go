@@ -54,6 +54,7 @@ scpipe COMMAND --help.`,
 			simulateCommand(),
 			fitCommand(),
 			demoCommand(),
+			benchCommand(),
 		},
 		HideHelpCommand: true,
 	}

@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"scpipe/shard"
+	"scpipe/simulate"
+)
+
+// The planted model's fixed shape: ten programs of about 3% of the genes
+// each (330 genes at the paper's width), a fifth of the observed ones lost to
+// dropout and a fifth of them background. Only the programs' usage is solved
+// for, to reach the requested density.
+const (
+	PlantedPrograms  = 10
+	PlantedCodeFrac  = 0.03
+	PlantedDropout   = 0.2
+	backgroundShare  = 0.2 // P(background 1) = backgroundShare · density
+	plantedVersion   = 1   // part of the cache key: bump when the model changes
+	defaultCacheName = "scpipe-bench-sweeps"
+)
+
+// DefaultDensity is the fraction of ones of the paper's mouse brain data.
+const DefaultDensity = 0.07
+
+// PlantedParams returns the simulate parameters of a single-cell-like
+// planted dataset of the given size whose expected fraction of ones is
+// density: PlantedPrograms programs of PlantedCodeFrac of the genes,
+// dropout PlantedDropout, background ones at a fifth of density, and the
+// usage u of every program solved from
+//
+//	density = background + (1 − background − dropout) · (1 − (1 − code·u)^programs).
+//
+// With the defaults at density 0.07 each cell uses about 2.4 programs.
+func PlantedParams(size Size, density float64, seed uint64) (simulate.Params, error) {
+	if size.Cells < 1 || size.Genes < 1 {
+		return simulate.Params{}, fmt.Errorf("%w: size %v has no entries", ErrOptions, size)
+	}
+	if !(density > 0 && density < 1) {
+		return simulate.Params{}, fmt.Errorf("%w: density %v outside (0, 1)", ErrOptions, density)
+	}
+	on := backgroundShare * density
+	clean := (density - on) / (1 - on - PlantedDropout)
+	usage := (1 - math.Pow(1-clean, 1.0/PlantedPrograms)) / PlantedCodeFrac
+	if !(usage > 0 && usage <= 1) {
+		return simulate.Params{}, fmt.Errorf("%w: density %v is out of reach of the planted model (%d programs of %.0f%% of genes, %.0f%% dropout)",
+			ErrOptions, density, PlantedPrograms, 100*PlantedCodeFrac, 100*PlantedDropout)
+	}
+	return simulate.Params{
+		Cells: size.Cells, Genes: size.Genes, L: PlantedPrograms,
+		CodeDensity: PlantedCodeFrac, UsageDensity: usage,
+		FlipOn: on, FlipOff: PlantedDropout,
+		Seed: seed,
+	}, nil
+}
+
+// ExpectedDensity returns the expected fraction of ones of data drawn with p
+// (over the draw of programs, usage and noise).
+func ExpectedDensity(p simulate.Params) float64 {
+	clean := 1 - math.Pow(1-p.CodeDensity*p.UsageDensity, float64(p.L))
+	return clean*(1-p.FlipOff) + (1-clean)*p.FlipOn
+}
+
+// DefaultWork returns the default cache folder of generated datasets, under
+// the system's temporary folder.
+func DefaultWork() string { return filepath.Join(os.TempDir(), defaultCacheName) }
+
+// datasetDir returns the cache folder of one dataset, named by everything
+// that determines its content.
+func datasetDir(work string, size Size, density float64, seed uint64) string {
+	return filepath.Join(work, fmt.Sprintf("planted-v%d-%s-d%g-seed%d", plantedVersion, size, density, seed))
+}
+
+// dataset is an opened benchmark dataset.
+type dataset struct {
+	shards    *shard.Shard
+	dir       string
+	cached    bool    // found in the cache rather than generated
+	genSecond float64 // seconds spent generating (0 when cached)
+}
+
+// openDataset opens the planted dataset of size from the cache in work,
+// generating it first (and replacing a damaged or mismatched cache entry)
+// when needed.
+func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, log *slog.Logger) (*dataset, error) {
+	p, err := PlantedParams(size, density, seed)
+	if err != nil {
+		return nil, err
+	}
+	dir := datasetDir(work, size, density, seed)
+	shardDir := filepath.Join(dir, simulate.ShardsDir)
+	s, err := shard.Open(shardDir)
+	if err == nil {
+		m := s.Manifest()
+		if m.Cells == size.Cells && m.Genes == size.Genes && m.Source.Seed == seed {
+			log.Info("using cached dataset", "dir", dir, "cells", m.Cells, "genes", m.Genes, "density", m.Density)
+			return &dataset{shards: s, dir: dir, cached: true}, nil
+		}
+		s.Close()
+		err = fmt.Errorf("holds %d × %d cells × genes with seed %d", m.Cells, m.Genes, m.Source.Seed)
+	}
+	_, statErr := os.Stat(dir)
+	replace := statErr == nil
+	if replace {
+		log.Warn("regenerating cached dataset", "dir", dir, "reason", err)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, fmt.Errorf("bench: creating work folder: %w", err)
+	}
+	truth, err := simulate.New(p)
+	if err != nil {
+		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
+	}
+	log.Info("generating planted dataset", "dir", dir, "cells", size.Cells, "genes", size.Genes,
+		"expected_density", ExpectedDensity(p), "bytes", 2*size.Entries()/8)
+	start := time.Now()
+	if err := simulate.WriteShards(ctx, dir, truth, replace); err != nil {
+		return nil, fmt.Errorf("bench: generating %v into %s: %w", size, dir, err)
+	}
+	gen := time.Since(start).Seconds()
+	s, err = shard.Open(shardDir)
+	if err != nil {
+		return nil, fmt.Errorf("bench: opening generated dataset: %w", err)
+	}
+	log.Info("generated", "dir", dir, "seconds", gen, "density", s.Manifest().Density)
+	return &dataset{shards: s, dir: dir, genSecond: gen}, nil
+}

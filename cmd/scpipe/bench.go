@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"scpipe/bench"
+	"scpipe/pipeline"
+)
+
+func benchCommand() *cli.Command {
+	d := bench.DefaultOptions()
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "time Gibbs sweeps over generated planted shards of a ladder of sizes",
+		Description: `Generates planted single-cell-like shards (7% ones by default) for every size,
+caching them in --work so that later runs reuse them, then for every size and
+L times sweeps of the sampler over the memory-mapped shards, as a fit runs
+them, after --warmup untimed sweeps. It prints per (size, L): seconds per
+sweep (median and range), entries/s in total and per core, the time to
+stream the same bit-packed X and Xᵀ once (a parallel popcount, same run),
+the ratio sweep/stream, the peak anonymous resident memory (RssAnon) next
+to the O((cells + genes)·L) sampler state, and VmHWM (which also counts the
+mapped shards' page cache).
+
+--size takes entry counts (laid out as the paper's 11,000 genes by
+entries/11,000 cells) or CELLSxGENES shapes:
+
+   scpipe bench                                        # 1.3M × 11k, L = 2 and 10 (3.6 GB of shards)
+   scpipe bench --size 1e8,1e9,1.4e10 --L 2,10 --sweeps 5
+   scpipe bench --size 20000x2000 --L 2..10 --json > bench.json
+   scpipe bench --cpuprofile cpu.pprof && go tool pprof -tagfocus phase=timed scpipe cpu.pprof`,
+		Flags: append(commonFlags(),
+			&cli.StringFlag{Name: "size", Value: bench.DefaultSizes, Usage: `sizes: entry counts "1e8,1e9,1.4e10" or shapes "1300000x11000"`},
+			&cli.StringFlag{Name: "L", Value: "2,10", Usage: `latent sizes: "5", "2..10" or "2,10"`},
+			&cli.IntFlag{Name: "sweeps", Value: d.Sweeps, Usage: "timed sweeps per size and L"},
+			&cli.IntFlag{Name: "warmup", Value: d.Warmup, Usage: "untimed sweeps first, so the chain settles"},
+			&cli.IntFlag{Name: "stream-passes", Value: d.StreamReps, Usage: "timed stream-once passes per size and L"},
+			&cli.Float64Flag{Name: "density", Value: d.Density, Usage: "fraction of ones of the planted data"},
+			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the planted data and the sampler"},
+			&cli.StringFlag{Name: "prior", Value: d.Prior, Usage: "prior of Z and U: uniform (as fit), empirical or a probability"},
+			&cli.StringFlag{Name: "work", Value: d.Work, Usage: "folder caching the generated shards"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the measurements (labels: phase, size, L)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing --cpuprofile file"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("bench: takes no arguments (got %q); sizes go in --size", c.Args().First())
+			}
+			env, err := newEnv(c)
+			if err != nil {
+				return err
+			}
+			o := bench.DefaultOptions()
+			if o.Sizes, err = bench.ParseSizes(c.String("size")); err != nil {
+				return fmt.Errorf("--size: %w", err)
+			}
+			if o.Ls, err = pipeline.ParseLSpec(c.String("L")); err != nil {
+				return fmt.Errorf("--L: %w", err)
+			}
+			o.Workers, o.Sweeps, o.Warmup, o.StreamReps = env.threads, c.Int("sweeps"), c.Int("warmup"), c.Int("stream-passes")
+			o.Density, o.Seed, o.Prior, o.Work = c.Float64("density"), c.Uint64("seed"), c.String("prior"), c.String("work")
+			o.CPUProfile, o.Force = c.String("cpuprofile"), c.Bool("force")
+			o.Command, o.Log = strings.Join(os.Args, " "), env.log
+			rep, err := bench.Run(c.Context, o)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return rep.WriteJSON(os.Stdout)
+			}
+			return rep.WriteTable(os.Stdout)
+		},
+	}
+}
