@@ -61,15 +61,17 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareRunDir(cfg, o); err != nil {
-		return nil, err
-	}
+	// The shards are checked before the run directory is touched, so that
+	// bad input never costs an existing run (not even with --force).
 	src, err := shard.Open(cfg.Shards)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	if err := src.Verify(ctx); err != nil {
+		return nil, err
+	}
+	if err := prepareRunDir(cfg, o); err != nil {
 		return nil, err
 	}
 	if err := writeConfig(cfg); err != nil {

@@ -331,6 +331,18 @@ func TestFitRefusesBadInput(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), filepath.Base(files[0])) {
 				t.Errorf("%s: %v (want an error naming %s)", name, err, filepath.Base(files[0]))
 			}
+			// Even --force keeps an existing run when the shards are bad.
+			if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			keep := filepath.Join(cfg.Output, "keep")
+			os.WriteFile(keep, []byte("old results"), 0o644)
+			if _, err := Fit(ctx, cfg, FitOptions{Force: true}); err == nil {
+				t.Errorf("%s: --force fit on bad shards succeeded", name)
+			}
+			if _, err := os.Stat(keep); err != nil {
+				t.Errorf("%s: --force fit on bad shards removed the existing run: %v", name, err)
+			}
 		}
 		damage("flipped byte", func(p string) error {
 			b, err := os.ReadFile(p)
