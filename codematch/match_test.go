@@ -222,3 +222,26 @@ func TestParents(t *testing.T) {
 		t.Errorf("full tie: parent %d, want 0", parent[0])
 	}
 }
+
+func TestUsedMAPSets(t *testing.T) {
+	// Three genes, two codes; code 2 switches on genes 1 and 2 but no cell uses it.
+	codes := []float64{
+		0.9, 0.6,
+		0.1, 0.7,
+		0.8, 0.5,
+	}
+	cells := []float64{
+		0.95, 0.2,
+		0.10, 0.5, // exactly 1/2 is not use
+	}
+	sets := UsedMAPSets(codes, cells, 2)
+	if sets[0].Len() != 2 || !sets[0].Has(0) || !sets[0].Has(2) {
+		t.Errorf("code 1: got %d genes, want genes 0 and 2", sets[0].Len())
+	}
+	if sets[1].Len() != 0 {
+		t.Errorf("unused code 2 has %d genes, want none", sets[1].Len())
+	}
+	if plain := MAPSets(codes, 2); plain[1].Len() != 2 {
+		t.Errorf("MAPSets itself must not look at usage")
+	}
+}

@@ -103,3 +103,28 @@ func SizeOrder(sets []Set) []int {
 	slices.SortStableFunc(order, func(x, y int) int { return size[y] - size[x] })
 	return order
 }
+
+// UsedMAPSets is MAPSets restricted to the codes that some cell uses: a code
+// k whose usage posterior mean cells[n*L+k] is at most 1/2 for every cell n
+// gets an empty set. A code no cell uses is not constrained by the data, so
+// the posterior means of its genes stay at the prior (1/2 under the uniform
+// prior) and its MAP set would be a coin toss over all genes, not a program.
+// codes is genes × L and cells is cells × L, both row-major.
+func UsedMAPSets(codes, cells []float64, L int) []Set {
+	sets := MAPSets(codes, L)
+	if len(cells)%L != 0 {
+		panic(fmt.Sprintf("codematch: UsedMAPSets: %d usage values do not split into rows of L = %d", len(cells), L))
+	}
+	used := make([]bool, L)
+	for i, v := range cells {
+		if v > 0.5 {
+			used[i%L] = true
+		}
+	}
+	for k, u := range used {
+		if !u {
+			clear(sets[k])
+		}
+	}
+	return sets
+}

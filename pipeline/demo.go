@@ -114,7 +114,11 @@ func printRecovery(w io.Writer, truth *simulate.Truth, run string, L int, rows [
 	if err != nil {
 		return err
 	}
-	found := codematch.MAPSets(codes.Mean, L)
+	cells, err := rundir.ReadCells(filepath.Join(rundir.FitDir(run, L, chain), rundir.CellsFile))
+	if err != nil {
+		return err
+	}
+	found := codematch.UsedMAPSets(codes.Mean, cells.Mean, L)
 	index := map[string]int{}
 	for g, id := range codes.GeneIDs {
 		index[id] = g

@@ -315,8 +315,10 @@ func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta) error {
 
 // writeFit writes a finished fit's tables, codes ordered by decreasing
 // number of genes (MAP) so that code_1 is the broadest program in every run.
+// A code that no cell uses counts as having no genes and comes last: its
+// genes' posterior means stay at the prior and say nothing.
 func writeFit(dir string, m *shard.Manifest, res *gibbs.Result) error {
-	order := codematch.SizeOrder(codematch.MAPSets(res.UMean, res.L))
+	order := codematch.SizeOrder(codematch.UsedMAPSets(res.UMean, res.ZMean, res.L))
 	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: res.L, Mean: permuteCols(res.UMean, res.L, order)}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)

@@ -112,6 +112,25 @@ func TestFitRecoversPlantedPrograms(t *testing.T) {
 			t.Errorf("code_%d has %d genes, more than code_%d's %d", k+1, found[k].Len(), k, found[k-1].Len())
 		}
 	}
+	// With more codes than planted programs, the extra codes are unused and
+	// numbered last, even though their genes' posterior means sit near ½.
+	for L := 3; L <= 5; L++ {
+		dir := rundir.FitDir(cfg.Output, L, 1)
+		codes, err1 := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
+		cells, err2 := rundir.ReadCells(filepath.Join(dir, rundir.CellsFile))
+		if err := errors.Join(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+		sets := codematch.UsedMAPSets(codes.Mean, cells.Mean, L)
+		for k := 1; k < L; k++ {
+			if sets[k].Len() > sets[k-1].Len() {
+				t.Errorf("L=%d: code_%d has %d genes, more than code_%d's %d", L, k+1, sets[k].Len(), k, sets[k-1].Len())
+			}
+		}
+		if L == 5 && sets[4].Len() != 0 {
+			t.Errorf("L=5 with 4 planted programs: code_5 has %d genes, want an unused code", sets[4].Len())
+		}
+	}
 	for _, r := range rep.Summary {
 		if r.L == 4 && (r.HeldoutAccuracy < 0.9 || math.IsNaN(r.HeldoutLogPred) || r.TrainAccuracy < 0.9) {
 			t.Errorf("L=4 chain %d: held-out accuracy %.3f, logpred %.3f, train accuracy %.3f", r.Chain, r.HeldoutAccuracy, r.HeldoutLogPred, r.TrainAccuracy)

@@ -90,7 +90,7 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 		return row, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
 	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, f.L, last.Lambda)
-	return row, codematch.MAPSets(codes.Mean, f.L), sampleLL, err
+	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, err
 }
 
 // scoreHeldOut returns the accuracy and mean log predictive probability of
