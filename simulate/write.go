@@ -24,8 +24,10 @@ const (
 	TruthJSONFile = "truth.json"   // parameters and counts
 )
 
-// GeneID, GeneName and Barcode name the simulated features and cells.
-func GeneID(g int) string   { return fmt.Sprintf("SIMG%06d", g+1) }
+// GeneID returns the id of simulated gene g (0-based), e.g. "SIMG000001".
+func GeneID(g int) string { return fmt.Sprintf("SIMG%06d", g+1) }
+
+// GeneName returns the symbol of simulated gene g (0-based), e.g. "Gene1".
 func GeneName(g int) string { return fmt.Sprintf("Gene%d", g+1) }
 
 // Barcode returns a 10x-style barcode (16 bases and "-1") determined by n.
