@@ -121,6 +121,9 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
 	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })
 	set("checkpoint-minutes", func() { cfg.CheckpointMinutes = c.Float64("checkpoint-minutes") })
-	cfg.Threads = c.Int("threads")
+	// -j (or SCPIPE_THREADS) wins; then a threads key of --config; then all cores.
+	if c.IsSet("threads") || cfg.Threads == 0 {
+		cfg.Threads = c.Int("threads")
+	}
 	return cfg, nil
 }

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"scpipe/codematch"
+	"scpipe/pipeline"
 	"scpipe/rundir"
 	"scpipe/simulate"
 )
@@ -185,6 +189,46 @@ func TestCLIErrors(t *testing.T) {
 		err := run(t, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("scpipe %s: error %v, want one containing %q", strings.Join(tt.args, " "), err, tt.want)
+		}
+	}
+}
+
+func TestFitConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfgFile, []byte("L = \"3,5\"\nchains = 3\nthreads = 1\n"), 0o644)
+	tests := []struct {
+		args       []string
+		env        string
+		wantL      string
+		wantChains int
+		wantThread int
+	}{
+		{[]string{"--config", cfgFile}, "", "3,5", 3, 1},
+		{[]string{"--config", cfgFile, "--L", "4", "-j", "2"}, "", "4", 3, 2},
+		{[]string{"--config", cfgFile}, "2", "3,5", 3, 2},
+		{[]string{"--chains", "2"}, "", "2..10", 2, runtime.NumCPU()},
+	}
+	for _, tt := range tests {
+		if tt.env != "" {
+			t.Setenv("SCPIPE_THREADS", tt.env)
+		} else {
+			t.Setenv("SCPIPE_THREADS", "")
+			os.Unsetenv("SCPIPE_THREADS")
+		}
+		var got pipeline.FitConfig
+		app := newApp()
+		app.Command("fit").Action = func(c *cli.Context) error {
+			var err error
+			got, err = fitConfig(c, "shards")
+			return err
+		}
+		args := append([]string{"scpipe", "fit", "shards", "-o", filepath.Join(dir, "run")}, tt.args...)
+		if err := app.Run(flagsFirst(app, args)); err != nil {
+			t.Fatal(err)
+		}
+		if got.L != tt.wantL || got.Chains != tt.wantChains || got.Threads != tt.wantThread {
+			t.Errorf("%v (SCPIPE_THREADS=%q): L=%q chains=%d threads=%d; want %q, %d, %d", tt.args, tt.env, got.L, got.Chains, got.Threads, tt.wantL, tt.wantChains, tt.wantThread)
 		}
 	}
 }
