@@ -39,9 +39,15 @@
 // with S = U_l ∧ ¬cov2 if l ∈ A and S = U_l ∧ ¬(cov1 ∨ cov2) if not. The same
 // pass counts the mispredicted observed entries, popcount((x ⊕ (cov1 ∨ cov2)) ∧ obs),
 // so the U step yields P for the λ update at no extra cost. After a flip
-// the pass is repeated for the codes still to be visited. Workers own
-// contiguous blocks of 64 rows, so no two write the same word; there are no
-// locks and no allocations in the loop.
+// the pass is repeated for the codes still to be visited, unless the flipped
+// code's bitset over the columns is empty: such a code (one no cell uses, in
+// the U step) covers nothing, so its flip leaves every other sum unchanged,
+// and its own sum is 0 without a pass. Under a uniform prior an unused code's
+// gene bits all flip every sweep, so this saves most re-scans. Workers own
+// contiguous blocks of 64 rows, so no two write the same word, and update
+// them 16 at a time: a group's passes walk the column segments in order,
+// reading the group's words of each segment (side by side in a tile of Xᵀ)
+// together. There are no locks and no allocations in the loop.
 //
 // Built with GOEXPERIMENT=simd on amd64, and on a CPU with AVX-512 VPOPCNTDQ,
 // the package uses a vector kernel (kernel_vec_amd64.go) that does the same

@@ -11,7 +11,8 @@ import "math/bits"
 // x and obs are the row's data and observed-mask words (len(x) = len(obs),
 // len(codes) = len(x)*L); bits past the last column must be zero in x and codes.
 //
-// For every l in [from, L) it adds to acc[l] the accumulator
+// For every code l in the set want (bit l; want ⊆ [0, L)) it adds to acc[l]
+// the accumulator
 //
 //	Σ_d x̃_d · u_ld · ∏_{l' ≠ l} (1 − z_l' u_l'd),   x̃_d ∈ {−1, 0, +1} (0: unobserved),
 //
@@ -24,25 +25,31 @@ import "math/bits"
 // The reference it must equal is refCondSum in kernel_test.go. It is also
 // the Go twin of the vector kernel condSumsVec (kernel_vec_amd64.go), which
 // stepSpec.sums calls instead when Sampler.vector is set.
-func condSums(acc *[MaxL]int64, active uint64, from, L int, codes, x, obs []uint64) (mismatch int64) {
+func condSums(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) (mismatch int64) {
 	obs = obs[:len(x)]
 	codes = codes[:len(x)*L]
-	// keep[l] is all ones for an inactive code: S excludes cov1 as well as cov2.
-	var keep [MaxL]uint64
-	for l := from; l < L; l++ {
-		keep[l] = uint64(active>>uint(l)&1) - 1
-	}
 	if L == 2 {
-		return condSums2(acc, active, from, codes, x, obs, keep[0], keep[1])
+		// keepN is all ones for an inactive code: S excludes cov1 as well as cov2.
+		return condSums2(acc, active, want, codes, x, obs, active&1-1, active>>1&1-1)
 	}
-	return condSumsL(acc, active, from, L, codes, x, obs, &keep)
+	return condSumsL(acc, active, want, L, codes, x, obs)
 }
 
-// condSumsL is condSums for any L; keep[l] is all ones for inactive codes.
-// One pass over the words builds the coverage of the word in registers and
-// then serves every code; a two-pass variant (coverage to a buffer, then a
-// register-resident sum per code) measured no faster.
-func condSumsL(acc *[MaxL]int64, active uint64, from, L int, codes, x, obs []uint64, keep *[MaxL]uint64) int64 {
+// condSumsL is condSums for any L. One pass over the words builds the
+// coverage of the word in registers and then serves every wanted code; a
+// two-pass variant (coverage to a buffer, then a register-resident sum per
+// code) measured no faster.
+func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) int64 {
+	// The wanted codes as a list, each with keep all ones if it is inactive
+	// (S excludes cov1 as well as cov2).
+	var list [MaxL]uint8
+	var keep [MaxL]uint64
+	n := 0
+	for m := want; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		list[n], keep[n] = uint8(l), uint64(active>>uint(l)&1)-1
+		n++
+	}
 	var sum [MaxL]int64
 	var miss int
 	for w, xw := range x {
@@ -55,19 +62,20 @@ func condSumsL(acc *[MaxL]int64, active uint64, from, L int, codes, x, obs []uin
 		}
 		ow := obs[w]
 		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
-		for l := from; l < L; l++ {
-			s := cw[l] &^ (c2 | c1&keep[l]) & ow
-			sum[l] += int64(2*bits.OnesCount64(xw&s) - bits.OnesCount64(s))
+		for k, l := range list[:n] {
+			s := cw[l] &^ (c2 | c1&keep[k]) & ow
+			sum[k] += int64(2*bits.OnesCount64(xw&s) - bits.OnesCount64(s))
 		}
 	}
-	for l := from; l < L; l++ {
-		acc[l] += sum[l]
+	for k, l := range list[:n] {
+		acc[l] += sum[k]
 	}
 	return int64(miss)
 }
 
-// condSums2 is condSums for L = 2 with the loop over codes unrolled.
-func condSums2(acc *[MaxL]int64, active uint64, from int, codes, x, obs []uint64, keep0, keep1 uint64) int64 {
+// condSums2 is condSums for L = 2 with the loop over codes unrolled; keepN
+// is all ones if code N is inactive.
+func condSums2(acc *[MaxL]int64, active, want uint64, codes, x, obs []uint64, keep0, keep1 uint64) int64 {
 	a0 := -(active & 1)      // all ones if code 0 is active
 	a1 := -(active >> 1 & 1) // all ones if code 1 is active
 	var s0, s1 int
@@ -83,10 +91,10 @@ func condSums2(acc *[MaxL]int64, active uint64, from int, codes, x, obs []uint64
 		s0 += 2*bits.OnesCount64(xw&t0) - bits.OnesCount64(t0)
 		s1 += 2*bits.OnesCount64(xw&t1) - bits.OnesCount64(t1)
 	}
-	if from == 0 {
+	if want&1 != 0 {
 		acc[0] += int64(s0)
 	}
-	if from <= 1 {
+	if want&2 != 0 {
 		acc[1] += int64(s1)
 	}
 	return int64(miss)

@@ -11,6 +11,6 @@ type vecScratch struct{}
 
 // condSumsVec is never called in this build (useVectorKernel is false); it
 // exists so that the dispatcher in stepSpec.sums compiles everywhere.
-func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active uint64, from, L int, planes []uint64, stride int, x, obs []uint64) int64 {
+func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, planes []uint64, stride int, x, obs []uint64) int64 {
 	panic("gibbs: no vector kernel in this build")
 }

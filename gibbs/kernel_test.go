@@ -113,22 +113,28 @@ func TestCondSumsMatchesAlgorithm1(t *testing.T) {
 							}
 							ow = guard(ow)
 						}
-						for from := range L {
+						// The codes l ≥ from, as after a flip of code from−1, and a
+						// random subset of them, as when some codes are dead.
+						for k := range 2 * L {
+							from, codeSet := k/2, codesFrom(k/2, L)
+							if k%2 == 1 {
+								codeSet &= r.next()
+							}
 							var acc [MaxL]int64
 							for i := range acc {
-								acc[i] = 7 // sentinel: codes below from must stay untouched
+								acc[i] = 7 // sentinel: codes not wanted must stay untouched
 							}
-							miss := condSums(&acc, active, from, L, codes, xw, ow)
+							miss := condSums(&acc, active, codeSet, L, codes, xw, ow)
 							if want := refMismatch(z, u, x, obs); miss != want {
 								t.Fatalf("trial %d from %d: mismatch %d, want %d", trial, from, miss, want)
 							}
 							for l := range MaxL {
 								want := int64(7)
-								if l >= from && l < L {
+								if codeSet>>uint(l)&1 != 0 {
 									want += refCondSum(l, z, u, x, obs)
 								}
 								if acc[l] != want {
-									t.Fatalf("trial %d from %d: acc[%d] = %d, want %d", trial, from, l, acc[l], want)
+									t.Fatalf("trial %d codes %b: acc[%d] = %d, want %d", trial, codeSet, l, acc[l], want)
 								}
 							}
 						}
@@ -137,6 +143,11 @@ func TestCondSumsMatchesAlgorithm1(t *testing.T) {
 			}
 		}
 	}
+}
+
+// codesFrom returns the set of codes from … L−1.
+func codesFrom(from, L int) uint64 {
+	return (1<<uint(L) - 1) &^ (1<<uint(from) - 1)
 }
 
 // TestCondSums2MatchesGeneral checks the unrolled L = 2 kernel against the
@@ -155,16 +166,12 @@ func TestCondSums2MatchesGeneral(t *testing.T) {
 				x[i], obs[i] = r.next(), r.next()|r.next()
 			}
 			active := uint64(trial % 4)
-			for from := range 2 {
-				var keep [MaxL]uint64
-				for l := from; l < 2; l++ {
-					keep[l] = uint64(active>>uint(l)&1) - 1
-				}
+			for want := range uint64(4) {
 				var a, b [MaxL]int64
-				ma := condSums2(&a, active, from, codes, x, obs, keep[0], keep[1])
-				mb := condSumsL(&b, active, from, 2, codes, x, obs, &keep)
+				ma := condSums2(&a, active, want, codes, x, obs, active&1-1, active>>1&1-1)
+				mb := condSumsL(&b, active, want, 2, codes, x, obs)
 				if a != b || ma != mb {
-					t.Fatalf("words %d active %b from %d: unrolled %v/%d, general %v/%d", words, active, from, a[:2], ma, b[:2], mb)
+					t.Fatalf("words %d active %b codes %b: unrolled %v/%d, general %v/%d", words, active, want, a[:2], ma, b[:2], mb)
 				}
 			}
 		}
@@ -195,7 +202,7 @@ func FuzzCondSums(f *testing.F) {
 		}
 		from := int(seed % uint64(L))
 		var acc [MaxL]int64
-		miss := condSums(&acc, active, from, L, interleave(u, L), packBits(x), packBits(obs))
+		miss := condSums(&acc, active, codesFrom(from, L), L, interleave(u, L), packBits(x), packBits(obs))
 		if want := refMismatch(z, u, x, obs); miss != want {
 			t.Fatalf("mismatch %d, want %d", miss, want)
 		}

@@ -32,7 +32,7 @@ type vecScratch struct{ on, off [vecChunk]uint64 }
 //	for w, xw := range x {
 //		c1, c2 := coverage of word w by the active codes
 //		miss += popcount((xw ^ (c1|c2)) & obs[w])
-//		for l := from; l < L; l++ {
+//		for l in want {
 //			s := codes[w*L+l] &^ (c2 | c1&keep[l]) & obs[w]
 //			sum[l] += 2*popcount(xw&s) - popcount(s)
 //		}
@@ -43,7 +43,7 @@ type vecScratch struct{ on, off [vecChunk]uint64 }
 // the second sums each code over the chunk with its accumulators in
 // registers. Lane sums are kept modulo 2⁶⁴, so 2·popcount(x&s) − popcount(s)
 // needs no signed arithmetic.
-func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active uint64, from, L int, planes []uint64, stride int, x, obs []uint64) (mismatch int64) {
+func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, planes []uint64, stride int, x, obs []uint64) (mismatch int64) {
 	n := len(x)
 	allObserved := obs == nil
 	if !allObserved {
@@ -76,7 +76,8 @@ func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active uint64, from, L int, 
 			ov.AndNot(c2).Store((*[8]uint64)(tOn[b : b+8]))
 			ov.AndNot(cov).Store((*[8]uint64)(tOff[b : b+8]))
 		}
-		for l := from; l < L; l++ {
+		for rest := want; rest != 0; rest &= rest - 1 {
+			l := bits.TrailingZeros64(rest)
 			t := tOff
 			if active>>uint(l)&1 != 0 {
 				t = tOn

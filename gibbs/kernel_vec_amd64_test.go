@@ -9,10 +9,11 @@ import (
 
 // TestCondSumsVecMatchesGo compares the vector kernel with the Go kernel
 // (itself checked against Algorithm 1) at every vector and chunk boundary
-// length, for every L up to MaxL, every from, masked and fully observed rows
-// and codes of several densities. The row's code planes sit inside wider
-// planes of guard words, and x and obs are followed by guard words, so a read
-// past the row's columns changes the sums.
+// length, for every L up to MaxL, summing the codes from every code on and
+// random subsets of them, on masked and fully observed rows and codes of
+// several densities. The row's code planes sit inside wider planes of guard
+// words, and x and obs are followed by guard words, so a read past the row's
+// columns changes the sums.
 func TestCondSumsVecMatchesGo(t *testing.T) {
 	if !useVectorKernel {
 		t.Skip("the CPU lacks AVX512VPOPCNTDQ: no vector kernel to test")
@@ -59,20 +60,24 @@ func TestCondSumsVecMatchesGo(t *testing.T) {
 						x, obs = guarded(x), guarded(obs)
 						active := r.next() & (1<<uint(L) - 1)
 						var buf vecScratch
-						for from := range L {
+						for k := range 2 * L {
+							from, codeSet := k/2, codesFrom(k/2, L)
+							if k%2 == 1 {
+								codeSet &= r.next() // some codes dead
+							}
 							var want, got [MaxL]int64
 							for i := range want {
 								want[i], got[i] = int64(i)+5, int64(i)+5
 							}
-							wantMiss := condSums(&want, active, from, L, codes, x, obs)
+							wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
 							vobs := obs
 							if !masked {
 								vobs = nil
 							}
-							gotMiss := condSumsVec(&got, &buf, active, from, L, planes[pad:], stride, x, vobs)
+							gotMiss := condSumsVec(&got, &buf, active, codeSet, L, planes[pad:], stride, x, vobs)
 							if got != want || gotMiss != wantMiss {
-								t.Fatalf("words %d trial %d active %b from %d: vector %v/%d, Go %v/%d",
-									words, trial, active, from, got[:L], gotMiss, want[:L], wantMiss)
+								t.Fatalf("words %d trial %d active %b from %d codes %b: vector %v/%d, Go %v/%d",
+									words, trial, active, from, codeSet, got[:L], gotMiss, want[:L], wantMiss)
 							}
 						}
 					}
@@ -118,11 +123,11 @@ func FuzzCondSumsVec(f *testing.F) {
 		if !masked {
 			vobs = nil
 		}
-		from := int(seed % uint64(L))
+		codeSet := codesFrom(int(seed%uint64(L)), L) & (r.next() | r.next())
 		var want, got [MaxL]int64
 		var buf vecScratch
-		wantMiss := condSums(&want, active, from, L, codes, x, obs)
-		gotMiss := condSumsVec(&got, &buf, active, from, L, planes, words, x, vobs)
+		wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
+		gotMiss := condSumsVec(&got, &buf, active, codeSet, L, planes, words, x, vobs)
 		if got != want || gotMiss != wantMiss {
 			t.Fatalf("vector %v/%d, Go %v/%d", got[:L], gotMiss, want[:L], wantMiss)
 		}

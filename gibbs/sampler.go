@@ -343,6 +343,11 @@ type stepSpec struct {
 	lambda float64
 	key    uint64
 	L      int
+	// live holds the codes whose bitset in other is not empty. A code with
+	// an empty one covers no column: its conditional sum is 0, it adds
+	// nothing to a row's coverage, and flipping it changes no other code's
+	// sum, so the kernel neither sums it nor re-scans a row after its flip.
+	live uint64
 	// planes, when not nil, holds other code-major for condSumsVec: word w
 	// of code l is planes[l*stride+w].
 	planes []uint64
@@ -401,6 +406,7 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	sp.bounds = sp.m.Segments()
 	sp.ones = s.ones
 	sp.L = s.l
+	sp.live = liveCodes(sp.other, s.l)
 	if s.vector {
 		s.planes = codeMajor(s.planes, sp.other, s.l)
 		sp.planes, sp.stride = s.planes, len(sp.other)/s.l
@@ -428,55 +434,106 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 // rowsRange updates rows 64·w0 … 64·w1−1. Rows sharing a word of own are
 // updated by one call, so no two goroutines write the same word.
 func (sp *stepSpec) rowsRange(w0, w1 int) rowStats {
-	var buf rowScratch
+	buf := new(rowScratch)
 	var tot rowStats
 	L := sp.L
 	for w := w0; w < w1; w++ {
 		ow := sp.own[w*L : w*L+L]
-		for i := w * 64; i < min(w*64+64, sp.rows); i++ {
-			bit := uint(i % 64)
-			var a uint64
-			for l, word := range ow {
-				a |= (word >> bit & 1) << uint(l)
+		for i0 := w * 64; i0 < min(w*64+64, sp.rows); i0 += rowGroup {
+			rows := buf.rows[:min(rowGroup, sp.rows-i0)]
+			for k := range rows {
+				r, bit := &rows[k], uint((i0+k)%64)
+				r.a, r.want, r.next, r.flips = 0, sp.live, 0, 0
+				for l, word := range ow {
+					r.a |= (word >> bit & 1) << uint(l)
+				}
+				clear(r.acc[:L])
 			}
-			na, flips, miss := sp.updateRow(&buf, i, a)
-			tot.flips += flips
-			tot.miss += miss
-			for ch := na ^ a; ch != 0; ch &= ch - 1 {
-				ow[bits.TrailingZeros64(ch)] ^= 1 << bit
+			sp.updateRows(buf, i0, rows)
+			for k := range rows {
+				r, bit := &rows[k], uint((i0+k)%64)
+				tot.flips += r.flips
+				tot.miss += r.miss
+				for l := range ow {
+					ow[l] = ow[l]&^(1<<bit) | (r.a>>uint(l)&1)<<bit
+				}
 			}
 		}
 	}
 	return tot
 }
 
-// updateRow proposes to flip each code of row i in turn, given its current
-// codes a, and returns the new codes, the accepted flips and the number of
-// observed entries of the row mispredicted by the new codes.
+// rowGroup is the number of rows updated together. Their scans walk the
+// column segments in order, each segment for all the rows in turn: the
+// rows' words of a segment lie side by side in a tiled file (the U step's
+// Xᵀ has one tile per cell block), and the segment's column codes stay in
+// cache for the whole group. Rows are independent given the column codes,
+// and every draw is keyed by its variable, so the grouping changes no
+// result. It divides 64.
+const rowGroup = 16
+
+// rowState is a row of a group being updated.
+type rowState struct {
+	acc   [MaxL]int64 // conditional sums of the codes still to be decided
+	a     uint64      // current codes
+	want  uint64      // codes whose sums the next scan adds to acc
+	next  int         // next code to decide
+	flips int64       // accepted flips
+	miss  int64       // observed entries mispredicted by a (after the scan)
+}
+
+// rowScratch is a worker's scratch space.
+type rowScratch struct {
+	rows [rowGroup]rowState
+	vec  vecScratch
+}
+
+// updateRows proposes to flip each code of rows i0 … i0+len(rows)−1 in
+// turn. A row's codes are decided in order, each over complete sums: a scan
+// of all the pending rows, then decisions until a row's coverage changes,
+// which leaves that row pending for the next scan.
+func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
+	pending := uint64(1)<<uint(len(rows)) - 1
+	for pending != 0 {
+		sp.scan(buf, i0, rows, pending)
+		var again uint64
+		for p := pending; p != 0; p &= p - 1 {
+			k := bits.TrailingZeros64(p)
+			if sp.decide(&rows[k], i0+k) {
+				again |= 1 << uint(k)
+			}
+		}
+		pending = again
+	}
+}
+
+// decide proposes to flip the codes of row i from r.next on, and reports
+// whether it stopped at a flip that changed the row's coverage, whose later
+// codes then need a new scan (and the mispredictions too, even when no code
+// is left).
 //
 // The logit of the full conditional of code l being on is
 // c = λ·acc[l] + logit(p_l) (eq. update_z of the paper); the flip of the
 // current value is accepted with probability min(1, e^c) from off to on and
 // min(1, e^−c) from on to off (Metropolised Gibbs).
-func (sp *stepSpec) updateRow(buf *rowScratch, i int, a uint64) (uint64, int64, int64) {
+func (sp *stepSpec) decide(r *rowState, i int) bool {
 	L := sp.L
-	acc := &buf.acc
-	clear(acc[:L])
-	miss := sp.sums(buf, i, a, 0)
-	var flips int64
-	for l := range L {
-		c := float64(sp.lambda*float64(acc[l])) + sp.logit[l]
-		if a>>uint(l)&1 != 0 {
+	for l := r.next; l < L; l++ {
+		c := float64(sp.lambda*float64(r.acc[l])) + sp.logit[l]
+		if r.a>>uint(l)&1 != 0 {
 			c = -c
 		}
 		if c >= 0 || accept(c, uniformAt(sp.key, uint64(i)*uint64(L)+uint64(l))) {
-			a ^= 1 << uint(l)
-			flips++
-			clear(acc[l+1 : L])
-			miss = sp.sums(buf, i, a, l+1)
+			r.a ^= 1 << uint(l)
+			r.flips++
+			if sp.live>>uint(l)&1 != 0 {
+				clear(r.acc[l+1 : L])
+				r.want, r.next = sp.live&^(2<<uint(l)-1), l+1
+				return true
+			}
 		}
 	}
-	return a, flips, miss
+	return false
 }
 
 // accept reports whether u < e^c for c < 0 and u a multiple of 2⁻⁵³ in
@@ -496,35 +553,48 @@ func accept(c, u float64) bool {
 	return u < math.Exp(c)
 }
 
-// rowScratch is a worker's scratch space for the sums of a row.
-type rowScratch struct {
-	acc [MaxL]int64
-	vec vecScratch
-}
-
-// sums adds the accumulators of codes from … L−1 of row i to buf.acc and
-// returns the row's mispredicted observed entries under codes a.
-func (sp *stepSpec) sums(buf *rowScratch, i int, a uint64, from int) int64 {
-	acc := &buf.acc
-	var miss int64
+// scan adds to the accumulators of the pending rows (bit k: row i0+k) the
+// sums of their wanted codes and sets their mispredicted observed entries.
+func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint64) {
 	L := sp.L
+	for p := pending; p != 0; p &= p - 1 {
+		rows[bits.TrailingZeros64(p)].miss = 0
+	}
 	for seg := 0; seg+1 < len(sp.bounds); seg++ {
-		x := sp.m.Segment(i, seg)
-		obs := sp.ones
-		if sp.mask != nil {
-			obs = sp.mask.Segment(i, seg)
-		}
 		off := sp.bounds[seg] / 64
-		if sp.planes != nil {
-			if sp.mask == nil {
-				obs = nil
+		for p := pending; p != 0; p &= p - 1 {
+			k := bits.TrailingZeros64(p)
+			r := &rows[k]
+			a := r.a & sp.live // codes with an empty bitset cover nothing
+			x := sp.m.Segment(i0+k, seg)
+			obs := sp.ones
+			if sp.mask != nil {
+				obs = sp.mask.Segment(i0+k, seg)
 			}
-			miss += condSumsVec(acc, &buf.vec, a, from, L, sp.planes[off:], sp.stride, x, obs)
-		} else {
-			miss += condSums(acc, a, from, L, sp.other[off*L:(off+len(x))*L], x, obs)
+			if sp.planes != nil {
+				if sp.mask == nil {
+					obs = nil
+				}
+				r.miss += condSumsVec(&r.acc, &buf.vec, a, r.want, L, sp.planes[off:], sp.stride, x, obs)
+			} else {
+				r.miss += condSums(&r.acc, a, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs)
+			}
 		}
 	}
-	return miss
+}
+
+// liveCodes returns the set of codes (bit l) whose bitset in the interleaved
+// codes is not empty.
+func liveCodes(codes []uint64, L int) uint64 {
+	var live uint64
+	for w := 0; w < len(codes); w += L {
+		for l, c := range codes[w : w+L] {
+			if c != 0 {
+				live |= 1 << uint(l)
+			}
+		}
+	}
+	return live
 }
 
 // codeMajor returns the interleaved codes (word w of code l at w*L+l) laid out
