@@ -3,10 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/bits"
 	"math/rand/v2"
 
+	"scpipe/internal/bernoulli"
 	"scpipe/shard"
 )
 
@@ -27,15 +27,7 @@ func (h holdout) row(n, D int, observed, dst []uint64) {
 		return
 	}
 	r := rand.New(rand.NewPCG(h.Seed^0x686f6c646f7574, uint64(n)+1))
-	logq := math.Log1p(-h.Frac)
-	for d := -1; ; {
-		gap := math.Floor(math.Log(1-r.Float64()) / logq)
-		if gap >= float64(D-d-1) {
-			break
-		}
-		d += int(gap) + 1
-		dst[d/64] |= 1 << (d % 64)
-	}
+	bernoulli.Each(D, h.Frac, r, func(d int) { dst[d/64] |= 1 << (d % 64) })
 	for i := range dst {
 		dst[i] &= observed[i]
 	}

@@ -3,9 +3,10 @@ package simulate
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"scpipe/internal/bernoulli"
 )
 
 // Params describe a planted dataset.
@@ -109,12 +110,12 @@ func (t *Truth) Row(n int, dst, clean []uint64) {
 	copy(dst, clean)
 	r := rand.New(rand.NewPCG(t.Seed, uint64(n)+1))
 	// Dropout: clear noise-free ones; background: set noise-free zeros.
-	skipFlips(t.Genes, t.FlipOff, r, func(g int) {
+	bernoulli.Each(t.Genes, t.FlipOff, r, func(g int) {
 		if clean[g/64]>>(g%64)&1 == 1 {
 			dst[g/64] &^= 1 << (g % 64)
 		}
 	})
-	skipFlips(t.Genes, t.FlipOn, r, func(g int) {
+	bernoulli.Each(t.Genes, t.FlipOn, r, func(g int) {
 		if clean[g/64]>>(g%64)&1 == 0 {
 			dst[g/64] |= 1 << (g % 64)
 		}
@@ -132,38 +133,13 @@ func (t *Truth) ObservedRow(n int, dst []uint64) {
 		dst[len(dst)-1] = 1<<g - 1
 	}
 	r := rand.New(rand.NewPCG(t.Seed^0x6d697373, uint64(n)+1))
-	skipFlips(t.Genes, t.Missing, r, func(g int) { dst[g/64] &^= 1 << (g % 64) })
+	bernoulli.Each(t.Genes, t.Missing, r, func(g int) { dst[g/64] &^= 1 << (g % 64) })
 }
 
 // setRandom sets each of the first n bits of dst independently with
 // probability p.
 func setRandom(dst []uint64, n int, p float64, r *rand.Rand) {
-	skipFlips(n, p, r, func(i int) { dst[i/64] |= 1 << (i % 64) })
-}
-
-// skipFlips calls hit for each index in [0, n) chosen independently with
-// probability p, drawing the gaps between hits from the geometric
-// distribution so that the cost is proportional to the number of hits.
-func skipFlips(n int, p float64, r *rand.Rand, hit func(int)) {
-	switch {
-	case p <= 0:
-		return
-	case p >= 1:
-		for i := range n {
-			hit(i)
-		}
-		return
-	}
-	logq := math.Log1p(-p)
-	for i := -1; ; {
-		// 1-Float64() is in (0, 1], so the log is finite.
-		gap := math.Floor(math.Log(1-r.Float64()) / logq)
-		if gap >= float64(n-i-1) {
-			return
-		}
-		i += int(gap) + 1
-		hit(i)
-	}
+	bernoulli.Each(n, p, r, func(i int) { dst[i/64] |= 1 << (i % 64) })
 }
 
 func popcount(ws []uint64) int {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,25 +14,6 @@ import (
 
 	"scpipe/shard"
 )
-
-func TestSkipFlipsRate(t *testing.T) {
-	for _, p := range []float64{0, 0.001, 0.05, 0.5, 0.999, 1} {
-		const n = 200_000
-		r := rand.New(rand.NewPCG(7, 8))
-		last, hits := -1, 0
-		skipFlips(n, p, r, func(i int) {
-			if i <= last || i >= n {
-				t.Fatalf("p=%v: index %d after %d (n=%d)", p, i, last, n)
-			}
-			last = i
-			hits++
-		})
-		mean, sd := n*p, math.Sqrt(n*p*(1-p))
-		if math.Abs(float64(hits)-mean) > 5*sd+1e-9 {
-			t.Errorf("p=%v: %d hits, want %.0f ± %.0f", p, hits, mean, 5*sd)
-		}
-	}
-}
 
 func TestCleanRowIsBooleanProduct(t *testing.T) {
 	p := Params{Cells: 130, Genes: 129, L: 4, CodeDensity: 0.2, UsageDensity: 0.4, Seed: 3}
