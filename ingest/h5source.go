@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"sync"
 
 	"scpipe/ingest/internal/h5"
@@ -121,12 +122,13 @@ type compressed struct {
 	indptr        []int64
 	major, minor  int  // indptr has major+1 entries; indices are < minor
 	majorIsCell   bool // the compressed axis is the cell axis
+	split         passSplit
 }
 
 // openCompressed opens group's data, indices and indptr and checks them
 // against each other and against the shape major × minor.
 func openCompressed(f *h5.File, group string, major, minor int, majorIsCell bool, majorName string) (*compressed, error) {
-	c := &compressed{file: f.Path(), group: group, major: major, minor: minor, majorIsCell: majorIsCell}
+	c := &compressed{file: f.Path(), group: group, major: major, minor: minor, majorIsCell: majorIsCell, split: defaultSplit()}
 	var err error
 	if c.data, err = f.Dataset(group + "/data"); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
@@ -218,7 +220,7 @@ func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
 		for range full {
 		}
 	}()
-	maj := 0
+	errs := make([]error, max(c.split.workers, 1))
 	for f := range full {
 		if f.err != nil {
 			return fmt.Errorf("ingest: %w", f.err)
@@ -227,29 +229,47 @@ func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
 			return err
 		}
 		b := f.b
-		majorDst, minorSrc := b.cell, b.gene
-		if !c.majorIsCell {
-			majorDst, minorSrc = b.gene, b.cell
-		}
-		for k := range b.val {
-			pos := f.start + int64(k)
-			for pos >= c.indptr[maj+1] {
-				maj++
-			}
-			majorDst[k] = int32(maj)
-			if uint32(minorSrc[k]) >= uint32(c.minor) {
-				return fmt.Errorf("ingest: %s: %s[%d] = %d out of range 0..%d", c.file, c.indices.Path(), pos, minorSrc[k], c.minor-1)
-			}
-			// One inlined comparison pair admits every count (it fails for
-			// negatives, NaN and +Inf); checkValue then says what is wrong.
-			if v := b.val[k]; !(v >= 0 && v <= math.MaxFloat64) {
-				return fmt.Errorf("ingest: %s: %s[%d]: %w", c.file, c.data.Path(), pos, checkValue(v))
+		m := c.split.run(len(b.val), func(r, lo, hi int) { errs[r] = c.orient(b, f.start, lo, hi) })
+		// Ranges are in file order: the first error is the first bad entry.
+		for _, err := range errs[:m] {
+			if err != nil {
+				return err
 			}
 		}
 		if err := fn(b); err != nil {
 			return err
 		}
 		free <- b
+	}
+	return nil
+}
+
+// orient fills the major axis of entries [lo, hi) of b, read from position
+// start on, from indptr and checks their minor indices and values. It
+// reports the first bad entry of the range.
+func (c *compressed) orient(b *batch, start int64, lo, hi int) error {
+	majorDst, minorSrc := b.cell, b.gene
+	if !c.majorIsCell {
+		majorDst, minorSrc = b.gene, b.cell
+	}
+	first := start + int64(lo)
+	// The last major whose entries start at or before the range: empty
+	// majors before it are skipped, as a walk from 0 would.
+	maj := sort.Search(len(c.indptr), func(i int) bool { return c.indptr[i] > first }) - 1
+	for k := lo; k < hi; k++ {
+		pos := start + int64(k)
+		for pos >= c.indptr[maj+1] {
+			maj++
+		}
+		majorDst[k] = int32(maj)
+		if uint32(minorSrc[k]) >= uint32(c.minor) {
+			return fmt.Errorf("ingest: %s: %s[%d] = %d out of range 0..%d", c.file, c.indices.Path(), pos, minorSrc[k], c.minor-1)
+		}
+		// One inlined comparison pair admits every count (it fails for
+		// negatives, NaN and +Inf); checkValue then says what is wrong.
+		if v := b.val[k]; !(v >= 0 && v <= math.MaxFloat64) {
+			return fmt.Errorf("ingest: %s: %s[%d]: %w", c.file, c.data.Path(), pos, checkValue(v))
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	defer spill.remove()
-	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, spill, prog)
+	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, spill, prog, defaultSplit())
 	if err != nil {
 		return nil, err
 	}
@@ -214,19 +215,70 @@ type counts struct {
 
 // countPass scans the input once, counting and validating every entry and
 // recording the entries above the threshold among kept feature types in
-// spill, one run of consecutive entries of the same cell at a time.
-func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress) (*counts, error) {
+// spill. Each batch is split into contiguous ranges counted concurrently
+// (see passSplit); each range records its runs of consecutive entries of
+// one cell in its own segment, and the segments are appended to the spill
+// in range order, so the spill is the same for any number of workers.
+func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit) (*counts, error) {
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
-	run := make([]int32, 0, 1024)
-	// Plain float64 sums: integer counts add exactly up to 2^53.
+	parts := make([]countPart, max(split.workers, 1))
+	for r := range parts {
+		parts[r].cellsPerGene = make([]int32, genes)
+	}
+	var blockSums []float64
 	err := src.scan(ctx, func(b *batch) error {
-		cpg, gpc := c.cellsPerGene, c.genesPerCell
-		var ones int64
+		n := len(b.val)
+		blockSums = slices.Grow(blockSums[:0], n/split.block+1)[:(n+split.block-1)/split.block]
+		m := split.run(n, func(r, lo, hi int) {
+			parts[r].count(b, lo, hi, split.block, typeKept, thr, c.genesPerCell, blockSums[lo/split.block:])
+		})
+		for r := range m {
+			if err := spill.addSegment(&parts[r].seg); err != nil {
+				return err
+			}
+		}
+		// Plain float64 sums, block by block in input order: integer
+		// counts add exactly up to 2^53, and other values add the same
+		// way for any number of workers.
+		for _, s := range blockSums {
+			c.sum += s
+		}
+		c.entries += int64(n)
+		prog.add(n)
+		return nil
+	})
+	for r := range parts {
+		for g, k := range parts[r].cellsPerGene {
+			c.cellsPerGene[g] += k
+		}
+		c.ones += parts[r].ones
+	}
+	return c, err
+}
+
+// countPart is one worker's share of countPass.
+type countPart struct {
+	cellsPerGene []int32
+	ones         int64
+	seg          spillSegment
+	run          []int32
+}
+
+// count counts entries [lo, hi) of b, lo a multiple of block, storing the
+// sum of each block's values in sums, and records the kept entries in
+// p.seg. Ranges may share a cell at their edges, so genesPerCell is
+// updated atomically, once per run.
+func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
+	cpg := p.cellsPerGene
+	p.seg.reset()
+	run := p.run[:0]
+	cur := int32(-1)
+	var ones int64
+	for s := lo; s < hi; s += block {
+		val := b.val[s:min(s+block, hi)]
+		gene, cell := b.gene[s:s+len(val)], b.cell[s:s+len(val)]
 		var sum float64
-		cur := int32(-1)
-		run = run[:0]
-		gene, cell := b.gene[:len(b.val)], b.cell[:len(b.val)]
-		for k, v := range b.val {
+		for k, v := range val {
 			sum += v
 			g := gene[k]
 			if !(v > thr && typeKept[g]) {
@@ -234,30 +286,26 @@ func countPass(ctx context.Context, src source, cells, genes int, typeKept []boo
 			}
 			i := cell[k]
 			cpg[g]++
-			gpc[i]++
 			ones++
 			if i != cur {
-				if len(run) > 0 {
-					if err := spill.addRun(cur, run); err != nil {
-						return err
-					}
-				}
+				p.endRun(cur, run, genesPerCell)
 				cur, run = i, run[:0]
 			}
 			run = append(run, g)
 		}
-		if len(run) > 0 {
-			if err := spill.addRun(cur, run); err != nil {
-				return err
-			}
-		}
-		c.sum += sum
-		c.ones += ones
-		c.entries += int64(len(b.val))
-		prog.add(len(b.val))
-		return nil
-	})
-	return c, err
+		sums[(s-lo)/block] = sum
+	}
+	p.endRun(cur, run, genesPerCell)
+	p.run = run
+	p.ones += ones
+}
+
+// endRun records a run of genes of cell, if any.
+func (p *countPart) endRun(cell int32, run []int32, genesPerCell []int32) {
+	if len(run) > 0 {
+		p.seg.addRun(cell, run)
+		atomic.AddInt32(&genesPerCell[cell], int32(len(run)))
+	}
 }
 
 // filterPlan maps input cells and genes to output rows and columns (-1:

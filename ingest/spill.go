@@ -49,6 +49,7 @@ type spillWriter struct {
 	// only between runs of different cells, so the frames of a sorted
 	// spill hold disjoint cells and may be applied concurrently.
 	sorted bool
+	one    spillSegment // addRun's
 }
 
 // createSpill creates the spill file beside the output, where the shard
@@ -70,25 +71,88 @@ func createSpill(output string) (*spillWriter, error) {
 
 // addRun records genes (at least one) of cell.
 func (s *spillWriter) addRun(cell int32, genes []int32) error {
-	if cell != s.last {
+	s.one.reset()
+	s.one.addRun(cell, genes)
+	return s.addSegment(&s.one)
+}
+
+// addSegment appends the runs of g after those already recorded. Frames
+// are cut only between runs of different cells, so a cell continued from
+// one segment to the next stays in one frame: a full frame is cut before
+// g, or, when g continues the last cell, after g's first run.
+func (s *spillWriter) addSegment(g *spillSegment) error {
+	if len(g.buf) == 0 {
+		return nil
+	}
+	body, first := g.buf, g.first
+	if first == s.last && len(s.buf) >= spillFrame && g.cut > 0 {
+		s.appendRuns(body[:g.cut], first, first)
+		body, first = body[g.cut:], g.second
+	}
+	if first != s.last {
 		if len(s.buf) >= spillFrame {
 			if err := s.flush(); err != nil {
 				return err
 			}
 		}
-		s.sorted = s.sorted && cell > s.last
-		s.last = cell
+		s.sorted = s.sorted && first > s.last
 	}
-	buf := binary.AppendVarint(s.buf, int64(cell)-int64(s.prev))
+	s.sorted = s.sorted && g.sorted
+	s.appendRuns(body, first, g.last)
+	s.entries += g.entries
+	return nil
+}
+
+// appendRuns appends encoded runs from cell first to cell last, recoding
+// the first run's cell relative to the frame's previous run.
+func (s *spillWriter) appendRuns(body []byte, first, last int32) {
+	_, m := binary.Varint(body)
+	s.buf = binary.AppendVarint(s.buf, int64(first)-int64(s.prev))
+	s.buf = append(s.buf, body[m:]...)
+	s.prev, s.last = last, last
+}
+
+// spillSegment holds runs encoded in the spill's run format, the first
+// run's cell relative to 0, for spillWriter.addSegment: workers encode
+// the runs of their ranges of a batch concurrently, and the segments are
+// appended in range order.
+type spillSegment struct {
+	buf         []byte
+	first, last int32 // cells of the first and last runs (when buf holds any)
+	entries     int64 // genes recorded
+	sorted      bool  // no run's cell is below the previous run's
+	// cut is the offset in buf of the first run whose cell differs from
+	// the run before it (0: none), and second its cell: where a frame may
+	// be cut.
+	cut    int
+	second int32
+}
+
+func (g *spillSegment) reset() {
+	g.buf, g.entries, g.sorted, g.cut = g.buf[:0], 0, true, 0
+}
+
+// addRun records genes (at least one) of cell.
+func (g *spillSegment) addRun(cell int32, genes []int32) {
+	prevCell := int64(0)
+	if len(g.buf) == 0 {
+		g.first = cell
+	} else {
+		prevCell = int64(g.last)
+		g.sorted = g.sorted && cell >= g.last
+		if g.cut == 0 && cell != g.last {
+			g.cut, g.second = len(g.buf), cell
+		}
+	}
+	buf := binary.AppendVarint(g.buf, int64(cell)-prevCell)
 	buf = binary.AppendUvarint(buf, uint64(len(genes)))
 	prev := int64(0)
-	for _, g := range genes {
-		buf = binary.AppendVarint(buf, int64(g)-prev)
-		prev = int64(g)
+	for _, gene := range genes {
+		buf = binary.AppendVarint(buf, int64(gene)-prev)
+		prev = int64(gene)
 	}
-	s.buf, s.prev = buf, cell
-	s.entries += int64(len(genes))
-	return nil
+	g.buf, g.last = buf, cell
+	g.entries += int64(len(genes))
 }
 
 // flush writes the buffered runs as one frame.

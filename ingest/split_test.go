@@ -1,0 +1,335 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"scpipe/ingest/internal/h5"
+	"scpipe/ingest/internal/h5gen"
+)
+
+// batchSource hands fixed batches to countPass; only scan is called.
+type batchSource struct {
+	source
+	batches []*batch
+}
+
+func (s batchSource) scan(_ context.Context, fn func(*batch) error) error {
+	for _, b := range s.batches {
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spillRun is one decoded run of a spill, tagged with its frame.
+type spillRun struct {
+	frame int
+	cell  int32
+	genes []int32
+}
+
+// spillRuns decodes every frame of a finished spill.
+func spillRuns(t *testing.T, s *spillWriter, cells, genes int) []spillRun {
+	t.Helper()
+	var runs []spillRun
+	d := spillDecoder{name: s.f.Name(), cells: cells, genes: genes}
+	var hdr [8]byte
+	for frame := 0; ; frame++ {
+		if _, err := io.ReadFull(s.f, hdr[:]); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
+		if _, err := io.ReadFull(s.f, b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.frame(b, func(c int32, g []int32) {
+			runs = append(runs, spillRun{frame, c, slices.Clone(g)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// mergeRuns joins consecutive runs of one cell, which workers may split.
+func mergeRuns(runs []spillRun) []spillRun {
+	var out []spillRun
+	for _, r := range runs {
+		if n := len(out); n > 0 && out[n-1].cell == r.cell {
+			out[n-1].genes = append(out[n-1].genes, r.genes...)
+			continue
+		}
+		out = append(out, spillRun{cell: r.cell, genes: slices.Clone(r.genes)})
+	}
+	return out
+}
+
+// countResult is what countPass produced for one split.
+type countResult struct {
+	c      *counts
+	runs   []spillRun
+	sorted bool
+	frames int
+}
+
+func runCountPass(t *testing.T, src source, cells, genes int, kept []bool, split passSplit) countResult {
+	t.Helper()
+	s, err := createSpill(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.remove()
+	c, err := countPass(context.Background(), src, cells, genes, kept, 0.5, s, &progress{}, split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.finish(); err != nil {
+		t.Fatal(err)
+	}
+	runs := spillRuns(t, s, cells, genes)
+	if s.sorted {
+		// Frames of a sorted spill must hold disjoint cells: readSpill
+		// applies them concurrently.
+		frameOf := map[int32]int{}
+		for _, r := range runs {
+			if f, ok := frameOf[r.cell]; ok && f != r.frame {
+				t.Fatalf("split %+v: cell %d in frames %d and %d", split, r.cell, f, r.frame)
+			}
+			frameOf[r.cell] = r.frame
+		}
+	}
+	n, err := readSpill(context.Background(), s, cells, genes, func() func(int32, []int32) { return func(int32, []int32) {} })
+	if err != nil || n != c.ones || n != s.entries {
+		t.Fatalf("split %+v: spill read back %d entries (%v), counted %d, wrote %d", split, n, err, c.ones, s.entries)
+	}
+	frames := 0
+	if len(runs) > 0 {
+		frames = runs[len(runs)-1].frame + 1
+	}
+	return countResult{c, mergeRuns(runs), s.sorted, frames}
+}
+
+// genBatches makes batches of the given lengths: cells in order (each
+// holding a random number of entries) or shuffled, genes random, values
+// 0..3 with fractions so that the order of additions shows in the sum.
+func genBatches(rng *rand.Rand, lens []int, cells, genes, perCell int, sorted bool) []*batch {
+	var bs []*batch
+	cell := int32(0)
+	left := 1 + rng.IntN(perCell)
+	for _, n := range lens {
+		b := &batch{cell: make([]int32, n), gene: make([]int32, n), val: make([]float64, n)}
+		for k := range n {
+			if left == 0 {
+				cell = min(cell+1+int32(rng.IntN(2)), int32(cells-1))
+				left = 1 + rng.IntN(perCell)
+			}
+			left--
+			b.cell[k] = cell
+			if !sorted {
+				b.cell[k] = int32(rng.IntN(cells))
+			}
+			b.gene[k] = int32(rng.IntN(genes))
+			b.val[k] = float64(rng.IntN(4)) + float64(rng.IntN(3))/3
+		}
+		bs = append(bs, b)
+	}
+	return bs
+}
+
+// TestCountPassSplit checks the split counting pass against the serial one
+// (one worker) at block and batch edges: same counts, bit-identical value
+// sums, the same spilled entries per cell in the same order, and frames
+// that hold disjoint cells whenever the spill is sorted.
+func TestCountPassSplit(t *testing.T) {
+	t.Parallel()
+	const cells, genes = 3000, 50
+	kept := make([]bool, genes)
+	for g := range kept {
+		kept[g] = g%7 != 3
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 4095, 4096, 4097, 3*4096 + 5} {
+		for _, sorted := range []bool{true, false} {
+			for _, block := range []int{8, 64, 4096} {
+				t.Run(fmt.Sprintf("n%d-sorted%v-block%d", n, sorted, block), func(t *testing.T) {
+					t.Parallel()
+					rng := rand.New(rand.NewPCG(uint64(n), uint64(block)))
+					src := batchSource{batches: genBatches(rng, []int{n, n / 2, n}, cells, genes, 20, sorted)}
+					want := runCountPass(t, src, cells, genes, kept, passSplit{workers: 1, block: block})
+					checkCounts(t, src.batches, kept, want.c)
+					for _, workers := range []int{2, 3, 4, 16} {
+						got := runCountPass(t, src, cells, genes, kept, passSplit{workers: workers, block: block})
+						if !slices.Equal(got.c.cellsPerGene, want.c.cellsPerGene) || !slices.Equal(got.c.genesPerCell, want.c.genesPerCell) ||
+							got.c.ones != want.c.ones || got.c.entries != want.c.entries || math.Float64bits(got.c.sum) != math.Float64bits(want.c.sum) {
+							t.Fatalf("%d workers: counts differ from one worker's", workers)
+						}
+						if got.sorted != want.sorted || len(got.runs) != len(want.runs) {
+							t.Fatalf("%d workers: %d runs (sorted %v), one worker %d (sorted %v)", workers, len(got.runs), got.sorted, len(want.runs), want.sorted)
+						}
+						for i := range got.runs {
+							if got.runs[i].cell != want.runs[i].cell || !slices.Equal(got.runs[i].genes, want.runs[i].genes) {
+								t.Fatalf("%d workers: run %d differs", workers, i)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// checkCounts compares c with counts taken entry by entry.
+func checkCounts(t *testing.T, bs []*batch, kept []bool, c *counts) {
+	t.Helper()
+	cpg := make([]int32, len(c.cellsPerGene))
+	gpc := make([]int32, len(c.genesPerCell))
+	var ones, entries int64
+	var sum float64
+	for _, b := range bs {
+		for k, v := range b.val {
+			entries++
+			sum += v
+			if v > 0.5 && kept[b.gene[k]] {
+				cpg[b.gene[k]]++
+				gpc[b.cell[k]]++
+				ones++
+			}
+		}
+	}
+	if !slices.Equal(cpg, c.cellsPerGene) || !slices.Equal(gpc, c.genesPerCell) || ones != c.ones || entries != c.entries ||
+		math.Abs(sum-c.sum) > 1e-9*max(sum, 1) {
+		t.Fatalf("counts differ from an entry-by-entry count (ones %d vs %d, sum %v vs %v)", c.ones, ones, c.sum, sum)
+	}
+}
+
+// TestCountPassFrames: a spill of several frames whose cells span batch and
+// range edges is cut only between cells, for any number of workers.
+func TestCountPassFrames(t *testing.T) {
+	t.Parallel()
+	const cells, genes = 4000, 2000
+	kept := make([]bool, genes)
+	for g := range kept {
+		kept[g] = true
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	lens := make([]int, 40)
+	for i := range lens {
+		lens[i] = 1<<16 + rng.IntN(1000)
+	}
+	src := batchSource{batches: genBatches(rng, lens, cells, genes, 3000, true)}
+	var want countResult
+	for _, workers := range []int{1, 2, 3} {
+		got := runCountPass(t, src, cells, genes, kept, passSplit{workers: workers, block: 4096})
+		if !got.sorted || got.frames < 3 {
+			t.Fatalf("%d workers: spill of cells in order: sorted %v, %d frames; want sorted, several frames", workers, got.sorted, got.frames)
+		}
+		if workers == 1 {
+			want = got
+			continue
+		}
+		if len(got.runs) != len(want.runs) {
+			t.Fatalf("%d workers: %d cells spilled, one worker %d", workers, len(got.runs), len(want.runs))
+		}
+		for i := range got.runs {
+			if got.runs[i].cell != want.runs[i].cell || !slices.Equal(got.runs[i].genes, want.runs[i].genes) {
+				t.Fatalf("%d workers: run %d differs", workers, i)
+			}
+		}
+	}
+}
+
+// TestOrientSplit checks the split walk of indptr against the serial one
+// on a matrix with empty cells, at range edges, and that a batch with
+// several bad entries reports the first in file order for any split.
+func TestOrientSplit(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	m := h5gen.CSC{Genes: 30, Cells: 60, Indptr: []int64{0}}
+	for c := 0; c < m.Cells; c++ {
+		k := rng.IntN(12)
+		if c%5 == 2 {
+			k = 0 // empty cells, also at range edges
+		}
+		for range k {
+			m.Indices = append(m.Indices, int64(rng.IntN(m.Genes)))
+			m.Data = append(m.Data, float64(1+rng.IntN(3)))
+		}
+		m.Indptr = append(m.Indptr, int64(len(m.Indices)))
+	}
+	f, err := h5.Open(writeTenXV3(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := openCompressed(f, "/matrix", m.Cells, m.Genes, true, "columns (cells)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nnz := len(m.Indices)
+	fill := func(start, n int) *batch {
+		b := &batch{cell: make([]int32, n), gene: make([]int32, n), val: make([]float64, n)}
+		for k := range n {
+			b.gene[k], b.val[k] = int32(m.Indices[start+k]), m.Data[start+k]
+		}
+		return b
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, nnz} {
+		for start := 0; start+n <= nnz; start += max(n, 1) {
+			want := fill(start, n)
+			if err := (&compressed{indptr: c.indptr, minor: c.minor, majorIsCell: true, split: passSplit{workers: 1, block: 1 << 20}, file: c.file, indices: c.indices, data: c.data}).orient(want, int64(start), 0, n); err != nil {
+				t.Fatal(err)
+			}
+			for k := range n {
+				if p := int64(start + k); p < m.Indptr[want.cell[k]] || p >= m.Indptr[want.cell[k]+1] {
+					t.Fatalf("entry %d given cell %d", p, want.cell[k])
+				}
+			}
+			for _, split := range []passSplit{{2, 8}, {3, 8}, {4, 1}, {16, 8}} {
+				c.split = split
+				got := fill(start, n)
+				errs := make([]error, split.workers)
+				k := split.run(n, func(r, lo, hi int) { errs[r] = c.orient(got, int64(start), lo, hi) })
+				for _, err := range errs[:k] {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !slices.Equal(got.cell, want.cell) {
+					t.Fatalf("n %d start %d split %+v: cells %v, serial walk %v", n, start, split, got.cell, want.cell)
+				}
+			}
+		}
+	}
+	// Bad values at 9 and 40: the scan must report 9 for any split.
+	m.Data[9], m.Data[40] = -1, math.NaN()
+	f2, err := h5.Open(writeTenXV3(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	bad, err := openCompressed(f2, "/matrix", m.Cells, m.Genes, true, "columns (cells)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, split := range []passSplit{{1, 1 << 20}, {2, 8}, {4, 8}, {16, 1}} {
+		bad.split = split
+		err := bad.scan(context.Background(), func(*batch) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), "/matrix/data[9]: not a count: negative") {
+			t.Fatalf("split %+v: error %v, want data[9] negative", split, err)
+		}
+	}
+}
