@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zlib"
 
+	"scpipe/ingest/internal/inflate"
 	"scpipe/ingest/internal/lzf"
 )
 
@@ -31,8 +31,8 @@ func checkFilters(fs []filter) error {
 	return nil
 }
 
-// zlibReaders recycles zlib decompressors (each holds ~40 KiB of tables).
-var zlibReaders sync.Pool
+// inflaters recycles zlib decoders (each holds ~50 KiB of tables).
+var inflaters = sync.Pool{New: func() any { return new(inflate.Decoder) }}
 
 // byteBufs recycles chunk-sized byte buffers.
 var byteBufs sync.Pool
@@ -67,7 +67,7 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int) ([]byte, error) {
 		var err error
 		switch f.id {
 		case filterDeflate:
-			next, err = inflate(cur, want)
+			next, err = inflateChunk(cur, want)
 		case filterLZF:
 			next = getBuf(want)
 			var n int
@@ -101,31 +101,28 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int) ([]byte, error) {
 	return cur, nil
 }
 
-func inflate(src []byte, want int) ([]byte, error) {
-	br := bytes.NewReader(src)
+// inflateChunk decodes a deflate-filtered chunk into a pooled buffer of want
+// bytes, returning fewer when the stream is shorter (an edge chunk some
+// writers truncate) and an error when it is longer.
+func inflateChunk(src []byte, want int) ([]byte, error) {
 	if len(src) >= 2 && src[0] == 0x1f && src[1] == 0x8b {
 		// A gzip member instead of a zlib stream: scigolib/hdf5 v0.14.0's
 		// writer produces these when shuffle precedes deflate.
-		zr, err := gzip.NewReader(br)
+		zr, err := gzip.NewReader(bytes.NewReader(src))
 		if err != nil {
 			return nil, fmt.Errorf("deflate (gzip framing): %w", err)
 		}
 		return readInflated(zr, want)
 	}
-	var zr io.ReadCloser
-	if v, ok := zlibReaders.Get().(io.ReadCloser); ok {
-		if err := v.(zlib.Resetter).Reset(br, nil); err != nil {
-			return nil, fmt.Errorf("deflate: %w", err)
-		}
-		zr = v
-	} else {
-		var err error
-		if zr, err = zlib.NewReader(br); err != nil {
-			return nil, fmt.Errorf("deflate: %w", err)
-		}
+	d := inflaters.Get().(*inflate.Decoder)
+	defer inflaters.Put(d)
+	out := getBuf(want)
+	n, err := d.Zlib(out, src)
+	if err != nil {
+		putBuf(out)
+		return nil, fmt.Errorf("deflate: %w", err)
 	}
-	defer zlibReaders.Put(zr)
-	return readInflated(zr, want)
+	return out[:n], nil
 }
 
 // readInflated reads up to want bytes; a shorter stream yields a shorter

@@ -1,0 +1,327 @@
+package inflate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrCorrupt is wrapped by every error about a malformed stream.
+	ErrCorrupt = errors.New("inflate: corrupt stream")
+	// ErrTooLong is returned when a stream decodes to more bytes than the
+	// destination holds.
+	ErrTooLong = errors.New("inflate: stream decodes to more bytes than the buffer holds")
+)
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// Decoder holds the Huffman tables of the block being decoded, so that
+// decoding allocates nothing. Its zero value is ready to use; it is not safe
+// for concurrent use.
+type Decoder struct {
+	litlen  [litlenCap]uint32
+	dist    [distCap]uint32
+	precode [precodeCap]uint32
+	lens    [286 + 30]uint8
+	sorted  [320]uint16
+}
+
+// Zlib decodes the zlib stream src (header, DEFLATE data, Adler-32 trailer)
+// into dst and returns the number of bytes decoded. Bytes after the trailer
+// are ignored.
+func (d *Decoder) Zlib(dst, src []byte) (int, error) {
+	if len(src) < 2 {
+		return 0, corrupt("zlib header truncated")
+	}
+	cmf, flg := src[0], src[1]
+	switch {
+	case cmf&15 != 8 || cmf>>4 > 7:
+		return 0, corrupt("zlib header: compression method %d, window %d (want deflate, at most 32 KiB)", cmf&15, cmf>>4)
+	case (uint(cmf)<<8|uint(flg))%31 != 0:
+		return 0, corrupt("zlib header check bits are wrong")
+	case flg&0x20 != 0:
+		return 0, corrupt("zlib stream needs a preset dictionary")
+	}
+	n, end, err := d.decode(dst, src[2:])
+	if err != nil {
+		return n, err
+	}
+	tail := src[2+end:]
+	if len(tail) < 4 {
+		return n, corrupt("zlib trailer truncated")
+	}
+	if want, got := binary.BigEndian.Uint32(tail), Adler32(dst[:n]); want != got {
+		return n, corrupt("Adler-32 of the decoded data is %08x, the trailer says %08x", got, want)
+	}
+	return n, nil
+}
+
+// Raw decodes the raw DEFLATE stream src into dst and returns the number of
+// bytes decoded and of bytes of src the stream took.
+func (d *Decoder) Raw(dst, src []byte) (n, used int, err error) {
+	return d.decode(dst, src)
+}
+
+// bitReader state lives in locals of decode (b: bits, nb: how many of them
+// are valid, pos: next byte of src to load); refill keeps at least 56 bits
+// valid. Past the end of src it supplies zero bytes and still advances pos,
+// so pos−nb/8 > len(src) reveals a stream that ran past its input.
+
+// refill tops up the bit buffer to at least 56 bits. Loading eight bytes at
+// once leaves the bits above nb holding the stream's next bits, which the
+// next load ORs in again unchanged.
+func refill(src []byte, pos int, b uint64, nb uint) (int, uint64, uint) {
+	if pos+8 <= len(src) {
+		b |= binary.LittleEndian.Uint64(src[pos:]) << nb
+		return pos + int((63-nb)>>3), b, nb | 56
+	}
+	return refillTail(src, pos, b, nb)
+}
+
+func refillTail(src []byte, pos int, b uint64, nb uint) (int, uint64, uint) {
+	for nb <= 56 {
+		if pos < len(src) {
+			b |= uint64(src[pos]) << nb
+		}
+		pos++
+		nb += 8
+	}
+	return pos, b, nb
+}
+
+// decode decodes the raw DEFLATE stream at the start of src into dst; it
+// returns the bytes decoded and the bytes of src used (up to the byte that
+// holds the final block's last bit).
+func (d *Decoder) decode(dst, src []byte) (out, used int, err error) {
+	var b uint64
+	var nb uint
+	pos := 0
+	for {
+		pos, b, nb = refill(src, pos, b, nb)
+		final := b & 1
+		typ := b >> 1 & 3
+		b, nb = b>>3, nb-3
+		var lt, dt []uint32
+		switch typ {
+		case 0:
+			// Stored: skip to the byte boundary, then LEN, NLEN, bytes.
+			b, nb = b>>(nb&7), nb&^7
+			at := pos - int(nb/8) // first byte not yet consumed
+			if at+4 > len(src) {
+				return out, 0, corrupt("stored block header truncated")
+			}
+			ln := int(binary.LittleEndian.Uint16(src[at:]))
+			if ^binary.LittleEndian.Uint16(src[at+2:]) != uint16(ln) {
+				return out, 0, corrupt("stored block length %d does not match its complement", ln)
+			}
+			at += 4
+			if at+ln > len(src) {
+				return out, 0, corrupt("stored block of %d bytes truncated", ln)
+			}
+			if out+ln > len(dst) {
+				return out, 0, ErrTooLong
+			}
+			out += copy(dst[out:], src[at:at+ln])
+			pos, b, nb = at+ln, 0, 0
+		case 1:
+			lt, dt = fixedLitlen, fixedDist
+		case 2:
+			if pos, b, nb, err = d.readCodes(src, pos, b, nb); err != nil {
+				return out, 0, err
+			}
+			lt, dt = d.litlen[:], d.dist[:]
+		default:
+			return out, 0, corrupt("block type 3")
+		}
+		if lt != nil {
+			out, pos, b, nb, err = decodeBlock(dst, src, out, pos, b, nb, lt, dt)
+		}
+		if pos-int(nb/8) > len(src) {
+			// Past the end of src the bits were zeros, whatever they decoded to.
+			return out, 0, corrupt("stream truncated")
+		}
+		if err != nil {
+			return out, 0, err
+		}
+		if final != 0 {
+			return out, pos - int(nb/8), nil
+		}
+	}
+}
+
+// decodeBlock decodes the Huffman-coded data of one block with the
+// literal/length table lt and distance table dt, up to its end-of-block
+// code. Literals whose codes fit the primary table (at most litlenBits bits)
+// are decoded back to back while that many bits remain; any other symbol
+// starts with at least 48 bits valid, enough for a length code with its
+// extra bits and a distance code with its own (15+5+15+13).
+func decodeBlock(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32) (int, int, uint64, uint, error) {
+	const lmask = 1<<litlenBits - 1
+decode:
+	for {
+		pos, b, nb = refill(src, pos, b, nb)
+		e := lt[b&lmask]
+		for e&kindMask == kindLiteral {
+			if out >= len(dst) {
+				return out, pos, b, nb, ErrTooLong
+			}
+			dst[out] = byte(e >> 16)
+			out++
+			b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+			if nb < litlenBits {
+				continue decode
+			}
+			e = lt[b&lmask]
+		}
+		if nb < 48 {
+			// Refilling leaves the low nb bits, and so e, as they are.
+			pos, b, nb = refill(src, pos, b, nb)
+		}
+		if e&kindMask == kindSub {
+			b, nb = b>>litlenBits, nb-litlenBits
+			e = lt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
+		}
+		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+		switch e & kindMask {
+		case kindLiteral:
+			if out >= len(dst) {
+				return out, pos, b, nb, ErrTooLong
+			}
+			dst[out] = byte(e >> 16)
+			out++
+			continue
+		case kindEnd:
+			return out, pos, b, nb, nil
+		case kindInvalid:
+			return out, pos, b, nb, corrupt("invalid literal/length code")
+		}
+		extra := e >> 8 & 0xff
+		length := int(e>>16) + int(b&(1<<extra-1))
+		b, nb = b>>extra, nb-uint(extra)
+
+		e = dt[b&(1<<distBits-1)]
+		if e&kindMask == kindSub {
+			b, nb = b>>distBits, nb-distBits
+			e = dt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
+		}
+		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+		if e&kindMask != kindBase {
+			return out, pos, b, nb, corrupt("invalid distance code")
+		}
+		extra = e >> 8 & 0xff
+		dist := int(e>>16) + int(b&(1<<extra-1))
+		b, nb = b>>extra, nb-uint(extra)
+		if dist > out {
+			return out, pos, b, nb, corrupt("distance %d reaches before the start of the output (%d bytes)", dist, out)
+		}
+		if out+length > len(dst) {
+			return out, pos, b, nb, ErrTooLong
+		}
+		copyMatch(dst, out, dist, length)
+		out += length
+	}
+}
+
+// copyMatch copies length bytes from dist bytes back to dst[out:]. The
+// copies overlap when dist < length; each round then doubles what is
+// copied, as the pattern repeats with period dist.
+func copyMatch(dst []byte, out, dist, length int) {
+	src, end := out-dist, out+length
+	if dist == 1 && end+8 <= len(dst) {
+		// A run of one byte (the zero planes of shuffled integers): eight
+		// copies of it at a time, possibly past end as below.
+		v := uint64(dst[src]) * 0x0101010101010101
+		for ; out < end; out += 8 {
+			binary.LittleEndian.PutUint64(dst[out:], v)
+		}
+		return
+	}
+	if dist >= 8 && end+8 <= len(dst) {
+		// Eight bytes at a time, possibly writing up to 7 bytes past end,
+		// which later output overwrites; dist ≥ 8 keeps every read behind
+		// the writes.
+		for ; out < end; out, src = out+8, src+8 {
+			binary.LittleEndian.PutUint64(dst[out:], binary.LittleEndian.Uint64(dst[src:]))
+		}
+		return
+	}
+	for out < end {
+		out += copy(dst[out:end], dst[src:out])
+	}
+}
+
+// readCodes reads a dynamic block's code lengths and builds d.litlen and
+// d.dist.
+func (d *Decoder) readCodes(src []byte, pos int, b uint64, nb uint) (int, uint64, uint, error) {
+	pos, b, nb = refill(src, pos, b, nb)
+	nlit := int(b&31) + 257
+	ndist := int(b>>5&31) + 1
+	nclen := int(b>>10&15) + 4
+	b, nb = b>>14, nb-14
+	if nlit > 286 || ndist > 30 {
+		return pos, b, nb, corrupt("%d literal/length and %d distance codes", nlit, ndist)
+	}
+	var clens [19]uint8
+	order := [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+	for _, s := range order[:nclen] {
+		if nb < 3 {
+			pos, b, nb = refill(src, pos, b, nb)
+		}
+		clens[s] = uint8(b & 7)
+		b, nb = b>>3, nb-3
+	}
+	if !buildTable(d.precode[:], clens[:], precodeInfo[:], precodeBits, false, d.sorted[:]) {
+		return pos, b, nb, corrupt("bad code-length code")
+	}
+	lens := d.lens[:nlit+ndist]
+	for i := 0; i < len(lens); {
+		pos, b, nb = refill(src, pos, b, nb)
+		e := d.precode[b&(1<<precodeBits-1)]
+		if e&kindMask == kindInvalid {
+			return pos, b, nb, corrupt("invalid code-length code")
+		}
+		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+		sym := e >> 16
+		if sym < 16 {
+			lens[i] = uint8(sym)
+			i++
+			continue
+		}
+		var rep int
+		var val uint8
+		switch sym {
+		case 16:
+			if i == 0 {
+				return pos, b, nb, corrupt("code length repeat with no previous length")
+			}
+			rep, val = 3+int(b&3), lens[i-1]
+			b, nb = b>>2, nb-2
+		case 17:
+			rep = 3 + int(b&7)
+			b, nb = b>>3, nb-3
+		default:
+			rep = 11 + int(b&127)
+			b, nb = b>>7, nb-7
+		}
+		if i+rep > len(lens) {
+			return pos, b, nb, corrupt("code lengths overrun %d codes", len(lens))
+		}
+		for k := range rep {
+			lens[i+k] = val
+		}
+		i += rep
+	}
+	if lens[256] == 0 {
+		return pos, b, nb, corrupt("block has no end-of-block code")
+	}
+	if !buildTable(d.litlen[:], lens[:nlit], litlenInfo[:], litlenBits, false, d.sorted[:]) {
+		return pos, b, nb, corrupt("bad literal/length code")
+	}
+	if !buildTable(d.dist[:], lens[nlit:], distInfo[:], distBits, true, d.sorted[:]) {
+		return pos, b, nb, corrupt("bad distance code")
+	}
+	return pos, b, nb, nil
+}

@@ -1,0 +1,283 @@
+package inflate
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/adler32"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	kflate "github.com/klauspost/compress/flate"
+	kzlib "github.com/klauspost/compress/zlib"
+)
+
+// inputs returns byte strings of the kinds HDF5 chunks hold and the kinds
+// that exercise every block type and code shape: empty, tiny, random
+// (stored blocks, long codes), skewed text, long runs (overlapping matches
+// with distance 1), and byte-shuffled integer arrays as 10x files store them.
+func inputs() map[string][]byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	in := map[string][]byte{"empty": {}, "one": {7}, "abc": []byte("abcabcabcabcabc")}
+	random := make([]byte, 100_000)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	in["random"] = random
+	skew := make([]byte, 200_000)
+	for i := range skew {
+		// Geometric symbol frequencies give codes of every length up to 15.
+		k := 0
+		for r.Float64() < 0.62 && k < 40 {
+			k++
+		}
+		skew[i] = byte('A' + k)
+	}
+	in["skewed"] = skew
+	in["runs"] = bytes.Repeat([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3}, 30_000)
+	in["zeros"] = make([]byte, 300_000)
+	idx := make([]byte, 8*65536)
+	for i := range 65536 {
+		binary.LittleEndian.PutUint64(idx[8*i:], uint64(r.IntN(20000)))
+	}
+	in["indices-shuffled"] = shuffle(idx, 8)
+	data := make([]byte, 4*65536)
+	for i := range 65536 {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(1+r.ExpFloat64()*2))
+	}
+	in["counts-shuffled"] = shuffle(data, 4)
+	return in
+}
+
+// shuffle applies HDF5's byte shuffle: byte j of element i goes to j*n+i.
+func shuffle(p []byte, es int) []byte {
+	n := len(p) / es
+	out := make([]byte, len(p))
+	for i := range n {
+		for j := range es {
+			out[j*n+i] = p[i*es+j]
+		}
+	}
+	return out
+}
+
+func zlibBytes(t testing.TB, p []byte, level int) []byte {
+	var buf bytes.Buffer
+	w, err := zlib.NewWriterLevel(&buf, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(p)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestZlibRoundTrip decodes what compress/zlib writes at every level
+// (stored, Huffman-only, fixed and dynamic codes) and what klauspost's
+// encoder writes, into buffers of exactly the size, and checks that one byte
+// less is ErrTooLong.
+func TestZlibRoundTrip(t *testing.T) {
+	t.Parallel()
+	var d Decoder
+	for name, p := range inputs() {
+		for _, level := range []int{flate.HuffmanOnly, flate.NoCompression, 1, 4, 6, 9} {
+			t.Run(fmt.Sprintf("%s/level%d", name, level), func(t *testing.T) {
+				z := zlibBytes(t, p, level)
+				dst := make([]byte, len(p))
+				n, err := d.Zlib(dst, z)
+				if err != nil || n != len(p) || !bytes.Equal(dst, p) {
+					t.Fatalf("Zlib: n = %d of %d, err %v, equal %v", n, len(p), err, bytes.Equal(dst[:n], p))
+				}
+				// Bigger buffer: same n; trailing bytes after the stream ignored.
+				big := make([]byte, len(p)+100)
+				if n, err := d.Zlib(big, append(z, 1, 2, 3)); err != nil || n != len(p) || !bytes.Equal(big[:n], p) {
+					t.Fatalf("Zlib into a larger buffer: n = %d, err %v", n, err)
+				}
+				if len(p) > 0 {
+					if _, err := d.Zlib(dst[:len(p)-1], z); !errors.Is(err, ErrTooLong) {
+						t.Fatalf("one byte short: err %v, want ErrTooLong", err)
+					}
+				}
+			})
+		}
+		t.Run(name+"/klauspost", func(t *testing.T) {
+			var buf bytes.Buffer
+			w, _ := kflate.NewWriter(&buf, 4)
+			w.Write(p)
+			w.Close()
+			dst := make([]byte, len(p))
+			n, used, err := d.Raw(dst, buf.Bytes())
+			if err != nil || n != len(p) || used != buf.Len() || !bytes.Equal(dst, p) {
+				t.Fatalf("Raw: n = %d of %d, used %d of %d, err %v", n, len(p), used, buf.Len(), err)
+			}
+		})
+	}
+}
+
+// TestCorruptStreams checks that every truncation of a valid stream gives
+// an error, and every single-bit flip of a small one the outcome
+// compress/zlib gives, never a panic.
+func TestCorruptStreams(t *testing.T) {
+	t.Parallel()
+	var d Decoder
+	in := inputs()
+	for _, name := range []string{"abc", "skewed", "indices-shuffled"} {
+		p := in[name][:min(len(in[name]), 3000)]
+		z := zlibBytes(t, p, 6)
+		dst := make([]byte, len(p))
+		for cut := range len(z) {
+			if _, err := d.Zlib(dst, z[:cut]); err == nil {
+				t.Fatalf("%s cut to %d of %d bytes: no error", name, cut, len(z))
+			}
+		}
+		for bit := range 8 * len(z) {
+			c := bytes.Clone(z)
+			c[bit/8] ^= 1 << (bit % 8)
+			n, err := d.Zlib(dst, c)
+			// compress/zlib must agree: Adler-32 misses a few flips (one
+			// here turns the data into a different string with the same
+			// checksum), and both decoders must then return the same bytes.
+			want, werr := readAllZlib(c)
+			if len(want) > len(dst) {
+				continue
+			}
+			if (err == nil) != (werr == nil) || err == nil && !bytes.Equal(dst[:n], want) {
+				t.Fatalf("%s bit %d flipped: %d bytes, err %v; compress/zlib: %d bytes, err %v", name, bit, n, err, len(want), werr)
+			}
+		}
+	}
+}
+
+func readAllZlib(src []byte) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(src))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(io.LimitReader(zr, 1<<20))
+}
+
+// TestHeaderErrors checks the zlib header and trailer checks.
+func TestHeaderErrors(t *testing.T) {
+	t.Parallel()
+	z := zlibBytes(t, []byte("hello, hello, hello"), 6)
+	cases := map[string][]byte{
+		"short":      z[:1],
+		"method":     append([]byte{0x79, z[1]}, z[2:]...),
+		"check bits": append([]byte{z[0], z[1] ^ 1}, z[2:]...),
+		"dictionary": append([]byte{0x78, 0xbb}, z[2:]...),
+		"trailer":    z[:len(z)-2],
+		"checksum":   append(bytes.Clone(z[:len(z)-1]), z[len(z)-1]^1),
+		"block type": {0x78, 0x9c, 0x07},
+	}
+	var d Decoder
+	for name, src := range cases {
+		if _, err := d.Zlib(make([]byte, 64), src); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err %v, want ErrCorrupt", name, err)
+		}
+	}
+}
+
+// TestAdler32 compares Adler32 with hash/adler32 at every length up to a few
+// blocks past nmax, on bytes of 0xff (the worst case for overflow) and random
+// bytes.
+func TestAdler32(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, fill := range []string{"ff", "random"} {
+		p := make([]byte, 3*5552+100)
+		for i := range p {
+			p[i] = 0xff
+			if fill == "random" {
+				p[i] = byte(r.Uint32())
+			}
+		}
+		for n := 0; n <= len(p); n += 1 + n/50 {
+			if got, want := Adler32(p[:n]), adler32.Checksum(p[:n]); got != want {
+				t.Fatalf("%s, %d bytes: %08x, want %08x", fill, n, got, want)
+			}
+		}
+	}
+}
+
+// FuzzDecode compares Raw with compress/flate on arbitrary input: when
+// either decodes without error into 64 KiB, both must, to the same bytes.
+func FuzzDecode(f *testing.F) {
+	for _, p := range inputs() {
+		var buf bytes.Buffer
+		w, _ := flate.NewWriter(&buf, 6)
+		w.Write(p[:min(len(p), 2000)])
+		w.Close()
+		f.Add(buf.Bytes())
+	}
+	f.Add([]byte{0x03, 0x00})
+	f.Add([]byte{0x01, 0x03, 0x00, 0xfc, 0xff, 'a', 'b', 'c'})
+	f.Fuzz(func(t *testing.T, src []byte) {
+		const limit = 64 << 10
+		var d Decoder
+		dst := make([]byte, limit)
+		n, _, err := d.Raw(dst, src)
+		want, werr := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(src)), limit+1))
+		if len(want) > limit {
+			return // beyond our buffer: ErrTooLong is right, flate's answer unknown
+		}
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("Raw err %v, compress/flate err %v", err, werr)
+		}
+		if err == nil && !bytes.Equal(dst[:n], want) {
+			t.Fatalf("Raw decoded %d bytes, compress/flate %d, different", n, len(want))
+		}
+	})
+}
+
+// BenchmarkZlib decodes a 512 KiB chunk of byte-shuffled int64 indices and
+// a 256 KiB chunk of shuffled int32 counts, as 10x HDF5 files store them
+// (deflate level 4), with this package and with klauspost's zlib reader.
+func BenchmarkZlib(b *testing.B) {
+	in := inputs()
+	for _, name := range []string{"indices-shuffled", "counts-shuffled", "skewed"} {
+		p := in[name]
+		z := zlibBytes(b, p, 4)
+		dst := make([]byte, len(p))
+		b.Run(name+"/inflate", func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			var d Decoder
+			for b.Loop() {
+				if _, err := d.Zlib(dst, z); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/klauspost", func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			br := bytes.NewReader(z)
+			zr, _ := kzlib.NewReader(br)
+			for b.Loop() {
+				br.Reset(z)
+				zr.(kzlib.Resetter).Reset(br, nil)
+				if _, err := io.ReadFull(zr, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("adler32/inflate", func(b *testing.B) {
+		p := in["random"]
+		b.SetBytes(int64(len(p)))
+		for b.Loop() {
+			Adler32(p)
+		}
+	})
+	b.Run("adler32/hash", func(b *testing.B) {
+		p := in["random"]
+		b.SetBytes(int64(len(p)))
+		for b.Loop() {
+			adler32.Checksum(p)
+		}
+	})
+}

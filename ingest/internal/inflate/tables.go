@@ -1,0 +1,188 @@
+package inflate
+
+// A table entry packs, from the low bits up: the number of bits the code
+// takes (5 bits), its kind (3 bits), the number of extra bits that follow
+// it or, for a subtable pointer, the subtable's index bits (8 bits), and a
+// value (16 bits): the literal byte, the base of a length or distance, or
+// the subtable's offset in the table.
+const (
+	kindLiteral = 0 << 5
+	kindBase    = 1 << 5 // a length or distance base; extra bits follow
+	kindEnd     = 2 << 5 // end of block
+	kindSub     = 3 << 5 // points to a subtable
+	kindInvalid = 4 << 5 // a code the format does not allow here
+	kindMask    = 7 << 5
+	bitsMask    = 31
+)
+
+// entry returns a table entry without its code length.
+func entry(kind, extra, value uint32) uint32 { return value<<16 | extra<<8 | kind }
+
+// Primary index bits of the tables. Codes longer than these continue in a
+// subtable with maxLen−primary index bits.
+const (
+	litlenBits  = 10
+	distBits    = 8
+	precodeBits = 7
+	maxCodeLen  = 15
+)
+
+// Table capacities: the primary table plus at most one subtable per code
+// longer than the primary bits (≤ 288 such litlen codes of ≤ 15 bits, ≤ 30
+// distance codes).
+const (
+	litlenCap  = 1<<litlenBits + 288<<(maxCodeLen-litlenBits)
+	distCap    = 1<<distBits + 30<<(maxCodeLen-distBits)
+	precodeCap = 1 << precodeBits
+)
+
+// Symbol meanings (entries without code length) of the three alphabets.
+var litlenInfo, distInfo, precodeInfo = func() (l [288]uint32, d [32]uint32, p [19]uint32) {
+	for s := range 256 {
+		l[s] = entry(kindLiteral, 0, uint32(s))
+	}
+	l[256] = entry(kindEnd, 0, 0)
+	lenBase := [29]uint32{3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+		35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
+	lenExtra := [29]uint32{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+		3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0}
+	for i := range lenBase {
+		l[257+i] = entry(kindBase, lenExtra[i], lenBase[i])
+	}
+	l[286], l[287] = kindInvalid, kindInvalid
+	distBase := [30]uint32{1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193,
+		257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577}
+	for i := range distBase {
+		extra := uint32(0)
+		if i >= 2 {
+			extra = uint32(i/2 - 1)
+		}
+		d[i] = entry(kindBase, extra, distBase[i])
+	}
+	d[30], d[31] = kindInvalid, kindInvalid
+	for s := range p {
+		p[s] = entry(kindLiteral, 0, uint32(s))
+	}
+	return
+}()
+
+// buildTable fills t with the decoding table of the canonical Huffman code
+// whose code lengths are lens (0: symbol unused), with primary index bits
+// pb; info gives each symbol's entry. It reports false for an
+// over-subscribed code, and for an incomplete one unless it has a single
+// code of length 1 or, when allowEmpty, no code at all (RFC 1951 permits
+// both for distances; a distance the code lacks then decodes as invalid).
+func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty bool, sorted []uint16) bool {
+	var count [maxCodeLen + 1]int
+	for _, l := range lens {
+		count[l]++
+	}
+	count[0] = 0
+	left, codes, maxLen := 1, 0, 0
+	for l := 1; l <= maxCodeLen; l++ {
+		left = left<<1 - count[l]
+		if left < 0 {
+			return false
+		}
+		if count[l] > 0 {
+			codes += count[l]
+			maxLen = l
+		}
+	}
+	primary := 1 << pb
+	for i := range t[:primary] {
+		t[i] = kindInvalid
+	}
+	if left > 0 && !(codes == 1 && count[1] == 1) && !(codes == 0 && allowEmpty) {
+		return false
+	}
+	if codes == 0 {
+		return true
+	}
+	// Symbols in canonical order: by code length, then by symbol.
+	var next [maxCodeLen + 2]int
+	for l := 1; l <= maxCodeLen; l++ {
+		next[l+1] = next[l] + count[l]
+	}
+	for s, l := range lens {
+		if l != 0 {
+			sorted[next[l]] = uint16(s)
+			next[l]++
+		}
+	}
+	subBits := uint(max(maxLen-int(pb), 0))
+	free := primary
+	code, prevLen := 0, 0
+	for _, s := range sorted[:codes] {
+		l := int(lens[s])
+		code <<= uint(l - prevLen)
+		prevLen = l
+		rev := reverse(code, l)
+		code++
+		if l <= int(pb) {
+			for i := rev; i < primary; i += 1 << uint(l) {
+				t[i] = info[s] | uint32(l)
+			}
+			continue
+		}
+		// Codes longer than pb share a subtable per pb-bit prefix (the
+		// code's first pb bits, the low bits of rev).
+		p := rev & (primary - 1)
+		if t[p]&kindMask != kindSub {
+			t[p] = entry(kindSub, uint32(subBits), uint32(free)) | uint32(pb)
+			for i := range t[free : free+1<<subBits] {
+				t[free+i] = kindInvalid
+			}
+			free += 1 << subBits
+		}
+		sub := int(t[p] >> 16)
+		for i := rev >> pb; i < 1<<subBits; i += 1 << uint(l-int(pb)) {
+			t[sub+i] = info[s] | uint32(l-int(pb))
+		}
+	}
+	return true
+}
+
+// reverse returns the low n bits of code in reverse order: DEFLATE sends
+// Huffman codes most significant bit first into a least-significant-first
+// bit stream.
+func reverse(code, n int) int {
+	r := 0
+	for range n {
+		r = r<<1 | code&1
+		code >>= 1
+	}
+	return r
+}
+
+// fixedLitlen and fixedDist are the tables of RFC 1951's fixed code (block
+// type 1).
+var fixedLitlen, fixedDist = func() (l []uint32, d []uint32) {
+	var lens [288]uint8
+	for i := range lens {
+		switch {
+		case i < 144:
+			lens[i] = 8
+		case i < 256:
+			lens[i] = 9
+		case i < 280:
+			lens[i] = 7
+		default:
+			lens[i] = 8
+		}
+	}
+	var sorted [320]uint16
+	l = make([]uint32, litlenCap)
+	if !buildTable(l, lens[:], litlenInfo[:], litlenBits, false, sorted[:]) {
+		panic("inflate: fixed literal/length code does not build")
+	}
+	var dl [32]uint8
+	for i := range dl {
+		dl[i] = 5
+	}
+	d = make([]uint32, distCap)
+	if !buildTable(d, dl[:], distInfo[:], distBits, false, sorted[:]) {
+		panic("inflate: fixed distance code does not build")
+	}
+	return l, d
+}()
