@@ -34,7 +34,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	m := r.Machine
 	_, err := fmt.Fprintf(w, "\nmachine: %s, %d cores (GOMAXPROCS %d), %s RAM, %s %s/%s\n"+
-		"%d warm-up + %d timed sweeps per row (medians and ranges over the timed ones), prior of Z and U %s; stream: median of %d passes over X and Xᵀ in file order (row-order s: in the sampler's order)\n"+
+		"%d warm-up + %d timed sweeps per row (medians and ranges over the timed ones), prior of Z and U %s; stream: median of %d read-only passes over X and Xᵀ in file order (row-order s: in the sampler's order)\n"+
 		"load average %.2f before, %.2f after (above -j: other processes shared the cores)\n",
 		m.CPU, m.Cores, m.GOMAXPROCS, byteSize(m.MemBytes), m.GoVersion, m.OS, m.Arch,
 		r.Warmup, r.Sweeps, r.Prior, r.StreamReps, r.LoadBefore, r.LoadAfter)

@@ -16,9 +16,24 @@ const streamChunkWords = 1 << 19
 
 // StreamResult is what one pass of Stream read.
 type StreamResult struct {
-	Bytes int64 // bytes of words read
-	Ones  int64 // ones counted, per matrix
+	Bytes int64  // bytes of words read
+	Ones  int64  // ones counted, per matrix (CountOnes)
+	Fold  uint64 // XOR of all the words read (ReadOnly)
 }
+
+// Work is what Stream does with each word.
+type Work uint8
+
+const (
+	// CountOnes counts the ones of each matrix, which checks that every
+	// word was read.
+	CountOnes Work = iota
+	// ReadOnly only reads the words, XOR-folding them so that the reads
+	// cannot be optimised away: the floor of a pass over the data, whatever
+	// the build's popcount speed (a GOAMD64=v1 build checks the CPU at every
+	// bits.OnesCount64 and counts at about half the speed of memory here).
+	ReadOnly
+)
 
 // streamTask is a run of rows of one segment of one matrix, or of all its
 // segments (seg < 0).
@@ -50,13 +65,14 @@ func (o Order) String() string {
 }
 
 // Stream reads every word of every Segment of the given matrices once, with
-// workers goroutines, and counts the ones of each matrix: in FileOrder the
-// least work any sweep over the same bit-packed data can do, and so the
-// floor that sweep times are compared with. The matrices are cut into runs
+// workers goroutines, and counts the ones of each matrix or, with ReadOnly,
+// only reads them: in FileOrder the least work any sweep over the same
+// bit-packed data can do, and so the floor that sweep times are compared
+// with. The matrices are cut into runs
 // of rows (of one segment in FileOrder: whole files of the shards, read in
 // order), shared out dynamically. It returns ctx's error if ctx is
 // cancelled.
-func Stream(ctx context.Context, workers int, order Order, ms ...gibbs.BitMatrix) ([]StreamResult, error) {
+func Stream(ctx context.Context, workers int, order Order, work Work, ms ...gibbs.BitMatrix) ([]StreamResult, error) {
 	var tasks []streamTask
 	for _, m := range ms {
 		b := m.Segments()
@@ -81,6 +97,7 @@ func Stream(ctx context.Context, workers int, order Order, ms ...gibbs.BitMatrix
 	}
 	ones := make([]atomic.Int64, len(ms))
 	byts := make([]atomic.Int64, len(ms))
+	folds := make([]atomic.Uint64, len(ms))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range max(1, workers) {
@@ -91,23 +108,35 @@ func Stream(ctx context.Context, workers int, order Order, ms ...gibbs.BitMatrix
 					return
 				}
 				t := tasks[k]
-				var n, w int64
+				var n int64
+				var f uint64
+				read := func(row []uint64) {
+					if work == ReadOnly {
+						f ^= fold(row)
+					} else {
+						n += popcount(row)
+					}
+				}
+				var w int64
 				segs := len(t.m.Segments()) - 1
 				for i := t.lo; i < t.hi; i++ {
 					if t.seg >= 0 {
 						row := t.m.Segment(i, t.seg)
-						n += popcount(row)
+						read(row)
 						w += int64(len(row))
 						continue
 					}
 					for s := range segs {
 						row := t.m.Segment(i, s)
-						n += popcount(row)
+						read(row)
 						w += int64(len(row))
 					}
 				}
-				ones[index[t.m]].Add(n)
-				byts[index[t.m]].Add(8 * w)
+				j := index[t.m]
+				ones[j].Add(n)
+				byts[j].Add(8 * w)
+				for old := folds[j].Load(); !folds[j].CompareAndSwap(old, old^f); old = folds[j].Load() {
+				}
 			}
 		})
 	}
@@ -117,9 +146,26 @@ func Stream(ctx context.Context, workers int, order Order, ms ...gibbs.BitMatrix
 	}
 	out := make([]StreamResult, len(ms))
 	for i := range out {
-		out[i] = StreamResult{Bytes: byts[i].Load(), Ones: ones[i].Load()}
+		out[i] = StreamResult{Bytes: byts[i].Load(), Ones: ones[i].Load(), Fold: folds[i].Load()}
 	}
 	return out, nil
+}
+
+// fold returns the XOR of the words of ws, four independent folds at a time
+// so that the loads overlap.
+func fold(ws []uint64) uint64 {
+	var a, b, c, d uint64
+	i := 0
+	for ; i+4 <= len(ws); i += 4 {
+		a ^= ws[i]
+		b ^= ws[i+1]
+		c ^= ws[i+2]
+		d ^= ws[i+3]
+	}
+	for ; i < len(ws); i++ {
+		a ^= ws[i]
+	}
+	return a ^ b ^ c ^ d
 }
 
 // popcount returns the ones of ws, four independent sums at a time so that

@@ -31,6 +31,19 @@ func randomMatrix(t *testing.T, rows, cols, segCols int, seed uint64) (*gibbs.Ma
 	return m, ones
 }
 
+// xorAll returns the XOR of every word of every segment of m.
+func xorAll(m gibbs.BitMatrix) uint64 {
+	var f uint64
+	for i := range m.Rows() {
+		for s := 0; s+1 < len(m.Segments()); s++ {
+			for _, w := range m.Segment(i, s) {
+				f ^= w
+			}
+		}
+	}
+	return f
+}
+
 func TestStreamCountsEveryWord(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ rows, cols, segCols int }{
@@ -44,9 +57,19 @@ func TestStreamCountsEveryWord(t *testing.T) {
 			name := fmt.Sprintf("%dx%d/seg%d/workers%d/%v", tt.rows, tt.cols, tt.segCols, workers, c.order)
 			a, onesA := randomMatrix(t, tt.rows, tt.cols, tt.segCols, uint64(tt.rows))
 			b, onesB := randomMatrix(t, tt.cols, tt.rows, 0, uint64(tt.cols))
-			res, err := Stream(context.Background(), workers, c.order, a, b)
+			res, err := Stream(context.Background(), workers, c.order, CountOnes, a, b)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
+			}
+			folds, err := Stream(context.Background(), workers, c.order, ReadOnly, a, b)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if f := xorAll(a); folds[0].Fold != f || folds[0].Ones != 0 || folds[0].Bytes != res[0].Bytes {
+				t.Errorf("%s: ReadOnly over A = %+v, want fold %x and the bytes of CountOnes", name, folds[0], f)
+			}
+			if f := xorAll(b); folds[1].Fold != f || folds[1].Bytes != res[1].Bytes {
+				t.Errorf("%s: ReadOnly over B = %+v, want fold %x", name, folds[1], f)
 			}
 			wordsA := 0
 			for s := 0; s+1 < len(a.Segments()); s++ {
@@ -68,7 +91,7 @@ func TestStreamCancelled(t *testing.T) {
 	m, _ := randomMatrix(t, 10, 10, 0, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Stream(ctx, 2, FileOrder, m); err == nil {
+	if _, err := Stream(ctx, 2, FileOrder, CountOnes, m); err == nil {
 		t.Error("Stream with a cancelled context succeeded")
 	}
 }
