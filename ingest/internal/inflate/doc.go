@@ -1,5 +1,5 @@
-// Package inflate decodes whole zlib streams (RFC 1950) and raw DEFLATE
-// streams (RFC 1951) from one buffer into another.
+// Package inflate decodes whole zlib streams (RFC 1950, carrying RFC 1951
+// DEFLATE data) from one buffer into another.
 //
 // HDF5's deflate filter stores each chunk as a complete zlib stream whose
 // decoded size the chunk index gives, so a chunk never needs the streaming

@@ -59,12 +59,6 @@ func (d *Decoder) Zlib(dst, src []byte) (int, error) {
 	return n, nil
 }
 
-// Raw decodes the raw DEFLATE stream src into dst and returns the number of
-// bytes decoded and of bytes of src the stream took.
-func (d *Decoder) Raw(dst, src []byte) (n, used int, err error) {
-	return d.decode(dst, src)
-}
-
 // bitReader state lives in locals of decode (b: bits, nb: how many of them
 // are valid, pos: next byte of src to load); refill keeps at least 56 bits
 // valid. Past the end of src it supplies zero bytes and still advances pos,

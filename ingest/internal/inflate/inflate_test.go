@@ -112,9 +112,9 @@ func TestZlibRoundTrip(t *testing.T) {
 			w.Write(p)
 			w.Close()
 			dst := make([]byte, len(p))
-			n, used, err := d.Raw(dst, buf.Bytes())
+			n, used, err := d.decode(dst, buf.Bytes())
 			if err != nil || n != len(p) || used != buf.Len() || !bytes.Equal(dst, p) {
-				t.Fatalf("Raw: n = %d of %d, used %d of %d, err %v", n, len(p), used, buf.Len(), err)
+				t.Fatalf("decode: n = %d of %d, used %d of %d, err %v", n, len(p), used, buf.Len(), err)
 			}
 		})
 	}
@@ -205,7 +205,7 @@ func TestAdler32(t *testing.T) {
 	}
 }
 
-// FuzzDecode compares Raw with compress/flate on arbitrary input: when
+// FuzzDecode compares decode (raw DEFLATE) with compress/flate on arbitrary input: when
 // either decodes without error into 64 KiB, both must, to the same bytes.
 func FuzzDecode(f *testing.F) {
 	for _, p := range inputs() {
@@ -221,16 +221,16 @@ func FuzzDecode(f *testing.F) {
 		const limit = 64 << 10
 		var d Decoder
 		dst := make([]byte, limit)
-		n, _, err := d.Raw(dst, src)
+		n, _, err := d.decode(dst, src)
 		want, werr := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(src)), limit+1))
 		if len(want) > limit {
 			return // beyond our buffer: ErrTooLong is right, flate's answer unknown
 		}
 		if (err == nil) != (werr == nil) {
-			t.Fatalf("Raw err %v, compress/flate err %v", err, werr)
+			t.Fatalf("decode err %v, compress/flate err %v", err, werr)
 		}
 		if err == nil && !bytes.Equal(dst[:n], want) {
-			t.Fatalf("Raw decoded %d bytes, compress/flate %d, different", n, len(want))
+			t.Fatalf("decode decoded %d bytes, compress/flate %d, different", n, len(want))
 		}
 	})
 }
