@@ -78,6 +78,26 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 	return m, nil
 }
 
+// writeSynced creates path (it must not exist), writes data to it and
+// fsyncs it.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("shard: %s: %w", path, err)
+	}
+	return nil
+}
+
 // syncFile fsyncs an existing file by path.
 func syncFile(path string) error {
 	f, err := os.Open(path)
