@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"scpipe/ingest/internal/h5"
 	"scpipe/ingest/internal/h5gen"
 )
 
@@ -259,6 +260,53 @@ func BenchmarkIngestHDF5(b *testing.B) {
 						h5gen.Options{Chunk: chunk, Deflate: 4, Shuffle: true})
 				})
 				benchIngest(b, path, nnz)
+			})
+		}
+	}
+}
+
+// BenchmarkReadTenXArrays reads only the `indices` (as int32) and `data` (as
+// float64) arrays of the generated 10x v2 HDF5 files, in 1 Mi-element pieces
+// as the counting pass does, on one core and on all: the HDF5 reader's share
+// of ingest, comparable with reading the same arrays through h5py.
+func BenchmarkReadTenXArrays(b *testing.B) {
+	for _, s := range benchLadder {
+		for _, procs := range []int{1, runtime.NumCPU()} {
+			b.Run(fmt.Sprintf("%v/procs=%d", s, procs), func(b *testing.B) {
+				skipBig(b, s)
+				key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk%d-deflate4-shuffle.h5", s, s.density, 1<<16)
+				path, nnz := benchInput(b, key, func(path string) (int64, error) {
+					return h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
+						h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
+				})
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				f, err := h5.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				indices, err := f.Dataset("/" + h5gen.GeneratedGenome + "/indices")
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, err := f.Dataset("/" + h5gen.GeneratedGenome + "/data")
+				if err != nil {
+					b.Fatal(err)
+				}
+				idx, val := make([]int32, 1<<20), make([]float64, 1<<20)
+				b.ResetTimer()
+				for b.Loop() {
+					for start := int64(0); start < nnz; start += int64(len(idx)) {
+						m := min(int64(len(idx)), nnz-start)
+						if err := indices.ReadInt32(start, idx[:m]); err != nil {
+							b.Fatal(err)
+						}
+						if err := data.ReadFloat64(start, val[:m]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(nnz)*float64(b.N)/b.Elapsed().Seconds()/float64(procs), "nnz/s/core")
 			})
 		}
 	}
