@@ -21,10 +21,11 @@ caching them in --work so that later runs reuse them, then for every size and
 L times sweeps of the sampler over the memory-mapped shards, as a fit runs
 them, after --warmup untimed sweeps. It prints per (size, L): seconds per
 sweep (median and range), entries/s in total and per core, the time to
-stream the same bit-packed X and Xᵀ once (a parallel popcount, same run),
-the ratio sweep/stream, the peak anonymous resident memory (RssAnon) next
-to the O((cells + genes)·L) sampler state, and VmHWM (which also counts the
-mapped shards' page cache).
+read the same bit-packed X and Xᵀ once (parallel read-only passes in file
+order, same run; an untimed pass counts their ones to check every word is
+read), the ratio sweep/stream, the peak anonymous resident memory (RssAnon)
+next to the O((cells + genes)·L) sampler state, and VmHWM (which also counts
+the mapped shards' page cache).
 
 --size takes entry counts (laid out as the paper's 11,000 genes by
 entries/11,000 cells) or CELLSxGENES shapes:
