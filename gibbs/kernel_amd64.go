@@ -11,7 +11,7 @@ import (
 // useVectorKernel selects condSumsVec for the sweeps. It is decided once, at
 // start-up, from the CPU's features (x/sys/cpu also checks that the OS saves
 // the AVX-512 registers); tests switch it off to run the Go path.
-var useVectorKernel = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasBMI2
+var useVectorKernel = cpu.X86.HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasBMI2
 
 // vecChunk is the number of words coverSums treats per chunk: the chunk's two
 // coverage masks (1 KiB) and its words of x stay in L1 while every code is
