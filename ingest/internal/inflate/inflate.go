@@ -76,7 +76,7 @@ func refill(src []byte, pos int, b uint64, nb uint) (int, uint64, uint) {
 }
 
 func refillTail(src []byte, pos int, b uint64, nb uint) (int, uint64, uint) {
-	for nb <= 56 {
+	for nb < 56 {
 		if pos < len(src) {
 			b |= uint64(src[pos]) << nb
 		}
