@@ -3,10 +3,13 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -588,4 +591,86 @@ func TestProgressAndCancel(t *testing.T) {
 		t.Fatal("cancelled Run succeeded")
 	}
 	assertNoOutput(t, opt.Output)
+}
+
+// TestTransposeMTXFolder: a 10x-style folder whose matrix is cells × genes
+// (barcodes.tsv naming its rows) ingests with Transpose to the same shard as
+// the genes × cells original, annotations included; Transpose on the
+// original is refused with an error naming the side file that no longer fits.
+func TestTransposeMTXFolder(t *testing.T) {
+	t.Parallel()
+	src := filepath.Join(sharedData(t), "scp-500pbmc-v3", "500_PBMC_3p_LT_Chromium_X_50genes", "filtered_feature_bc_matrix")
+	dir := t.TempDir()
+	for _, name := range []string{"barcodes.tsv.gz", "features.tsv.gz"} {
+		copyFile(t, filepath.Join(src, name), filepath.Join(dir, name))
+	}
+	writeTransposedMTX(t, filepath.Join(src, "matrix.mtx.gz"), filepath.Join(dir, "matrix.mtx.gz"))
+
+	_, a := ingest(t, exact(src, filepath.Join(t.TempDir(), "a")))
+	opt := exact(dir, filepath.Join(t.TempDir(), "b"))
+	opt.Transpose = true
+	_, b := ingest(t, opt)
+	am, bm := a.Manifest(), b.Manifest()
+	if am.Cells != bm.Cells || am.Genes != bm.Genes || am.Ones != bm.Ones ||
+		!slices.Equal(am.GeneIDs, bm.GeneIDs) || !slices.Equal(am.Barcodes, bm.Barcodes) {
+		t.Fatalf("transposed folder: %d × %d (%d ones), want %d × %d (%d ones) with the same annotations",
+			bm.Cells, bm.Genes, bm.Ones, am.Cells, am.Genes, am.Ones)
+	}
+	for c := range am.Cells {
+		for g := range am.Genes {
+			if a.X().At(c, g) != b.X().At(c, g) {
+				t.Fatalf("bit (%d, %d) differs", c, g)
+			}
+		}
+	}
+
+	opt = exact(src, filepath.Join(t.TempDir(), "c"))
+	opt.Transpose = true
+	_, err := Run(context.Background(), opt)
+	if err == nil || !strings.Contains(err.Error(), "features.tsv.gz") || !strings.Contains(err.Error(), "--transpose") {
+		t.Fatalf("Transpose on a genes × cells folder: error %v, want one naming features.tsv.gz and --transpose", err)
+	}
+	assertNoOutput(t, opt.Output)
+}
+
+// writeTransposedMTX writes the Matrix Market file from with rows and
+// columns swapped, gzipped, to to.
+func writeTransposedMTX(t *testing.T, from, to string) {
+	t.Helper()
+	f, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	sc := bufio.NewScanner(zr)
+	header := true
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "%") {
+			fmt.Fprintln(zw, line)
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 3 {
+			t.Fatalf("%s: line %q", from, line)
+		}
+		fields[0], fields[1] = fields[1], fields[0]
+		fmt.Fprintln(zw, strings.Join(fields, " "))
+		header = false
+	}
+	if err := sc.Err(); err != nil || header {
+		t.Fatalf("%s: %v (entries read: %v)", from, err, !header)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
