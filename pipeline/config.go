@@ -140,7 +140,7 @@ func (c FitConfig) Validate() ([]int, error) {
 	case c.Starts < 1:
 		return bad("starts = %d: need at least 1", c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
-		return bad("start_sweeps = %d outside 1..burn_in (%d) with %d starts", c.StartSweeps, c.BurnIn, c.Starts)
+		return bad("start_sweeps = %d outside 1..burn_in (%d) with %d starts (set --start-sweeps at most --burn-in, or --starts 1)", c.StartSweeps, c.BurnIn, c.Starts)
 	case c.CheckpointEvery < 1:
 		return bad("checkpoint_every = %d: need at least 1", c.CheckpointEvery)
 	case !(c.CheckpointMinutes > 0):

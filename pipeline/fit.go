@@ -96,7 +96,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 			}
 		}
 	}
-	rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout})
+	rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
 	return rep, err
 }
 
@@ -167,7 +167,7 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions)
 	var held int64
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); err != nil {
 		o.Log.Info("holding out entries", "fraction", cfg.Holdout)
-		if held, err = writeFitMask(ctx, src, dir, h); err != nil {
+		if held, err = writeFitMask(ctx, src, dir, h, cfg.Threads); err != nil {
 			return data, nil, 0, err
 		}
 	}

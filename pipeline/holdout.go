@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"scpipe/internal/bernoulli"
 	"scpipe/shard"
@@ -52,7 +56,7 @@ func observedRow(s *shard.Shard, n int, dst []uint64) {
 // src, the entries the fits may see: observed and not held out. The sampler
 // reads it as its observed mask, so held-out entries contribute nothing to
 // the conditionals or to λ.
-func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout) (heldOut int64, err error) {
+func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, workers int) (int64, error) {
 	m := src.Manifest()
 	layout := shard.Layout{Cells: m.Cells, Genes: m.Genes, RowsPerBlock: m.Layout.RowsPerBlock, GenesPerTile: m.Layout.GenesPerTile}
 	w, err := shard.Create(dst, layout, shard.CreateOptions{Force: true})
@@ -61,20 +65,25 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout) 
 	}
 	defer w.Abort()
 	words := (m.Genes + 63) / 64
-	obs, held := make([]uint64, words), make([]uint64, words)
-	for n := range m.Cells {
-		if n%8192 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, err
+	var heldOut atomic.Int64
+	err = forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
+		obs, held := make([]uint64, words), make([]uint64, words)
+		return func(_, lo, hi int) {
+			var n int64
+			for c := lo; c < hi; c++ {
+				observedRow(src, c, obs)
+				h.row(c, m.Genes, obs, held)
+				for i := range obs {
+					n += int64(bits.OnesCount64(held[i]))
+					obs[i] &^= held[i]
+				}
+				w.SetRowWords(c, obs)
 			}
+			heldOut.Add(n)
 		}
-		observedRow(src, n, obs)
-		h.row(n, m.Genes, obs, held)
-		for i := range obs {
-			heldOut += int64(bits.OnesCount64(held[i]))
-			obs[i] &^= held[i]
-		}
-		w.SetRowWords(n, obs)
+	})
+	if err != nil {
+		return 0, err
 	}
 	fm := shard.Manifest{
 		Tool:   "scpipe fit (observed-entry mask for the fits: observed and not held out)",
@@ -83,5 +92,39 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout) 
 	if err := w.Commit(fm); err != nil {
 		return 0, fmt.Errorf("fit: writing the held-out mask: %w", err)
 	}
-	return heldOut, nil
+	return heldOut.Load(), nil
+}
+
+// cellChunk is the number of cells a worker of forCellChunks takes at a
+// time. Results kept per chunk and combined in chunk order do not depend on
+// the number of workers, floating-point sums included.
+const cellChunk = 4096
+
+// forCellChunks runs the chunks [k·cellChunk, min((k+1)·cellChunk, cells))
+// on workers goroutines (all cores when workers ≤ 0), each of which gets its
+// own chunk function from newWorker (and so its own scratch space). It stops
+// early when ctx is cancelled and returns ctx's error.
+func forCellChunks(ctx context.Context, cells, workers int, newWorker func() func(k, lo, hi int)) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	chunks := (cells + cellChunk - 1) / cellChunk
+	var next atomic.Int64
+	var g errgroup.Group
+	for range max(1, min(workers, chunks)) {
+		g.Go(func() error {
+			chunk := newWorker()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= chunks {
+					return nil
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				chunk(k, k*cellChunk, min((k+1)*cellChunk, cells))
+			}
+		})
+	}
+	return g.Wait()
 }

@@ -13,10 +13,11 @@ import (
 )
 
 // Summarise reads every complete fit of a run directory and writes
-// summary.tsv and selection.svg. Everything it reports is computed from the
-// fits' tables and the shards, so a resumed run summarises exactly as an
-// uninterrupted one.
-func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout) ([]rundir.SummaryRow, error) {
+// summary.tsv and selection.svg, scoring held-out entries on workers
+// goroutines (all cores when workers ≤ 0). Everything it reports is computed
+// from the fits' tables and the shards, in an order that does not depend on
+// workers, so a resumed run summarises exactly as an uninterrupted one.
+func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, workers int) ([]rundir.SummaryRow, error) {
 	fits, err := rundir.Fits(run)
 	if err != nil {
 		return nil, err
@@ -29,7 +30,7 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout) ([]
 		if !f.Complete() {
 			continue
 		}
-		row, codeSets, sampleLL, err := summariseFit(ctx, f, src, h)
+		row, codeSets, sampleLL, err := summariseFit(ctx, f, src, h, workers)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +60,7 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout) ([]
 }
 
 // summariseFit reads one fit's tables and scores its held-out entries.
-func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout) (rundir.SummaryRow, []codematch.Set, []float64, error) {
+func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout, workers int) (rundir.SummaryRow, []codematch.Set, []float64, error) {
 	row := rundir.SummaryRow{L: f.L, Chain: f.Chain}
 	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
 	if err != nil {
@@ -89,56 +90,71 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
 		return row, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
-	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, f.L, last.Lambda)
+	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, f.L, last.Lambda, workers)
 	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, err
 }
 
 // scoreHeldOut returns the accuracy and mean log predictive probability of
 // the held-out entries under the plug-in predictive
 // P(x = 1) = σ(λ(1 − 2∏_l(1 − ẑ_nl û_ld))); NaN when nothing is held out.
-func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean []float64, L int, lambda float64) (acc, logpred float64, err error) {
+// Cells are scored in chunks on workers goroutines; the chunks' sums are
+// added in chunk order, so the result does not depend on workers.
+func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean []float64, L int, lambda float64, workers int) (acc, logpred float64, err error) {
 	if h.Frac == 0 {
 		return math.NaN(), math.NaN(), nil
 	}
 	m := src.Manifest()
 	words := (m.Genes + 63) / 64
-	obs, held := make([]uint64, words), make([]uint64, words)
-	var n, correct int64
-	var sumLog float64
-	for c := range m.Cells {
-		if c%8192 == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, 0, err
-			}
-		}
-		observedRow(src, c, obs)
-		h.row(c, m.Genes, obs, held)
-		x := src.X().Segment(c, 0)
-		z := zMean[c*L : (c+1)*L]
-		for i, w := range held {
-			for ; w != 0; w &= w - 1 {
-				d := i*64 + bits.TrailingZeros64(w)
-				// The explicit conversions forbid fused multiply-adds, whose
-				// rounding would differ between builds (GOAMD64=v1 and v3).
-				prod := 1.0
-				for l, zl := range z {
-					prod *= 1 - float64(zl*uMean[d*L+l])
-				}
-				p := 1 / (1 + math.Exp(-lambda*(1-float64(2*prod))))
-				one := x[i]>>(d%64)&1 == 1
-				if (p >= 0.5) == one {
-					correct++
-				}
-				if !one {
-					p = 1 - p
-				}
-				sumLog += math.Log(max(p, 1e-300))
-				n++
-			}
-		}
+	type sums struct {
+		n, correct int64
+		log        float64
 	}
-	if n == 0 {
+	parts := make([]sums, (m.Cells+cellChunk-1)/cellChunk)
+	err = forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
+		obs, held := make([]uint64, words), make([]uint64, words)
+		return func(k, lo, hi int) {
+			s := &parts[k]
+			for c := lo; c < hi; c++ {
+				observedRow(src, c, obs)
+				h.row(c, m.Genes, obs, held)
+				x := src.X().Segment(c, 0)
+				z := zMean[c*L : (c+1)*L]
+				for i, w := range held {
+					for ; w != 0; w &= w - 1 {
+						d := i*64 + bits.TrailingZeros64(w)
+						// The explicit conversions forbid fused multiply-adds,
+						// whose rounding would differ between builds
+						// (GOAMD64=v1 and v3).
+						prod := 1.0
+						for l, zl := range z {
+							prod *= 1 - float64(zl*uMean[d*L+l])
+						}
+						p := 1 / (1 + math.Exp(-lambda*(1-float64(2*prod))))
+						one := x[i]>>(d%64)&1 == 1
+						if (p >= 0.5) == one {
+							s.correct++
+						}
+						if !one {
+							p = 1 - p
+						}
+						s.log += math.Log(max(p, 1e-300))
+						s.n++
+					}
+				}
+			}
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	var tot sums
+	for _, s := range parts {
+		tot.n += s.n
+		tot.correct += s.correct
+		tot.log += s.log
+	}
+	if tot.n == 0 {
 		return math.NaN(), math.NaN(), nil
 	}
-	return float64(correct) / float64(n), sumLog / float64(n), nil
+	return float64(tot.correct) / float64(tot.n), tot.log / float64(tot.n), nil
 }

@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"scpipe/shard"
+	"scpipe/simulate"
+)
+
+// TestHoldoutPassesIgnoreWorkers checks that the fit mask and the held-out
+// scores, computed in chunks of cellChunk cells on several goroutines, are
+// identical (bit for bit, floating-point sums included) for any number of
+// workers, on a dataset of several chunks, and that the mask hides about
+// the held-out fraction.
+func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
+	t.Parallel()
+	p := simulate.Params{Cells: 3*cellChunk + 123, Genes: 70, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
+	dir, _ := plantedShards(t, p)
+	src, err := shard.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	h := holdout{Seed: 9, Frac: 0.05}
+	entries := float64(p.Cells * p.Genes)
+
+	var crcs []string
+	for _, workers := range []int{1, 3, 8} {
+		out := filepath.Join(t.TempDir(), "mask")
+		held, err := writeFitMask(context.Background(), src, out, h, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(float64(held)-h.Frac*entries) > 5*math.Sqrt(h.Frac*entries) {
+			t.Errorf("workers %d: %d entries held out of %g, want about %g", workers, held, entries, h.Frac*entries)
+		}
+		fm, err := shard.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fm.Manifest().Ones + held; got != int64(entries) {
+			t.Errorf("workers %d: mask ones %d + held %d ≠ %g entries", workers, fm.Manifest().Ones, held, entries)
+		}
+		crcs = append(crcs, fmt.Sprint(fm.Manifest().Files))
+		fm.Close()
+	}
+	if crcs[0] != crcs[1] || crcs[0] != crcs[2] {
+		t.Error("the fit mask depends on the number of workers")
+	}
+
+	L := 3
+	r := rand.New(rand.NewPCG(1, 2))
+	zMean, uMean := make([]float64, p.Cells*L), make([]float64, p.Genes*L)
+	for i := range zMean {
+		zMean[i] = r.Float64()
+	}
+	for i := range uMean {
+		uMean[i] = r.Float64()
+	}
+	type score struct{ acc, logpred float64 }
+	var scores []score
+	for _, workers := range []int{1, 2, 5} {
+		acc, lp, err := scoreHeldOut(context.Background(), src, h, zMean, uMean, L, 1.7, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(acc >= 0 && acc <= 1) || !(lp < 0) {
+			t.Fatalf("workers %d: accuracy %v, log predictive %v", workers, acc, lp)
+		}
+		scores = append(scores, score{acc, lp})
+	}
+	if scores[0] != scores[1] || scores[0] != scores[2] {
+		t.Errorf("held-out scores depend on the number of workers: %+v", scores)
+	}
+}
