@@ -98,8 +98,9 @@ func writeSynced(path string, data []byte) error {
 	return nil
 }
 
-// syncFile fsyncs an existing file by path.
-func syncFile(path string) error {
+// syncPath fsyncs an existing file or directory by path: a file's data, or
+// a directory's entries, so that renames and creations in it are durable.
+func syncPath(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("shard: %w", err)
@@ -110,22 +111,6 @@ func syncFile(path string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("shard: %s: fsync: %w", path, err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a directory so that renames and creations in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("shard: %w", err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("shard: %s: fsync: %w", dir, err)
 	}
 	return nil
 }

@@ -272,7 +272,7 @@ func (w *Writer) commit(m *Manifest) error {
 	if _, err := writeFileAtomic(w.tmp, ManifestName, append(js, '\n')); err != nil {
 		return err
 	}
-	if err := syncDir(w.tmp); err != nil {
+	if err := syncPath(w.tmp); err != nil {
 		return err
 	}
 	return w.install()
@@ -381,7 +381,7 @@ func unmapSync(path string, mm mmap.MMap) error {
 	if err := mm.Unmap(); err != nil {
 		return fmt.Errorf("shard: %s: munmap: %w", path, err)
 	}
-	return syncFile(path)
+	return syncPath(path)
 }
 
 // install renames the finished temporary folder to the destination,
@@ -404,7 +404,7 @@ func (w *Writer) install() error {
 		return fmt.Errorf("shard: renaming %s to %s: %w", w.tmp, w.dst, err)
 	}
 	w.tmp = ""
-	if err := syncDir(filepath.Dir(w.dst)); err != nil {
+	if err := syncPath(filepath.Dir(w.dst)); err != nil {
 		return err
 	}
 	if old != "" {
