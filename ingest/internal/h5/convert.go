@@ -125,14 +125,22 @@ func read[T number](d *Dataset, start int64, dst []T) error {
 	if err != nil {
 		return d.errorf("%w", err)
 	}
+	misfit := func(off int64, i int) error {
+		if i < 0 {
+			return nil
+		}
+		return d.errorf("element %d (%s) does not fit %T", start+off+int64(i), d.typ, dst[0])
+	}
+	var planes planesFunc
+	if pdec := newPlaneDecoder(d.typ, dec); pdec != nil {
+		planes = func(off int64, raw []byte, n, from, count int) error {
+			return misfit(off, pdec(dst[off:off+int64(count)], raw, n, from))
+		}
+	}
 	es := int64(d.elemSize)
 	return d.visit(start, int64(len(dst)), func(off int64, raw []byte) error {
-		out := dst[off : off+int64(len(raw))/es]
-		if i := dec(out, raw); i >= 0 {
-			return d.errorf("element %d (%s) does not fit %T", start+off+int64(i), d.typ, out[0])
-		}
-		return nil
-	})
+		return misfit(off, dec(dst[off:off+int64(len(raw))/es], raw))
+	}, planes)
 }
 
 // ReadInt64 reads elements [start, start+len(dst)) in row-major order into

@@ -49,10 +49,17 @@ type Dataset struct {
 	index    *chunkGrid
 	chunkLen int64 // elements per chunk
 
-	// Cache of the last decoded chunk (chunked layout only).
-	cacheK   int64
-	cacheBuf []byte
+	// Cache of the last decoded chunk (chunked layout only), left
+	// byte-shuffled when cacheShuffled.
+	cacheK        int64
+	cacheBuf      []byte
+	cacheShuffled bool
 }
+
+// planesFunc receives a run of a chunk left byte-shuffled: elements from …
+// from+count−1 of the n elements of raw, byte j of element i at raw[j*n+i],
+// destined for positions dstOff… of the caller's output.
+type planesFunc func(dstOff int64, raw []byte, n, from, count int) error
 
 // Path returns the dataset's path in the file.
 func (d *Dataset) Path() string { return d.path }
@@ -178,9 +185,10 @@ const parallelMin = 1 << 16
 // visit calls fn(dstOff, raw) for consecutive runs of raw element bytes that
 // together cover elements [start, start+n) in row-major order; run raw holds
 // len(raw)/ElemSize elements destined for positions dstOff… of the caller's
-// output. fn may be called concurrently for disjoint runs, and must not
-// retain raw.
-func (d *Dataset) visit(start, n int64, fn func(dstOff int64, raw []byte) error) error {
+// output. When planes is not nil, runs of byte-shuffled chunks of a 1-D
+// dataset go to planes instead, still shuffled. fn and planes may be called
+// concurrently for disjoint runs, and must not retain raw.
+func (d *Dataset) visit(start, n int64, fn func(dstOff int64, raw []byte) error, planes planesFunc) error {
 	if start < 0 || n < 0 || start+n > d.n {
 		return d.errorf("range [%d, %d) outside the %d elements", start, start+n, d.n)
 	}
@@ -220,7 +228,7 @@ func (d *Dataset) visit(start, n int64, fn func(dstOff int64, raw []byte) error)
 		d.index = idx
 	}
 	if len(d.shape) == 1 {
-		return d.visit1D(start, n, fn)
+		return d.visit1D(start, n, fn, planes)
 	}
 	return d.visitND(start, n, fn)
 }
@@ -245,14 +253,15 @@ func (d *Dataset) fillRuns(n int64, fn func(int64, []byte) error) error {
 }
 
 // chunk returns the decoded bytes of chunk k and whether the caller owns them
-// (and must putBuf them). The cache is consulted and, if useCache, updated.
-func (d *Dataset) chunk(k int64, useCache bool) ([]byte, bool, error) {
-	if k == d.cacheK {
-		return d.cacheBuf, false, nil
+// (and must putBuf them). With planes, a final byte shuffle may be left
+// undone, which shuffled reports (see unfilter). The cache is consulted and,
+// if useCache, updated.
+func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuffled bool, err error) {
+	if k == d.cacheK && (planes || !d.cacheShuffled) {
+		return d.cacheBuf, false, d.cacheShuffled, nil
 	}
 	want := int(d.chunkLen) * d.elemSize
 	ref := d.index.refs[k]
-	var out []byte
 	if ref.size == 0 {
 		out = getBuf(want)
 		if d.fill == nil {
@@ -264,16 +273,15 @@ func (d *Dataset) chunk(k int64, useCache bool) ([]byte, bool, error) {
 		}
 	} else {
 		if ref.size > 1<<31 {
-			return nil, false, d.errorf("%w: chunk %d claims %d bytes", errFormat, k, ref.size)
+			return nil, false, false, d.errorf("%w: chunk %d claims %d bytes", errFormat, k, ref.size)
 		}
 		raw := getBuf(int(ref.size))
 		if _, err := d.f.os.ReadAt(raw, int64(ref.addr)); err != nil {
 			putBuf(raw)
-			return nil, false, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
+			return nil, false, false, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
 		}
-		var err error
-		if out, err = unfilter(d.filters, ref.mask, raw, want); err != nil {
-			return nil, false, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
+		if out, shuffled, err = unfilter(d.filters, ref.mask, raw, want, planes); err != nil {
+			return nil, false, false, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
 		}
 		if len(out) < want {
 			// Only a 1-D edge chunk may be stored short (scigolib/hdf5's
@@ -282,7 +290,7 @@ func (d *Dataset) chunk(k int64, useCache bool) ([]byte, bool, error) {
 			inExtent := min(d.chunkLen, d.n-k*d.chunkLen) * int64(d.elemSize)
 			if len(d.shape) != 1 || int64(len(out)) < inExtent {
 				putBuf(out)
-				return nil, false, d.errorf("%w: chunk %d decoded to %d bytes, want %d", errFormat, k, len(out), want)
+				return nil, false, false, d.errorf("%w: chunk %d decoded to %d bytes, want %d", errFormat, k, len(out), want)
 			}
 			if cap(out) < want {
 				full := getBuf(want)
@@ -295,27 +303,31 @@ func (d *Dataset) chunk(k int64, useCache bool) ([]byte, bool, error) {
 	}
 	if useCache {
 		putBuf(d.cacheBuf)
-		d.cacheK, d.cacheBuf = k, out
-		return out, false, nil
+		d.cacheK, d.cacheBuf, d.cacheShuffled = k, out, shuffled
+		return out, false, shuffled, nil
 	}
-	return out, true, nil
+	return out, true, shuffled, nil
 }
 
 // visit1D covers [start, start+n) of a chunked 1-D dataset; chunk k holds
 // elements [k*c, (k+1)*c). Ranges spanning several chunks are decoded on
 // GOMAXPROCS goroutines; the chunk holding the range's end is cached, since
 // the next sequential read starts there.
-func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error) error {
+func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes planesFunc) error {
 	c := d.chunkLen
 	es := int64(d.elemSize)
 	first, last := start/c, (start+n-1)/c
 	piece := func(k int64, useCache bool) error {
 		lo, hi := max(start, k*c), min(start+n, (k+1)*c)
-		b, owned, err := d.chunk(k, useCache)
+		b, owned, shuffled, err := d.chunk(k, useCache, planes != nil)
 		if err != nil {
 			return err
 		}
-		err = fn(lo-start, b[(lo-k*c)*es:(hi-k*c)*es])
+		if shuffled {
+			err = planes(lo-start, b, int(c), int(lo-k*c), int(hi-lo))
+		} else {
+			err = fn(lo-start, b[(lo-k*c)*es:(hi-k*c)*es])
+		}
 		if owned {
 			putBuf(b)
 		}
@@ -384,7 +396,7 @@ func (d *Dataset) visitND(start, n int64, fn func(int64, []byte) error) error {
 		if last < start || first >= end {
 			continue
 		}
-		b, owned, err := d.chunk(k, false)
+		b, owned, _, err := d.chunk(k, false, false)
 		if err != nil {
 			return err
 		}

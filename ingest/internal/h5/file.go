@@ -221,7 +221,7 @@ func (d *Dataset) rawAll() ([]byte, error) {
 	err := d.visit(0, d.n, func(off int64, raw []byte) error {
 		copy(out[off*es:], raw)
 		return nil
-	})
+	}, nil)
 	return out, err
 }
 

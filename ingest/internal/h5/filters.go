@@ -56,13 +56,19 @@ func putBuf(b []byte) {
 // (but not longer) when a writer stored a truncated edge chunk, and the
 // caller checks that the bytes it needs are present. It returns the decoded bytes, which may
 // be raw itself or a buffer from the pool; the other buffer is released.
-func unfilter(fs []filter, mask uint32, raw []byte, want int) ([]byte, error) {
+// With planes, a byte shuffle that is the pipeline's first filter (the last
+// undone) is left in place when the chunk decoded to want bytes, and
+// shuffled reports it: the caller then decodes straight from the planes.
+func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out []byte, shuffled bool, err error) {
 	cur := raw
 	for i := len(fs) - 1; i >= 0; i-- {
 		if mask&(1<<uint(i)) != 0 {
 			continue
 		}
 		f := fs[i]
+		if planes && i == 0 && f.id == filterShuffle && len(cur) == want {
+			return cur, true, nil
+		}
 		var next []byte
 		var err error
 		switch f.id {
@@ -90,15 +96,15 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int) ([]byte, error) {
 		}
 		if err != nil {
 			putBuf(next)
-			return nil, fmt.Errorf("filter %d: %w", f.id, err)
+			return nil, false, fmt.Errorf("filter %d: %w", f.id, err)
 		}
 		putBuf(cur)
 		cur = next
 	}
 	if len(cur) > want {
-		return nil, fmt.Errorf("%w: decoded chunk has %d bytes, want %d", errFormat, len(cur), want)
+		return nil, false, fmt.Errorf("%w: decoded chunk has %d bytes, want %d", errFormat, len(cur), want)
 	}
-	return cur, nil
+	return cur, false, nil
 }
 
 // inflateChunk decodes a deflate-filtered chunk into a pooled buffer of want

