@@ -112,6 +112,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 	parts := make([]sums, (m.Cells+cellChunk-1)/cellChunk)
 	err = forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
 		obs, held := make([]uint64, words), make([]uint64, words)
+		used := make([]int, 0, L)
 		return func(k, lo, hi int) {
 			s := &parts[k]
 			for c := lo; c < hi; c++ {
@@ -119,6 +120,14 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 				h.row(c, m.Genes, obs, held)
 				x := src.X().Segment(c, 0)
 				z := zMean[c*L : (c+1)*L]
+				// A code the cell never used has ẑ = 0 and a factor of
+				// exactly 1: skipping it changes no bit of the product.
+				used = used[:0]
+				for l, zl := range z {
+					if zl != 0 {
+						used = append(used, l)
+					}
+				}
 				for i, w := range held {
 					for ; w != 0; w &= w - 1 {
 						d := i*64 + bits.TrailingZeros64(w)
@@ -126,8 +135,8 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 						// whose rounding would differ between builds
 						// (GOAMD64=v1 and v3).
 						prod := 1.0
-						for l, zl := range z {
-							prod *= 1 - float64(zl*uMean[d*L+l])
+						for _, l := range used {
+							prod *= 1 - float64(z[l]*uMean[d*L+l])
 						}
 						p := 1 / (1 + math.Exp(-lambda*(1-float64(2*prod))))
 						one := x[i]>>(d%64)&1 == 1
