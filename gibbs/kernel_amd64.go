@@ -8,10 +8,44 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// useVectorKernel selects condSumsVec for the sweeps. It is decided once, at
-// start-up, from the CPU's features (x/sys/cpu also checks that the OS saves
-// the AVX-512 registers); tests switch it off to run the Go path.
-var useVectorKernel = cpu.X86.HasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPOPCNTDQ && cpu.X86.HasBMI2
+// vectorKernels lists the assembly variants of coverSums this CPU can run,
+// fastest first (x/sys/cpu also checks that the OS saves the AVX-512
+// registers).
+var vectorKernels = func() (ks []vectorKernel) {
+	x := cpu.X86
+	if !(x.HasAVX2 && x.HasAVX512F && x.HasBMI2) {
+		return nil
+	}
+	if x.HasAVX512VPOPCNTDQ {
+		ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums})
+	}
+	if x.HasAVX512BW {
+		ks = append(ks, vectorKernel{"avx512bw", coverSumsBW})
+	}
+	return ks
+}()
+
+// vectorKernel is one assembly variant of coverSums.
+type vectorKernel struct {
+	name string
+	sums coverSumsFunc
+}
+
+// coverSumsFunc is the signature of coverSums and its variants.
+type coverSumsFunc func(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) uint64
+
+// useVectorKernel selects condSumsVec for the sweeps; it is decided once, at
+// start-up, and tests switch it off to run the Go path. coverSumsVec is the
+// variant condSumsVec calls.
+var (
+	useVectorKernel = len(vectorKernels) > 0
+	coverSumsVec    = func() vectorKernel {
+		if len(vectorKernels) == 0 {
+			return vectorKernel{}
+		}
+		return vectorKernels[0]
+	}()
+)
 
 // vecChunk is the number of words coverSums treats per chunk: the chunk's two
 // coverage masks (1 KiB) and its words of x stay in L1 while every code is
@@ -54,6 +88,11 @@ type vecScratch struct {
 // with its accumulators in registers. Sums are kept modulo 2⁶⁴, so
 // 2·popcount(x&s) − popcount(s) needs no signed arithmetic.
 func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, planes []uint64, stride int, x, obs []uint64) (mismatch int64) {
+	return condSumsWith(coverSumsVec.sums, acc, buf, active, want, L, planes, stride, x, obs)
+}
+
+// condSumsWith is condSumsVec with the assembly variant sums.
+func condSumsWith(sums coverSumsFunc, acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, planes []uint64, stride int, x, obs []uint64) int64 {
 	n := len(x)
 	if n == 0 {
 		return 0
@@ -79,7 +118,7 @@ func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, 
 		}
 		nw++
 	}
-	miss := coverSums(&planes[0], &x[0], obsp, n, buf, &buf.act, na, &buf.wnt, &buf.sel, nw, &buf.res)
+	miss := sums(&planes[0], &x[0], obsp, n, buf, &buf.act, na, &buf.wnt, &buf.sel, nw, &buf.res)
 	k := 0
 	for m := want; m != 0; m &= m - 1 {
 		acc[bits.TrailingZeros64(m)] += int64(buf.res[k])
@@ -88,7 +127,8 @@ func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, 
 	return int64(miss)
 }
 
-// coverSums is condSumsVec's loop, in kernel_amd64.s. For the n words of x
+// coverSums is condSumsVec's loop, in kernel_amd64.s (and
+// coversums_amd64.h), counting ones with VPOPCNTQ. For the n words of x
 // (and obs; nil means all observed) it sums, for k < nw, the code whose words
 // start wnt[k] bytes into planes, under the mask that starts sel[k] bytes into
 // buf (0: the code is active, vecChunk*8: inactive), into res[k] (which it
@@ -97,3 +137,9 @@ func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, 
 //
 //go:noescape
 func coverSums(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
+
+// coverSumsBW is coverSums for CPUs with AVX-512BW but not VPOPCNTDQ: it
+// counts ones with a nibble table instead.
+//
+//go:noescape
+func coverSumsBW(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)

@@ -15,76 +15,84 @@ import (
 // words, and x and obs are followed by guard words, so a read past the row's
 // columns changes the sums.
 func TestCondSumsVecMatchesGo(t *testing.T) {
-	if !useVectorKernel {
-		t.Skip("the CPU lacks AVX512VPOPCNTDQ: no vector kernel to test")
+	if len(vectorKernels) == 0 {
+		t.Skip("the CPU lacks AVX-512: no vector kernel to test")
 	}
 	t.Parallel()
 	sizes := []int{0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 71, 72, 127, 128, 129, 200}
-	for _, L := range []int{1, 2, 3, 5, 8, 10, MaxL} {
-		for _, masked := range []bool{false, true} {
-			t.Run(fmt.Sprintf("L%d/masked=%v", L, masked), func(t *testing.T) {
-				t.Parallel()
-				r := &testRNG{s: uint64(L*2 + 1)}
-				for _, words := range sizes {
-					const pad = 9 // guard words on each side of the row's columns
-					stride := words + 2*pad
-					for trial := range 12 {
-						codes := make([]uint64, words*L)
-						planes := make([]uint64, L*stride)
-						for i := range planes {
-							planes[i] = ^uint64(0)
-						}
-						for w := range words {
-							for l := range L {
-								var c uint64 // density 0, ⅛, ½ or 1
-								switch trial % 4 {
-								case 1:
-									c = r.next() & r.next() & r.next()
-								case 2:
-									c = r.next()
-								case 3:
-									c = ^uint64(0)
-								}
-								codes[w*L+l] = c
-								planes[l*stride+pad+w] = c
-							}
-						}
-						x := append(make([]uint64, 0, words+2), make([]uint64, words)...)
-						obs := append(make([]uint64, 0, words+2), make([]uint64, words)...)
-						for w := range words {
-							x[w], obs[w] = r.next(), ^uint64(0)
-							if masked {
-								obs[w] = r.next() | r.next()
-							}
-						}
-						x, obs = guarded(x), guarded(obs)
-						active := r.next() & (1<<uint(L) - 1)
-						var buf vecScratch
-						for k := range 2 * L {
-							from, codeSet := k/2, codesFrom(k/2, L)
-							if k%2 == 1 {
-								codeSet &= r.next() // some codes dead
-							}
-							var want, got [MaxL]int64
-							for i := range want {
-								want[i], got[i] = int64(i)+5, int64(i)+5
-							}
-							wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
-							vobs := obs
-							if !masked {
-								vobs = nil
-							}
-							gotMiss := condSumsVec(&got, &buf, active, codeSet, L, planes[pad:], stride, x, vobs)
-							if got != want || gotMiss != wantMiss {
-								t.Fatalf("words %d trial %d active %b from %d codes %b: vector %v/%d, Go %v/%d",
-									words, trial, active, from, codeSet, got[:L], gotMiss, want[:L], wantMiss)
-							}
-						}
-					}
-				}
-			})
+	for _, k := range vectorKernels {
+		for _, L := range []int{1, 2, 3, 5, 8, 10, MaxL} {
+			for _, masked := range []bool{false, true} {
+				testCondSumsVec(t, k, L, masked, sizes)
+			}
 		}
 	}
+}
+
+// testCondSumsVec is TestCondSumsVecMatchesGo for one kernel variant, L and
+// kind of row.
+func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes []int) {
+	t.Run(fmt.Sprintf("%s/L%d/masked=%v", kern.name, L, masked), func(t *testing.T) {
+		t.Parallel()
+		r := &testRNG{s: uint64(L*2 + 1)}
+		for _, words := range sizes {
+			const pad = 9 // guard words on each side of the row's columns
+			stride := words + 2*pad
+			for trial := range 12 {
+				codes := make([]uint64, words*L)
+				planes := make([]uint64, L*stride)
+				for i := range planes {
+					planes[i] = ^uint64(0)
+				}
+				for w := range words {
+					for l := range L {
+						var c uint64 // density 0, ⅛, ½ or 1
+						switch trial % 4 {
+						case 1:
+							c = r.next() & r.next() & r.next()
+						case 2:
+							c = r.next()
+						case 3:
+							c = ^uint64(0)
+						}
+						codes[w*L+l] = c
+						planes[l*stride+pad+w] = c
+					}
+				}
+				x := append(make([]uint64, 0, words+2), make([]uint64, words)...)
+				obs := append(make([]uint64, 0, words+2), make([]uint64, words)...)
+				for w := range words {
+					x[w], obs[w] = r.next(), ^uint64(0)
+					if masked {
+						obs[w] = r.next() | r.next()
+					}
+				}
+				x, obs = guarded(x), guarded(obs)
+				active := r.next() & (1<<uint(L) - 1)
+				var buf vecScratch
+				for k := range 2 * L {
+					from, codeSet := k/2, codesFrom(k/2, L)
+					if k%2 == 1 {
+						codeSet &= r.next() // some codes dead
+					}
+					var want, got [MaxL]int64
+					for i := range want {
+						want[i], got[i] = int64(i)+5, int64(i)+5
+					}
+					wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
+					vobs := obs
+					if !masked {
+						vobs = nil
+					}
+					gotMiss := condSumsWith(kern.sums, &got, &buf, active, codeSet, L, planes[pad:], stride, x, vobs)
+					if got != want || gotMiss != wantMiss {
+						t.Fatalf("words %d trial %d active %b from %d codes %b: vector %v/%d, Go %v/%d",
+							words, trial, active, from, codeSet, got[:L], gotMiss, want[:L], wantMiss)
+					}
+				}
+			}
+		}
+	})
 }
 
 // guarded writes guard words (all ones) into the capacity past len(w).
@@ -98,8 +106,8 @@ func guarded(w []uint64) []uint64 {
 
 // FuzzCondSumsVec compares the vector kernel with the Go kernel on fuzzed rows.
 func FuzzCondSumsVec(f *testing.F) {
-	if !useVectorKernel {
-		f.Skip("the CPU lacks AVX512VPOPCNTDQ: no vector kernel to test")
+	if len(vectorKernels) == 0 {
+		f.Skip("the CPU lacks AVX-512: no vector kernel to test")
 	}
 	f.Add(uint64(1), uint8(2), uint16(65), uint64(3), true)
 	f.Add(uint64(7), uint8(10), uint16(9), uint64(0), false)
@@ -124,12 +132,15 @@ func FuzzCondSumsVec(f *testing.F) {
 			vobs = nil
 		}
 		codeSet := codesFrom(int(seed%uint64(L)), L) & (r.next() | r.next())
-		var want, got [MaxL]int64
+		var want [MaxL]int64
 		var buf vecScratch
 		wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
-		gotMiss := condSumsVec(&got, &buf, active, codeSet, L, planes, words, x, vobs)
-		if got != want || gotMiss != wantMiss {
-			t.Fatalf("vector %v/%d, Go %v/%d", got[:L], gotMiss, want[:L], wantMiss)
+		for _, kern := range vectorKernels {
+			var got [MaxL]int64
+			gotMiss := condSumsWith(kern.sums, &got, &buf, active, codeSet, L, planes, words, x, vobs)
+			if got != want || gotMiss != wantMiss {
+				t.Fatalf("%s: vector %v/%d, Go %v/%d", kern.name, got[:L], gotMiss, want[:L], wantMiss)
+			}
 		}
 	})
 }
