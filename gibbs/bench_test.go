@@ -135,11 +135,14 @@ func BenchmarkCondSums(b *testing.B) {
 				b.Run(fmt.Sprintf("words%d/L%d/%s", words, L, k), func(b *testing.B) {
 					var acc [MaxL]int64
 					var buf vecScratch
+					var row vecRow
 					for b.Loop() {
 						if k == "go" {
 							condSums(&acc, active, codesFrom(0, L), L, codes, x, obs)
 						} else {
-							condSumsVec(&acc, &buf, active, codesFrom(0, L), L, planes, words, x, nil)
+							row.prepare(active, codesFrom(0, L), words)
+							row.scan(&buf, planes, x, nil)
+							row.add(&acc)
 						}
 					}
 					b.ReportMetric(float64(64*words)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")

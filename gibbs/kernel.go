@@ -23,8 +23,9 @@ import "math/bits"
 // mispredict: popcount((x ^ (cov1|cov2)) & obs).
 //
 // The reference it must equal is refCondSum in kernel_test.go. It is also
-// the Go twin of the vector kernel condSumsVec (kernel_amd64.go), which
-// stepSpec.scan calls instead when Sampler.vector is set.
+// the Go twin of the vector kernel (vecRow and coverSums in
+// kernel_amd64.go), which stepSpec.scan uses instead when Sampler.vector is
+// set.
 func condSums(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) (mismatch int64) {
 	obs = obs[:len(x)]
 	codes = codes[:len(x)*L]

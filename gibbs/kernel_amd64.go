@@ -34,9 +34,9 @@ type vectorKernel struct {
 // coverSumsFunc is the signature of coverSums and its variants.
 type coverSumsFunc func(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) uint64
 
-// useVectorKernel selects condSumsVec for the sweeps; it is decided once, at
-// start-up, and tests switch it off to run the Go path. coverSumsVec is the
-// variant condSumsVec calls.
+// useVectorKernel selects the vector kernel for the sweeps; it is decided
+// once, at start-up, and tests switch it off to run the Go path.
+// coverSumsVec is the variant the sweeps call.
 var (
 	useVectorKernel = len(vectorKernels) > 0
 	coverSumsVec    = func() vectorKernel {
@@ -52,24 +52,90 @@ var (
 // summed over them. kernel_amd64.s assumes 64.
 const vecChunk = 64
 
-// vecScratch is a worker's scratch space for condSumsVec. A worker keeps one
-// for all its rows: zeroing a fresh one per call would cost a quarter of a
-// short row's time.
+// vecScratch is a worker's scratch space for the vector kernel. A worker
+// keeps one for all its rows: zeroing a fresh one per call would cost a
+// quarter of a short row's time.
 type vecScratch struct {
 	// masks[0] holds a chunk's obs &^ c2 (the columns an active code can
 	// change), masks[1] its obs &^ (c1|c2) (those of an inactive code).
 	// coverSums writes them; they must be the first field.
 	masks [2][vecChunk]uint64
-	// The codes coverSums reads, as byte offsets into planes, and its sums.
-	act, wnt, sel [MaxL]int
+}
+
+// vecRow is one row's work for coverSums during a scan: the codes it reads,
+// which depend on the row's active and wanted codes but not on the column
+// segment, so they are listed once per scan rather than once per segment,
+// and the sums, which coverSums adds to over the segments.
+type vecRow struct {
+	act, wnt, sel [MaxL]int // byte offsets of the codes' words, and of the masks
+	na, nw        int
+	top, stride   int // highest code read, and words per code
+	want          uint64
 	res           [MaxL]uint64
 }
 
-// condSumsVec is condSums on AVX-512, 8 words per vector. It takes the codes
-// code-major rather than interleaved: code l's words over the row's columns
-// are planes[l*stride : l*stride+len(x)]; its other arguments and its result
-// are those of condSums, which it must equal (see kernel_amd64_test.go),
-// except that obs may be nil when every column is observed.
+// prepare lists the codes of a row whose codes are active, for the sums of
+// the codes in want, over planes of stride words per code, and clears the
+// sums.
+func (v *vecRow) prepare(active, want uint64, stride int) {
+	v.na, v.nw, v.top, v.stride, v.want = 0, 0, -1, stride, want
+	if used := active | want; used != 0 {
+		v.top = 63 - bits.LeadingZeros64(used)
+	}
+	for a := active; a != 0; a &= a - 1 {
+		v.act[v.na] = bits.TrailingZeros64(a) * stride * 8
+		v.na++
+	}
+	for m := want; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		v.wnt[v.nw], v.sel[v.nw], v.res[v.nw] = l*stride*8, 0, 0
+		if active>>uint(l)&1 == 0 {
+			v.sel[v.nw] = vecChunk * 8
+		}
+		v.nw++
+	}
+}
+
+// scan adds the row's sums over one column segment, whose code words start
+// at planes[0] (code l's at planes[l*stride]), and returns the segment's
+// mismatches; obs may be nil when every column is observed.
+func (v *vecRow) scan(buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
+	return v.scanWith(coverSumsVec.sums, buf, planes, x, obs)
+}
+
+// scanWith is scan with the assembly variant sums.
+func (v *vecRow) scanWith(sums coverSumsFunc, buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
+	n := len(x)
+	if n == 0 {
+		return 0
+	}
+	var obsp *uint64
+	if obs != nil {
+		obsp = &obs[:n][0]
+	}
+	if v.top >= 0 {
+		// Every word the assembly reads lies in planes.
+		_ = planes[v.top*v.stride+n-1]
+	}
+	return int64(sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res))
+}
+
+// add adds the row's sums to acc (code l's to acc[l]).
+func (v *vecRow) add(acc *[MaxL]int64) {
+	k := 0
+	for m := v.want; m != 0; m &= m - 1 {
+		acc[bits.TrailingZeros64(m)] += int64(v.res[k])
+		k++
+	}
+}
+
+// condSumsWith is condSums on AVX-512, 8 words per vector, with the
+// assembly variant sums, for one column segment; a scan calls vecRow's
+// methods instead, listing the codes once for all segments. It takes the codes code-major rather than interleaved: code l's
+// words over the row's columns are planes[l*stride : l*stride+len(x)]; its
+// other arguments and its result are those of condSums, which it must equal
+// (see kernel_amd64_test.go), except that obs may be nil when every column
+// is observed.
 //
 // It replaces, per chunk of vecChunk words, the loop of condSumsL
 //
@@ -87,48 +153,16 @@ type vecScratch struct {
 // and counts the mismatches, the second sums each wanted code over the chunk
 // with its accumulators in registers. Sums are kept modulo 2⁶⁴, so
 // 2·popcount(x&s) − popcount(s) needs no signed arithmetic.
-func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, planes []uint64, stride int, x, obs []uint64) (mismatch int64) {
-	return condSumsWith(coverSumsVec.sums, acc, buf, active, want, L, planes, stride, x, obs)
+func condSumsWith(sums coverSumsFunc, acc *[MaxL]int64, buf *vecScratch, active, want uint64, planes []uint64, stride int, x, obs []uint64) int64 {
+	var v vecRow
+	v.prepare(active, want, stride)
+	miss := v.scanWith(sums, buf, planes, x, obs)
+	v.add(acc)
+	return miss
 }
 
-// condSumsWith is condSumsVec with the assembly variant sums.
-func condSumsWith(sums coverSumsFunc, acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, planes []uint64, stride int, x, obs []uint64) int64 {
-	n := len(x)
-	if n == 0 {
-		return 0
-	}
-	var obsp *uint64
-	if obs != nil {
-		obsp = &obs[:n][0]
-	}
-	if used := active | want; used != 0 {
-		// Every word the assembly reads lies in planes.
-		_ = planes[(63-bits.LeadingZeros64(used))*stride+n-1]
-	}
-	na, nw := 0, 0
-	for a := active; a != 0; a &= a - 1 {
-		buf.act[na] = bits.TrailingZeros64(a) * stride * 8
-		na++
-	}
-	for m := want; m != 0; m &= m - 1 {
-		l := bits.TrailingZeros64(m)
-		buf.wnt[nw], buf.sel[nw], buf.res[nw] = l*stride*8, 0, 0
-		if active>>uint(l)&1 == 0 {
-			buf.sel[nw] = vecChunk * 8
-		}
-		nw++
-	}
-	miss := sums(&planes[0], &x[0], obsp, n, buf, &buf.act, na, &buf.wnt, &buf.sel, nw, &buf.res)
-	k := 0
-	for m := want; m != 0; m &= m - 1 {
-		acc[bits.TrailingZeros64(m)] += int64(buf.res[k])
-		k++
-	}
-	return int64(miss)
-}
-
-// coverSums is condSumsVec's loop, in kernel_amd64.s (and
-// coversums_amd64.h), counting ones with VPOPCNTQ. For the n words of x
+// coverSums is the vector kernel's loop (see condSumsWith), in
+// kernel_amd64.s and coversums_amd64.h, counting ones with VPOPCNTQ. For the n words of x
 // (and obs; nil means all observed) it sums, for k < nw, the code whose words
 // start wnt[k] bytes into planes, under the mask that starts sel[k] bytes into
 // buf (0: the code is active, vecChunk*8: inactive), into res[k] (which it

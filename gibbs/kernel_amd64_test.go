@@ -84,7 +84,7 @@ func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes 
 					if !masked {
 						vobs = nil
 					}
-					gotMiss := condSumsWith(kern.sums, &got, &buf, active, codeSet, L, planes[pad:], stride, x, vobs)
+					gotMiss := condSumsWith(kern.sums, &got, &buf, active, codeSet, planes[pad:], stride, x, vobs)
 					if got != want || gotMiss != wantMiss {
 						t.Fatalf("words %d trial %d active %b from %d codes %b: vector %v/%d, Go %v/%d",
 							words, trial, active, from, codeSet, got[:L], gotMiss, want[:L], wantMiss)
@@ -137,7 +137,7 @@ func FuzzCondSumsVec(f *testing.F) {
 		wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
 		for _, kern := range vectorKernels {
 			var got [MaxL]int64
-			gotMiss := condSumsWith(kern.sums, &got, &buf, active, codeSet, L, planes, words, x, vobs)
+			gotMiss := condSumsWith(kern.sums, &got, &buf, active, codeSet, planes, words, x, vobs)
 			if got != want || gotMiss != wantMiss {
 				t.Fatalf("%s: vector %v/%d, Go %v/%d", kern.name, got[:L], gotMiss, want[:L], wantMiss)
 			}

@@ -9,8 +9,17 @@ var useVectorKernel = false
 // vecScratch is the vector kernel's scratch space: none in this build.
 type vecScratch struct{}
 
-// condSumsVec is never called in this build (useVectorKernel is false); it
-// exists so that the dispatcher in stepSpec.scan compiles everywhere.
-func condSumsVec(acc *[MaxL]int64, buf *vecScratch, active, want uint64, L int, planes []uint64, stride int, x, obs []uint64) int64 {
+// vecRow is the vector kernel's per-row state: none in this build, whose
+// sweeps never call its methods (useVectorKernel is false); they exist so
+// that stepSpec.scan compiles everywhere.
+type vecRow struct{}
+
+func (v *vecRow) prepare(active, want uint64, stride int) {
 	panic("gibbs: no vector kernel in this build")
 }
+
+func (v *vecRow) scan(buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
+	panic("gibbs: no vector kernel in this build")
+}
+
+func (v *vecRow) add(acc *[MaxL]int64) { panic("gibbs: no vector kernel in this build") }

@@ -65,10 +65,11 @@ type Sampler struct {
 	workers  int
 	logitZ   []float64
 	logitU   []float64
-	observed int64    // observed entries
-	ones     []uint64 // all-ones mask words for unmasked data
-	vector   bool     // use condSumsVec (useVectorKernel; tests switch it off)
-	planes   []uint64 // code-major copy of a step's column codes, for condSumsVec
+	observed int64         // observed entries
+	ones     []uint64      // all-ones mask words for unmasked data
+	vector   bool          // use the vector kernel (useVectorKernel; tests switch it off)
+	planes   []uint64      // code-major copy of a step's column codes, for the vector kernel
+	scratch  []*rowScratch // per worker, reused from step to step
 
 	sweep    int
 	chains   []*chain
@@ -348,7 +349,7 @@ type stepSpec struct {
 	// nothing to a row's coverage, and flipping it changes no other code's
 	// sum, so the kernel neither sums it nor re-scans a row after its flip.
 	live uint64
-	// planes, when not nil, holds other code-major for condSumsVec: word w
+	// planes, when not nil, holds other code-major for the vector kernel: word w
 	// of code l is planes[l*stride+w].
 	planes []uint64
 	stride int
@@ -414,13 +415,14 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
 	if w <= 1 {
-		return sp.rowsRange(0, words)
+		return sp.rowsRange(s.scratchFor(0), 0, words)
 	}
 	res := make([]rowStats, w)
 	var wg sync.WaitGroup
 	for k := range w {
 		lo, hi := k*words/w, (k+1)*words/w
-		wg.Go(func() { res[k] = sp.rowsRange(lo, hi) })
+		buf := s.scratchFor(k)
+		wg.Go(func() { res[k] = sp.rowsRange(buf, lo, hi) })
 	}
 	wg.Wait()
 	var tot rowStats
@@ -431,10 +433,20 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	return tot
 }
 
-// rowsRange updates rows 64·w0 … 64·w1−1. Rows sharing a word of own are
-// updated by one call, so no two goroutines write the same word.
-func (sp *stepSpec) rowsRange(w0, w1 int) rowStats {
-	buf := new(rowScratch)
+// scratchFor returns worker k's scratch space, kept from step to step: it
+// holds a vector-kernel state per row of a group (tens of KiB), which
+// zeroing afresh each step would cost more than a small step's work.
+func (s *Sampler) scratchFor(k int) *rowScratch {
+	for len(s.scratch) <= k {
+		s.scratch = append(s.scratch, new(rowScratch))
+	}
+	return s.scratch[k]
+}
+
+// rowsRange updates rows 64·w0 … 64·w1−1 with scratch space buf. Rows
+// sharing a word of own are updated by one call, so no two goroutines write
+// the same word.
+func (sp *stepSpec) rowsRange(buf *rowScratch, w0, w1 int) rowStats {
 	var tot rowStats
 	L := sp.L
 	for w := w0; w < w1; w++ {
@@ -484,8 +496,9 @@ type rowState struct {
 
 // rowScratch is a worker's scratch space.
 type rowScratch struct {
-	rows [rowGroup]rowState
-	vec  vecScratch
+	rows  [rowGroup]rowState
+	vec   vecScratch
+	vrows [rowGroup]vecRow // the rows' vector-kernel state, when sp.planes is set
 }
 
 // updateRows proposes to flip each code of rows i0 … i0+len(rows)−1 in
@@ -557,28 +570,40 @@ func accept(c, u float64) bool {
 // sums of their wanted codes and sets their mispredicted observed entries.
 func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint64) {
 	L := sp.L
+	vec := sp.planes != nil
 	for p := pending; p != 0; p &= p - 1 {
-		rows[bits.TrailingZeros64(p)].miss = 0
+		k := bits.TrailingZeros64(p)
+		r := &rows[k]
+		r.miss = 0
+		if vec {
+			// Codes with an empty bitset cover nothing.
+			buf.vrows[k].prepare(r.a&sp.live, r.want, sp.stride)
+		}
 	}
 	for seg := 0; seg+1 < len(sp.bounds); seg++ {
 		off := sp.bounds[seg] / 64
 		for p := pending; p != 0; p &= p - 1 {
 			k := bits.TrailingZeros64(p)
 			r := &rows[k]
-			a := r.a & sp.live // codes with an empty bitset cover nothing
 			x := sp.m.Segment(i0+k, seg)
 			obs := sp.ones
 			if sp.mask != nil {
 				obs = sp.mask.Segment(i0+k, seg)
 			}
-			if sp.planes != nil {
+			if vec {
 				if sp.mask == nil {
 					obs = nil
 				}
-				r.miss += condSumsVec(&r.acc, &buf.vec, a, r.want, L, sp.planes[off:], sp.stride, x, obs)
+				r.miss += buf.vrows[k].scan(&buf.vec, sp.planes[off:], x, obs)
 			} else {
-				r.miss += condSums(&r.acc, a, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs)
+				r.miss += condSums(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs)
 			}
+		}
+	}
+	if vec {
+		for p := pending; p != 0; p &= p - 1 {
+			k := bits.TrailingZeros64(p)
+			buf.vrows[k].add(&rows[k].acc)
 		}
 	}
 }
