@@ -49,13 +49,14 @@
 // reading the group's words of each segment (side by side in a tile of Xᵀ)
 // together. There are no locks and no allocations in the loop.
 //
-// On amd64 CPUs with AVX-512 VPOPCNTDQ the package uses a vector kernel
-// (kernel_amd64.go, kernel_amd64.s) that does the same sums 8 words at a
-// time, over a code-major copy of the column codes made once per step. It is
-// chosen once at start-up and gives results bit-identical to the pure-Go
-// kernel, which every other CPU and the purego build tag use. On the
-// development machine it makes a sweep 2–6× faster, most at large L (see
-// BENCHMARKS.md).
+// On amd64 CPUs with AVX-512 the package uses a vector kernel
+// (kernel_amd64.go, kernel_amd64.s, coversums_amd64.h) that does the same
+// sums 8 words at a time, over a code-major copy of the column codes made
+// once per step, counting ones with VPOPCNTQ or, on CPUs without VPOPCNTDQ,
+// with a nibble table. It is chosen once at start-up and gives results
+// bit-identical to the pure-Go kernel, which every other CPU and the purego
+// build tag use. On the development machine it makes a sweep 3–6× faster,
+// most at large L (see BENCHMARKS.md).
 //
 // # Reproducibility
 //
