@@ -92,37 +92,64 @@ func (m *meta) objectHeaderV1(addr uint64) ([]message, error) {
 	}
 	nmsgs := int(binary.LittleEndian.Uint16(h[2:]))
 	size := binary.LittleEndian.Uint32(h[8:])
-	type block struct{ off, size uint64 }
-	blocks := []block{{addr + 16, uint64(size)}}
-	var msgs []message
-	for len(blocks) > 0 && len(msgs) < nmsgs {
-		bl := blocks[0]
-		blocks = blocks[1:]
-		buf, err := m.readAt(bl.off, int(bl.size))
+	hm := headerMessages{m: m, addr: addr, blocks: []headerBlock{{addr + 16, uint64(size)}}}
+	for len(hm.blocks) > 0 && len(hm.msgs) < nmsgs {
+		buf, err := hm.nextBlock()
 		if err != nil {
-			return nil, fmt.Errorf("object header at %d: %w", addr, err)
+			return nil, err
 		}
-		for p := 0; p+8 <= len(buf) && len(msgs) < nmsgs; {
+		for p := 0; p+8 <= len(buf) && len(hm.msgs) < nmsgs; {
 			typ := binary.LittleEndian.Uint16(buf[p:])
 			sz := int(binary.LittleEndian.Uint16(buf[p+2:]))
 			flags := buf[p+4]
-			p += 8
-			if p+sz > len(buf) {
-				return nil, fmt.Errorf("%w: object header at %d: message of %d bytes overruns its block", errFormat, addr, sz)
-			}
-			msg := message{typ: typ, flags: flags, data: buf[p : p+sz]}
-			p += sz
-			msgs = append(msgs, msg)
-			if typ == msgContinuation {
-				off, length, err := m.continuation(msg.data)
-				if err != nil {
-					return nil, fmt.Errorf("object header at %d: %w", addr, err)
-				}
-				blocks = append(blocks, block{off, length})
+			if p, err = hm.add(buf, p+8, sz, typ, flags); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return msgs, nil
+	return hm.msgs, nil
+}
+
+// headerBlock is a block of an object header's messages.
+type headerBlock struct{ off, size uint64 }
+
+// headerMessages gathers the messages of the object header at addr,
+// queueing the continuation blocks its messages point to.
+type headerMessages struct {
+	m      *meta
+	addr   uint64
+	msgs   []message
+	blocks []headerBlock
+}
+
+// nextBlock reads the next queued block.
+func (hm *headerMessages) nextBlock() ([]byte, error) {
+	bl := hm.blocks[0]
+	hm.blocks = hm.blocks[1:]
+	buf, err := hm.m.readAt(bl.off, int(bl.size))
+	if err != nil {
+		return nil, fmt.Errorf("object header at %d: %w", hm.addr, err)
+	}
+	return buf, nil
+}
+
+// add records the message of type typ whose sz bytes of data start at
+// buf[p], queues the block of a continuation message, and returns the
+// position after the data.
+func (hm *headerMessages) add(buf []byte, p, sz int, typ uint16, flags byte) (int, error) {
+	if p+sz > len(buf) {
+		return 0, fmt.Errorf("%w: object header at %d: message of %d bytes overruns its block", errFormat, hm.addr, sz)
+	}
+	msg := message{typ: typ, flags: flags, data: buf[p : p+sz]}
+	hm.msgs = append(hm.msgs, msg)
+	if typ == msgContinuation {
+		off, length, err := hm.m.continuation(msg.data)
+		if err != nil {
+			return 0, fmt.Errorf("object header at %d: %w", hm.addr, err)
+		}
+		hm.blocks = append(hm.blocks, headerBlock{off, length})
+	}
+	return p + sz, nil
 }
 
 func (m *meta) continuation(d []byte) (off, length uint64, err error) {
@@ -157,16 +184,12 @@ func (m *meta) objectHeaderV2(addr uint64) ([]message, error) {
 	}
 	chunk0 := leUint(h[p:], sizeBytes)
 	p += sizeBytes
-	type block struct{ off, size uint64 }
-	blocks := []block{{addr + uint64(p), chunk0}}
-	var msgs []message
+	hm := headerMessages{m: m, addr: addr, blocks: []headerBlock{{addr + uint64(p), chunk0}}}
 	first := true
-	for len(blocks) > 0 {
-		bl := blocks[0]
-		blocks = blocks[1:]
-		buf, err := m.readAt(bl.off, int(bl.size))
+	for len(hm.blocks) > 0 {
+		buf, err := hm.nextBlock()
 		if err != nil {
-			return nil, fmt.Errorf("object header at %d: %w", addr, err)
+			return nil, err
 		}
 		if !first {
 			// Continuation blocks: "OCHK" signature, messages, checksum.
@@ -184,21 +207,10 @@ func (m *meta) objectHeaderV2(addr uint64) ([]message, error) {
 			typ := uint16(buf[p])
 			sz := int(binary.LittleEndian.Uint16(buf[p+1:]))
 			mflags := buf[p+3]
-			p += hdr
-			if p+sz > len(buf) {
-				return nil, fmt.Errorf("%w: object header at %d: message of %d bytes overruns its block", errFormat, addr, sz)
-			}
-			msg := message{typ: typ, flags: mflags, data: buf[p : p+sz]}
-			p += sz
-			msgs = append(msgs, msg)
-			if typ == msgContinuation {
-				off, length, err := m.continuation(msg.data)
-				if err != nil {
-					return nil, fmt.Errorf("object header at %d: %w", addr, err)
-				}
-				blocks = append(blocks, block{off, length})
+			if p, err = hm.add(buf, p+hdr, sz, typ, mflags); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return msgs, nil
+	return hm.msgs, nil
 }
