@@ -60,19 +60,16 @@ func h5adMatrix(f *h5.File, layer string) (matrix, varPath string, err error) {
 
 func openH5AD(opt *Options) (src source, err error) {
 	path := opt.Input
-	f, err := h5.Open(path)
+	f, size, err := openHDF5(path)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
+		return nil, err
 	}
-	s := &h5adSource{f: f, info: sourceInfo{format: FormatH5AD}}
+	s := &h5adSource{f: f, nbytes: size, info: sourceInfo{format: FormatH5AD}}
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	if s.nbytes, err = fileSize(path); err != nil {
-		return nil, err
-	}
 	mpath, varPath, err := h5adMatrix(f, opt.Layer)
 	if err != nil {
 		return nil, err

@@ -40,21 +40,32 @@ func tenxGenomes(f *h5.File) []string {
 	return out
 }
 
-func openTenX(opt *Options, format Format) (src source, err error) {
-	path := opt.Input
+// openHDF5 opens an HDF5 input and returns it with its size in bytes.
+func openHDF5(path string) (*h5.File, int64, error) {
 	f, err := h5.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
+		return nil, 0, fmt.Errorf("ingest: %w", err)
 	}
-	s := &tenxSource{f: f, info: sourceInfo{format: format}}
+	size, err := fileSize(path)
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+func openTenX(opt *Options, format Format) (src source, err error) {
+	path := opt.Input
+	f, size, err := openHDF5(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &tenxSource{f: f, nbytes: size, info: sourceInfo{format: format}}
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	if s.nbytes, err = fileSize(path); err != nil {
-		return nil, err
-	}
 	group := "/matrix"
 	if format == FormatTenXH5V2 {
 		genomes := tenxGenomes(f)
