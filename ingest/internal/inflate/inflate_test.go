@@ -184,22 +184,29 @@ func TestHeaderErrors(t *testing.T) {
 }
 
 // TestAdler32 compares Adler32 with hash/adler32 at every length up to a few
-// blocks past nmax, on bytes of 0xff (the worst case for overflow) and random
-// bytes.
+// blocks past adlerNmax, on bytes of 0xff (the worst case for overflow) and
+// random bytes, with the assembly blocks (where the CPU has them) and with
+// the Go path alone.
 func TestAdler32(t *testing.T) {
-	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, fill := range []string{"ff", "random"} {
-		p := make([]byte, 3*5552+100)
-		for i := range p {
-			p[i] = 0xff
-			if fill == "random" {
-				p[i] = byte(r.Uint32())
+	defer func(v bool) { useAVX2 = v }(useAVX2)
+	for _, asm := range []bool{useAVX2, false} {
+		useAVX2 = asm
+		for _, fill := range []string{"ff", "random"} {
+			p := make([]byte, 3*adlerNmax+100)
+			for i := range p {
+				p[i] = 0xff
+				if fill == "random" {
+					p[i] = byte(r.Uint32())
+				}
 			}
-		}
-		for n := 0; n <= len(p); n += 1 + n/50 {
-			if got, want := Adler32(p[:n]), adler32.Checksum(p[:n]); got != want {
-				t.Fatalf("%s, %d bytes: %08x, want %08x", fill, n, got, want)
+			for n := 0; n <= len(p); n += 1 + n/50 {
+				for _, off := range []int{0, 1, 31} {
+					q := p[min(off, n):n]
+					if got, want := Adler32(q), adler32.Checksum(q); got != want {
+						t.Fatalf("asm %v, %s, %d bytes: %08x, want %08x", asm, fill, len(q), got, want)
+					}
+				}
 			}
 		}
 	}
@@ -267,6 +274,14 @@ func BenchmarkZlib(b *testing.B) {
 		})
 	}
 	b.Run("adler32/inflate", func(b *testing.B) {
+		b.SetBytes(int64(len(in["random"])))
+		for b.Loop() {
+			Adler32(in["random"])
+		}
+	})
+	b.Run("adler32/inflate-go", func(b *testing.B) {
+		defer func(v bool) { useAVX2 = v }(useAVX2)
+		useAVX2 = false
 		p := in["random"]
 		b.SetBytes(int64(len(p)))
 		for b.Loop() {
