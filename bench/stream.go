@@ -35,12 +35,14 @@ const (
 	ReadOnly
 )
 
-// streamTask is a run of rows of one segment of one matrix, or of all its
-// segments (seg < 0).
+// streamTask is a run of rows of one segment of matrix m (number mi of
+// Stream's), or of all its segments (seg < 0), and what reading it found.
 type streamTask struct {
 	m      gibbs.BitMatrix
+	mi     int
 	seg    int
 	lo, hi int
+	res    StreamResult
 }
 
 // Order is the order in which Stream visits the words of a matrix.
@@ -74,12 +76,12 @@ func (o Order) String() string {
 // cancelled.
 func Stream(ctx context.Context, workers int, order Order, work Work, ms ...gibbs.BitMatrix) ([]StreamResult, error) {
 	var tasks []streamTask
-	for _, m := range ms {
+	for mi, m := range ms {
 		b := m.Segments()
 		if order == RowOrder {
 			step := max(1, streamChunkWords/max(1, (m.Cols()+63)/64))
 			for lo := 0; lo < m.Rows(); lo += step {
-				tasks = append(tasks, streamTask{m: m, seg: -1, lo: lo, hi: min(lo+step, m.Rows())})
+				tasks = append(tasks, streamTask{m: m, mi: mi, seg: -1, lo: lo, hi: min(lo+step, m.Rows())})
 			}
 			continue
 		}
@@ -87,17 +89,10 @@ func Stream(ctx context.Context, workers int, order Order, work Work, ms ...gibb
 			words := max(1, (b[s+1]-b[s]+63)/64)
 			step := max(1, streamChunkWords/words)
 			for lo := 0; lo < m.Rows(); lo += step {
-				tasks = append(tasks, streamTask{m: m, seg: s, lo: lo, hi: min(lo+step, m.Rows())})
+				tasks = append(tasks, streamTask{m: m, mi: mi, seg: s, lo: lo, hi: min(lo+step, m.Rows())})
 			}
 		}
 	}
-	index := make(map[gibbs.BitMatrix]int, len(ms))
-	for i, m := range ms {
-		index[m] = i
-	}
-	ones := make([]atomic.Int64, len(ms))
-	byts := make([]atomic.Int64, len(ms))
-	folds := make([]atomic.Uint64, len(ms))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range max(1, workers) {
@@ -107,36 +102,7 @@ func Stream(ctx context.Context, workers int, order Order, work Work, ms ...gibb
 				if k >= len(tasks) || ctx.Err() != nil {
 					return
 				}
-				t := tasks[k]
-				var n int64
-				var f uint64
-				read := func(row []uint64) {
-					if work == ReadOnly {
-						f ^= fold(row)
-					} else {
-						n += popcount(row)
-					}
-				}
-				var w int64
-				segs := len(t.m.Segments()) - 1
-				for i := t.lo; i < t.hi; i++ {
-					if t.seg >= 0 {
-						row := t.m.Segment(i, t.seg)
-						read(row)
-						w += int64(len(row))
-						continue
-					}
-					for s := range segs {
-						row := t.m.Segment(i, s)
-						read(row)
-						w += int64(len(row))
-					}
-				}
-				j := index[t.m]
-				ones[j].Add(n)
-				byts[j].Add(8 * w)
-				for old := folds[j].Load(); !folds[j].CompareAndSwap(old, old^f); old = folds[j].Load() {
-				}
+				tasks[k].read(work)
 			}
 		})
 	}
@@ -145,10 +111,34 @@ func Stream(ctx context.Context, workers int, order Order, work Work, ms ...gibb
 		return nil, err
 	}
 	out := make([]StreamResult, len(ms))
-	for i := range out {
-		out[i] = StreamResult{Bytes: byts[i].Load(), Ones: ones[i].Load(), Fold: folds[i].Load()}
+	for _, t := range tasks {
+		r := &out[t.mi]
+		r.Bytes += t.res.Bytes
+		r.Ones += t.res.Ones
+		r.Fold ^= t.res.Fold
 	}
 	return out, nil
+}
+
+// read reads the task's rows, counting their ones or folding them.
+func (t *streamTask) read(work Work) {
+	s0, s1 := 0, len(t.m.Segments())-1
+	if t.seg >= 0 {
+		s0, s1 = t.seg, t.seg+1
+	}
+	var r StreamResult // in registers: neighbouring tasks share cache lines
+	for i := t.lo; i < t.hi; i++ {
+		for s := s0; s < s1; s++ {
+			row := t.m.Segment(i, s)
+			if work == ReadOnly {
+				r.Fold ^= fold(row)
+			} else {
+				r.Ones += popcount(row)
+			}
+			r.Bytes += 8 * int64(len(row))
+		}
+	}
+	t.res = r
 }
 
 // fold returns the XOR of the words of ws, four independent folds at a time

@@ -129,13 +129,16 @@ func (v *vecRow) add(acc *[MaxL]int64) {
 	}
 }
 
-// condSumsWith is condSums on AVX-512, 8 words per vector, with the
-// assembly variant sums, for one column segment; a scan calls vecRow's
-// methods instead, listing the codes once for all segments. It takes the codes code-major rather than interleaved: code l's
-// words over the row's columns are planes[l*stride : l*stride+len(x)]; its
-// other arguments and its result are those of condSums, which it must equal
-// (see kernel_amd64_test.go), except that obs may be nil when every column
-// is observed.
+// coverSums is the vector kernel's loop, in kernel_amd64.s and
+// coversums_amd64.h, counting ones with VPOPCNTQ; vecRow prepares its
+// arguments. It takes the codes code-major rather than interleaved: code
+// l's words over the row's columns start wnt[k] bytes (l·stride words) into
+// planes. For the n words of x (and obs; nil means all observed) it adds to
+// res[k] the sum of the k-th wanted code, under the mask that starts sel[k]
+// bytes into buf (0: the code is active, vecChunk*8: inactive), with the
+// coverage built from the na active codes at act[:na], and returns the
+// mismatches. n must be positive. It must equal condSums (see
+// kernel_amd64_test.go).
 //
 // It replaces, per chunk of vecChunk words, the loop of condSumsL
 //
@@ -148,26 +151,11 @@ func (v *vecRow) add(acc *[MaxL]int64) {
 //		}
 //	}
 //
-// by two passes (coverSums in kernel_amd64.s): the first builds the chunk's
-// masks obs &^ c2 (for active codes) and obs &^ (c1|c2) (for inactive ones)
-// and counts the mismatches, the second sums each wanted code over the chunk
-// with its accumulators in registers. Sums are kept modulo 2⁶⁴, so
-// 2·popcount(x&s) − popcount(s) needs no signed arithmetic.
-func condSumsWith(sums coverSumsFunc, acc *[MaxL]int64, buf *vecScratch, active, want uint64, planes []uint64, stride int, x, obs []uint64) int64 {
-	var v vecRow
-	v.prepare(active, want, stride)
-	miss := v.scanWith(sums, buf, planes, x, obs)
-	v.add(acc)
-	return miss
-}
-
-// coverSums is the vector kernel's loop (see condSumsWith), in
-// kernel_amd64.s and coversums_amd64.h, counting ones with VPOPCNTQ. For the n words of x
-// (and obs; nil means all observed) it sums, for k < nw, the code whose words
-// start wnt[k] bytes into planes, under the mask that starts sel[k] bytes into
-// buf (0: the code is active, vecChunk*8: inactive), into res[k] (which it
-// adds to), with the coverage built from the na active codes at act[:na]. It
-// returns the mismatches. n must be positive.
+// by two passes: the first builds the chunk's masks obs &^ c2 (for active
+// codes) and obs &^ (c1|c2) (for inactive ones) and counts the mismatches,
+// the second sums each wanted code over the chunk with its accumulators in
+// registers. Sums are kept modulo 2⁶⁴, so 2·popcount(x&s) − popcount(s)
+// needs no signed arithmetic.
 //
 //go:noescape
 func coverSums(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)

@@ -95,6 +95,17 @@ func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes 
 	})
 }
 
+// condSumsWith sums one column segment of a row with the assembly variant
+// sums, as a scan does with vecRow: the vector kernel with condSums's
+// arguments, for comparing the two.
+func condSumsWith(sums coverSumsFunc, acc *[MaxL]int64, buf *vecScratch, active, want uint64, planes []uint64, stride int, x, obs []uint64) int64 {
+	var v vecRow
+	v.prepare(active, want, stride)
+	miss := v.scanWith(sums, buf, planes, x, obs)
+	v.add(acc)
+	return miss
+}
+
 // guarded writes guard words (all ones) into the capacity past len(w).
 func guarded(w []uint64) []uint64 {
 	g := w[:cap(w)]
