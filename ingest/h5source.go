@@ -229,6 +229,10 @@ func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
 			return err
 		}
 		b := f.b
+		b.runs = nil
+		if c.majorIsCell {
+			b.runs = c.cellRuns(b.runs[:0:cap(b.runs)], f.start, len(b.val))
+		}
 		m := c.split.run(len(b.val), func(r, lo, hi int) { errs[r] = c.orient(b, f.start, lo, hi) })
 		// Ranges are in file order: the first error is the first bad entry.
 		for _, err := range errs[:m] {
@@ -244,10 +248,31 @@ func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
 	return nil
 }
 
-// orient fills the major axis of entries [lo, hi) of b, read from position
-// start on, from indptr and checks their minor indices and values. It
-// reports the first bad entry of the range.
+// cellRuns appends to runs the cells of the n entries read from position
+// start on, from indptr (the major axis is the cell axis).
+func (c *compressed) cellRuns(runs []cellRun, start int64, n int) []cellRun {
+	end := start + int64(n)
+	// The last major whose entries start at or before start.
+	maj := sort.Search(len(c.indptr), func(i int) bool { return c.indptr[i] > start }) - 1
+	for ; ; maj++ {
+		e := min(c.indptr[maj+1], end)
+		if e > max(c.indptr[maj], start) {
+			runs = append(runs, cellRun{cell: int32(maj), end: int32(e - start)})
+		}
+		if e == end {
+			return runs
+		}
+	}
+}
+
+// orient checks the minor indices and values of entries [lo, hi) of b,
+// read from position start on, and, unless b lists its cells in runs, fills
+// their major axis from indptr. It reports the first bad entry of the
+// range.
 func (c *compressed) orient(b *batch, start int64, lo, hi int) error {
+	if b.runs != nil {
+		return c.check(b.gene, b.val, start, lo, hi)
+	}
 	majorDst, minorSrc := b.cell, b.gene
 	if !c.majorIsCell {
 		majorDst, minorSrc = b.gene, b.cell
@@ -262,14 +287,31 @@ func (c *compressed) orient(b *batch, start int64, lo, hi int) error {
 			maj++
 		}
 		majorDst[k] = int32(maj)
-		if uint32(minorSrc[k]) >= uint32(c.minor) {
-			return fmt.Errorf("ingest: %s: %s[%d] = %d out of range 0..%d", c.file, c.indices.Path(), pos, minorSrc[k], c.minor-1)
-		}
 		// One inlined comparison pair admits every count (it fails for
-		// negatives, NaN and +Inf); checkValue then says what is wrong.
-		if v := b.val[k]; !(v >= 0 && v <= math.MaxFloat64) {
-			return fmt.Errorf("ingest: %s: %s[%d]: %w", c.file, c.data.Path(), pos, checkValue(v))
+		// negatives, NaN and +Inf); badEntry then says what is wrong.
+		if v := b.val[k]; uint32(minorSrc[k]) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
+			return c.badEntry(pos, minorSrc[k], v)
 		}
 	}
 	return nil
+}
+
+// check checks the minor indices and values of entries [lo, hi), read from
+// position start on.
+func (c *compressed) check(minor []int32, val []float64, start int64, lo, hi int) error {
+	for k, m := range minor[lo:hi] {
+		if v := val[lo+k]; uint32(m) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
+			return c.badEntry(start+int64(lo+k), m, v)
+		}
+	}
+	return nil
+}
+
+// badEntry describes what is wrong with the entry at pos, of minor index m
+// and value v.
+func (c *compressed) badEntry(pos int64, m int32, v float64) error {
+	if uint32(m) >= uint32(c.minor) {
+		return fmt.Errorf("ingest: %s: %s[%d] = %d out of range 0..%d", c.file, c.indices.Path(), pos, m, c.minor-1)
+	}
+	return fmt.Errorf("ingest: %s: %s[%d]: %w", c.file, c.data.Path(), pos, checkValue(v))
 }

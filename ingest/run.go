@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -271,6 +271,10 @@ type countPart struct {
 func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
 	cpg := p.cellsPerGene
 	p.seg.reset()
+	if b.runs != nil {
+		p.countRuns(b, lo, hi, block, typeKept, thr, genesPerCell, sums)
+		return
+	}
 	run := p.run[:0]
 	cur := int32(-1)
 	var ones int64
@@ -298,6 +302,38 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 	p.endRun(cur, run, genesPerCell)
 	p.run = run
 	p.ones += ones
+}
+
+// countRuns is count for a batch that lists its cells in runs: the cell
+// changes once per run, not once per entry.
+func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
+	for s := lo; s < hi; s += block {
+		var sum float64
+		for _, v := range b.val[s:min(s+block, hi)] {
+			sum += v
+		}
+		sums[(s-lo)/block] = sum
+	}
+	cpg := p.cellsPerGene
+	run := p.run[:0]
+	var ones int
+	r, _ := slices.BinarySearchFunc(b.runs, int32(lo), func(r cellRun, k int32) int { return cmp.Compare(r.end, k+1) })
+	for k := lo; k < hi; r++ {
+		end := min(int(b.runs[r].end), hi)
+		val, gene := b.val[k:end], b.gene[k:end]
+		run = run[:0]
+		for i, v := range val {
+			if g := gene[i]; v > thr && typeKept[g] {
+				cpg[g]++
+				run = append(run, g)
+			}
+		}
+		p.endRun(b.runs[r].cell, run, genesPerCell)
+		ones += len(run)
+		k = end
+	}
+	p.run = run
+	p.ones += int64(ones)
 }
 
 // endRun records a run of genes of cell, if any.
@@ -355,52 +391,6 @@ func decideFilters(opt *Options, c *counts, typeKept []bool) (*filterPlan, error
 		return nil, fmt.Errorf("every cell filtered out: none of %d cells expresses at least %d genes", ncells, opt.MinGenes)
 	}
 	return p, nil
-}
-
-// writePass reads the spilled entries back and sets the kept bits, on all
-// cores when the spill's frames hold disjoint cells (shard.Writer allows
-// concurrent SetRow for different cells). Progress advances from the
-// input's entries to twice them, in proportion to the spilled entries read.
-func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress) (int64, error) {
-	var mu sync.Mutex // guards prog and read
-	var ones atomic.Int64
-	var read int64
-	scale := float64(c.entries) / float64(max(c.ones, 1))
-	base := prog.done
-	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), func() func(int32, []int32) {
-		run := make([]int32, 0, 1024)
-		var seen int64 // genes read since this worker last reported progress
-		return func(cell int32, genes []int32) {
-			seen += int64(len(genes))
-			if cell := p.cellMap[cell]; cell >= 0 {
-				run = run[:0]
-				for _, g := range genes {
-					if g := p.geneMap[g]; g >= 0 {
-						run = append(run, g)
-					}
-				}
-				if len(run) > 0 {
-					w.SetRow(int(cell), run)
-					ones.Add(int64(len(run)))
-				}
-			}
-			if seen >= progressStep {
-				mu.Lock()
-				read += seen
-				prog.add(int(base + int64(float64(read)*scale) - prog.done))
-				mu.Unlock()
-				seen = 0
-			}
-		}
-	})
-	if err != nil {
-		return 0, err
-	}
-	prog.add(int(base + c.entries - prog.done))
-	if n != c.ones || n != spill.entries {
-		return 0, fmt.Errorf("ingest: %s: %w: %d entries read back, %d written", spill.f.Name(), errSpill, n, c.ones)
-	}
-	return ones.Load(), nil
 }
 
 // manifest builds the shard manifest for the kept cells and genes.

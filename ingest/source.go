@@ -12,12 +12,22 @@ import (
 const batchSize = 1 << 15
 
 // batch is a run of stored entries in source order, already oriented:
-// entry k is (cell[k], gene[k]) with value val[k]. The slices are reused by
-// the source after the callback returns.
+// entry k is (cell[k], gene[k]) with value val[k]. Sources that store each
+// cell's entries together (10x CSC, AnnData CSR) may instead leave cell
+// unset and list the batch's cells in runs, so that consumers handle a cell
+// once rather than once per entry. The slices are reused by the source
+// after the callback returns.
 type batch struct {
 	cell []int32
 	gene []int32
 	val  []float64
+	runs []cellRun // when not nil, cell is not set
+}
+
+// cellRun says entries from the previous run's end (0 for the first) up to
+// end belong to cell. Runs of a batch are in order and none is empty.
+type cellRun struct {
+	cell, end int32
 }
 
 func newBatch() *batch {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -34,7 +36,8 @@ import (
 // a batch boundary splits it) with sorted genes, so a gene costs about one
 // byte whenever genes are at least 1/64 dense; any other order is still
 // correct, only larger.
-const spillFrame = 1 << 20
+// A variable so that tests can cut many frames from small inputs.
+var spillFrame = 1 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -146,12 +149,22 @@ func (g *spillSegment) addRun(cell int32, genes []int32) {
 	}
 	buf := binary.AppendVarint(g.buf, int64(cell)-prevCell)
 	buf = binary.AppendUvarint(buf, uint64(len(genes)))
+	// Room for the longest encoding, so that the loop stores bytes
+	// without growing the slice: a zigzag gap between int32s fits 5 bytes.
+	buf = slices.Grow(buf, binary.MaxVarintLen32*len(genes))
+	n, out := len(buf), buf[:cap(buf)]
 	prev := int64(0)
 	for _, gene := range genes {
-		buf = binary.AppendVarint(buf, int64(gene)-prev)
+		d := int64(gene) - prev
 		prev = int64(gene)
+		if z := uint64(d<<1) ^ uint64(d>>63); z < 0x80 {
+			out[n] = byte(z)
+			n++
+		} else {
+			n += binary.PutUvarint(out[n:], z)
+		}
 	}
-	g.buf, g.last = buf, cell
+	g.buf, g.last = out[:n], cell
 	g.entries += int64(len(genes))
 }
 
@@ -194,31 +207,42 @@ var errSpill = errors.New("temporary entry file corrupt")
 // against the shape, and returns the number of genes read. It stops when
 // ctx is done. The run slice is reused after fn returns. When the spill is
 // sorted, frames are decoded on all cores and fn is called concurrently
-// for runs of different cells (newFn gives each worker its own fn);
-// otherwise one fn sees every run in order.
-func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func() func(cell int32, run []int32)) (int64, error) {
+// for runs of different cells (newFn gives each worker its own fn), and
+// written (when not nil) is told, in increasing order and never
+// concurrently, each cell such that every run of it and of the cells
+// before it has been through fn; otherwise one fn sees every run in order
+// and written is not called.
+func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func() func(cell int32, run []int32), written func(cell int32)) (int64, error) {
 	workers := 1
-	if s.sorted {
+	if !s.sorted {
+		written = nil
+	} else {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	type frame struct {
+		seq  int
+		data []byte
+	}
 	g, ctx := errgroup.WithContext(ctx)
-	frames := make(chan []byte, workers)
+	frames := make(chan frame, workers)
 	free := make(chan []byte, 2*workers)
 	for range cap(free) {
 		free <- nil
 	}
+	prefix := framePrefix{pending: map[int]int32{}, fn: written}
 	totals := make([]int64, workers)
 	for w := range workers {
 		fn := newFn()
 		g.Go(func() error {
 			d := spillDecoder{name: s.f.Name(), cells: cells, genes: genes, run: make([]int32, 0, 1024)}
-			for frame := range frames {
-				n, err := d.frame(frame, fn)
+			for f := range frames {
+				n, last, err := d.frame(f.data, fn)
 				totals[w] += n
 				if err != nil {
 					return err
 				}
-				free <- frame
+				prefix.done(f.seq, last)
+				free <- f.data
 			}
 			return nil
 		})
@@ -226,10 +250,10 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 	g.Go(func() error {
 		defer close(frames)
 		var hdr [8]byte
-		for {
-			var frame []byte
+		for seq := 0; ; seq++ {
+			var data []byte
 			select {
-			case frame = <-free:
+			case data = <-free:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -239,18 +263,18 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 				return fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
 			}
 			n := int(binary.LittleEndian.Uint32(hdr[:]))
-			if cap(frame) < n {
-				frame = make([]byte, n)
+			if cap(data) < n {
+				data = make([]byte, n)
 			}
-			frame = frame[:n]
-			if _, err := io.ReadFull(s.f, frame); err != nil {
+			data = data[:n]
+			if _, err := io.ReadFull(s.f, data); err != nil {
 				return fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
 			}
-			if crc32.Checksum(frame, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
+			if crc32.Checksum(data, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
 				return fmt.Errorf("ingest: %s: %w: frame checksum mismatch", s.f.Name(), errSpill)
 			}
 			select {
-			case frames <- frame:
+			case frames <- frame{seq, data}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -264,6 +288,40 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 	return total, err
 }
 
+// framePrefix tells fn the last cell of the longest run of frames 0, 1, …
+// that have all been decoded, whenever that run grows. Frames of a sorted
+// spill hold increasing, disjoint cells, so every cell up to that one is
+// then complete.
+type framePrefix struct {
+	mu      sync.Mutex
+	next    int              // the first frame not yet done
+	pending map[int]int32    // last cells of frames done after a gap
+	fn      func(cell int32) // nil: nothing to tell
+}
+
+// done records that frame seq, whose last run was of cell last, is decoded.
+func (p *framePrefix) done(seq int, last int32) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if seq != p.next {
+		p.pending[seq] = last
+		return
+	}
+	for {
+		p.next++
+		next, ok := p.pending[p.next]
+		if !ok {
+			break
+		}
+		delete(p.pending, p.next)
+		last = next
+	}
+	p.fn(last)
+}
+
 // spillDecoder decodes frames of one spill.
 type spillDecoder struct {
 	name         string
@@ -271,11 +329,12 @@ type spillDecoder struct {
 	run          []int32
 }
 
-// frame calls fn for each run of frame and returns the genes decoded.
-func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, error) {
+// frame calls fn for each run of frame and returns the genes decoded and
+// the cell of the last run.
+func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, int32, error) {
 	var total int64
-	fail := func(what string) (int64, error) {
-		return total, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
+	fail := func(what string) (int64, int32, error) {
+		return total, -1, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
 	}
 	cell := int64(0)
 	for p := 0; p < len(frame); {
@@ -313,5 +372,5 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 		fn(int32(cell), run)
 		total += int64(k)
 	}
-	return total, nil
+	return total, int32(cell), nil
 }

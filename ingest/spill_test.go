@@ -72,7 +72,7 @@ func TestSpillRoundTrip(t *testing.T) {
 			if err := s.finish(); err != nil {
 				t.Fatal(err)
 			}
-			if fi, _ := s.f.Stat(); fi.Size() < 2*spillFrame {
+			if fi, _ := s.f.Stat(); fi.Size() < int64(2*spillFrame) {
 				t.Fatalf("spill of %d bytes: want several frames", fi.Size())
 			}
 			if s.sorted != tc.wantConcurrent {
@@ -81,14 +81,31 @@ func TestSpillRoundTrip(t *testing.T) {
 			got := make([][]int32, cells)
 			var mu sync.Mutex
 			var calls int
+			var checked int32 // cells below it were complete when written said so
 			n, err := readSpill(context.Background(), s, cells, genes, func() func(int32, []int32) {
 				mu.Lock()
 				calls++
 				mu.Unlock()
 				return func(c int32, run []int32) { got[c] = append(got[c], run...) }
+			}, func(c int32) {
+				// Every cell up to c must be complete, and c must grow.
+				if c < checked {
+					t.Errorf("written(%d) after written(%d)", c, checked-1)
+				}
+				for ; checked <= c; checked++ {
+					if !slices.Equal(got[checked], want[checked]) {
+						t.Errorf("written(%d) before cell %d was complete", c, checked)
+					}
+				}
 			})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.wantConcurrent && int(checked) < cells-1 {
+				t.Fatalf("written reached cell %d of %d", checked-1, cells)
+			}
+			if !tc.wantConcurrent && checked != 0 {
+				t.Fatal("written called for an unsorted spill")
 			}
 			if n != total || s.entries != total {
 				t.Fatalf("read %d genes, wrote %d (writer counted %d)", n, total, s.entries)
@@ -135,7 +152,7 @@ func TestSpillCorrupt(t *testing.T) {
 			}
 			_, err = readSpill(context.Background(), s, 20, 400, func() func(int32, []int32) {
 				return func(int32, []int32) {}
-			})
+			}, nil)
 			if err == nil {
 				t.Fatal("corrupt spill read without error")
 			}

@@ -54,7 +54,7 @@ func spillRuns(t *testing.T, s *spillWriter, cells, genes int) []spillRun {
 		if _, err := io.ReadFull(s.f, b); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.frame(b, func(c int32, g []int32) {
+		if _, _, err := d.frame(b, func(c int32, g []int32) {
 			runs = append(runs, spillRun{frame, c, slices.Clone(g)})
 		}); err != nil {
 			t.Fatal(err)
@@ -113,7 +113,7 @@ func runCountPass(t *testing.T, src source, cells, genes int, kept []bool, split
 			frameOf[r.cell] = r.frame
 		}
 	}
-	n, err := readSpill(context.Background(), s, cells, genes, func() func(int32, []int32) { return func(int32, []int32) {} })
+	n, err := readSpill(context.Background(), s, cells, genes, func() func(int32, []int32) { return func(int32, []int32) {} }, nil)
 	if err != nil || n != c.ones || n != s.entries {
 		t.Fatalf("split %+v: spill read back %d entries (%v), counted %d, wrote %d", split, n, err, c.ones, s.entries)
 	}
@@ -151,6 +151,27 @@ func genBatches(rng *rand.Rand, lens []int, cells, genes, perCell int, sorted bo
 	return bs
 }
 
+// withRuns copies batches, listing each one's cells as runs instead of
+// entry by entry.
+func withRuns(bs []*batch) []*batch {
+	var out []*batch
+	for _, b := range bs {
+		out = append(out, &batch{gene: b.gene, val: b.val, runs: runsOf(b.cell)})
+	}
+	return out
+}
+
+// runsOf lists the runs of equal neighbours in cells; not nil.
+func runsOf(cells []int32) []cellRun {
+	runs := []cellRun{}
+	for k, c := range cells {
+		if k+1 == len(cells) || cells[k+1] != c {
+			runs = append(runs, cellRun{cell: c, end: int32(k + 1)})
+		}
+	}
+	return runs
+}
+
 // TestCountPassSplit checks the split counting pass against the serial one
 // (one worker) at block and batch edges: same counts, bit-identical value
 // sums, the same spilled entries per cell in the same order, and frames
@@ -184,6 +205,22 @@ func TestCountPassSplit(t *testing.T) {
 							if got.runs[i].cell != want.runs[i].cell || !slices.Equal(got.runs[i].genes, want.runs[i].genes) {
 								t.Fatalf("%d workers: run %d differs", workers, i)
 							}
+						}
+					}
+					if !sorted {
+						return
+					}
+					// The same batches with their cells listed as runs, as
+					// 10x sources hand them over, must count and spill the same.
+					runSrc := batchSource{batches: withRuns(src.batches)}
+					for _, workers := range []int{1, 2, 3, 16} {
+						got := runCountPass(t, runSrc, cells, genes, kept, passSplit{workers: workers, block: block})
+						if !slices.Equal(got.c.cellsPerGene, want.c.cellsPerGene) || !slices.Equal(got.c.genesPerCell, want.c.genesPerCell) ||
+							got.c.ones != want.c.ones || got.c.entries != want.c.entries || math.Float64bits(got.c.sum) != math.Float64bits(want.c.sum) {
+							t.Fatalf("runs, %d workers: counts differ from those of cells entry by entry", workers)
+						}
+						if !got.sorted || !slices.EqualFunc(got.runs, want.runs, func(a, b spillRun) bool { return a.cell == b.cell && slices.Equal(a.genes, b.genes) }) {
+							t.Fatalf("runs, %d workers: spill differs from that of cells entry by entry", workers)
 						}
 					}
 				})
@@ -296,6 +333,11 @@ func TestOrientSplit(t *testing.T) {
 			for k := range n {
 				if p := int64(start + k); p < m.Indptr[want.cell[k]] || p >= m.Indptr[want.cell[k]+1] {
 					t.Fatalf("entry %d given cell %d", p, want.cell[k])
+				}
+			}
+			if n > 0 {
+				if runs := c.cellRuns(nil, int64(start), n); !slices.Equal(runs, runsOf(want.cell)) {
+					t.Fatalf("n %d start %d: runs %v, from the walk %v", n, start, runs, runsOf(want.cell))
 				}
 			}
 			for _, split := range []passSplit{{2, 8}, {3, 8}, {4, 1}, {16, 8}} {

@@ -37,6 +37,15 @@ func words(m mmap.MMap) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), len(m)/8)
 }
 
+// wordBytes is the inverse of words: the bytes of w, in the file format's
+// (little-endian) order.
+func wordBytes(w []uint64) []byte {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*len(w))
+}
+
 // mapFile maps size bytes of path. With write, the file is created (it must
 // not exist) at exactly size bytes and mapped read-write; otherwise it is
 // mapped read-only. The file descriptor is closed before returning: the

@@ -34,6 +34,8 @@ func (c *residentCounter) add(n int64) bool {
 // rows: the kernel keeps a page's modifications whether the write lands
 // before or after the drop.
 func (w *Writer) dropResident() {
+	w.mapMu.Lock()
+	defer w.mapMu.Unlock()
 	for _, plane := range [][]mmap.MMap{w.x, w.mask} {
 		for _, m := range plane {
 			if m != nil {

@@ -117,3 +117,61 @@ func TestResidentLimit(t *testing.T) {
 		t.Errorf("resident file pages grew by %d KiB while writing 8 MiB with a 1 MiB limit", peak>>10)
 	}
 }
+
+// TestResidentDropsWhileFinishing drops the mappings from the resident set
+// at almost every row while blocks are being unmapped by FinishBlock and
+// WriteBlock: the drop must never touch a mapping being removed (the race
+// detector sees the slices), and no bit may be lost.
+func TestResidentDropsWhileFinishing(t *testing.T) {
+	defer func(v int64) { residentLimit = v }(residentLimit)
+	residentLimit = 64 << 10
+	const cells, genes, rows = 4096, 1000, 256
+	rng := rand.New(rand.NewPCG(4, 4))
+	want := randomDense(rng, cells, genes, 0.05)
+	dst := filepath.Join(t.TempDir(), "s")
+	w, err := Create(dst, Layout{Cells: cells, Genes: genes, RowsPerBlock: rows}, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	wpr := w.Layout().WordsPerRow
+	var fin sync.WaitGroup
+	for b := range cells / rows {
+		if b%2 == 0 {
+			// Built here and written whole, while later blocks' rows go
+			// through the mapping.
+			words := make([]uint64, rows*wpr)
+			for i := range rows {
+				for _, g := range want.rows[b*rows+i] {
+					words[i*wpr+int(g)/64] |= 1 << (g % 64)
+				}
+			}
+			fin.Go(func() {
+				if err := w.WriteBlock(b, words, nil); err != nil {
+					t.Error(err)
+				}
+			})
+			continue
+		}
+		var set sync.WaitGroup
+		for k := range 2 {
+			set.Go(func() {
+				for i := b*rows + k; i < (b+1)*rows; i += 2 {
+					w.SetRow(i, want.rows[i])
+				}
+			})
+		}
+		set.Wait()
+		fin.Go(func() {
+			if err := w.FinishBlock(b); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	fin.Wait()
+	if err := w.Commit(Manifest{}); err != nil {
+		t.Fatal(err)
+	}
+	s := openShard(t, dst)
+	checkMatrices(t, s.X(), s.XT(), want)
+}

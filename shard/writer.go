@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/edsrzf/mmap-go"
@@ -37,9 +38,19 @@ type Writer struct {
 	force    bool
 	layout   Layout
 	x, mask  []mmap.MMap // one mapping per cell block; nil once unmapped
-	xw, mw   [][]uint64  // the same mappings as words
+	xw, mw   [][]uint64  // the same mappings as words; nil once unmapped
+	mapMu    sync.Mutex  // held while unmapping a block, and by dropResident
+	blocks   []finished  // per cell block, filled by finish
+	tiles    chan []byte // tile buffers, reused across blocks; nil after Commit
 	state    writerState
 	resident residentCounter
+}
+
+// finished is what finishing a cell block yields for the manifest.
+type finished struct {
+	done           bool
+	ones, observed int64
+	files          []File
 }
 
 type writerState int
@@ -69,7 +80,7 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
 	}
-	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, layout: l}
+	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, layout: l, blocks: make([]finished, l.CellBlocks), tiles: make(chan []byte, runtime.GOMAXPROCS(0))}
 	w.x, w.xw, err = w.mapBlocks(KindX)
 	if err == nil && l.Masked {
 		w.mask, w.mw, err = w.mapBlocks(KindMask)
@@ -120,6 +131,9 @@ func (w *Writer) row(plane [][]uint64, cell int) []uint64 {
 		panic(fmt.Sprintf("shard: cell %d out of range [0, %d)", cell, w.layout.Cells))
 	}
 	b := cell / w.layout.RowsPerBlock
+	if plane[b] == nil {
+		panic(fmt.Sprintf("shard: cell %d written after FinishBlock(%d)", cell, b))
+	}
 	off := (cell - b*w.layout.RowsPerBlock) * w.layout.WordsPerRow
 	return plane[b][off : off+w.layout.WordsPerRow : off+w.layout.WordsPerRow]
 }
@@ -203,39 +217,21 @@ func (w *Writer) commit(m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	type result struct {
-		ones, observed int64
-		files          []File
-	}
-	res := make([]result, l.CellBlocks)
 	var g errgroup.Group
-	workers := runtime.GOMAXPROCS(0)
-	g.SetLimit(workers)
-	// One tile buffer per concurrent block, dropped after the commit.
-	bufs := make(chan []byte, workers)
-	for range workers {
-		bufs <- nil
-	}
-	for b := 0; b < l.CellBlocks; b++ {
-		g.Go(func() error {
-			buf := <-bufs
-			defer func() { bufs <- buf }()
-			r := &res[b]
-			var err error
-			r.ones, r.files, err = w.finishBlock(b, KindX, KindXT, w.x, r.files, &buf)
-			if err == nil && l.Masked {
-				r.observed, r.files, err = w.finishBlock(b, KindMask, KindMaskT, w.mask, r.files, &buf)
-			}
-			return err
-		})
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for b := range w.blocks {
+		if !w.blocks[b].done {
+			g.Go(func() error { return w.FinishBlock(b) })
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	w.tiles = nil
 	m.FormatVersion = FormatVersion
 	m.Cells, m.Genes, m.Layout = l.Cells, l.Genes, l
 	m.Ones, m.Observed, m.Files = 0, 0, nil
-	for _, r := range res {
+	for _, r := range w.blocks {
 		m.Ones += r.ones
 		m.Observed += r.observed
 		m.Files = append(m.Files, r.files...)
@@ -331,15 +327,102 @@ func (w *Writer) encodeSideFiles(m *Manifest) (genes, barcodes []byte, err error
 	return genes, barcodes, nil
 }
 
-// finishBlock transposes cell block b of one plane into its tiles, counts its
-// ones, and checksums, flushes, unmaps and fsyncs the block and its tiles. It
-// appends the files' entries (block first, then tiles in order) to files.
-// Tiles are transposed into *buf (grown as needed) and written with
-// write(2): a buffer reused from tile to tile costs no page faults, where a
-// fresh mapping of each new file faulted in every page, zero-filled first.
-func (w *Writer) finishBlock(b int, kind, kindT string, maps []mmap.MMap, files []File, buf *[]byte) (int64, []File, error) {
+// FinishBlock completes cell block b before Commit, so that a caller
+// writing blocks in order can overlap their completion with the writing of
+// later blocks: it builds the block's Xᵀ tiles (and the mask's), counts and
+// checksums, writes and fsyncs its files, and unmaps it. Nothing may write
+// to the block's cells afterwards (that panics), nor while FinishBlock runs;
+// FinishBlock may run concurrently for different blocks and with writes to
+// other blocks. Commit finishes the blocks not finished before it;
+// finishing a block twice is an error. After an error the Writer must be
+// aborted.
+func (w *Writer) FinishBlock(b int) error {
+	return w.finish(b, nil, nil)
+}
+
+// WriteBlock is FinishBlock for a caller that built cell block b's rows
+// itself: x holds them (Layout().Block(b).Len() rows of WordsPerRow words,
+// padding bits zero), replacing whatever was set in the block, and mask
+// the observed mask's likewise (nil unless the layout is Masked). Building
+// rows in a reused buffer and writing them whole spares the page faults of
+// setting bits in the mapped file, several times the cost of the copy.
+func (w *Writer) WriteBlock(b int, x, mask []uint64) error {
+	switch {
+	case x == nil:
+		return fmt.Errorf("shard: %s: WriteBlock(%d): no rows", w.dst, b)
+	case (mask != nil) != w.layout.Masked:
+		return fmt.Errorf("shard: %s: WriteBlock(%d): mask given %v, layout masked %v", w.dst, b, mask != nil, w.layout.Masked)
+	}
+	for _, words := range [][]uint64{x, mask} {
+		if words != nil {
+			if err := w.checkBlockWords(b, words); err != nil {
+				return err
+			}
+		}
+	}
+	return w.finish(b, x, mask)
+}
+
+// checkBlockWords checks the length and zero padding of rows for block b.
+func (w *Writer) checkBlockWords(b int, words []uint64) error {
 	l := w.layout
-	src := words(maps[b])
+	if b >= 0 && b < l.CellBlocks && len(words) != l.Block(b).Len()*l.WordsPerRow {
+		return fmt.Errorf("shard: %s: WriteBlock(%d): %d words, want %d rows of %d", w.dst, b, len(words), l.Block(b).Len(), l.WordsPerRow)
+	}
+	if tail := l.Genes % 64; tail != 0 {
+		for i := l.WordsPerRow - 1; i < len(words); i += l.WordsPerRow {
+			if words[i]>>tail != 0 {
+				return fmt.Errorf("shard: %s: WriteBlock(%d): padding bits set in row %d", w.dst, b, i/l.WordsPerRow)
+			}
+		}
+	}
+	return nil
+}
+
+// finish finishes block b from its mappings, or from x and mask when x is
+// not nil.
+func (w *Writer) finish(b int, x, mask []uint64) error {
+	if w.state != writerOpen {
+		return fmt.Errorf("shard: %s: block finished after Commit or Abort", w.dst)
+	}
+	if b < 0 || b >= len(w.blocks) {
+		return fmt.Errorf("shard: %s: block %d: no such block (%d blocks)", w.dst, b, len(w.blocks))
+	}
+	r := &w.blocks[b]
+	if r.done {
+		return fmt.Errorf("shard: %s: block %d finished twice", w.dst, b)
+	}
+	var buf []byte
+	select {
+	case buf = <-w.tiles:
+	default:
+	}
+	var err error
+	r.ones, r.files, err = w.finishPlane(b, KindX, KindXT, w.x, w.xw, x, nil, &buf)
+	if err == nil && w.layout.Masked {
+		r.observed, r.files, err = w.finishPlane(b, KindMask, KindMaskT, w.mask, w.mw, mask, r.files, &buf)
+	}
+	r.done = err == nil
+	select {
+	case w.tiles <- buf:
+	default: // more blocks than cores finishing at once
+	}
+	return err
+}
+
+// finishPlane transposes cell block b of one plane (src, or the mapping
+// when src is nil) into its tiles, counts its ones, checksums and fsyncs
+// the block and its tiles, and unmaps the block. It appends the files'
+// entries (block first, then tiles in order) to files. Tiles are transposed
+// into *buf (grown as needed) and written with write(2): a buffer reused
+// from tile to tile costs no page faults, where a fresh mapping of each new
+// file faulted in every page, zero-filled first.
+func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][]uint64, src []uint64, files []File, buf *[]byte) (int64, []File, error) {
+	l := w.layout
+	mapped := src == nil
+	if mapped {
+		src = ws[b]
+	}
 	var ones int64
 	for _, x := range src {
 		ones += int64(bits.OnesCount64(x))
@@ -362,9 +445,23 @@ func (w *Writer) finishBlock(b int, kind, kindT string, maps []mmap.MMap, files 
 		tiles = append(tiles, File{Name: name, Kind: kindT, Block: b, Tile: t, Bytes: size, CRC32C: crcHex(crc)})
 	}
 	name := blockName(kind, b)
-	crc := crc32.Checksum(maps[b], castagnoli)
-	err := unmapSync(filepath.Join(w.tmp, name), maps[b])
-	maps[b] = nil
+	path := filepath.Join(w.tmp, name)
+	var crc uint32
+	var err error
+	if mapped {
+		crc = crc32.Checksum(maps[b], castagnoli)
+		err = w.unmapSync(path, maps, ws, b)
+	} else {
+		data := wordBytes(src)
+		crc = crc32.Checksum(data, castagnoli)
+		// The mapped file was never touched or is replaced whole: drop
+		// the mapping and write the file anew.
+		if err = w.unmap(path, maps, ws, b); err == nil {
+			if err = os.Remove(path); err == nil {
+				err = writeSynced(path, data)
+			}
+		}
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -372,16 +469,30 @@ func (w *Writer) finishBlock(b int, kind, kindT string, maps []mmap.MMap, files 
 	return ones, append(files, tiles...), nil
 }
 
-// unmapSync writes a read-write mapping back, unmaps it and fsyncs its file.
-func unmapSync(path string, mm mmap.MMap) error {
-	if err := mm.Flush(); err != nil {
-		mm.Unmap()
+// unmapSync writes block b's read-write mapping back, unmaps it and fsyncs
+// its file.
+func (w *Writer) unmapSync(path string, maps []mmap.MMap, ws [][]uint64, b int) error {
+	if err := maps[b].Flush(); err != nil {
+		w.unmap(path, maps, ws, b)
 		return fmt.Errorf("shard: %s: msync: %w", path, err)
 	}
-	if err := mm.Unmap(); err != nil {
-		return fmt.Errorf("shard: %s: munmap: %w", path, err)
+	if err := w.unmap(path, maps, ws, b); err != nil {
+		return err
 	}
 	return syncPath(path)
+}
+
+// unmap unmaps block b of one plane. It holds mapMu, so that dropResident
+// never advises an address range that is no longer this mapping.
+func (w *Writer) unmap(path string, maps []mmap.MMap, ws [][]uint64, b int) error {
+	w.mapMu.Lock()
+	defer w.mapMu.Unlock()
+	err := maps[b].Unmap()
+	maps[b], ws[b] = nil, nil
+	if err != nil {
+		return fmt.Errorf("shard: %s: munmap: %w", path, err)
+	}
+	return nil
 }
 
 // install renames the finished temporary folder to the destination,

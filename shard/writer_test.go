@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -378,4 +380,160 @@ func TestSetRowWords(t *testing.T) {
 	s := openShard(t, dst)
 	checkMatrices(t, s.X(), s.XT(), x)
 	checkMatrices(t, s.Mask(), s.MaskT(), mask)
+}
+
+// TestFinishBlockEarly finishes blocks while others are still being written
+// (masked and not, the last block partial), either from the mapping
+// (FinishBlock) or from rows built by the caller (WriteBlock), and checks
+// that the shard is byte for byte the one Commit alone writes, that a
+// finished block's cells can no longer be written, and that no block is
+// finished twice.
+func TestFinishBlockEarly(t *testing.T) {
+	t.Parallel()
+	for _, masked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("masked=%v", masked), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(7, 7))
+			x := randomDense(rng, 300, 150, 0.2)
+			mask := randomDense(rng, 300, 150, 0.9)
+			l := Layout{Cells: 300, Genes: 150, RowsPerBlock: 64, GenesPerTile: 64, Masked: masked}
+			m := Manifest{Created: "2026-01-01T00:00:00Z"}
+			// blockWords builds block b's rows of d as WriteBlock wants them.
+			blockWords := func(d *dense, b int) []uint64 {
+				lo, hi := b*64, min(b*64+64, d.cells)
+				words := make([]uint64, (hi-lo)*3)
+				for i := lo; i < hi; i++ {
+					for _, g := range d.rows[i] {
+						words[(i-lo)*3+int(g)/64] |= 1 << (g % 64)
+					}
+				}
+				return words
+			}
+			write := func(dst, mode string) {
+				w, err := Create(dst, l, CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Abort()
+				var fin sync.WaitGroup
+				for i := range x.cells {
+					b := i / 64
+					if mode == "words" && b%2 == 0 {
+						// Even blocks are built by the caller, one bit
+						// set in the mapping first to be replaced.
+						if i%64 == 0 {
+							w.Set(i, 1)
+						}
+					} else {
+						w.SetRow(i, x.rows[i])
+						if masked {
+							w.SetObservedRow(i, mask.rows[i])
+						}
+					}
+					if mode == "commit" || i%64 != 63 && i != x.cells-1 || b%2 != 0 {
+						continue
+					}
+					// Even blocks finish early, concurrently with writes.
+					fin.Go(func() {
+						var err error
+						if mode == "words" {
+							var mw []uint64
+							if masked {
+								mw = blockWords(mask, b)
+							}
+							err = w.WriteBlock(b, blockWords(x, b), mw)
+						} else {
+							err = w.FinishBlock(b)
+						}
+						if err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				fin.Wait()
+				if mode != "commit" {
+					if err := w.FinishBlock(0); err == nil {
+						t.Error("block 0 finished twice without error")
+					}
+					func() {
+						defer func() {
+							if recover() == nil {
+								t.Error("SetRow into a finished block did not panic")
+							}
+						}()
+						w.SetRow(5, []int32{1})
+					}()
+				}
+				if err := w.Commit(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := t.TempDir()
+			want := filepath.Join(dir, "commit")
+			write(want, "commit")
+			names := entries(t, want)
+			for _, mode := range []string{"finish", "words"} {
+				dst := filepath.Join(dir, mode)
+				write(dst, mode)
+				if got := entries(t, dst); !slices.Equal(got, names) {
+					t.Fatalf("%s: wrote %q, Commit alone %q", mode, got, names)
+				}
+				for _, name := range names {
+					a, err := os.ReadFile(filepath.Join(want, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := os.ReadFile(filepath.Join(dst, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(a, b) {
+						t.Errorf("%s: %s differs", mode, name)
+					}
+				}
+				s := openShard(t, dst)
+				checkMatrices(t, s.X(), s.XT(), x)
+			}
+		})
+	}
+}
+
+// TestWriteBlockRejects: rows of the wrong length, with padding bits set,
+// or without the mask a masked layout needs are refused, and the block can
+// still be written correctly afterwards.
+func TestWriteBlockRejects(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		masked  bool
+		x, mask []uint64
+	}{
+		"short":           {x: make([]uint64, 63*2)},
+		"padding":         {x: append(make([]uint64, 64*2-1), 1<<6)},
+		"no rows":         {},
+		"mask unexpected": {x: make([]uint64, 64*2), mask: make([]uint64, 64*2)},
+		"mask missing":    {masked: true, x: make([]uint64, 64*2)},
+		"mask short":      {masked: true, x: make([]uint64, 64*2), mask: make([]uint64, 2)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, err := Create(filepath.Join(t.TempDir(), "r.shard"), Layout{Cells: 100, Genes: 70, RowsPerBlock: 64, Masked: tc.masked}, CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Abort()
+			if err := w.WriteBlock(0, tc.x, tc.mask); err == nil {
+				t.Fatal("accepted")
+			}
+			var mask []uint64
+			if tc.masked {
+				mask = make([]uint64, 64*2)
+			}
+			if err := w.WriteBlock(0, make([]uint64, 64*2), mask); err != nil {
+				t.Fatalf("valid rows after a refusal: %v", err)
+			}
+			if err := w.Commit(Manifest{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

@@ -1,0 +1,229 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"scpipe/shard"
+)
+
+// blockBudget bounds the memory of the cell blocks writePass builds in
+// memory at once (see blockRows); blocks past it are set in the shard's
+// mapped files instead. A variable so that tests can lower it.
+var blockBudget = 256 << 20
+
+// writePass reads the spilled entries back and sets the kept bits, on all
+// cores when the spill's frames hold disjoint cells. Such a spill is in
+// cell order: cell blocks are then built in memory (blockRows) and each is
+// written and finished (transposed, checksummed, fsynced) as soon as all
+// its cells are set, while later blocks are being set. Otherwise bits go
+// straight into the shard's mapped blocks, which Commit finishes. Progress
+// advances from the input's entries to twice them, in proportion to the
+// spilled entries read.
+func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress) (int64, error) {
+	l := w.Layout()
+	br := &blockRows{w: w, rows: l.RowsPerBlock, wpr: l.WordsPerRow, cells: l.Cells,
+		state: make([]blockState, l.CellBlocks), live: map[int][]uint64{},
+		budget: max(blockBudget/(8*l.RowsPerBlock*l.WordsPerRow), 1)}
+	if !spill.sorted {
+		n, ones, err := setSpilled(ctx, spill, p, c, prog, br.setMapped, nil)
+		return ones, checkSpilled(spill, c, n, err)
+	}
+	fin, ctx := errgroup.WithContext(ctx)
+	blocks := make(chan int, runtime.GOMAXPROCS(0))
+	for range cap(blocks) {
+		fin.Go(func() error {
+			for b := range blocks {
+				if err := br.finish(b); err != nil {
+					return fmt.Errorf("ingest: %w", err)
+				}
+			}
+			return nil
+		})
+	}
+	// complete hands the blocks of output rows below done to the
+	// finishers; it blocks while they are busy, which holds the decoders
+	// back and so bounds the blocks in memory.
+	next := 0
+	complete := func(done int) {
+		for ; next < l.CellBlocks && min((next+1)*l.RowsPerBlock, l.Cells) <= done; next++ {
+			select {
+			case blocks <- next:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	n, ones, err := setSpilled(ctx, spill, p, c, prog, br.setBuffered, func(cell int32) {
+		done, _ := slices.BinarySearch(p.cells, int(cell)+1) // kept cells up to cell
+		complete(done)
+	})
+	if err == nil {
+		complete(l.Cells) // blocks after the last cell with entries
+	}
+	close(blocks)
+	if ferr := fin.Wait(); ferr != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		err = ferr
+	}
+	return ones, checkSpilled(spill, c, n, err)
+}
+
+// checkSpilled returns err, or an error when the n entries read back from
+// spill are not those written.
+func checkSpilled(spill *spillWriter, c *counts, n int64, err error) error {
+	if err == nil && (n != c.ones || n != spill.entries) {
+		err = fmt.Errorf("ingest: %s: %w: %d entries read back, %d written", spill.f.Name(), errSpill, n, c.ones)
+	}
+	return err
+}
+
+// setter sets the kept genes of an output row, given as input genes and
+// the map to output genes (-1: dropped), and returns how many it set;
+// scratch is its calling worker's to reuse.
+type setter func(row int, genes, geneMap []int32, scratch *[]int32) int
+
+// setSpilled reads the spill back, passing each run's output row and input
+// genes to set; it returns the entries read back and the bits set. written
+// is passed on to readSpill.
+func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *counts, prog *progress, set setter, written func(int32)) (int64, int64, error) {
+	var mu sync.Mutex // guards prog and read
+	var ones atomic.Int64
+	var read int64
+	scale := float64(c.entries) / float64(max(c.ones, 1))
+	base := prog.done
+	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), func() func(int32, []int32) {
+		var seen int64 // genes read since this worker last reported progress
+		scratch := make([]int32, 0, 1024)
+		return func(cell int32, genes []int32) {
+			seen += int64(len(genes))
+			if row := p.cellMap[cell]; row >= 0 {
+				ones.Add(int64(set(int(row), genes, p.geneMap, &scratch)))
+			}
+			if seen >= progressStep {
+				mu.Lock()
+				read += seen
+				prog.add(int(base + int64(float64(read)*scale) - prog.done))
+				mu.Unlock()
+				seen = 0
+			}
+		}
+	}, written)
+	if err != nil {
+		return 0, 0, err
+	}
+	prog.add(int(base + c.entries - prog.done))
+	return n, ones.Load(), nil
+}
+
+// blockRows builds cell blocks of X in memory, for rows that arrive in
+// order: the bits of a block are set in a reused buffer, which is written
+// whole when the block is complete (shard.Writer.WriteBlock). Setting bits
+// in the shard's mapped files instead costs a page fault per 4 KiB, several
+// times the cost of writing the same bytes. At most budget buffers exist;
+// a block first touched when none is free is set through the mapping, so
+// memory stays bounded however far ahead of the oldest incomplete block the
+// decoders run.
+type blockRows struct {
+	w                *shard.Writer
+	rows, wpr, cells int // rows per block, words per row, rows in all
+
+	mu     sync.Mutex
+	state  []blockState
+	live   map[int][]uint64 // buffers of the blockBuffered blocks
+	free   [][]uint64       // cleared buffers of full-block size
+	budget int              // buffers that may still be allocated
+}
+
+type blockState uint8
+
+const (
+	blockUntouched blockState = iota
+	blockBuffered
+	blockMapped
+)
+
+// buffer returns block b's buffer, giving it one at its first row if the
+// budget allows, or nil when b is set through the mapping.
+func (br *blockRows) buffer(b int) []uint64 {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	switch br.state[b] {
+	case blockBuffered:
+		return br.live[b]
+	case blockMapped:
+		return nil
+	}
+	var buf []uint64
+	switch n := len(br.free); {
+	case n > 0:
+		buf, br.free = br.free[n-1], br.free[:n-1]
+	case br.budget > 0:
+		br.budget--
+		buf = make([]uint64, br.rows*br.wpr)
+	default:
+		br.state[b] = blockMapped
+		return nil
+	}
+	br.state[b], br.live[b] = blockBuffered, buf
+	return buf
+}
+
+// setBuffered sets the kept genes of row, mapped through geneMap, and
+// returns how many it set. Rows of one block may be set concurrently: they
+// share no word.
+func (br *blockRows) setBuffered(row int, genes, geneMap []int32, scratch *[]int32) int {
+	b := row / br.rows
+	buf := br.buffer(b)
+	if buf == nil {
+		return br.setMapped(row, genes, geneMap, scratch)
+	}
+	words := buf[(row-b*br.rows)*br.wpr:][:br.wpr]
+	n := 0
+	for _, g := range genes {
+		if g := geneMap[g]; g >= 0 {
+			words[g>>6] |= 1 << (g & 63)
+			n++
+		}
+	}
+	return n
+}
+
+// setMapped sets the kept genes of row through the shard's mapping.
+func (br *blockRows) setMapped(row int, genes, geneMap []int32, scratch *[]int32) int {
+	kept := (*scratch)[:0]
+	for _, g := range genes {
+		if g := geneMap[g]; g >= 0 {
+			kept = append(kept, g)
+		}
+	}
+	if len(kept) > 0 {
+		br.w.SetRow(row, kept)
+	}
+	*scratch = kept
+	return len(kept)
+}
+
+// finish writes and finishes complete block b and recycles its buffer.
+func (br *blockRows) finish(b int) error {
+	br.mu.Lock()
+	buf, buffered := br.live[b]
+	delete(br.live, b)
+	br.mu.Unlock()
+	if !buffered {
+		return br.w.FinishBlock(b)
+	}
+	n := (min((b+1)*br.rows, br.cells) - b*br.rows) * br.wpr
+	err := br.w.WriteBlock(b, buf[:n], nil)
+	clear(buf)
+	br.mu.Lock()
+	br.free = append(br.free, buf)
+	br.mu.Unlock()
+	return err
+}

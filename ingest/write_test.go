@@ -1,0 +1,118 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+
+	"scpipe/shard"
+)
+
+// TestWritePassBlocks applies a spill of many frames to a shard of many
+// cell blocks, with blocks built in memory and finished while later ones
+// are being set, and with a budget of one buffer (most blocks then go
+// through the shard's mapping, interleaved with buffered ones), on one core
+// (frames decoded in order, so a block finished a cell too early would be
+// written after finishing) and on several; with and without dropped cells,
+// which shift rows across block edges, and with dropped genes. X and Xᵀ
+// must hold exactly the kept entries. Cells without entries lie at block
+// edges and at the end.
+func TestWritePassBlocks(t *testing.T) {
+	defer func(b, f int) { blockBudget, spillFrame = b, f }(blockBudget, spillFrame)
+	spillFrame = 1 // a frame per cell: a block may complete at any cell
+	const cells, genes = 1000, 150
+	rng := rand.New(rand.NewPCG(11, 12))
+	input := make([][]int32, cells)
+	var entries int64
+	for c := range input {
+		k := rng.IntN(40)
+		if c%64 == 1 || c%7 == 3 || c > 990 {
+			k = 0
+		}
+		for _, g := range rng.Perm(genes)[:k] {
+			input[c] = append(input[c], int32(g))
+		}
+		slices.Sort(input[c])
+		entries += int64(k)
+	}
+	for _, dropCells := range []bool{false, true} {
+		p := &filterPlan{cellMap: make([]int32, cells), geneMap: make([]int32, genes)}
+		for g := range genes {
+			p.geneMap[g] = -1
+			if g%10 != 3 {
+				p.geneMap[g] = int32(len(p.genes))
+				p.genes = append(p.genes, g)
+			}
+		}
+		for c := range cells {
+			p.cellMap[c] = -1
+			if !dropCells || c%5 != 2 {
+				p.cellMap[c] = int32(len(p.cells))
+				p.cells = append(p.cells, c)
+			}
+		}
+		for _, tc := range []struct {
+			name          string
+			budget, procs int
+		}{
+			{"buffered", 256 << 20, 1},
+			{"buffered", 256 << 20, 4},
+			{"one buffer", 1, 1},
+			{"one buffer", 1, 4},
+		} {
+			t.Run(fmt.Sprintf("drop-cells=%v/%s/procs=%d", dropCells, tc.name, tc.procs), func(t *testing.T) {
+				blockBudget = tc.budget
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
+				dir := t.TempDir()
+				spill, err := createSpill(filepath.Join(dir, "s"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer spill.remove()
+				for c, run := range input {
+					if len(run) > 0 {
+						if err := spill.addRun(int32(c), run); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if err := spill.finish(); err != nil {
+					t.Fatal(err)
+				}
+				w, err := shard.Create(filepath.Join(dir, "s"), shard.Layout{Cells: len(p.cells), Genes: len(p.genes), RowsPerBlock: 64}, shard.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Abort()
+				ones, err := writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Commit(shard.Manifest{}); err != nil {
+					t.Fatal(err)
+				}
+				s, err := shard.Open(filepath.Join(dir, "s"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				if s.Manifest().Ones != ones {
+					t.Fatalf("writePass set %d bits, the shard holds %d", ones, s.Manifest().Ones)
+				}
+				x, xt := s.X(), s.XT()
+				for r, c := range p.cells {
+					for g, in := range p.genes {
+						_, want := slices.BinarySearch(input[c], int32(in))
+						if x.At(r, g) != want || xt.At(g, r) != want {
+							t.Fatalf("row %d (cell %d), gene %d: X %v, Xᵀ %v, want %v", r, c, g, x.At(r, g), xt.At(g, r), want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
