@@ -87,24 +87,25 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 	return m, nil
 }
 
-// writeSynced creates path (it must not exist), writes data to it and
-// fsyncs it.
-func writeSynced(path string, data []byte) error {
+// writeStarted creates path (it must not exist), writes data to it and
+// starts writing it back to disk (see startWriteback). It reports whether
+// the file still needs an fsync to be durable.
+func writeStarted(path string, data []byte) (unsynced bool, err error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return fmt.Errorf("shard: %w", err)
+		return false, fmt.Errorf("shard: %w", err)
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Sync()
+		unsynced, err = startWriteback(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("shard: %s: %w", path, err)
+		return false, fmt.Errorf("shard: %s: %w", path, err)
 	}
-	return nil
+	return unsynced, nil
 }
 
 // syncPath fsyncs an existing file or directory by path: a file's data, or

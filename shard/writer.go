@@ -40,6 +40,8 @@ type Writer struct {
 	x, mask  []mmap.MMap // one mapping per cell block; nil once unmapped
 	xw, mw   [][]uint64  // the same mappings as words; nil once unmapped
 	mapMu    sync.Mutex  // held while unmapping a block, and by dropResident
+	syncMu   sync.Mutex  // guards unsynced
+	unsynced []string    // files written but not yet fsynced; Commit syncs them
 	blocks   []finished  // per cell block, filled by finish
 	tiles    chan []byte // tile buffers, reused across blocks; nil after Commit
 	state    writerState
@@ -228,6 +230,9 @@ func (w *Writer) commit(m *Manifest) error {
 		return err
 	}
 	w.tiles = nil
+	if err := w.syncWritten(); err != nil {
+		return err
+	}
 	m.FormatVersion = FormatVersion
 	m.Cells, m.Genes, m.Layout = l.Cells, l.Genes, l
 	m.Ones, m.Observed, m.Files = 0, 0, nil
@@ -330,7 +335,8 @@ func (w *Writer) encodeSideFiles(m *Manifest) (genes, barcodes []byte, err error
 // FinishBlock completes cell block b before Commit, so that a caller
 // writing blocks in order can overlap their completion with the writing of
 // later blocks: it builds the block's Xᵀ tiles (and the mask's), counts and
-// checksums, writes and fsyncs its files, and unmaps it. Nothing may write
+// checksums, unmaps the block and writes its files (Commit fsyncs them
+// all, after their writeback was started here). Nothing may write
 // to the block's cells afterwards (that panics), nor while FinishBlock runs;
 // FinishBlock may run concurrently for different blocks and with writes to
 // other blocks. Commit finishes the blocks not finished before it;
@@ -411,7 +417,7 @@ func (w *Writer) finish(b int, x, mask []uint64) error {
 }
 
 // finishPlane transposes cell block b of one plane (src, or the mapping
-// when src is nil) into its tiles, counts its ones, checksums and fsyncs
+// when src is nil) into its tiles, counts its ones, checksums and writes
 // the block and its tiles, and unmaps the block. It appends the files'
 // entries (block first, then tiles in order) to files. Tiles are transposed
 // into *buf (grown as needed) and written with write(2): a buffer reused
@@ -439,7 +445,7 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 		clear(tile)
 		transposeTile(words(tile), src, rows, l.WordsPerRow, l.Tile(t))
 		crc := crc32.Checksum(tile, castagnoli)
-		if err := writeSynced(filepath.Join(w.tmp, name), tile); err != nil {
+		if err := w.writeFile(filepath.Join(w.tmp, name), tile); err != nil {
 			return 0, nil, err
 		}
 		tiles = append(tiles, File{Name: name, Kind: kindT, Block: b, Tile: t, Bytes: size, CRC32C: crcHex(crc)})
@@ -450,7 +456,7 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 	var err error
 	if mapped {
 		crc = crc32.Checksum(maps[b], castagnoli)
-		err = w.unmapSync(path, maps, ws, b)
+		err = w.unmapWrite(path, maps, ws, b)
 	} else {
 		data := wordBytes(src)
 		crc = crc32.Checksum(data, castagnoli)
@@ -458,7 +464,7 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 		// the mapping and write the file anew.
 		if err = w.unmap(path, maps, ws, b); err == nil {
 			if err = os.Remove(path); err == nil {
-				err = writeSynced(path, data)
+				err = w.writeFile(path, data)
 			}
 		}
 	}
@@ -469,17 +475,56 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 	return ones, append(files, tiles...), nil
 }
 
-// unmapSync writes block b's read-write mapping back, unmaps it and fsyncs
-// its file.
-func (w *Writer) unmapSync(path string, maps []mmap.MMap, ws [][]uint64, b int) error {
-	if err := maps[b].Flush(); err != nil {
-		w.unmap(path, maps, ws, b)
-		return fmt.Errorf("shard: %s: msync: %w", path, err)
+// writeFile writes data to the new file path, recording it for Commit's
+// fsync when its writeback was only started.
+func (w *Writer) writeFile(path string, data []byte) error {
+	unsynced, err := writeStarted(path, data)
+	if unsynced {
+		w.syncLater(path)
 	}
+	return err
+}
+
+// syncLater records path for Commit's fsync.
+func (w *Writer) syncLater(path string) {
+	w.syncMu.Lock()
+	w.unsynced = append(w.unsynced, path)
+	w.syncMu.Unlock()
+}
+
+// syncWritten fsyncs the files whose writeback writeFile only started, on
+// several goroutines: each mostly waits for the disk.
+func (w *Writer) syncWritten() error {
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, path := range w.unsynced {
+		g.Go(func() error { return syncPath(path) })
+	}
+	w.unsynced = nil
+	return g.Wait()
+}
+
+// unmapWrite unmaps block b's read-write mapping, whose dirty pages stay in
+// the page cache, and starts writing its file back.
+func (w *Writer) unmapWrite(path string, maps []mmap.MMap, ws [][]uint64, b int) error {
 	if err := w.unmap(path, maps, ws, b); err != nil {
 		return err
 	}
-	return syncPath(path)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	unsynced, err := startWriteback(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("shard: %s: %w", path, err)
+	}
+	if unsynced {
+		w.syncLater(path)
+	}
+	return nil
 }
 
 // unmap unmaps block b of one plane. It holds mapMu, so that dropResident
