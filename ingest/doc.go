@@ -18,7 +18,10 @@
 //     place only when complete.
 //
 // Memory holds O(cells + genes) counters, annotations and index pointers
-// plus fixed read buffers; the matrix itself is never held, and the bits go
+// plus fixed read buffers; the matrix itself is never held. When cells
+// arrive in order (10x, AnnData CSR, sorted Matrix Market) the write pass
+// builds a few cell blocks at a time in memory (at most 256 MiB) and each is
+// written and transposed as soon as it is complete; otherwise the bits go
 // straight into the writer's memory-mapped row blocks, so no transpose is
 // needed even for inputs stored genes × cells.
 //

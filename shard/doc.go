@@ -15,7 +15,10 @@
 // Writing happens through a Writer whose row blocks are memory-mapped
 // read-write in a temporary folder, so bits may arrive in any order without
 // the Go heap growing with the number of ones; Commit builds Xᵀ by 64×64 bit
-// transposes, one cell block per worker, and renames the folder into place:
+// transposes, one cell block per worker, and renames the folder into place.
+// A writer that produces cells in order may instead finish each block as it
+// completes (FinishBlock, or WriteBlock with rows built in memory), so that
+// the transposition overlaps the writing of later blocks:
 //
 //	w, err := shard.Create("pbmc.shard", shard.Layout{Cells: n, Genes: d}, shard.CreateOptions{})
 //	if err != nil { … }
