@@ -18,8 +18,9 @@ import (
 // through the shard's mapping, interleaved with buffered ones), on one core
 // (frames decoded in order, so a block finished a cell too early would be
 // written after finishing) and on several; with and without dropped cells,
-// which shift rows across block edges, and with dropped genes. X and Xᵀ
-// must hold exactly the kept entries. Cells without entries lie at block
+// which shift rows across block edges, and with dropped genes; and with
+// cells out of order, which go through the mapping. X and Xᵀ must hold
+// exactly the kept entries. Cells without entries lie at block
 // edges and at the end.
 func TestWritePassBlocks(t *testing.T) {
 	defer func(b, f int) { blockBudget, spillFrame = b, f }(blockBudget, spillFrame)
@@ -58,11 +59,13 @@ func TestWritePassBlocks(t *testing.T) {
 		for _, tc := range []struct {
 			name          string
 			budget, procs int
+			shuffled      bool // cells out of order: bits go through the mapping
 		}{
-			{"buffered", 256 << 20, 1},
-			{"buffered", 256 << 20, 4},
-			{"one buffer", 1, 1},
-			{"one buffer", 1, 4},
+			{"buffered", 256 << 20, 1, false},
+			{"buffered", 256 << 20, 4, false},
+			{"one buffer", 1, 1, false},
+			{"one buffer", 1, 4, false},
+			{"shuffled", 256 << 20, 4, true},
 		} {
 			t.Run(fmt.Sprintf("drop-cells=%v/%s/procs=%d", dropCells, tc.name, tc.procs), func(t *testing.T) {
 				blockBudget = tc.budget
@@ -73,8 +76,12 @@ func TestWritePassBlocks(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer spill.remove()
-				for c, run := range input {
-					if len(run) > 0 {
+				order := rand.New(rand.NewPCG(1, 1)).Perm(cells)
+				if !tc.shuffled {
+					slices.Sort(order)
+				}
+				for _, c := range order {
+					if run := input[c]; len(run) > 0 {
 						if err := spill.addRun(int32(c), run); err != nil {
 							t.Fatal(err)
 						}
@@ -82,6 +89,9 @@ func TestWritePassBlocks(t *testing.T) {
 				}
 				if err := spill.finish(); err != nil {
 					t.Fatal(err)
+				}
+				if spill.sorted == tc.shuffled {
+					t.Fatalf("spill sorted = %v, want %v", spill.sorted, !tc.shuffled)
 				}
 				w, err := shard.Create(filepath.Join(dir, "s"), shard.Layout{Cells: len(p.cells), Genes: len(p.genes), RowsPerBlock: 64}, shard.CreateOptions{})
 				if err != nil {
