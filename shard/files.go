@@ -87,11 +87,16 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 	return m, nil
 }
 
-// writeStarted creates path (it must not exist), writes data to it and
-// starts writing it back to disk (see startWriteback). It reports whether
-// the file still needs an fsync to be durable.
-func writeStarted(path string, data []byte) (unsynced bool, err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// writeStarted writes data to path, created (it must not exist) when
+// create is set and opened as it is otherwise (data may then be empty), and
+// starts writing the file back to disk (see startWriteback). It reports
+// whether the file still needs an fsync to be durable.
+func writeStarted(path string, data []byte, create bool) (unsynced bool, err error) {
+	flag := os.O_WRONLY
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return false, fmt.Errorf("shard: %w", err)
 	}

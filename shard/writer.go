@@ -445,7 +445,7 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 		clear(tile)
 		transposeTile(words(tile), src, rows, l.WordsPerRow, l.Tile(t))
 		crc := crc32.Checksum(tile, castagnoli)
-		if err := w.writeFile(filepath.Join(w.tmp, name), tile); err != nil {
+		if err := w.writeFile(filepath.Join(w.tmp, name), tile, true); err != nil {
 			return 0, nil, err
 		}
 		tiles = append(tiles, File{Name: name, Kind: kindT, Block: b, Tile: t, Bytes: size, CRC32C: crcHex(crc)})
@@ -464,7 +464,7 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 		// the mapping and write the file anew.
 		if err = w.unmap(path, maps, ws, b); err == nil {
 			if err = os.Remove(path); err == nil {
-				err = w.writeFile(path, data)
+				err = w.writeFile(path, data, true)
 			}
 		}
 	}
@@ -475,21 +475,16 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 	return ones, append(files, tiles...), nil
 }
 
-// writeFile writes data to the new file path, recording it for Commit's
-// fsync when its writeback was only started.
-func (w *Writer) writeFile(path string, data []byte) error {
-	unsynced, err := writeStarted(path, data)
+// writeFile writes data to path (see writeStarted), recording it for
+// Commit's fsync when its writeback was only started.
+func (w *Writer) writeFile(path string, data []byte, create bool) error {
+	unsynced, err := writeStarted(path, data, create)
 	if unsynced {
-		w.syncLater(path)
+		w.syncMu.Lock()
+		w.unsynced = append(w.unsynced, path)
+		w.syncMu.Unlock()
 	}
 	return err
-}
-
-// syncLater records path for Commit's fsync.
-func (w *Writer) syncLater(path string) {
-	w.syncMu.Lock()
-	w.unsynced = append(w.unsynced, path)
-	w.syncMu.Unlock()
 }
 
 // syncWritten fsyncs the files whose writeback writeFile only started, on
@@ -510,21 +505,7 @@ func (w *Writer) unmapWrite(path string, maps []mmap.MMap, ws [][]uint64, b int)
 	if err := w.unmap(path, maps, ws, b); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("shard: %w", err)
-	}
-	unsynced, err := startWriteback(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("shard: %s: %w", path, err)
-	}
-	if unsynced {
-		w.syncLater(path)
-	}
-	return nil
+	return w.writeFile(path, nil, false)
 }
 
 // unmap unmaps block b of one plane. It holds mapMu, so that dropResident
