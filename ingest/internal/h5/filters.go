@@ -241,17 +241,22 @@ func unshuffle8(dst, src []byte, n int) {
 	}
 }
 
-// allZero reports whether every byte of p is zero, eight at a time.
+// allZero reports whether every byte of p is zero, 32 at a time into four
+// accumulators, so that the loads are not serialised on one register.
 func allZero(p []byte) bool {
-	var acc uint64
-	for len(p) >= 8 {
-		acc |= binary.LittleEndian.Uint64(p)
-		p = p[8:]
+	var a, b, c, d uint64
+	for len(p) >= 32 {
+		q := p[:32:32]
+		a |= binary.LittleEndian.Uint64(q)
+		b |= binary.LittleEndian.Uint64(q[8:])
+		c |= binary.LittleEndian.Uint64(q[16:])
+		d |= binary.LittleEndian.Uint64(q[24:])
+		p = p[32:]
 	}
-	for _, b := range p {
-		acc |= uint64(b)
+	for _, x := range p {
+		a |= uint64(x)
 	}
-	return acc == 0
+	return a|b|c|d == 0
 }
 
 // verifyFletcher32 checks the trailing checksum the Fletcher32 filter stores.

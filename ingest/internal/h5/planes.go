@@ -29,13 +29,13 @@ func newPlaneDecoder[T number](t *dtype, dec decoder[T]) planeDecoder[T] {
 		}
 		switch {
 		case top <= 1:
-			p0, p1 := plane(0), plane(1)
+			p0, p1 := plane(0)[:len(dst)], plane(1)[:len(dst)]
 			for i := range dst {
 				dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8)
 			}
 			return -1
 		case top == 2:
-			p0, p1, p2 := plane(0), plane(1), plane(2)
+			p0, p1, p2 := plane(0)[:len(dst)], plane(1)[:len(dst)], plane(2)[:len(dst)]
 			for i := range dst {
 				dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8 | uint32(p2[i])<<16)
 			}

@@ -83,3 +83,22 @@ func BenchmarkUnshuffle(b *testing.B) {
 		}
 	}
 }
+
+// TestAllZero sets each byte of slices of every length up to 100 in turn:
+// allZero must see it wherever it falls among the 32-byte steps and the tail.
+func TestAllZero(t *testing.T) {
+	t.Parallel()
+	for n := range 101 {
+		p := make([]byte, n)
+		if !allZero(p) {
+			t.Fatalf("len %d: zeros reported non-zero", n)
+		}
+		for i := range p {
+			p[i] = 0x80
+			if allZero(p) {
+				t.Fatalf("len %d: byte %d missed", n, i)
+			}
+			p[i] = 0
+		}
+	}
+}
