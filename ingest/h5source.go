@@ -299,8 +299,10 @@ func (c *compressed) orient(b *batch, start int64, lo, hi int) error {
 // check checks the minor indices and values of entries [lo, hi), read from
 // position start on.
 func (c *compressed) check(minor []int32, val []float64, start int64, lo, hi int) error {
-	for k, m := range minor[lo:hi] {
-		if v := val[lo+k]; uint32(m) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
+	minor, val = minor[lo:hi], val[lo:hi]
+	val = val[:len(minor)]
+	for k, m := range minor {
+		if v := val[k]; uint32(m) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
 			return c.badEntry(start+int64(lo+k), m, v)
 		}
 	}

@@ -275,15 +275,14 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 		p.countRuns(b, lo, hi, block, typeKept, thr, genesPerCell, sums)
 		return
 	}
+	blockSums(b.val, lo, hi, block, sums)
 	run := p.run[:0]
 	cur := int32(-1)
 	var ones int64
 	for s := lo; s < hi; s += block {
 		val := b.val[s:min(s+block, hi)]
 		gene, cell := b.gene[s:s+len(val)], b.cell[s:s+len(val)]
-		var sum float64
 		for k, v := range val {
-			sum += v
 			g := gene[k]
 			if !(v > thr && typeKept[g]) {
 				continue
@@ -297,7 +296,6 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 			}
 			run = append(run, g)
 		}
-		sums[(s-lo)/block] = sum
 	}
 	p.endRun(cur, run, genesPerCell)
 	p.run = run
@@ -307,13 +305,7 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 // countRuns is count for a batch that lists its cells in runs: the cell
 // changes once per run, not once per entry.
 func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
-	for s := lo; s < hi; s += block {
-		var sum float64
-		for _, v := range b.val[s:min(s+block, hi)] {
-			sum += v
-		}
-		sums[(s-lo)/block] = sum
-	}
+	blockSums(b.val, lo, hi, block, sums)
 	cpg := p.cellsPerGene
 	run := p.run[:0]
 	var ones int
@@ -321,7 +313,8 @@ func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr 
 	for k := lo; k < hi; r++ {
 		end := min(int(b.runs[r].end), hi)
 		val, gene := b.val[k:end], b.gene[k:end]
-		run = run[:0]
+		gene = gene[:len(val)]
+		run = slices.Grow(run[:0], len(val))
 		for i, v := range val {
 			if g := gene[i]; v > thr && typeKept[g] {
 				cpg[g]++
@@ -334,6 +327,25 @@ func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr 
 	}
 	p.run = run
 	p.ones += int64(ones)
+}
+
+// blockSums stores in sums the sum of each block of val[lo:hi] (lo a
+// multiple of block), in four interleaved partial sums added at the end:
+// four times the speed of one running sum, whose every addition waits for
+// the last, and the same result for any division of the batch into ranges.
+func blockSums(val []float64, lo, hi, block int, sums []float64) {
+	for s := lo; s < hi; s += block {
+		v := val[s:min(s+block, hi)]
+		var a, b, c, d float64
+		for len(v) >= 4 {
+			a, b, c, d = a+v[0], b+v[1], c+v[2], d+v[3]
+			v = v[4:]
+		}
+		for _, x := range v {
+			a += x
+		}
+		sums[(s-lo)/block] = (a + b) + (c + d)
+	}
 }
 
 // endRun records a run of genes of cell, if any.

@@ -346,7 +346,7 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 		if m <= 0 || m2 <= 0 || k == 0 || k > uint64(len(frame)) || uint64(cell) >= uint64(d.cells) {
 			return fail("bad run header")
 		}
-		run := d.run[:0]
+		run := slices.Grow(d.run[:0], int(k))
 		g := int64(0)
 		for range k {
 			// Most gene gaps fit one byte: decode those inline.
