@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"scpipe/gibbs"
@@ -32,6 +33,7 @@ type Options struct {
 	Work       string       // cache folder of generated datasets
 	CPUProfile string       // if not empty, write a CPU profile of the measurements here
 	Force      bool         // replace an existing CPUProfile file
+	Kernel     string       // the sampler's kernel, one of gibbs.Kernels(); "": the fastest this CPU runs
 	Command    string       // the command line, recorded in the report
 	Log        *slog.Logger // progress lines; nil: none
 }
@@ -68,6 +70,9 @@ func (o Options) Validate() error {
 	}
 	if _, err := samplerPrior(o.Prior); err != nil {
 		return err
+	}
+	if o.Kernel != "" && !slices.Contains(gibbs.Kernels(), o.Kernel) {
+		return fmt.Errorf("%w: kernel %q: this build and CPU run %s", ErrOptions, o.Kernel, strings.Join(gibbs.Kernels(), ", "))
 	}
 	for _, L := range o.Ls {
 		if L < 1 || L > gibbs.MaxL {
@@ -171,6 +176,10 @@ type Report struct {
 	Sweeps     int       `json:"timed_sweeps"`
 	StreamReps int       `json:"stream_passes"`
 	Prior      string    `json:"prior"`
+	// Kernel is the sampler kernel measured, and Kernels those this build
+	// and CPU run (fastest first).
+	Kernel  string   `json:"kernel"`
+	Kernels []string `json:"kernels"`
 	// LoadBefore and LoadAfter are the 1-minute load averages at the start
 	// and end: above the worker count, other processes were competing.
 	LoadBefore float64  `json:"load_before"`
@@ -193,9 +202,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if o.Kernel != "" {
+		if err := gibbs.SetKernel(o.Kernel); err != nil {
+			return nil, err
+		}
+	}
 	gen := make(map[Size]float64) // seconds spent generating each dataset in this run
 	rep := &Report{Command: o.Command, Started: time.Now().UTC(), Machine: machine(),
-		Warmup: o.Warmup, Sweeps: o.Sweeps, StreamReps: o.StreamReps, Prior: o.Prior, LoadBefore: loadAvg()}
+		Warmup: o.Warmup, Sweeps: o.Sweeps, StreamReps: o.StreamReps, Prior: o.Prior, LoadBefore: loadAvg(),
+		Kernel: gibbs.Kernel(), Kernels: gibbs.Kernels()}
 	// Generate every missing dataset first, so that the measurements (and
 	// the CPU profile) see only the sampler; each dataset is then opened
 	// just for its own measurements, so that its memory is not counted

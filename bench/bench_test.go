@@ -39,7 +39,7 @@ func TestRunReportIsConsistent(t *testing.T) {
 	if len(rep.Results) != len(o.Sizes)*len(o.Ls) {
 		t.Fatalf("%d results, want %d", len(rep.Results), len(o.Sizes)*len(o.Ls))
 	}
-	if rep.Machine.Cores < 1 || rep.Machine.GoVersion == "" || rep.Sweeps != o.Sweeps || rep.Warmup != o.Warmup {
+	if rep.Machine.Cores < 1 || rep.Machine.GoVersion == "" || rep.Kernel == "" || len(rep.Kernels) == 0 || rep.Sweeps != o.Sweeps || rep.Warmup != o.Warmup {
 		t.Errorf("report header: %+v", rep)
 	}
 	k := 0
@@ -166,6 +166,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"work", func(o *Options) { o.Work = "" }, "work folder"},
 		{"prior", func(o *Options) { o.Prior = "1.5" }, "prior"},
 		{"profile exists", func(o *Options) { o.CPUProfile = existing }, "already exists"},
+		{"kernel", func(o *Options) { o.Kernel = "avx9000" }, `kernel "avx9000"`},
 	}
 	for _, tt := range tests {
 		o := DefaultOptions()

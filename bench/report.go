@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -33,10 +34,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return fmt.Errorf("bench: writing table: %w", err)
 	}
 	m := r.Machine
-	_, err := fmt.Fprintf(w, "\nmachine: %s, %d cores (GOMAXPROCS %d), %s RAM, %s %s/%s\n"+
+	_, err := fmt.Fprintf(w, "\nmachine: %s, %d cores (GOMAXPROCS %d), %s RAM, %s %s/%s; sampler kernel %s (this CPU runs %s)\n"+
 		"%d warm-up + %d timed sweeps per row (medians and ranges over the timed ones), prior of Z and U %s; stream: median of %d read-only passes over X and Xᵀ in file order (row-order s: in the sampler's order)\n"+
 		"load average %.2f before, %.2f after (above -j: other processes shared the cores)\n",
-		m.CPU, m.Cores, m.GOMAXPROCS, byteSize(m.MemBytes), m.GoVersion, m.OS, m.Arch,
+		m.CPU, m.Cores, m.GOMAXPROCS, byteSize(m.MemBytes), m.GoVersion, m.OS, m.Arch, r.Kernel, strings.Join(r.Kernels, ", "),
 		r.Warmup, r.Sweeps, r.Prior, r.StreamReps, r.LoadBefore, r.LoadAfter)
 	if err != nil {
 		return fmt.Errorf("bench: writing table: %w", err)

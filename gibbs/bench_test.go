@@ -127,21 +127,23 @@ func BenchmarkCondSums(b *testing.B) {
 			}
 			planes := codeMajor(nil, codes, L)
 			active := uint64(0b1011) & (1<<uint(L) - 1)
-			kernels := []string{"go"}
-			if useVectorKernel {
-				kernels = append(kernels, "vec")
-			}
-			for _, k := range kernels {
+			for _, k := range Kernels() {
 				b.Run(fmt.Sprintf("words%d/L%d/%s", words, L, k), func(b *testing.B) {
 					var acc [MaxL]int64
 					var buf vecScratch
 					var row vecRow
+					var kern vectorKernel
+					for _, v := range vectorKernels {
+						if v.name == k {
+							kern = v
+						}
+					}
 					for b.Loop() {
-						if k == "go" {
+						if k == GoKernel {
 							condSums(&acc, active, codesFrom(0, L), L, codes, x, obs)
 						} else {
 							row.prepare(active, codesFrom(0, L), words)
-							row.scan(&buf, planes, x, nil)
+							row.scan(kern, &buf, planes, x, nil)
 							row.add(&acc)
 						}
 					}

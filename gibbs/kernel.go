@@ -1,6 +1,69 @@
 package gibbs
 
-import "math/bits"
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// GoKernel names the portable kernel (condSums), which every build and CPU
+// runs.
+const GoKernel = "go"
+
+// Kernels lists the sweep kernels this build can run on this CPU, fastest
+// first: the assembly variants the CPU supports (on amd64 without the
+// purego tag: "avx512-vpopcntdq", "avx512bw", "avx2"), then GoKernel. Every
+// kernel gives bit-identical results; only the speed differs.
+func Kernels() []string {
+	return append(vectorKernelNames(), GoKernel)
+}
+
+// Kernel names the kernel that Samplers created from now on sweep with: the
+// first of Kernels unless SetKernel chose another.
+func Kernel() string {
+	if useVectorKernel {
+		return vectorKernelName()
+	}
+	return GoKernel
+}
+
+// vectorKernelNames lists the names of vectorKernels.
+func vectorKernelNames() []string {
+	names := make([]string, len(vectorKernels))
+	for i, k := range vectorKernels {
+		names[i] = k.name
+	}
+	return names
+}
+
+// setVectorKernel makes the sweeps use the named vector kernel.
+func setVectorKernel(name string) bool {
+	for _, k := range vectorKernels {
+		if k.name == name {
+			coverSumsVec, useVectorKernel = k, true
+			return true
+		}
+	}
+	return false
+}
+
+// vectorKernelName names the vector kernel the sweeps use.
+func vectorKernelName() string { return coverSumsVec.name }
+
+// SetKernel makes Samplers created from now on sweep with the named
+// kernel, one of Kernels, for measuring one against another; Samplers
+// already created keep theirs. It must not be called concurrently with
+// NewSampler.
+func SetKernel(name string) error {
+	if name == GoKernel {
+		useVectorKernel = false
+		return nil
+	}
+	if !setVectorKernel(name) {
+		return fmt.Errorf("gibbs: kernel %q: this build and CPU run %s", name, strings.Join(Kernels(), ", "))
+	}
+	return nil
+}
 
 // condSums is the bit-packed form of Algorithm 1 of the paper for one row
 // (a cell in the Z step, a gene in the U step), over one column segment.

@@ -13,14 +13,16 @@ import (
 // registers).
 var vectorKernels = func() (ks []vectorKernel) {
 	x := cpu.X86
-	if !(x.HasAVX2 && x.HasAVX512F && x.HasBMI2) {
-		return nil
+	if x.HasAVX2 && x.HasAVX512F && x.HasBMI2 {
+		if x.HasAVX512VPOPCNTDQ {
+			ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums})
+		}
+		if x.HasAVX512BW {
+			ks = append(ks, vectorKernel{"avx512bw", coverSumsBW})
+		}
 	}
-	if x.HasAVX512VPOPCNTDQ {
-		ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums})
-	}
-	if x.HasAVX512BW {
-		ks = append(ks, vectorKernel{"avx512bw", coverSumsBW})
+	if x.HasAVX2 {
+		ks = append(ks, vectorKernel{"avx2", coverSumsAVX2})
 	}
 	return ks
 }()
@@ -35,7 +37,7 @@ type vectorKernel struct {
 type coverSumsFunc func(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) uint64
 
 // useVectorKernel selects the vector kernel for the sweeps; it is decided
-// once, at start-up, and tests switch it off to run the Go path.
+// at start-up (the fastest this CPU runs), and SetKernel or tests change it.
 // coverSumsVec is the variant the sweeps call.
 var (
 	useVectorKernel = len(vectorKernels) > 0
@@ -97,14 +99,10 @@ func (v *vecRow) prepare(active, want uint64, stride int) {
 }
 
 // scan adds the row's sums over one column segment, whose code words start
-// at planes[0] (code l's at planes[l*stride]), and returns the segment's
-// mismatches; obs may be nil when every column is observed.
-func (v *vecRow) scan(buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
-	return v.scanWith(coverSumsVec.sums, buf, planes, x, obs)
-}
-
-// scanWith is scan with the assembly variant sums.
-func (v *vecRow) scanWith(sums coverSumsFunc, buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
+// at planes[0] (code l's at planes[l*stride]), with the variant kern, and
+// returns the segment's mismatches; obs may be nil when every column is
+// observed.
+func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
 	n := len(x)
 	if n == 0 {
 		return 0
@@ -117,7 +115,7 @@ func (v *vecRow) scanWith(sums coverSumsFunc, buf *vecScratch, planes []uint64, 
 		// Every word the assembly reads lies in planes.
 		_ = planes[v.top*v.stride+n-1]
 	}
-	return int64(sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res))
+	return int64(kern.sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res))
 }
 
 // add adds the row's sums to acc (code l's to acc[l]).
@@ -165,3 +163,9 @@ func coverSums(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, n
 //
 //go:noescape
 func coverSumsBW(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
+
+// coverSumsAVX2 is coverSums for CPUs with AVX2 but not AVX-512
+// (kernel_avx2_amd64.s): four words per step, a nibble table for the ones.
+//
+//go:noescape
+func coverSumsAVX2(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)

@@ -101,7 +101,7 @@ func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes 
 func condSumsWith(sums coverSumsFunc, acc *[MaxL]int64, buf *vecScratch, active, want uint64, planes []uint64, stride int, x, obs []uint64) int64 {
 	var v vecRow
 	v.prepare(active, want, stride)
-	miss := v.scanWith(sums, buf, planes, x, obs)
+	miss := v.scan(vectorKernel{sums: sums}, buf, planes, x, obs)
 	v.add(acc)
 	return miss
 }

@@ -6,6 +6,15 @@ package gibbs
 // without the purego tag, kernel_amd64.s adds the AVX-512 one.
 var useVectorKernel = false
 
+// vectorKernel names an assembly variant of the vector kernel: there are
+// none in this build (vectorKernels is empty, coverSumsVec the zero value).
+type vectorKernel struct{ name string }
+
+var (
+	vectorKernels []vectorKernel
+	coverSumsVec  vectorKernel
+)
+
 // vecScratch is the vector kernel's scratch space: none in this build.
 type vecScratch struct{}
 
@@ -18,7 +27,7 @@ func (v *vecRow) prepare(active, want uint64, stride int) {
 	panic("gibbs: no vector kernel in this build")
 }
 
-func (v *vecRow) scan(buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
+func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
 	panic("gibbs: no vector kernel in this build")
 }
 

@@ -3,6 +3,7 @@ package gibbs
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -255,4 +256,54 @@ func TestAcceptMatchesExp(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestKernels: the portable kernel is always there and last; SetKernel
+// selects each kernel for Samplers created afterwards, keeps those already
+// created on theirs, and refuses a name this CPU cannot run.
+func TestKernels(t *testing.T) {
+	ks := Kernels()
+	if len(ks) == 0 || ks[len(ks)-1] != GoKernel {
+		t.Fatalf("Kernels() = %v, want the Go kernel last", ks)
+	}
+	defer SetKernel(ks[0])
+	if Kernel() != ks[0] {
+		t.Fatalf("default kernel %s, want the first of %v", Kernel(), ks)
+	}
+	data, err := NewData(randomMatrix(&testRNG{s: 1}, 70, 50, 0.2, 0), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.StartSweeps = 3, 1, 1, 1
+	before, err := NewSampler(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		if err := SetKernel(k); err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewSampler(data, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if Kernel() != k || s.vector != (k != GoKernel) || (s.vector && s.kernel.name != k) {
+			t.Errorf("SetKernel(%s): Kernel() = %s, sampler vector %v kernel %q", k, Kernel(), s.vector, s.kernel.name)
+		}
+	}
+	if before.vector != (ks[0] != GoKernel) || before.kernel.name != coverSumsVecDefault().name {
+		t.Errorf("a sampler created before SetKernel changed kernel: vector %v, %q", before.vector, before.kernel.name)
+	}
+	if err := SetKernel("avx9000"); err == nil || !strings.Contains(err.Error(), GoKernel) {
+		t.Errorf("unknown kernel: error %v, want one listing the kernels", err)
+	}
+}
+
+// coverSumsVecDefault is the variant chosen at start-up.
+func coverSumsVecDefault() vectorKernel {
+	if len(vectorKernels) == 0 {
+		return vectorKernel{}
+	}
+	return vectorKernels[0]
 }

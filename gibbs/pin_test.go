@@ -83,19 +83,25 @@ func TestSweepDigestsPinned(t *testing.T) {
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = tc.L, 8, 6, 2, 3
 			cfg.Workers, cfg.Init, cfg.Seed = tc.workers, tc.init, 42
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
-			// The default kernel, and the Go kernel with the vector path switched off.
-			for _, vector := range []bool{useVectorKernel, false} {
+			// Every kernel this CPU runs: the default, the other assembly
+			// variants, and the Go kernel with the vector path switched off.
+			for _, kernel := range Kernels() {
 				s, err := NewSampler(data, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				s.vector = vector
+				s.vector = kernel != GoKernel
+				for _, k := range vectorKernels {
+					if k.name == kernel {
+						s.kernel = k
+					}
+				}
 				res, err := s.Run(context.Background(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got := runDigest(s, res); got != tc.want {
-					t.Errorf("%s, vector kernel %v: digest %s, want %s", name, vector, got, tc.want)
+					t.Errorf("%s, kernel %s: digest %s, want %s", name, kernel, got, tc.want)
 				}
 			}
 		})

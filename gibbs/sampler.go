@@ -67,7 +67,8 @@ type Sampler struct {
 	logitU   []float64
 	observed int64         // observed entries
 	ones     []uint64      // all-ones mask words for unmasked data
-	vector   bool          // use the vector kernel (useVectorKernel; tests switch it off)
+	vector   bool          // use the vector kernel (useVectorKernel when created; tests switch it off)
+	kernel   vectorKernel  // the vector kernel's variant (coverSumsVec when created)
 	planes   []uint64      // code-major copy of a step's column codes, for the vector kernel
 	scratch  []*rowScratch // per worker, reused from step to step
 
@@ -141,7 +142,7 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	}
 	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
 	s.logitU = cfg.PriorU.logits(cfg.L, density)
-	s.vector = useVectorKernel
+	s.vector, s.kernel = useVectorKernel, coverSumsVec
 	s.workers = cfg.Workers
 	if s.workers == 0 {
 		s.workers = runtime.GOMAXPROCS(0)
@@ -353,6 +354,7 @@ type stepSpec struct {
 	// of code l is planes[l*stride+w].
 	planes []uint64
 	stride int
+	kernel vectorKernel
 }
 
 // rowStats are the integer totals of a step; integers keep them independent
@@ -410,7 +412,7 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	sp.live = liveCodes(sp.other, s.l)
 	if s.vector {
 		s.planes = codeMajor(s.planes, sp.other, s.l)
-		sp.planes, sp.stride = s.planes, len(sp.other)/s.l
+		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
 	}
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
@@ -594,7 +596,7 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 				if sp.mask == nil {
 					obs = nil
 				}
-				r.miss += buf.vrows[k].scan(&buf.vec, sp.planes[off:], x, obs)
+				r.miss += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
 			} else {
 				r.miss += condSums(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs)
 			}

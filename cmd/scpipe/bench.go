@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/bench"
+	"scpipe/gibbs"
 	"scpipe/pipeline"
 )
 
@@ -44,6 +45,7 @@ entries/11,000 cells) or CELLSxGENES shapes:
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the planted data and the sampler"},
 			&cli.StringFlag{Name: "prior", Value: d.Prior, Usage: "prior of Z and U: uniform (as fit), empirical or a probability"},
 			&cli.StringFlag{Name: "work", Value: d.Work, Usage: "folder caching the generated shards"},
+			&cli.StringFlag{Name: "kernel", Usage: "sampler kernel to measure (" + strings.Join(gibbs.Kernels(), ", ") + "; default: the first, the fastest this CPU runs)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the measurements (labels: phase, size, L)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing --cpuprofile file"},
@@ -65,7 +67,7 @@ entries/11,000 cells) or CELLSxGENES shapes:
 			}
 			o.Workers, o.Sweeps, o.Warmup, o.StreamReps = env.threads, c.Int("sweeps"), c.Int("warmup"), c.Int("stream-passes")
 			o.Density, o.Seed, o.Prior, o.Work = c.Float64("density"), c.Uint64("seed"), c.String("prior"), c.String("work")
-			o.CPUProfile, o.Force = c.String("cpuprofile"), c.Bool("force")
+			o.CPUProfile, o.Force, o.Kernel = c.String("cpuprofile"), c.Bool("force"), c.String("kernel")
 			o.Command, o.Log = strings.Join(os.Args, " "), env.log
 			rep, err := bench.Run(c.Context, o)
 			if err != nil {
