@@ -14,7 +14,8 @@
 // observed), R9 the words left, R10 buf, CX the chunk's words, BX tailMask.
 // Y8 the mismatches per lane, Y9 all ones, Y12 zero, Y13 scratch, Y14 the
 // nibble table in both 128-bit lanes, Y15 the nibble mask; pass 1 holds its
-// lane mask in Y10, pass 2 in Y7.
+// lane mask in Y10, pass 2 in Y7; the chunk's words in whole steps are in
+// R15 in pass 1, R13 in pass 2.
 
 // tailMask<>+32·r has the first r of four 64-bit lanes set.
 DATA tailMask<>+0x00(SB)/8, $0
@@ -40,15 +41,20 @@ DATA nibbleOnes<>+0x00(SB)/8, $0x0302020102010100
 DATA nibbleOnes<>+0x08(SB)/8, $0x0403030203020201
 GLOBL nibbleOnes<>(SB), RODATA|NOPTR, $16
 
-// POPCNT sets each 64-bit lane of dst to the ones of that lane of src; dst
-// may be src. Y13 is scratch.
-#define POPCNT(src, dst) \
+// BYTEPC sets each byte of dst to the ones of that byte of src; dst may be
+// src. Y13 is scratch.
+#define BYTEPC(src, dst) \
 	VPAND   src, Y15, Y13 \
 	VPSRLQ  $4, src, dst  \
 	VPAND   dst, Y15, dst \
 	VPSHUFB Y13, Y14, Y13 \
 	VPSHUFB dst, Y14, dst \
-	VPADDB  Y13, dst, dst \
+	VPADDB  Y13, dst, dst
+
+// POPCNT sets each 64-bit lane of dst to the ones of that lane of src; dst
+// may be src.
+#define POPCNT(src, dst) \
+	BYTEPC(src, dst) \
 	VPSADBW Y12, dst, dst
 
 // LANESUM4 sets R to the sum of the 4 lanes of Y (X its low half), with XT
@@ -86,15 +92,15 @@ chunk:
 	// code) and c2 (at least two), the mismatches, and the masks
 	// obs &^ c2 → buf.masks[0] and obs &^ (c1|c2) → buf.masks[1].
 pass1:
-	MOVQ act+40(FP), R11
-	MOVQ na+48(FP), R12
-	XORQ DX, DX
+	MOVQ  act+40(FP), R11
+	MOVQ  na+48(FP), R12
+	MOVQ  CX, R15
+	ANDQ  $-4, R15 // the chunk's words in whole steps
+	XORQ  DX, DX
+	TESTQ R15, R15
+	JZ    tailCheck1
 
 block1:
-	MOVQ  CX, AX
-	SUBQ  DX, AX
-	CMPQ  AX, $4
-	JLT   tail1
 	VMOVDQU (DI)(DX*8), Y0 // x
 	VMOVDQA Y9, Y1         // obs
 	TESTQ R8, R8
@@ -121,6 +127,8 @@ coverCode:
 
 	// The chunk's last step, of 1 to 3 words: the same under a lane mask.
 tail1:
+	MOVQ       CX, AX
+	SUBQ       DX, AX
 	SHLQ       $5, AX
 	VMOVDQU    (BX)(AX*1), Y10
 	VPMASKMOVQ (DI)(DX*8), Y10, Y0
@@ -158,11 +166,19 @@ masks:
 	VMOVDQU Y5, (R10)(DX*8)
 	VMOVDQU Y7, 512(R10)(DX*8)
 	ADDQ    $4, DX
-	CMPQ    DX, CX
+	CMPQ    DX, R15
 	JLT     block1
 
+tailCheck1:
+	CMPQ DX, CX
+	JLT  tail1
+
 	// Pass 2, per wanted code k: res[k] += Σ 2·popcount(x & s) − popcount(s)
-	// over the chunk, s = code & mask, with the two sums in Y10 and Y11.
+	// over the chunk, s = code & mask. The two counts are summed per byte in
+	// Y10 and Y11 (at most 16 steps of 8, so no byte overflows) and into
+	// lanes once per chunk.
+	MOVQ CX, R13
+	ANDQ $-4, R13 // the chunk's words in whole steps
 	XORQ R14, R14
 
 code2:
@@ -177,34 +193,40 @@ code2:
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	XORQ  DX, DX
+	TESTQ R13, R13
+	JZ    tail2
 
 block2:
-	MOVQ    CX, R11
-	SUBQ    DX, R11
-	CMPQ    R11, $4
-	JLT     tail2
 	VMOVDQU (AX)(DX*8), Y4
 	VPAND   (R15)(DX*8), Y4, Y4 // s
-	VMOVDQU (DI)(DX*8), Y0
-	JMP     sum2
+	VPAND   (DI)(DX*8), Y4, Y5  // x & s
+	BYTEPC(Y5, Y5)
+	VPADDB  Y5, Y10, Y10
+	BYTEPC(Y4, Y4)
+	VPADDB  Y4, Y11, Y11
+	ADDQ    $4, DX
+	CMPQ    DX, R13
+	JLT     block2
 
+	// The chunk's last 1 to 3 words, if any, under a lane mask.
 tail2:
+	MOVQ       CX, R11
+	SUBQ       DX, R11
+	JZ         sums2
 	SHLQ       $5, R11
 	VMOVDQU    (BX)(R11*1), Y7
 	VPMASKMOVQ (AX)(DX*8), Y7, Y4
 	VPAND      (R15)(DX*8), Y4, Y4
 	VPMASKMOVQ (DI)(DX*8), Y7, Y0
+	VPAND      Y0, Y4, Y5
+	BYTEPC(Y5, Y5)
+	VPADDB     Y5, Y10, Y10
+	BYTEPC(Y4, Y4)
+	VPADDB     Y4, Y11, Y11
 
-sum2:
-	VPAND  Y0, Y4, Y5
-	POPCNT(Y5, Y5)
-	VPADDQ Y5, Y10, Y10
-	POPCNT(Y4, Y4)
-	VPADDQ Y4, Y11, Y11
-	ADDQ   $4, DX
-	CMPQ   DX, CX
-	JLT    block2
-
+sums2:
+	VPSADBW Y12, Y10, Y10
+	VPSADBW Y12, Y11, Y11
 	VPSLLQ $1, Y10, Y10
 	VPSUBQ Y11, Y10, Y10
 	LANESUM4(Y10, X10, X13, R11)
