@@ -22,7 +22,7 @@ var blockBudget = 256 << 20
 // writePass reads the spilled entries back and sets the kept bits, on all
 // cores when the spill's frames hold disjoint cells. Such a spill is in
 // cell order: cell blocks are then built in memory (blockRows) and each is
-// written and finished (transposed, checksummed, fsynced) as soon as all
+// written and finished (transposed, checksummed, written back) as soon as all
 // its cells are set, while later blocks are being set. Otherwise bits go
 // straight into the shard's mapped blocks, which Commit finishes. Progress
 // advances from the input's entries to twice them, in proportion to the
