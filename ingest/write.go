@@ -41,6 +41,9 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 	for range cap(blocks) {
 		fin.Go(func() error {
 			for b := range blocks {
+				if err := ctx.Err(); err != nil {
+					return err // another finisher failed, or the ingest was cancelled
+				}
 				if err := br.finish(b); err != nil {
 					return fmt.Errorf("ingest: %w", err)
 				}

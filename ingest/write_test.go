@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -124,5 +126,31 @@ func TestWritePassBlocks(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCancelDuringWritePass cancels an ingest half-way through the write
+// pass, while blocks are being finished: Run must return the cancellation
+// and leave nothing in the output's folder (no shard, temporary folder or
+// spill).
+func TestCancelDuringWritePass(t *testing.T) {
+	defer func(f int, p int64) { spillFrame, progressStep = f, p }(spillFrame, progressStep)
+	spillFrame, progressStep = 512, 1000 // many frames and progress reports
+	in := filepath.Join(sharedData(t), "brain1m-10k-subset", "derived_v2_filtered_gene_bc_matrices_h5.h5")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opt := DefaultOptions()
+	opt.Input, opt.Output = in, filepath.Join(dir, "s")
+	opt.Progress = func(done, total int64) {
+		if done > total/2 && done < total {
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run cancelled in the write pass: error %v, want context.Canceled", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
