@@ -200,6 +200,20 @@ func (s *spillWriter) remove() {
 	os.Remove(s.f.Name())
 }
 
+// oneByteGaps reports whether no byte of b has its high bit set, that is
+// whether b holds only one-byte varints; eight bytes at a time.
+func oneByteGaps(b []byte) bool {
+	var acc uint64
+	for len(b) >= 8 {
+		acc |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, x := range b {
+		acc |= uint64(x)
+	}
+	return acc&0x8080808080808080 == 0
+}
+
 // errSpill marks a spill file that does not read back as written.
 var errSpill = errors.New("temporary entry file corrupt")
 
@@ -337,6 +351,7 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 		return total, -1, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
 	}
 	cell := int64(0)
+	var err error
 	for p := 0; p < len(frame); {
 		dc, m := binary.Varint(frame[p:])
 		p += max(m, 0)
@@ -346,31 +361,56 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 		if m <= 0 || m2 <= 0 || k == 0 || k > uint64(len(frame)) || uint64(cell) >= uint64(d.cells) {
 			return fail("bad run header")
 		}
-		run := slices.Grow(d.run[:0], int(k))
+		run := slices.Grow(d.run[:0], int(k))[:k]
 		g := int64(0)
-		for range k {
-			// Most gene gaps fit one byte: decode those inline.
-			var dg int64
-			if p < len(frame) && frame[p] < 0x80 {
-				b := frame[p]
-				dg = int64(b>>1) ^ -int64(b&1)
-				p++
-			} else {
-				var m int
-				if dg, m = binary.Varint(frame[p:]); m <= 0 {
-					return fail("truncated run")
+		if rest := frame[p:]; len(rest) >= len(run) && oneByteGaps(rest[:len(run)]) {
+			// Every gap of the run fits one byte: no varint branches.
+			gaps := rest[:len(run)]
+			run = run[:len(gaps)]
+			for i, b := range gaps {
+				g += int64(b>>1) ^ -int64(b&1)
+				if uint64(g) >= uint64(d.genes) {
+					return fail(fmt.Sprintf("gene %d out of range", g))
 				}
-				p += m
+				run[i] = int32(g)
 			}
-			g += dg
-			if uint64(g) >= uint64(d.genes) {
-				return fail(fmt.Sprintf("gene %d out of range", g))
-			}
-			run = append(run, int32(g))
+			p += len(gaps)
+		} else if p, err = d.slowRun(frame, p, run); err != nil {
+			return total, -1, err
 		}
 		d.run = run
 		fn(int32(cell), run)
 		total += int64(k)
 	}
 	return total, int32(cell), nil
+}
+
+// slowRun decodes the gaps of run from frame at p, of any length, and
+// returns the position after them.
+func (d *spillDecoder) slowRun(frame []byte, p int, run []int32) (int, error) {
+	fail := func(what string) (int, error) {
+		return p, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
+	}
+	g := int64(0)
+	for i := range run {
+		// Even here most gaps fit one byte: decode those inline.
+		var dg int64
+		if p < len(frame) && frame[p] < 0x80 {
+			b := frame[p]
+			dg = int64(b>>1) ^ -int64(b&1)
+			p++
+		} else {
+			var m int
+			if dg, m = binary.Varint(frame[p:]); m <= 0 {
+				return fail("truncated run")
+			}
+			p += m
+		}
+		g += dg
+		if uint64(g) >= uint64(d.genes) {
+			return fail(fmt.Sprintf("gene %d out of range", g))
+		}
+		run[i] = int32(g)
+	}
+	return p, nil
 }

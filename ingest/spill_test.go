@@ -25,10 +25,12 @@ func TestSpillRoundTrip(t *testing.T) {
 		shuffleCells   bool
 		shuffleGenes   bool
 		wantConcurrent bool
+		maxGap         int // gaps of up to 31 all fit one byte (the decoder's fast path)
 	}{
-		{"sorted", false, false, true},
-		{"unsorted-genes", false, true, true},
-		{"unsorted-cells", true, false, false},
+		{"sorted", false, false, true, 200},
+		{"sorted-small-gaps", false, false, true, 31},
+		{"unsorted-genes", false, true, true, 200},
+		{"unsorted-cells", true, false, false, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -49,7 +51,7 @@ func TestSpillRoundTrip(t *testing.T) {
 			var total int64
 			for _, c := range order {
 				var row []int32
-				for g := int32(0); g < genes; g += 1 + int32(rng.IntN(200)) {
+				for g := int32(0); g < genes; g += 1 + int32(rng.IntN(tc.maxGap)) {
 					row = append(row, g)
 				}
 				if tc.shuffleGenes {
@@ -184,4 +186,30 @@ func TestSpillRemoved(t *testing.T) {
 		}
 		t.Fatalf("folder holds %v, want only the output", names)
 	}
+}
+
+// BenchmarkSpillDecode decodes one frame of runs as the write pass does:
+// 1000 genes per cell out of 20 000, about one byte per gene.
+func BenchmarkSpillDecode(b *testing.B) {
+	const cells, genes = 1000, 20000
+	rng := rand.New(rand.NewPCG(1, 1))
+	var seg spillSegment
+	seg.reset()
+	var n int64
+	for c := range cells {
+		var run []int32
+		for g := int32(rng.IntN(40)); g < genes; g += 1 + int32(rng.IntN(39)) {
+			run = append(run, g)
+		}
+		seg.addRun(int32(c), run)
+		n += int64(len(run))
+	}
+	d := spillDecoder{name: "bench", cells: cells, genes: genes}
+	b.SetBytes(int64(len(seg.buf)))
+	for b.Loop() {
+		if _, _, err := d.frame(seg.buf, func(int32, []int32) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "genes/s")
 }
