@@ -127,9 +127,9 @@ func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *count
 
 // blockRows builds cell blocks of X in memory, for rows that arrive in
 // order: the bits of a block are set in a reused buffer, which is written
-// whole when the block is complete (shard.Writer.WriteBlock). Setting bits
-// in the shard's mapped files instead costs a page fault per 4 KiB, several
-// times the cost of writing the same bytes. At most budget buffers exist;
+// whole when the block is complete (shard.Writer.WriteBlock), sparing the
+// page fault per 4 KiB that setting bits in the shard's mapped files takes.
+// At most budget buffers exist;
 // a block first touched when none is free is set through the mapping, so
 // memory stays bounded however far ahead of the oldest incomplete block the
 // decoders run.
