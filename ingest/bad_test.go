@@ -260,6 +260,12 @@ func TestBadInput(t *testing.T) {
 		{"mtx empty", func() string {
 			return mtxFolder(t, "%%MatrixMarket matrix coordinate integer general\n4 3 0\n", 4, 3, true, true)
 		}, nil, "matrix.mtx.gz", []string{"empty matrix"}},
+		{"mtx repeated entry", func() string {
+			return mtxFolder(t, strings.Replace(replace("4 3 5", "4 3 6"), "2 1 1\n", "2 1 1\n2 1 4\n", 1), 4, 3, false, true)
+		}, nil, "matrix.mtx", []string{"1 entry repeats a cell and gene", "cell BC0-1", "sum_duplicates"}},
+		{"mtx repeated entry out of order", func() string {
+			return mtxFolder(t, replace("4 3 5", "4 3 7")+"3 2 1\n2 1 5\n", 4, 3, true, true)
+		}, nil, "matrix.mtx.gz", []string{"2 entries repeat a cell and gene", "cell BC0-1"}},
 		{"text named .h5", textH5, nil, "counts.h5", []string{"not an HDF5 file"}},
 		{"every gene filtered", func() string { return mtxFolder(t, goodMTX, 4, 3, true, true) },
 			func(o *Options) { o.MinCellFrac = 0.9 }, "matrix.mtx.gz", []string{"every gene filtered out", "at least 3 of 3 cells"}},
@@ -284,6 +290,7 @@ func TestBadInput(t *testing.T) {
 		{"h5ad indptr vs shape", h5ad(func(x *h5gen.CSR) { x.Rows = 2 }), nil, "adata.h5ad", []string{"/X/indptr", "inconsistent with shape"}},
 		{"h5ad index out of range", h5ad(func(x *h5gen.CSR) { x.Indices[1] = 7 }), nil, "adata.h5ad", []string{"/X/indices[1] = 7 out of range 0..3"}},
 		{"h5ad negative", h5ad(func(x *h5gen.CSR) { x.Data[3] = -2 }), nil, "adata.h5ad", []string{"negative", "--layer"}},
+		{"h5ad repeated entry", h5ad(func(x *h5gen.CSR) { x.Indices[4] = 0 }), nil, "adata.h5ad", []string{"1 entry repeats", "cell BC2"}},
 		{"h5ad missing layer", h5ad(func(*h5gen.CSR) {}), func(o *Options) { o.Layer = "counts" }, "adata.h5ad", []string{`no layer "counts"`}},
 		{"h5ad without X", noX, nil, "empty.h5ad", []string{"empty matrix", "no X"}},
 	}

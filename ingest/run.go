@@ -100,9 +100,12 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	defer w.Abort()
-	ones, err := writePass(ctx, spill, w, plan, c, prog)
+	ones, dups, err := writePass(ctx, spill, w, plan, c, prog)
 	if err != nil {
 		return nil, err
+	}
+	if dups.n > 0 {
+		return nil, repeatError(matrix, src, plan, dups)
 	}
 	sum, err := src.sha256()
 	if err != nil {
@@ -116,13 +119,11 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := w.Commit(m); err != nil {
 		return nil, fmt.Errorf("ingest: writing %s: %w", opt.Output, err)
 	}
-	// Duplicate entries would be counted twice in ones; the shard's own
-	// count is the truth.
 	rep.Ones, err = committedOnes(opt.Output)
 	if err != nil {
 		return nil, err
 	}
-	if rep.Ones > ones {
+	if rep.Ones != ones {
 		return nil, fmt.Errorf("ingest: %s: shard holds %d ones, %d were set", opt.Output, rep.Ones, ones)
 	}
 	rep.Commit = time.Since(t2)
@@ -447,6 +448,21 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 			CellsAfter:           rep.CellsOut,
 		},
 	}
+}
+
+// repeatError describes input that stores some (cell, gene) more than once:
+// each copy was counted by the filters and thresholded on its own, where
+// the entry's value is their sum, so the shard could not be trusted.
+func repeatError(matrix string, src source, p *filterPlan, r repeats) error {
+	cell := fmt.Sprintf("cell %d", p.cells[r.row]+1)
+	if bc := src.barcodes(); bc != nil {
+		cell = fmt.Sprintf("cell %s", bc[p.cells[r.row]])
+	}
+	what := fmt.Sprintf("%d entries repeat", r.n)
+	if r.n == 1 {
+		what = "1 entry repeats"
+	}
+	return fmt.Errorf("ingest: %s: %s a cell and gene already stored (the first in %s): sum duplicate entries first (scipy: X.sum_duplicates())", matrix, what, cell)
 }
 
 // committedOnes reads the number of ones from a committed shard's manifest.

@@ -26,15 +26,16 @@ var blockBudget = 256 << 20
 // its cells are set, while later blocks are being set. Otherwise bits go
 // straight into the shard's mapped blocks, which Commit finishes. Progress
 // advances from the input's entries to twice them, in proportion to the
-// spilled entries read.
-func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress) (int64, error) {
+// spilled entries read. It returns the bits set and what repeated an entry
+// already stored (which the caller must refuse).
+func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress) (int64, repeats, error) {
 	l := w.Layout()
 	br := &blockRows{w: w, rows: l.RowsPerBlock, wpr: l.WordsPerRow, cells: l.Cells,
 		state: make([]blockState, l.CellBlocks), live: map[int][]uint64{},
 		budget: max(blockBudget/(8*l.RowsPerBlock*l.WordsPerRow), 1)}
 	if !spill.sorted {
-		n, ones, err := setSpilled(ctx, spill, p, c, prog, br.setMapped, nil)
-		return ones, checkSpilled(spill, c, n, err)
+		r, err := setSpilled(ctx, spill, p, c, prog, br.setMapped, nil)
+		return r.set, r.repeats, checkSpilled(spill, c, r.read, err)
 	}
 	fin, ctx := errgroup.WithContext(ctx)
 	blocks := make(chan int, runtime.GOMAXPROCS(0))
@@ -64,7 +65,7 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 			}
 		}
 	}
-	n, ones, err := setSpilled(ctx, spill, p, c, prog, br.setBuffered, func(cell int32) {
+	r, err := setSpilled(ctx, spill, p, c, prog, br.setBuffered, func(cell int32) {
 		done, _ := slices.BinarySearch(p.cells, int(cell)+1) // kept cells up to cell
 		complete(done)
 	})
@@ -75,7 +76,7 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 	if ferr := fin.Wait(); ferr != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		err = ferr
 	}
-	return ones, checkSpilled(spill, c, n, err)
+	return r.set, r.repeats, checkSpilled(spill, c, r.read, err)
 }
 
 // checkSpilled returns err, or an error when the n entries read back from
@@ -88,17 +89,32 @@ func checkSpilled(spill *spillWriter, c *counts, n int64, err error) error {
 }
 
 // setter sets the kept genes of an output row, given as input genes and
-// the map to output genes (-1: dropped), and returns how many it set;
-// scratch is its calling worker's to reuse.
-type setter func(row int, genes, geneMap []int32, scratch *[]int32) int
+// the map to output genes (-1: dropped), and returns how many were kept and
+// how many of their bits were not set before (fewer: the input stores an
+// entry twice); scratch is its calling worker's to reuse.
+type setter func(row int, genes, geneMap []int32, scratch *[]int32) (kept, set int)
+
+// repeats counts the kept entries that repeated a (cell, gene) already
+// stored, and names the first output row holding one (-1: none).
+type repeats struct {
+	n   int64
+	row int
+}
+
+// spilled is what setSpilled did: the entries read back, the bits set, and
+// the repeated entries.
+type spilled struct {
+	read, set int64
+	repeats   repeats
+}
 
 // setSpilled reads the spill back, passing each run's output row and input
-// genes to set; it returns the entries read back and the bits set. written
-// is passed on to readSpill.
-func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *counts, prog *progress, set setter, written func(int32)) (int64, int64, error) {
-	var mu sync.Mutex // guards prog and read
+// genes to set. written is passed on to readSpill.
+func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *counts, prog *progress, set setter, written func(int32)) (spilled, error) {
+	var mu sync.Mutex // guards prog, read and rep
 	var ones atomic.Int64
 	var read int64
+	rep := repeats{row: -1}
 	scale := float64(c.entries) / float64(max(c.ones, 1))
 	base := prog.done
 	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), func() func(int32, []int32) {
@@ -107,7 +123,16 @@ func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *count
 		return func(cell int32, genes []int32) {
 			seen += int64(len(genes))
 			if row := p.cellMap[cell]; row >= 0 {
-				ones.Add(int64(set(int(row), genes, p.geneMap, &scratch)))
+				kept, n := set(int(row), genes, p.geneMap, &scratch)
+				ones.Add(int64(n))
+				if kept != n {
+					mu.Lock()
+					rep.n += int64(kept - n)
+					if rep.row < 0 || int(row) < rep.row {
+						rep.row = int(row)
+					}
+					mu.Unlock()
+				}
 			}
 			if seen >= progressStep {
 				mu.Lock()
@@ -119,10 +144,10 @@ func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *count
 		}
 	}, written)
 	if err != nil {
-		return 0, 0, err
+		return spilled{}, err
 	}
 	prog.add(int(base + c.entries - prog.done))
-	return n, ones.Load(), nil
+	return spilled{read: n, set: ones.Load(), repeats: rep}, nil
 }
 
 // blockRows builds cell blocks of X in memory, for rows that arrive in
@@ -178,39 +203,40 @@ func (br *blockRows) buffer(b int) []uint64 {
 	return buf
 }
 
-// setBuffered sets the kept genes of row, mapped through geneMap, and
-// returns how many it set. Rows of one block may be set concurrently: they
-// share no word.
-func (br *blockRows) setBuffered(row int, genes, geneMap []int32, scratch *[]int32) int {
+// setBuffered is a setter: it sets the kept genes of row, mapped through
+// geneMap. Rows of one block may be set concurrently: they share no word.
+func (br *blockRows) setBuffered(row int, genes, geneMap []int32, scratch *[]int32) (kept, set int) {
 	b := row / br.rows
 	buf := br.buffer(b)
 	if buf == nil {
 		return br.setMapped(row, genes, geneMap, scratch)
 	}
 	words := buf[(row-b*br.rows)*br.wpr:][:br.wpr]
-	n := 0
 	for _, g := range genes {
 		if g := geneMap[g]; g >= 0 {
-			words[g>>6] |= 1 << (g & 63)
-			n++
+			old := words[g>>6]
+			words[g>>6] = old | 1<<(g&63)
+			set += int(^old >> (g & 63) & 1)
+			kept++
 		}
 	}
-	return n
+	return kept, set
 }
 
-// setMapped sets the kept genes of row through the shard's mapping.
-func (br *blockRows) setMapped(row int, genes, geneMap []int32, scratch *[]int32) int {
-	kept := (*scratch)[:0]
+// setMapped is a setter that sets the kept genes of row through the
+// shard's mapping.
+func (br *blockRows) setMapped(row int, genes, geneMap []int32, scratch *[]int32) (kept, set int) {
+	list := (*scratch)[:0]
 	for _, g := range genes {
 		if g := geneMap[g]; g >= 0 {
-			kept = append(kept, g)
+			list = append(list, g)
 		}
 	}
-	if len(kept) > 0 {
-		br.w.SetRow(row, kept)
+	if len(list) > 0 {
+		set = br.w.SetRow(row, list)
 	}
-	*scratch = kept
-	return len(kept)
+	*scratch = list
+	return len(list), set
 }
 
 // finish writes and finishes complete block b and recycles its buffer.

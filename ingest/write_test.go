@@ -100,9 +100,12 @@ func TestWritePassBlocks(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer w.Abort()
-				ones, err := writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
+				ones, dups, err := writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if dups.n != 0 || dups.row != -1 {
+					t.Fatalf("no entry repeats, but writePass reports %+v", dups)
 				}
 				if err := w.Commit(shard.Manifest{}); err != nil {
 					t.Fatal(err)
@@ -152,5 +155,65 @@ func TestCancelDuringWritePass(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestWritePassRepeats: entries that repeat a (cell, gene) already stored,
+// within a run or across two runs of a cell, are counted and the first row
+// holding one is named, whether blocks are built in memory or set through
+// the mapping (cells out of order).
+func TestWritePassRepeats(t *testing.T) {
+	runs := []struct {
+		cell  int32
+		genes []int32
+	}{
+		{3, []int32{1, 2}}, {3, []int32{2, 4}}, // one repeat across runs
+		{10, []int32{7, 7}},     // one within a run
+		{100, []int32{9, 9, 9}}, // two in another block
+		{150, []int32{0, 1, 2}},
+	}
+	for _, shuffled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shuffled=%v", shuffled), func(t *testing.T) {
+			dir := t.TempDir()
+			spill, err := createSpill(filepath.Join(dir, "s"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer spill.remove()
+			var entries int64
+			for i := range runs {
+				r := runs[i]
+				if shuffled {
+					r = runs[len(runs)-1-i]
+				}
+				if err := spill.addRun(r.cell, r.genes); err != nil {
+					t.Fatal(err)
+				}
+				entries += int64(len(r.genes))
+			}
+			if err := spill.finish(); err != nil {
+				t.Fatal(err)
+			}
+			const cells, genes = 200, 20
+			p := &filterPlan{cellMap: make([]int32, cells), geneMap: make([]int32, genes)}
+			for c := range cells {
+				p.cellMap[c], p.cells = int32(c), append(p.cells, c)
+			}
+			for g := range genes {
+				p.geneMap[g], p.genes = int32(g), append(p.genes, g)
+			}
+			w, err := shard.Create(filepath.Join(dir, "s"), shard.Layout{Cells: cells, Genes: genes, RowsPerBlock: 64}, shard.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Abort()
+			ones, dups, err := writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ones != entries-4 || dups.n != 4 || dups.row != 3 {
+				t.Errorf("set %d bits, repeats %+v; want %d bits, 4 repeats first in row 3", ones, dups, entries-4)
+			}
+		})
 	}
 }

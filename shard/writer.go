@@ -140,21 +140,29 @@ func (w *Writer) row(plane [][]uint64, cell int) []uint64 {
 	return plane[b][off : off+w.layout.WordsPerRow : off+w.layout.WordsPerRow]
 }
 
-func (w *Writer) setRow(plane [][]uint64, cell int, genes []int32) {
+// setRow sets bits (cell, g) of one plane and returns how many were not
+// set before.
+func (w *Writer) setRow(plane [][]uint64, cell int, genes []int32) int {
 	row := w.row(plane, cell)
 	w.wrote(row)
+	n := 0
 	for _, g := range genes {
 		if uint32(g) >= uint32(w.layout.Genes) {
 			panic(fmt.Sprintf("shard: cell %d: gene %d out of range [0, %d)", cell, g, w.layout.Genes))
 		}
-		row[g>>6] |= 1 << (uint(g) & 63)
+		old := row[g>>6]
+		row[g>>6] = old | 1<<(uint(g)&63)
+		n += int(^old >> (uint(g) & 63) & 1)
 	}
+	return n
 }
 
-// SetRow sets the bits (cell, g) of X for every g in genes (duplicates are
-// harmless). It panics if an index is out of range: callers validate input
-// indices and report them with file positions before calling.
-func (w *Writer) SetRow(cell int, genes []int32) { w.setRow(w.xw, cell, genes) }
+// SetRow sets the bits (cell, g) of X for every g in genes and returns how
+// many of them were not set before, so that a caller can tell input that
+// stores an entry twice. It panics if an index is out of range: callers
+// validate input indices and report them with file positions before
+// calling.
+func (w *Writer) SetRow(cell int, genes []int32) int { return w.setRow(w.xw, cell, genes) }
 
 // Set sets bit (cell, gene) of X. It panics if an index is out of range.
 func (w *Writer) Set(cell, gene int) {

@@ -537,3 +537,29 @@ func TestWriteBlockRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestSetRowCountsNewBits: SetRow returns how many of its bits were not set
+// before, counting a gene given twice once.
+func TestSetRowCountsNewBits(t *testing.T) {
+	t.Parallel()
+	w, err := Create(filepath.Join(t.TempDir(), "n.shard"), Layout{Cells: 3, Genes: 130}, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for _, tc := range []struct {
+		cell  int
+		genes []int32
+		want  int
+	}{
+		{0, []int32{1, 5, 129}, 3},
+		{0, []int32{5, 7, 7}, 1},
+		{1, []int32{5}, 1},
+		{0, nil, 0},
+		{0, []int32{129, 1}, 0},
+	} {
+		if got := w.SetRow(tc.cell, tc.genes); got != tc.want {
+			t.Errorf("SetRow(%d, %v) = %d, want %d", tc.cell, tc.genes, got, tc.want)
+		}
+	}
+}
