@@ -6,16 +6,20 @@
 // The idea: every format is a source that streams its stored entries as
 // (cell, gene, value) batches, already oriented, validating as it goes
 // (indices against the shape, pointers against lengths, entry counts against
-// headers, values non-negative and finite). Run streams the source twice:
+// headers, values non-negative and finite). Run reads the source once, in
+// two passes:
 //
 //  1. Count: the cells expressing each gene and the genes expressed by each
 //     cell, where "expressed" means count > Threshold (the paper binarises
-//     non-zero counts), plus the number and sum of stored values.
+//     non-zero counts), plus the number and sum of stored values; the
+//     expressed entries go to a temporary spill file beside the output.
 //  2. Write: with the gene filter (MinCellFrac, MinCells: the paper drops
 //     genes expressed in fewer than 1% of cells) and the cell filter
-//     (MinGenes) decided from those counts, set the kept bits through a
-//     shard.Writer, which writes a temporary folder and renames it into
-//     place only when complete.
+//     (MinGenes) decided from those counts, set the kept bits read back
+//     from the spill through a shard.Writer, which writes a temporary
+//     folder and renames it into place only when complete. An input that
+//     stores a cell and gene twice is refused here, before anything is
+//     installed: its copies were counted and thresholded one by one.
 //
 // Memory holds O(cells + genes) counters, annotations and index pointers
 // plus fixed read buffers; the matrix itself is never held. When cells
