@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -381,5 +382,59 @@ func TestBareMTX(t *testing.T) {
 	_, s = ingest(t, opt)
 	if m := s.Manifest(); m.GeneIDs[0] != "1" || m.Barcodes[4] != "5" {
 		t.Errorf("generated names %v %v", m.GeneIDs, m.Barcodes)
+	}
+}
+
+// TestH5ADFeatureColumns: an h5ad whose var holds feature_types (as
+// anndata 0.8+ writes it, a categorical) and genome (plain strings) is
+// filtered by --feature-type and --genome as a 10x file is; codes outside
+// the categories are an error naming the column.
+func TestH5ADFeatureColumns(t *testing.T) {
+	t.Parallel()
+	write := func(codes []int32) string {
+		p := filepath.Join(t.TempDir(), "cite.h5ad")
+		err := h5gen.WriteRaw(p, []h5gen.RawDataset{
+			{Path: "/X/data", Values: []float64{3, 1, 7, 1, 2}},
+			{Path: "/X/indices", Values: []int64{0, 1, 2, 0, 3}},
+			{Path: "/X/indptr", Values: []int64{0, 2, 3, 5}},
+			{Path: "/obs/_index", Values: names("BC", 3), VLen: true},
+			{Path: "/var/_index", Values: []string{"CD3E", "CD4", "CD3-TotalSeqB", "Cd8a"}, VLen: true},
+			{Path: "/var/feature_types/categories", Values: []string{"Antibody Capture", "Gene Expression"}, VLen: true},
+			{Path: "/var/feature_types/codes", Values: codes},
+			{Path: "/var/genome", Values: []string{"GRCh38", "GRCh38", "", "mm10"}, VLen: true},
+		}, []h5gen.RawAttr{
+			{Path: "/X", Name: "encoding-type", Value: "csr_matrix"},
+			{Path: "/X", Name: "shape", Value: []int64{3, 4}},
+			{Path: "/obs", Name: "_index", Value: "_index"},
+			{Path: "/var", Name: "_index", Value: "_index"},
+			{Path: "/var/feature_types", Name: "encoding-type", Value: "categorical"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	in := write([]int32{1, 1, 0, 1})
+	for _, tc := range []struct {
+		featureType, genome string
+		want                []string
+	}{
+		{GeneExpression, "", []string{"CD3E", "CD4", "Cd8a"}},
+		{"", "", []string{"CD3E", "CD4", "CD3-TotalSeqB", "Cd8a"}},
+		{"Antibody Capture", "", []string{"CD3-TotalSeqB"}},
+		{GeneExpression, "mm10", []string{"Cd8a"}},
+	} {
+		opt := DefaultOptions()
+		opt.Input, opt.Output = in, filepath.Join(t.TempDir(), "s")
+		opt.FeatureType, opt.Genome = tc.featureType, tc.genome
+		_, s := ingest(t, opt)
+		if got := s.Manifest().GeneIDs; !slices.Equal(got, tc.want) {
+			t.Errorf("feature type %q genome %q: genes %v, want %v", tc.featureType, tc.genome, got, tc.want)
+		}
+	}
+	bad := write([]int32{1, 1, 5, 1})
+	_, err := Run(context.Background(), exact(bad, filepath.Join(t.TempDir(), "bad")))
+	if err == nil || !strings.Contains(err.Error(), "/var/feature_types/codes[2] = 5") || !strings.Contains(err.Error(), bad) {
+		t.Errorf("codes outside the categories: error %v", err)
 	}
 }

@@ -190,19 +190,76 @@ func dataframeIndex(f *h5.File, path string) ([]string, error) {
 	return names, nil
 }
 
-// h5adFeatures reads the var index as gene names and, when var has a string
-// column gene_ids (scanpy's read_10x_* keeps the Ensembl ids there), the ids.
+// h5adFeatures reads the var index as gene names and, when var has them,
+// the string columns gene_ids (scanpy's read_10x_* keeps the Ensembl ids
+// there), feature_types and genome (which --feature-type and --genome then
+// select on, as for 10x files).
 func h5adFeatures(f *h5.File, varPath string) (features, error) {
 	names, err := dataframeIndex(f, varPath)
 	if err != nil {
 		return features{}, err
 	}
-	if f.IsGroup(varPath) && f.Exists(varPath+"/gene_ids") {
-		if ids, err := f.Strings(varPath + "/gene_ids"); err == nil && len(ids) == len(names) {
-			return features{IDs: ids, Names: names}, nil
+	feat := features{IDs: names}
+	if ids, err := h5adColumn(f, varPath, "gene_ids", len(names)); err != nil {
+		return features{}, err
+	} else if ids != nil {
+		feat.IDs, feat.Names = ids, names
+	}
+	if feat.Types, err = h5adColumn(f, varPath, "feature_types", len(names)); err != nil {
+		return features{}, err
+	}
+	if feat.Genomes, err = h5adColumn(f, varPath, "genome", len(names)); err != nil {
+		return features{}, err
+	}
+	return feat, nil
+}
+
+// h5adColumn reads the string column col of n rows of the dataframe group
+// df: a dataset of strings, or a categorical (anndata 0.8 and later: a
+// group of categories and integer codes, -1 for a missing value, read as
+// ""). It returns nil when the column is absent or stored otherwise
+// (anndata 0.7 refers to its categories by object reference, not read).
+func h5adColumn(f *h5.File, df, col string, n int) ([]string, error) {
+	p := df + "/" + col
+	if !f.IsGroup(df) || !f.Exists(p) {
+		return nil, nil
+	}
+	var values []string
+	if f.IsGroup(p) {
+		if !f.Exists(p+"/categories") || !f.Exists(p+"/codes") {
+			return nil, nil
+		}
+		cats, err := f.Strings(p + "/categories")
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		d, err := f.Dataset(p + "/codes")
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		codes := make([]int64, d.Len())
+		if err := d.ReadInt64(0, codes); err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		values = make([]string, len(codes))
+		for i, c := range codes {
+			if c < -1 || c >= int64(len(cats)) {
+				return nil, fmt.Errorf("ingest: %s: %s/codes[%d] = %d, but there are %d categories", f.Path(), p, i, c, len(cats))
+			}
+			if c >= 0 {
+				values[i] = cats[c]
+			}
+		}
+	} else {
+		var err error
+		if values, err = f.Strings(p); err != nil {
+			return nil, nil // a numeric or other column of that name
 		}
 	}
-	return features{IDs: names}, nil
+	if len(values) != n {
+		return nil, fmt.Errorf("ingest: %s: %s has %d entries for %d genes", f.Path(), p, len(values), n)
+	}
+	return values, nil
 }
 
 func (s *h5adSource) shape() (int, int) { return s.cells, s.genes }

@@ -21,10 +21,13 @@ type Options struct {
 	// Output is the shard folder to create.
 	Output string
 	// Genome selects the genome group of a CellRanger v2 HDF5 file (or the
-	// genome subfolder of a v2 MTX folder) that holds several.
+	// genome subfolder of a v2 MTX folder) that holds several, and keeps
+	// only the features of that genome where features record one (10x v3,
+	// AnnData var genome).
 	Genome string
-	// FeatureType keeps only features of this 10x feature type; empty keeps
-	// every feature. Inputs without feature types count as GeneExpression.
+	// FeatureType keeps only features of this feature type (10x features,
+	// AnnData var feature_types); empty keeps every feature. Inputs without
+	// feature types count as GeneExpression.
 	FeatureType string
 	// Layer selects the AnnData matrix: "" or "X" for X, "raw" or "raw/X" for
 	// raw.X, any other name for layers/NAME.
