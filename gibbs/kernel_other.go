@@ -3,7 +3,7 @@
 package gibbs
 
 // useVectorKernel is false: this build has no vector kernel. On amd64
-// without the purego tag, kernel_amd64.s adds the AVX-512 one.
+// without the purego tag, kernel_amd64.go adds the assembly ones.
 var useVectorKernel = false
 
 // vectorKernel names an assembly variant of the vector kernel: there are

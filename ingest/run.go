@@ -332,9 +332,9 @@ func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr 
 }
 
 // blockSums stores in sums the sum of each block of val[lo:hi] (lo a
-// multiple of block), in four interleaved partial sums added at the end:
-// four times the speed of one running sum, whose every addition waits for
-// the last, and the same result for any division of the batch into ranges.
+// multiple of block), in four interleaved partial sums added at the end, so
+// that an addition need not wait for the one before; the result depends on
+// the blocks alone, not on how the batch is divided into ranges.
 func blockSums(val []float64, lo, hi, block int, sums []float64) {
 	for s := lo; s < hi; s += block {
 		v := val[s:min(s+block, hi)]
