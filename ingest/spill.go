@@ -200,20 +200,6 @@ func (s *spillWriter) remove() {
 	os.Remove(s.f.Name())
 }
 
-// oneByteGaps reports whether no byte of b has its high bit set, that is
-// whether b holds only one-byte varints; eight bytes at a time.
-func oneByteGaps(b []byte) bool {
-	var acc uint64
-	for len(b) >= 8 {
-		acc |= binary.LittleEndian.Uint64(b)
-		b = b[8:]
-	}
-	for _, x := range b {
-		acc |= uint64(x)
-	}
-	return acc&0x8080808080808080 == 0
-}
-
 // errSpill marks a spill file that does not read back as written.
 var errSpill = errors.New("temporary entry file corrupt")
 
@@ -362,20 +348,7 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 			return fail("bad run header")
 		}
 		run := slices.Grow(d.run[:0], int(k))[:k]
-		g := int64(0)
-		if rest := frame[p:]; len(rest) >= len(run) && oneByteGaps(rest[:len(run)]) {
-			// Every gap of the run fits one byte: no varint branches.
-			gaps := rest[:len(run)]
-			run = run[:len(gaps)]
-			for i, b := range gaps {
-				g += int64(b>>1) ^ -int64(b&1)
-				if uint64(g) >= uint64(d.genes) {
-					return fail(fmt.Sprintf("gene %d out of range", g))
-				}
-				run[i] = int32(g)
-			}
-			p += len(gaps)
-		} else if p, err = d.slowRun(frame, p, run); err != nil {
+		if p, err = d.runGenes(frame, p, run); err != nil {
 			return total, -1, err
 		}
 		d.run = run
@@ -385,15 +358,15 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 	return total, int32(cell), nil
 }
 
-// slowRun decodes the gaps of run from frame at p, of any length, and
+// runGenes decodes the genes of run from their gaps in frame at p and
 // returns the position after them.
-func (d *spillDecoder) slowRun(frame []byte, p int, run []int32) (int, error) {
+func (d *spillDecoder) runGenes(frame []byte, p int, run []int32) (int, error) {
 	fail := func(what string) (int, error) {
 		return p, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
 	}
 	g := int64(0)
 	for i := range run {
-		// Even here most gaps fit one byte: decode those inline.
+		// Most gaps fit one byte: decode those inline.
 		var dg int64
 		if p < len(frame) && frame[p] < 0x80 {
 			b := frame[p]
