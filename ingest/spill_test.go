@@ -25,7 +25,7 @@ func TestSpillRoundTrip(t *testing.T) {
 		shuffleCells   bool
 		shuffleGenes   bool
 		wantConcurrent bool
-		maxGap         int // gaps of up to 31 all fit one byte (the decoder's fast path)
+		maxGap         int // gaps of up to 31 all fit one byte
 	}{
 		{"sorted", false, false, true, 200},
 		{"sorted-small-gaps", false, false, true, 31},
