@@ -30,7 +30,6 @@ func TestWritePassBlocks(t *testing.T) {
 	const cells, genes = 1000, 150
 	rng := rand.New(rand.NewPCG(11, 12))
 	input := make([][]int32, cells)
-	var entries int64
 	for c := range input {
 		k := rng.IntN(40)
 		if c%64 == 1 || c%7 == 3 || c > 990 {
@@ -40,7 +39,6 @@ func TestWritePassBlocks(t *testing.T) {
 			input[c] = append(input[c], int32(g))
 		}
 		slices.Sort(input[c])
-		entries += int64(k)
 	}
 	for _, dropCells := range []bool{false, true} {
 		p := &filterPlan{cellMap: make([]int32, cells), geneMap: make([]int32, genes)}
@@ -73,36 +71,19 @@ func TestWritePassBlocks(t *testing.T) {
 				blockBudget = tc.budget
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
 				dir := t.TempDir()
-				spill, err := createSpill(filepath.Join(dir, "s"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer spill.remove()
 				order := rand.New(rand.NewPCG(1, 1)).Perm(cells)
 				if !tc.shuffled {
 					slices.Sort(order)
 				}
+				var runs []cellGenes
 				for _, c := range order {
-					if run := input[c]; len(run) > 0 {
-						if err := spill.addRun(int32(c), run); err != nil {
-							t.Fatal(err)
-						}
+					if len(input[c]) > 0 {
+						runs = append(runs, cellGenes{int32(c), input[c]})
 					}
 				}
-				if err := spill.finish(); err != nil {
-					t.Fatal(err)
-				}
-				if spill.sorted == tc.shuffled {
-					t.Fatalf("spill sorted = %v, want %v", spill.sorted, !tc.shuffled)
-				}
-				w, err := shard.Create(filepath.Join(dir, "s"), shard.Layout{Cells: len(p.cells), Genes: len(p.genes), RowsPerBlock: 64}, shard.CreateOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer w.Abort()
-				ones, dups, err := writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
-				if err != nil {
-					t.Fatal(err)
+				w, sorted, ones, dups := writeRuns(t, dir, runs, p)
+				if sorted == tc.shuffled {
+					t.Fatalf("spill sorted = %v, want %v", sorted, !tc.shuffled)
 				}
 				if dups.n != 0 || dups.row != -1 {
 					t.Fatalf("no entry repeats, but writePass reports %+v", dups)
@@ -163,57 +144,69 @@ func TestCancelDuringWritePass(t *testing.T) {
 // holding one is named, whether blocks are built in memory or set through
 // the mapping (cells out of order).
 func TestWritePassRepeats(t *testing.T) {
-	runs := []struct {
-		cell  int32
-		genes []int32
-	}{
+	runs := []cellGenes{
 		{3, []int32{1, 2}}, {3, []int32{2, 4}}, // one repeat across runs
 		{10, []int32{7, 7}},     // one within a run
 		{100, []int32{9, 9, 9}}, // two in another block
 		{150, []int32{0, 1, 2}},
 	}
+	const cells, genes, entries = 200, 20, 12
+	p := &filterPlan{cellMap: make([]int32, cells), geneMap: make([]int32, genes)}
+	for c := range cells {
+		p.cellMap[c], p.cells = int32(c), append(p.cells, c)
+	}
+	for g := range genes {
+		p.geneMap[g], p.genes = int32(g), append(p.genes, g)
+	}
 	for _, shuffled := range []bool{false, true} {
 		t.Run(fmt.Sprintf("shuffled=%v", shuffled), func(t *testing.T) {
-			dir := t.TempDir()
-			spill, err := createSpill(filepath.Join(dir, "s"))
-			if err != nil {
-				t.Fatal(err)
+			order := slices.Clone(runs)
+			if shuffled {
+				slices.Reverse(order)
 			}
-			defer spill.remove()
-			var entries int64
-			for i := range runs {
-				r := runs[i]
-				if shuffled {
-					r = runs[len(runs)-1-i]
-				}
-				if err := spill.addRun(r.cell, r.genes); err != nil {
-					t.Fatal(err)
-				}
-				entries += int64(len(r.genes))
-			}
-			if err := spill.finish(); err != nil {
-				t.Fatal(err)
-			}
-			const cells, genes = 200, 20
-			p := &filterPlan{cellMap: make([]int32, cells), geneMap: make([]int32, genes)}
-			for c := range cells {
-				p.cellMap[c], p.cells = int32(c), append(p.cells, c)
-			}
-			for g := range genes {
-				p.geneMap[g], p.genes = int32(g), append(p.genes, g)
-			}
-			w, err := shard.Create(filepath.Join(dir, "s"), shard.Layout{Cells: cells, Genes: genes, RowsPerBlock: 64}, shard.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Abort()
-			ones, dups, err := writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, _, ones, dups := writeRuns(t, t.TempDir(), order, p)
 			if ones != entries-4 || dups.n != 4 || dups.row != 3 {
 				t.Errorf("set %d bits, repeats %+v; want %d bits, 4 repeats first in row 3", ones, dups, entries-4)
 			}
 		})
 	}
+}
+
+// cellGenes is one run of a spill: genes of a cell.
+type cellGenes struct {
+	cell  int32
+	genes []int32
+}
+
+// writeRuns spills runs in the order given and applies the spill with
+// writePass to a new shard at dir/s of p's kept cells and genes, in blocks
+// of 64 cells. It returns the writer, not yet committed, whether the spill
+// was sorted, the bits set and the repeats.
+func writeRuns(t *testing.T, dir string, runs []cellGenes, p *filterPlan) (w *shard.Writer, sorted bool, ones int64, dups repeats) {
+	t.Helper()
+	spill, err := createSpill(filepath.Join(dir, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(spill.remove)
+	var entries int64
+	for _, r := range runs {
+		if err := spill.addRun(r.cell, r.genes); err != nil {
+			t.Fatal(err)
+		}
+		entries += int64(len(r.genes))
+	}
+	if err := spill.finish(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = shard.Create(filepath.Join(dir, "s"), shard.Layout{Cells: len(p.cells), Genes: len(p.genes), RowsPerBlock: 64}, shard.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Abort() })
+	ones, dups, err = writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, spill.sorted, ones, dups
 }
