@@ -1,7 +1,10 @@
 // The body of coverSums and coverSumsBW, included by kernel_amd64.s with
 // COVERSUMS naming the function, POPCNT(src, dst) setting each 64-bit lane
-// of dst to the ones of that lane of src, and POPCNT_SETUP preparing the
-// registers POPCNT needs (Z25–Z29 are free for it).
+// of dst to the ones of that lane of src, POPCNT_SETUP preparing the
+// registers POPCNT needs (Z25–Z29 are free for it), and COUNT(src, acc) and
+// FOLD(acc) for pass 2's sums over a chunk: COUNT adds the ones of src to
+// acc in any form (clobbering src), FOLD turns acc into per-lane counts. A
+// chunk's sums reach at most 8 steps of 64 ones per lane, 8 per byte.
 //
 // func COVERSUMS(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
 //
@@ -109,14 +112,14 @@ block2:
 	VPANDQ   (R15)(DX*8), Z4, Z4 // s
 	VMOVDQU64.Z (DI)(DX*8), K1, Z0
 	VPANDQ   Z0, Z4, Z5
-	POPCNT(Z5, Z5)
-	VPADDQ   Z5, Z10, Z10
-	POPCNT(Z4, Z4)
-	VPADDQ   Z4, Z11, Z11
+	COUNT(Z5, Z10)
+	COUNT(Z4, Z11)
 	ADDQ     $8, DX
 	CMPQ     DX, CX
 	JLT      block2
 
+	FOLD(Z10)
+	FOLD(Z11)
 	VPSLLQ $1, Z10, Z10
 	VPSUBQ Z11, Z10, Z10
 	LANESUM(Z10, Y10, X10, Y12, X12, R11)

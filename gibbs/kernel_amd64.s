@@ -25,10 +25,16 @@
 #define COVERSUMS ·coverSums
 #define POPCNT_SETUP
 #define POPCNT(src, dst) VPOPCNTQ src, dst
+#define COUNT(src, acc) \
+	VPOPCNTQ src, src \
+	VPADDQ   src, acc, acc
+#define FOLD(acc)
 #include "coversums_amd64.h"
 #undef COVERSUMS
 #undef POPCNT_SETUP
 #undef POPCNT
+#undef COUNT
+#undef FOLD
 
 // coverSumsBW counts with AVX-512BW alone, for CPUs without VPOPCNTDQ
 // (Skylake and Cascade Lake Xeons): each byte's two nibbles are looked up in
@@ -45,12 +51,19 @@
 	MOVL          $0x0f0f0f0f, AX         \
 	VPBROADCASTD  AX, Z29                 \
 	VPXORQ        Z25, Z25, Z25
-#define POPCNT(src, dst) \
+#define BYTEPC(src, dst) \
 	VPANDQ  src, Z29, Z26 \
 	VPSRLQ  $4, src, Z27  \
 	VPANDQ  Z27, Z29, Z27 \
 	VPSHUFB Z26, Z28, Z26 \
 	VPSHUFB Z27, Z28, Z27 \
-	VPADDB  Z26, Z27, Z26 \
+	VPADDB  Z26, Z27, dst
+#define POPCNT(src, dst) \
+	BYTEPC(src, Z26) \
 	VPSADBW Z25, Z26, dst
+// Pass 2 sums bytes over a chunk and folds them into lanes once.
+#define COUNT(src, acc) \
+	BYTEPC(src, src) \
+	VPADDB src, acc, acc
+#define FOLD(acc) VPSADBW Z25, acc, acc
 #include "coversums_amd64.h"
