@@ -15,14 +15,14 @@ var vectorKernels = func() (ks []vectorKernel) {
 	x := cpu.X86
 	if x.HasAVX2 && x.HasAVX512F && x.HasBMI2 {
 		if x.HasAVX512VPOPCNTDQ {
-			ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums})
+			ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums, nil})
 		}
 		if x.HasAVX512BW {
-			ks = append(ks, vectorKernel{"avx512bw", coverSumsBW})
+			ks = append(ks, vectorKernel{"avx512bw", coverSumsBW, nil})
 		}
 	}
 	if x.HasAVX2 {
-		ks = append(ks, vectorKernel{"avx2", coverSumsAVX2})
+		ks = append(ks, vectorKernel{"avx2", coverSumsAVX2, coverSumsAVX2X})
 	}
 	return ks
 }()
@@ -31,6 +31,9 @@ var vectorKernels = func() (ks []vectorKernel) {
 type vectorKernel struct {
 	name string
 	sums coverSumsFunc
+	// sumsX, when not nil, sums 2·popcount(x & s) alone, for rows whose
+	// Σ popcount(s) comes from a stepTotals cache (vecRow.totals).
+	sumsX coverSumsFunc
 }
 
 // coverSumsFunc is the signature of coverSums and its variants.
@@ -74,13 +77,17 @@ type vecRow struct {
 	top, stride   int // highest code read, and words per code
 	want          uint64
 	res           [MaxL]uint64
+	// totals, when not nil, holds Σ popcount(s) of every code over the
+	// whole row (from stepTotals): scan then uses the kernel's sumsX and
+	// add subtracts them.
+	totals *[MaxL]int64
 }
 
 // prepare lists the codes of a row whose codes are active, for the sums of
 // the codes in want, over planes of stride words per code, and clears the
 // sums.
 func (v *vecRow) prepare(active, want uint64, stride int) {
-	v.na, v.nw, v.top, v.stride, v.want = 0, 0, -1, stride, want
+	v.na, v.nw, v.top, v.stride, v.want, v.totals = 0, 0, -1, stride, want, nil
 	if used := active | want; used != 0 {
 		v.top = 63 - bits.LeadingZeros64(used)
 	}
@@ -115,14 +122,26 @@ func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, ob
 		// Every word the assembly reads lies in planes.
 		_ = planes[v.top*v.stride+n-1]
 	}
-	return int64(kern.sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res))
+	sums := kern.sums
+	if v.totals != nil {
+		sums = kern.sumsX
+	}
+	return int64(sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res))
 }
+
+// setTotals makes the row's scans leave Σ popcount(s) to t, the totals of
+// the row's active codes (see stepTotals); prepare clears it.
+func (v *vecRow) setTotals(t *[MaxL]int64) { v.totals = t }
 
 // add adds the row's sums to acc (code l's to acc[l]).
 func (v *vecRow) add(acc *[MaxL]int64) {
 	k := 0
 	for m := v.want; m != 0; m &= m - 1 {
-		acc[bits.TrailingZeros64(m)] += int64(v.res[k])
+		l := bits.TrailingZeros64(m)
+		acc[l] += int64(v.res[k])
+		if v.totals != nil {
+			acc[l] -= v.totals[l]
+		}
 		k++
 	}
 }
@@ -169,3 +188,12 @@ func coverSumsBW(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int,
 //
 //go:noescape
 func coverSumsAVX2(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
+
+// coverSumsAVX2X is coverSumsAVX2 without the popcount(s) half of the sums
+// (see vectorKernel.sumsX).
+//
+//go:noescape
+func coverSumsAVX2X(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
+
+// hasSumsX reports whether k can leave Σ popcount(s) to a stepTotals.
+func (k vectorKernel) hasSumsX() bool { return k.sumsX != nil }

@@ -32,3 +32,9 @@ func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, ob
 }
 
 func (v *vecRow) add(acc *[MaxL]int64) { panic("gibbs: no vector kernel in this build") }
+
+func (v *vecRow) setTotals(t *[MaxL]int64) { panic("gibbs: no vector kernel in this build") }
+
+// hasSumsX reports whether k can leave Σ popcount(s) to a stepTotals: no
+// kernel can in this build.
+func (k vectorKernel) hasSumsX() bool { return false }

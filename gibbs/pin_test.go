@@ -107,3 +107,50 @@ func TestSweepDigestsPinned(t *testing.T) {
 		})
 	}
 }
+
+// TestStepTotalsFull runs a pinned case with the kernels that take Σ
+// popcount(S) from a stepTotals, with a cache that fills after one entry
+// per step (most rows then sum it themselves, beside rows that take it
+// from the cache) and with room for every active set: both must give the
+// pinned digest. Not parallel: it lowers the package's cache bounds.
+func TestStepTotalsFull(t *testing.T) {
+	defer func(p, m int) { totalsPerRows, maxTotals = p, m }(totalsPerRows, maxTotals)
+	const want = "dd89111ddbafaff66420ed6d81a07436f63837feb98af2e23bd6a4e0cf68232c" // 900×1000, L 10, seg 64, 1 worker
+	p := newPlanted(900+1000+10, 900, 1000, 10, 0.1, 0.02)
+	data, err := NewData(p.noisy, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = 10, 8, 6, 2, 3
+	cfg.Workers, cfg.Init, cfg.Seed = 1, InitRandom, 42
+	cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
+	ran := false
+	for _, k := range vectorKernels {
+		if !k.hasSumsX() {
+			continue
+		}
+		for _, room := range []int{1, 1 << 20} {
+			totalsPerRows, maxTotals = 1<<30, room
+			if room > 1 {
+				totalsPerRows = 1
+			}
+			s, err := NewSampler(data, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.vector, s.kernel = true, k
+			res, err := s.Run(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := runDigest(s, res); got != want {
+				t.Errorf("kernel %s, cache room %d: digest %s, want %s", k.name, room, got, want)
+			}
+			ran = true
+		}
+	}
+	if !ran {
+		t.Skip("no kernel on this CPU takes totals from a cache")
+	}
+}

@@ -70,6 +70,7 @@ type Sampler struct {
 	vector   bool          // use the vector kernel (useVectorKernel when created; tests switch it off)
 	kernel   vectorKernel  // the vector kernel's variant (coverSumsVec when created)
 	planes   []uint64      // code-major copy of a step's column codes, for the vector kernel
+	zeros    []uint64      // zero words, as many as the longest column segment (stepTotals)
 	scratch  []*rowScratch // per worker, reused from step to step
 
 	sweep    int
@@ -355,6 +356,13 @@ type stepSpec struct {
 	planes []uint64
 	stride int
 	kernel vectorKernel
+	// totals, when not nil, caches Σ popcount(S_l) per set of active codes
+	// (fully observed data and a kernel with sumsX); segWords holds the
+	// words of each column segment and zeros as many zero words as the
+	// longest, for computing them.
+	totals   *stepTotals
+	segWords []int
+	zeros    []uint64
 }
 
 // rowStats are the integer totals of a step; integers keep them independent
@@ -413,6 +421,20 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	if s.vector {
 		s.planes = codeMajor(s.planes, sp.other, s.l)
 		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
+		sp.totals = nil
+		if sp.mask == nil && s.kernel.hasSumsX() {
+			sp.totals = newStepTotals(sp.rows)
+			sp.segWords = sp.segWords[:0]
+			longest := 0
+			for seg := 0; seg+1 < len(sp.bounds); seg++ {
+				n := len(sp.m.Segment(0, seg))
+				sp.segWords, longest = append(sp.segWords, n), max(longest, n)
+			}
+			if len(s.zeros) < longest {
+				s.zeros = make([]uint64, longest)
+			}
+			sp.zeros = s.zeros
+		}
 	}
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
@@ -501,6 +523,7 @@ type rowScratch struct {
 	rows  [rowGroup]rowState
 	vec   vecScratch
 	vrows [rowGroup]vecRow // the rows' vector-kernel state, when sp.planes is set
+	tot   vecRow           // a row of zeros, for computing stepTotals
 }
 
 // updateRows proposes to flip each code of rows i0 … i0+len(rows)−1 in
@@ -580,6 +603,11 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 		if vec {
 			// Codes with an empty bitset cover nothing.
 			buf.vrows[k].prepare(r.a&sp.live, r.want, sp.stride)
+			if sp.totals != nil {
+				if t := sp.totals.get(sp, buf, r.a&sp.live); t != nil {
+					buf.vrows[k].setTotals(t)
+				}
+			}
 		}
 	}
 	for seg := 0; seg+1 < len(sp.bounds); seg++ {
