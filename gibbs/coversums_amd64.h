@@ -1,10 +1,12 @@
-// The body of coverSums and coverSumsBW, included by kernel_amd64.s with
+// The body of coverSums, coverSumsBW and coverSumsBWX, included by kernel_amd64.s with
 // COVERSUMS naming the function, POPCNT(src, dst) setting each 64-bit lane
 // of dst to the ones of that lane of src, POPCNT_SETUP preparing the
 // registers POPCNT needs (Z25–Z29 are free for it), and COUNT(src, acc) and
 // FOLD(acc) for pass 2's sums over a chunk: COUNT adds the ones of src to
 // acc in any form (clobbering src), FOLD turns acc into per-lane counts. A
 // chunk's sums reach at most 8 steps of 64 ones per lane, 8 per byte.
+// COUNT_S(s) is COUNT(s, Z11), or nothing in the variants that leave
+// Σ popcount(s) to the caller (vectorKernel.sumsX).
 //
 // func COVERSUMS(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
 //
@@ -113,7 +115,7 @@ block2:
 	VMOVDQU64.Z (DI)(DX*8), K1, Z0
 	VPANDQ   Z0, Z4, Z5
 	COUNT(Z5, Z10)
-	COUNT(Z4, Z11)
+	COUNT_S(Z4)
 	ADDQ     $8, DX
 	CMPQ     DX, CX
 	JLT      block2

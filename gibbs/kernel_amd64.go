@@ -18,7 +18,7 @@ var vectorKernels = func() (ks []vectorKernel) {
 			ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums, nil})
 		}
 		if x.HasAVX512BW {
-			ks = append(ks, vectorKernel{"avx512bw", coverSumsBW, nil})
+			ks = append(ks, vectorKernel{"avx512bw", coverSumsBW, coverSumsBWX})
 		}
 	}
 	if x.HasAVX2 {
@@ -197,3 +197,9 @@ func coverSumsAVX2X(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]i
 
 // hasSumsX reports whether k can leave Σ popcount(s) to a stepTotals.
 func (k vectorKernel) hasSumsX() bool { return k.sumsX != nil }
+
+// coverSumsBWX is coverSumsBW without the popcount(s) half of the sums
+// (see vectorKernel.sumsX).
+//
+//go:noescape
+func coverSumsBWX(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)

@@ -89,6 +89,20 @@ func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes 
 						t.Fatalf("words %d trial %d active %b from %d codes %b: vector %v/%d, Go %v/%d",
 							words, trial, active, from, codeSet, got[:L], gotMiss, want[:L], wantMiss)
 					}
+					if kern.sumsX != nil && words > 0 {
+						// sumsX leaves out −popcount(s), which is what the
+						// full sums give for a row of zeros.
+						var gotX [MaxL]int64
+						for i := range gotX {
+							gotX[i] = int64(i) + 5
+						}
+						missX := condSumsWith(kern.sumsX, &gotX, &buf, active, codeSet, planes[pad:], stride, x, vobs)
+						condSumsWith(kern.sums, &gotX, &buf, active, codeSet, planes[pad:], stride, make([]uint64, words), vobs)
+						if gotX != want || missX != wantMiss {
+							t.Fatalf("words %d trial %d active %b codes %b: sumsX plus the sums of zeros %v/%d, Go %v/%d",
+								words, trial, active, codeSet, gotX[:L], missX, want[:L], wantMiss)
+						}
+					}
 				}
 			}
 		}
