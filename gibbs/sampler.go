@@ -421,20 +421,7 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	if s.vector {
 		s.planes = codeMajor(s.planes, sp.other, s.l)
 		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
-		sp.totals = nil
-		if sp.mask == nil && s.kernel.hasSumsX() {
-			sp.totals = newStepTotals(sp.rows)
-			sp.segWords = sp.segWords[:0]
-			longest := 0
-			for seg := 0; seg+1 < len(sp.bounds); seg++ {
-				n := len(sp.m.Segment(0, seg))
-				sp.segWords, longest = append(sp.segWords, n), max(longest, n)
-			}
-			if len(s.zeros) < longest {
-				s.zeros = make([]uint64, longest)
-			}
-			sp.zeros = s.zeros
-		}
+		s.startTotals(sp)
 	}
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)

@@ -28,10 +28,26 @@ type stepTotals struct {
 	left atomic.Int64 // entries that may still be added
 }
 
-func newStepTotals(rows int) *stepTotals {
-	t := &stepTotals{}
-	t.left.Store(int64(min(maxTotals, max(rows/totalsPerRows, 1))))
-	return t
+// startTotals gives the step sp (its bounds and planes set) a fresh
+// stepTotals when its data are fully observed and the sampler's kernel can
+// use one, and nil otherwise.
+func (s *Sampler) startTotals(sp *stepSpec) {
+	sp.totals = nil
+	if sp.mask != nil || !s.kernel.hasSumsX() {
+		return
+	}
+	sp.totals = &stepTotals{}
+	sp.totals.left.Store(int64(min(maxTotals, max(sp.rows/totalsPerRows, 1))))
+	sp.segWords = sp.segWords[:0]
+	longest := 0
+	for seg := 0; seg+1 < len(sp.bounds); seg++ {
+		n := len(sp.m.Segment(0, seg))
+		sp.segWords, longest = append(sp.segWords, n), max(longest, n)
+	}
+	if len(s.zeros) < longest {
+		s.zeros = make([]uint64, longest)
+	}
+	sp.zeros = s.zeros
 }
 
 // get returns the totals of the active set a (a ⊆ sp.live), computing them
