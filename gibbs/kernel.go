@@ -90,20 +90,31 @@ func SetKernel(name string) error {
 // kernel_amd64.go), which stepSpec.scan uses instead when Sampler.vector is
 // set.
 func condSums(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) (mismatch int64) {
+	return condSumsMode(acc, active, want, L, codes, x, obs, true)
+}
+
+// condSumsX is condSums without the −popcount(S & obs) half of each sum,
+// for rows whose totals come from a stepTotals.
+func condSumsX(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) (mismatch int64) {
+	return condSumsMode(acc, active, want, L, codes, x, obs, false)
+}
+
+// condSumsMode is condSums when full, condSumsX otherwise.
+func condSumsMode(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64, full bool) (mismatch int64) {
 	obs = obs[:len(x)]
 	codes = codes[:len(x)*L]
 	if L == 2 {
 		// keepN is all ones for an inactive code: S excludes cov1 as well as cov2.
-		return condSums2(acc, active, want, codes, x, obs, active&1-1, active>>1&1-1)
+		return condSums2(acc, active, want, codes, x, obs, active&1-1, active>>1&1-1, full)
 	}
-	return condSumsL(acc, active, want, L, codes, x, obs)
+	return condSumsL(acc, active, want, L, codes, x, obs, full)
 }
 
 // condSumsL is condSums for any L. One pass over the words builds the
 // coverage of the word in registers and then serves every wanted code; a
 // two-pass variant (coverage to a buffer, then a register-resident sum per
 // code) measured no faster.
-func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) int64 {
+func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64, full bool) int64 {
 	// The wanted codes as a list, each with keep all ones if it is inactive
 	// (S excludes cov1 as well as cov2).
 	var list [MaxL]uint8
@@ -128,7 +139,10 @@ func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uin
 		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
 		for k, l := range list[:n] {
 			s := cw[l] &^ (c2 | c1&keep[k]) & ow
-			sum[k] += int64(2*bits.OnesCount64(xw&s) - bits.OnesCount64(s))
+			sum[k] += int64(2 * bits.OnesCount64(xw&s))
+			if full {
+				sum[k] -= int64(bits.OnesCount64(s))
+			}
 		}
 	}
 	for k, l := range list[:n] {
@@ -139,7 +153,7 @@ func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uin
 
 // condSums2 is condSums for L = 2 with the loop over codes unrolled; keepN
 // is all ones if code N is inactive.
-func condSums2(acc *[MaxL]int64, active, want uint64, codes, x, obs []uint64, keep0, keep1 uint64) int64 {
+func condSums2(acc *[MaxL]int64, active, want uint64, codes, x, obs []uint64, keep0, keep1 uint64, full bool) int64 {
 	a0 := -(active & 1)      // all ones if code 0 is active
 	a1 := -(active >> 1 & 1) // all ones if code 1 is active
 	var s0, s1 int
@@ -152,8 +166,12 @@ func condSums2(acc *[MaxL]int64, active, want uint64, codes, x, obs []uint64, ke
 		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
 		t0 := codes[2*w] &^ (c2 | c1&keep0) & ow
 		t1 := codes[2*w+1] &^ (c2 | c1&keep1) & ow
-		s0 += 2*bits.OnesCount64(xw&t0) - bits.OnesCount64(t0)
-		s1 += 2*bits.OnesCount64(xw&t1) - bits.OnesCount64(t1)
+		s0 += 2 * bits.OnesCount64(xw&t0)
+		s1 += 2 * bits.OnesCount64(xw&t1)
+		if full {
+			s0 -= bits.OnesCount64(t0)
+			s1 -= bits.OnesCount64(t1)
+		}
 	}
 	if want&1 != 0 {
 		acc[0] += int64(s0)

@@ -129,6 +129,19 @@ func TestCondSumsMatchesAlgorithm1(t *testing.T) {
 							if want := refMismatch(z, u, x, obs); miss != want {
 								t.Fatalf("trial %d from %d: mismatch %d, want %d", trial, from, miss, want)
 							}
+							// condSumsX leaves out −popcount(S & obs), which is
+							// what the full sums give for a row of zeros.
+							var accX [MaxL]int64
+							for i := range accX {
+								accX[i] = 7
+							}
+							if missX := condSumsX(&accX, active, codeSet, L, codes, xw, ow); missX != miss {
+								t.Fatalf("trial %d from %d: condSumsX mismatch %d, condSums %d", trial, from, missX, miss)
+							}
+							condSums(&accX, active, codeSet, L, codes, make([]uint64, len(xw)), ow)
+							if accX != acc {
+								t.Fatalf("trial %d codes %b: condSumsX plus the sums of zeros %v, condSums %v", trial, codeSet, accX[:L], acc[:L])
+							}
 							for l := range MaxL {
 								want := int64(7)
 								if codeSet>>uint(l)&1 != 0 {
@@ -168,11 +181,13 @@ func TestCondSums2MatchesGeneral(t *testing.T) {
 			}
 			active := uint64(trial % 4)
 			for want := range uint64(4) {
-				var a, b [MaxL]int64
-				ma := condSums2(&a, active, want, codes, x, obs, active&1-1, active>>1&1-1)
-				mb := condSumsL(&b, active, want, 2, codes, x, obs)
-				if a != b || ma != mb {
-					t.Fatalf("words %d active %b codes %b: unrolled %v/%d, general %v/%d", words, active, want, a[:2], ma, b[:2], mb)
+				for _, full := range []bool{true, false} {
+					var a, b [MaxL]int64
+					ma := condSums2(&a, active, want, codes, x, obs, active&1-1, active>>1&1-1, full)
+					mb := condSumsL(&b, active, want, 2, codes, x, obs, full)
+					if a != b || ma != mb {
+						t.Fatalf("words %d active %b codes %b full %v: unrolled %v/%d, general %v/%d", words, active, want, full, a[:2], ma, b[:2], mb)
+					}
 				}
 			}
 		}

@@ -421,8 +421,8 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	if s.vector {
 		s.planes = codeMajor(s.planes, sp.other, s.l)
 		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
-		s.startTotals(sp)
 	}
+	s.startTotals(sp)
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
 	if w <= 1 {
@@ -503,6 +503,9 @@ type rowState struct {
 	next  int         // next code to decide
 	flips int64       // accepted flips
 	miss  int64       // observed entries mispredicted by a (after the scan)
+	// tot, when not nil during a scan, holds Σ popcount(S_l) of the row's
+	// active codes (from stepTotals): the kernel then leaves it out.
+	tot *[MaxL]int64
 }
 
 // rowScratch is a worker's scratch space.
@@ -586,14 +589,15 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 	for p := pending; p != 0; p &= p - 1 {
 		k := bits.TrailingZeros64(p)
 		r := &rows[k]
-		r.miss = 0
+		r.miss, r.tot = 0, nil
+		if sp.totals != nil {
+			r.tot = sp.totals.get(sp, buf, r.a&sp.live)
+		}
 		if vec {
 			// Codes with an empty bitset cover nothing.
 			buf.vrows[k].prepare(r.a&sp.live, r.want, sp.stride)
-			if sp.totals != nil {
-				if t := sp.totals.get(sp, buf, r.a&sp.live); t != nil {
-					buf.vrows[k].setTotals(t)
-				}
+			if r.tot != nil {
+				buf.vrows[k].setTotals(r.tot)
 			}
 		}
 	}
@@ -613,14 +617,21 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 				}
 				r.miss += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
 			} else {
-				r.miss += condSums(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs)
+				r.miss += condSumsMode(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
 			}
 		}
 	}
-	if vec {
-		for p := pending; p != 0; p &= p - 1 {
-			k := bits.TrailingZeros64(p)
-			buf.vrows[k].add(&rows[k].acc)
+	for p := pending; p != 0; p &= p - 1 {
+		k := bits.TrailingZeros64(p)
+		r := &rows[k]
+		switch {
+		case vec:
+			buf.vrows[k].add(&r.acc)
+		case r.tot != nil:
+			for m := r.want; m != 0; m &= m - 1 {
+				l := bits.TrailingZeros64(m)
+				r.acc[l] -= r.tot[l]
+			}
 		}
 	}
 }
