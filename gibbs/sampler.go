@@ -357,7 +357,7 @@ type stepSpec struct {
 	stride int
 	kernel vectorKernel
 	// totals, when not nil, caches Σ popcount(S_l) per set of active codes
-	// (fully observed data and a kernel with sumsX); segWords holds the
+	// (fully observed data; see startTotals); segWords holds the
 	// words of each column segment and zeros as many zero words as the
 	// longest, for computing them.
 	totals   *stepTotals
