@@ -333,9 +333,6 @@ type spillDecoder struct {
 // the cell of the last run.
 func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, int32, error) {
 	var total int64
-	fail := func(what string) (int64, int32, error) {
-		return total, -1, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
-	}
 	cell := int64(0)
 	var err error
 	for p := 0; p < len(frame); {
@@ -345,7 +342,7 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 		p += max(m2, 0)
 		cell += dc
 		if m <= 0 || m2 <= 0 || k == 0 || k > uint64(len(frame)) || uint64(cell) >= uint64(d.cells) {
-			return fail("bad run header")
+			return total, -1, d.corrupt("bad run header")
 		}
 		run := slices.Grow(d.run[:0], int(k))[:k]
 		if p, err = d.runGenes(frame, p, run); err != nil {
@@ -358,12 +355,14 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 	return total, int32(cell), nil
 }
 
+// corrupt reports the spill file corrupt, saying what was found.
+func (d *spillDecoder) corrupt(what string) error {
+	return fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
+}
+
 // runGenes decodes the genes of run from their gaps in frame at p and
 // returns the position after them.
 func (d *spillDecoder) runGenes(frame []byte, p int, run []int32) (int, error) {
-	fail := func(what string) (int, error) {
-		return p, fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
-	}
 	g := int64(0)
 	for i := range run {
 		// Most gaps fit one byte: decode those inline.
@@ -375,13 +374,13 @@ func (d *spillDecoder) runGenes(frame []byte, p int, run []int32) (int, error) {
 		} else {
 			var m int
 			if dg, m = binary.Varint(frame[p:]); m <= 0 {
-				return fail("truncated run")
+				return p, d.corrupt("truncated run")
 			}
 			p += m
 		}
 		g += dg
 		if uint64(g) >= uint64(d.genes) {
-			return fail(fmt.Sprintf("gene %d out of range", g))
+			return p, d.corrupt(fmt.Sprintf("gene %d out of range", g))
 		}
 		run[i] = int32(g)
 	}
