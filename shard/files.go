@@ -100,8 +100,16 @@ func writeStarted(path string, data []byte, create bool) (unsynced bool, err err
 	if err != nil {
 		return false, fmt.Errorf("shard: %w", err)
 	}
-	_, err = f.Write(data)
+	direct := false
+	if create {
+		direct, err = writeDirect(f, data)
+	}
+	if !direct {
+		_, err = f.Write(data)
+	}
 	if err == nil {
+		// A direct write still leaves the file's size and extents, and
+		// any tail, to be made durable.
 		unsynced, err = startWriteback(f)
 	}
 	if cerr := f.Close(); err == nil {
