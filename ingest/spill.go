@@ -12,8 +12,11 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"scpipe/internal/directio"
 )
 
 // A spill holds, on disk, the entries the writing pass needs: those above
@@ -25,7 +28,10 @@ import (
 // small buffers, so it occupies the page cache, not the process's memory.
 //
 // Layout: a sequence of frames, each a little-endian uint32 payload length,
-// a uint32 CRC-32C of the payload, and the payload: whole runs, each
+// a uint32 CRC-32C of the payload, the payload and zeros up to a multiple
+// of directio.Align (frames are written and read around the page cache
+// where the file system allows, by a goroutine of their own, and the
+// writer keeps every frame's length). The payload is whole runs, each
 //
 //	zigzag uvarint  cell − previous run's cell (the first run of a frame: cell − 0)
 //	uvarint         number of genes, k ≥ 1
@@ -44,16 +50,30 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // spillWriter appends runs to a spill file.
 type spillWriter struct {
 	f       *os.File
-	buf     []byte
-	prev    int32 // cell of the last run in buf, 0 at a frame's start
-	last    int32 // cell of the last run written, -1 before any
-	entries int64 // genes recorded
+	buf     []byte // the frame being filled: header room, then runs
+	prev    int32  // cell of the last run in buf, 0 at a frame's start
+	last    int32  // cell of the last run written, -1 before any
+	entries int64  // genes recorded
 	// sorted says every run's cell is ≥ the previous run's. Frames are cut
 	// only between runs of different cells, so the frames of a sorted
 	// spill hold disjoint cells and may be applied concurrently.
 	sorted bool
 	one    spillSegment // addRun's
+	frames []int        // payload bytes of each frame flushed, in order
+
+	// The writing goroutine takes padded frames from out and hands their
+	// buffers back on spare; it sets failed and stops writing at the first
+	// error, which it sends on werr once out is closed.
+	out    chan []byte
+	spare  chan []byte
+	werr   chan error
+	failed atomic.Bool
+	err    error // from werr, once stopped
 }
+
+// spillFrameCap is the capacity of a frame buffer: a full frame and the
+// segment that overflows it, rounded up for direct I/O.
+func spillFrameCap() int { return directio.RoundUp(8 + spillFrame + 64<<10) }
 
 // createSpill creates the spill file beside the output, where the shard
 // folder will be written, so that it is on the same file system.
@@ -69,7 +89,41 @@ func createSpill(output string) (*spillWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: creating the temporary entry file: %w", err)
 	}
-	return &spillWriter{f: f, buf: make([]byte, 8, spillFrame+64<<10), last: -1, sorted: true}, nil
+	directio.Set(f, true) // or through the page cache where refused
+	s := &spillWriter{
+		f: f, buf: directio.Aligned(spillFrameCap())[:8], last: -1, sorted: true,
+		out: make(chan []byte, 1), spare: make(chan []byte, 2), werr: make(chan error, 1),
+	}
+	go s.write()
+	return s, nil
+}
+
+// write writes the frames sent on out, in order.
+func (s *spillWriter) write() {
+	var err error
+	for b := range s.out {
+		if err == nil {
+			if _, err = s.f.Write(b); err != nil {
+				err = fmt.Errorf("ingest: writing the temporary entry file %s: %w", s.f.Name(), err)
+				s.failed.Store(true)
+			}
+		}
+		select {
+		case s.spare <- b:
+		default:
+		}
+	}
+	s.werr <- err
+}
+
+// stop ends the writing goroutine, once all frames sent are written, and
+// returns its error.
+func (s *spillWriter) stop() error {
+	if s.out != nil {
+		close(s.out)
+		s.err, s.out = <-s.werr, nil
+	}
+	return s.err
 }
 
 // addRun records genes (at least one) of cell.
@@ -168,36 +222,91 @@ func (g *spillSegment) addRun(cell int32, genes []int32) {
 	g.entries += int64(len(genes))
 }
 
-// flush writes the buffered runs as one frame.
+// flush hands the buffered runs to the writing goroutine as one frame.
 func (s *spillWriter) flush() error {
-	payload := s.buf[8:]
-	if len(payload) == 0 {
+	if s.failed.Load() {
+		return s.stop()
+	}
+	n := len(s.buf) - 8
+	if n == 0 {
 		return nil
 	}
-	binary.LittleEndian.PutUint32(s.buf, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(s.buf[4:], crc32.Checksum(payload, castagnoli))
-	if _, err := s.f.Write(s.buf); err != nil {
-		return fmt.Errorf("ingest: writing the temporary entry file %s: %w", s.f.Name(), err)
+	binary.LittleEndian.PutUint32(s.buf, uint32(n))
+	binary.LittleEndian.PutUint32(s.buf[4:], crc32.Checksum(s.buf[8:], castagnoli))
+	padded := directio.RoundUp(len(s.buf))
+	frame := s.buf
+	if cap(frame) < padded || !directio.IsAligned(frame) { // grown by a long segment
+		frame = directio.Aligned(padded)
+		copy(frame, s.buf)
 	}
-	s.buf, s.prev = s.buf[:8], 0
+	clear(frame[len(s.buf):padded])
+	s.out <- frame[:padded]
+	s.frames = append(s.frames, n)
+	select {
+	case b := <-s.spare:
+		s.buf = b[:8]
+	default:
+		s.buf = directio.Aligned(spillFrameCap())[:8]
+	}
+	s.prev = 0
 	return nil
 }
 
-// finish flushes the last frame and rewinds the file for reading.
+// finish flushes the last frame and waits until every frame is written.
 func (s *spillWriter) finish() error {
 	if err := s.flush(); err != nil {
 		return err
 	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("ingest: rewinding the temporary entry file %s: %w", s.f.Name(), err)
-	}
-	return nil
+	return s.stop()
 }
 
-// remove closes and deletes the file.
+// remove stops writing, closes and deletes the file.
 func (s *spillWriter) remove() {
+	s.stop()
 	s.f.Close()
 	os.Remove(s.f.Name())
+}
+
+// spillReader reads the frames of a finished spill in order.
+type spillReader struct {
+	s    *spillWriter
+	next int   // the frame to read
+	off  int64 // its offset
+}
+
+// read reads the next frame into buf (reallocated when too small or
+// unaligned), returning the buffer and the frame's payload within it, or
+// io.EOF after the last frame.
+func (r *spillReader) read(buf []byte) (whole, payload []byte, err error) {
+	s := r.s
+	if r.next == len(s.frames) {
+		return buf, nil, io.EOF
+	}
+	n := s.frames[r.next]
+	size := directio.RoundUp(8 + n)
+	if cap(buf) < size || !directio.IsAligned(buf) {
+		buf = directio.Aligned(max(size, spillFrameCap()))
+	}
+	buf = buf[:size]
+	if _, err := s.f.ReadAt(buf, r.off); err != nil {
+		// A device that refuses this direct read: read through the cache.
+		if !directio.Set(s.f, false) {
+			return buf, nil, fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
+		}
+		if _, err := s.f.ReadAt(buf, r.off); err != nil {
+			return buf, nil, fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
+		}
+	}
+	r.next++
+	r.off += int64(size)
+	payload = buf[8 : 8+n]
+	switch {
+	case int(binary.LittleEndian.Uint32(buf)) != n:
+		return buf, nil, fmt.Errorf("ingest: %s: %w: frame %d length changed", s.f.Name(), errSpill, r.next-1)
+	case crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(buf[4:]):
+		return buf, nil, fmt.Errorf("ingest: %s: %w: frame checksum mismatch", s.f.Name(), errSpill)
+	}
+	return buf, payload, nil
 }
 
 // errSpill marks a spill file that does not read back as written.
@@ -220,8 +329,8 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 		workers = runtime.GOMAXPROCS(0)
 	}
 	type frame struct {
-		seq  int
-		data []byte
+		seq          int
+		buf, payload []byte
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	frames := make(chan frame, workers)
@@ -236,45 +345,35 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 		g.Go(func() error {
 			d := spillDecoder{name: s.f.Name(), cells: cells, genes: genes, run: make([]int32, 0, 1024)}
 			for f := range frames {
-				n, last, err := d.frame(f.data, fn)
+				n, last, err := d.frame(f.payload, fn)
 				totals[w] += n
 				if err != nil {
 					return err
 				}
 				prefix.done(f.seq, last)
-				free <- f.data
+				free <- f.buf
 			}
 			return nil
 		})
 	}
 	g.Go(func() error {
 		defer close(frames)
-		var hdr [8]byte
+		r := spillReader{s: s}
 		for seq := 0; ; seq++ {
-			var data []byte
+			var buf []byte
 			select {
-			case data = <-free:
+			case buf = <-free:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			if _, err := io.ReadFull(s.f, hdr[:]); err == io.EOF {
+			buf, payload, err := r.read(buf)
+			if err == io.EOF {
 				return nil
 			} else if err != nil {
-				return fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
-			}
-			n := int(binary.LittleEndian.Uint32(hdr[:]))
-			if cap(data) < n {
-				data = make([]byte, n)
-			}
-			data = data[:n]
-			if _, err := io.ReadFull(s.f, data); err != nil {
-				return fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
-			}
-			if crc32.Checksum(data, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
-				return fmt.Errorf("ingest: %s: %w: frame checksum mismatch", s.f.Name(), errSpill)
+				return err
 			}
 			select {
-			case frames <- frame{seq, data}:
+			case frames <- frame{seq, buf, payload}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}

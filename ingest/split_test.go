@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -43,15 +42,12 @@ func spillRuns(t *testing.T, s *spillWriter, cells, genes int) []spillRun {
 	t.Helper()
 	var runs []spillRun
 	d := spillDecoder{name: s.f.Name(), cells: cells, genes: genes}
-	var hdr [8]byte
+	r := spillReader{s: s}
 	for frame := 0; ; frame++ {
-		if _, err := io.ReadFull(s.f, hdr[:]); err == io.EOF {
+		_, b, err := r.read(nil)
+		if err == io.EOF {
 			break
 		} else if err != nil {
-			t.Fatal(err)
-		}
-		b := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
-		if _, err := io.ReadFull(s.f, b); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := d.frame(b, func(c int32, g []int32) {
@@ -59,9 +55,6 @@ func spillRuns(t *testing.T, s *spillWriter, cells, genes int) []spillRun {
 		}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		t.Fatal(err)
 	}
 	return runs
 }

@@ -37,6 +37,7 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 		r, err := setSpilled(ctx, spill, p, c, prog, br.setMapped, nil)
 		return r.set, r.repeats, checkSpilled(spill, c, r.read, err)
 	}
+	parent := ctx
 	fin, ctx := errgroup.WithContext(ctx)
 	blocks := make(chan int, runtime.GOMAXPROCS(0))
 	for range cap(blocks) {
@@ -75,6 +76,11 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 	close(blocks)
 	if ferr := fin.Wait(); ferr != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		err = ferr
+	}
+	if err == nil {
+		// A cancel after the last frame was read stops complete, not
+		// the finishers, which then see no more blocks.
+		err = parent.Err()
 	}
 	return r.set, r.repeats, checkSpilled(spill, c, r.read, err)
 }

@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"github.com/edsrzf/mmap-go"
+
+	"scpipe/internal/directio"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -100,11 +102,9 @@ func writeStarted(path string, data []byte, create bool) (unsynced bool, err err
 	if err != nil {
 		return false, fmt.Errorf("shard: %w", err)
 	}
-	direct := false
 	if create {
-		direct, err = writeDirect(f, data)
-	}
-	if !direct {
+		err = directio.WriteNew(f, data)
+	} else {
 		_, err = f.Write(data)
 	}
 	if err == nil {

@@ -9,6 +9,3 @@ import "os"
 func startWriteback(f *os.File) (unsynced bool, err error) {
 	return false, f.Sync()
 }
-
-// writeDirect never writes around the page cache outside Linux.
-func writeDirect(f *os.File, data []byte) (done bool, err error) { return false, nil }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unsafe"
 )
 
 // entries lists a folder's names, sorted.
@@ -561,46 +560,6 @@ func TestSetRowCountsNewBits(t *testing.T) {
 	} {
 		if got := w.SetRow(tc.cell, tc.genes); got != tc.want {
 			t.Errorf("SetRow(%d, %v) = %d, want %d", tc.cell, tc.genes, got, tc.want)
-		}
-	}
-}
-
-// TestWriteStarted checks that a file is written whole whatever its length
-// and its buffer's alignment: O_DIRECT takes the aligned pages and the page
-// cache the tail, or everything where the buffer or file system does not
-// allow direct writes.
-func TestWriteStarted(t *testing.T) {
-	dir := t.TempDir()
-	backing := make([]byte, 2<<20+8192)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range backing {
-		backing[i] = byte(rng.Uint32())
-	}
-	// Large heap allocations start on a page; find one to offset from.
-	base := 0
-	for uintptr(unsafe.Pointer(&backing[base]))%4096 != 0 {
-		base++
-	}
-	for _, tc := range []struct {
-		off, n int
-	}{
-		{0, 0}, {0, 100}, {0, 64<<10 - 1}, {0, 64 << 10}, {0, 64<<10 + 123},
-		{0, 1 << 20}, {0, 2<<20 + 4095}, {1, 1 << 20}, {8, 300 << 10},
-	} {
-		data := backing[base+tc.off : base+tc.off+tc.n]
-		path := filepath.Join(dir, fmt.Sprintf("f-%d-%d", tc.off, tc.n))
-		if _, err := writeStarted(path, data, true); err != nil {
-			t.Fatalf("off %d, %d bytes: %v", tc.off, tc.n, err)
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, data) {
-			t.Errorf("off %d, %d bytes: read back %d bytes that differ", tc.off, tc.n, len(got))
-		}
-		if _, err := writeStarted(path, data, true); err == nil {
-			t.Errorf("off %d, %d bytes: writing an existing file again succeeded", tc.off, tc.n)
 		}
 	}
 }
