@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,6 +44,9 @@ import (
 // A variable so that tests can cut many frames from small inputs.
 var spillFrame = 1 << 20
 
+// spillReaders is how many frames of a sorted spill are read at once.
+const spillReaders = 4
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // spillWriter appends runs to a spill file.
@@ -59,7 +61,8 @@ type spillWriter struct {
 	// spill hold disjoint cells and may be applied concurrently.
 	sorted bool
 	one    spillSegment // addRun's
-	frames []int        // payload bytes of each frame flushed, in order
+	frames []frameAt    // every frame flushed, in order
+	size   int64        // bytes flushed
 
 	// The writing goroutine takes padded frames from out and hands their
 	// buffers back on spare; it sets failed and stops writing at the first
@@ -69,6 +72,12 @@ type spillWriter struct {
 	werr   chan error
 	failed atomic.Bool
 	err    error // from werr, once stopped
+}
+
+// frameAt locates a frame of the spill file.
+type frameAt struct {
+	off int64 // of its header
+	n   int   // payload bytes
 }
 
 // spillFrameCap is the capacity of a frame buffer: a full frame and the
@@ -241,7 +250,8 @@ func (s *spillWriter) flush() error {
 	}
 	clear(frame[len(s.buf):padded])
 	s.out <- frame[:padded]
-	s.frames = append(s.frames, n)
+	s.frames = append(s.frames, frameAt{s.size, n})
+	s.size += int64(padded)
 	select {
 	case b := <-s.spare:
 		s.buf = b[:8]
@@ -267,42 +277,28 @@ func (s *spillWriter) remove() {
 	os.Remove(s.f.Name())
 }
 
-// spillReader reads the frames of a finished spill in order.
-type spillReader struct {
-	s    *spillWriter
-	next int   // the frame to read
-	off  int64 // its offset
-}
-
-// read reads the next frame into buf (reallocated when too small or
-// unaligned), returning the buffer and the frame's payload within it, or
-// io.EOF after the last frame.
-func (r *spillReader) read(buf []byte) (whole, payload []byte, err error) {
-	s := r.s
-	if r.next == len(s.frames) {
-		return buf, nil, io.EOF
-	}
-	n := s.frames[r.next]
-	size := directio.RoundUp(8 + n)
+// readFrame reads frame i into buf (reallocated when too small or
+// unaligned), returning the buffer and the frame's payload within it.
+func (s *spillWriter) readFrame(i int, buf []byte) (whole, payload []byte, err error) {
+	at := s.frames[i]
+	size := directio.RoundUp(8 + at.n)
 	if cap(buf) < size || !directio.IsAligned(buf) {
 		buf = directio.Aligned(max(size, spillFrameCap()))
 	}
 	buf = buf[:size]
-	if _, err := s.f.ReadAt(buf, r.off); err != nil {
+	if _, err := s.f.ReadAt(buf, at.off); err != nil {
 		// A device that refuses this direct read: read through the cache.
 		if !directio.Set(s.f, false) {
 			return buf, nil, fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
 		}
-		if _, err := s.f.ReadAt(buf, r.off); err != nil {
+		if _, err := s.f.ReadAt(buf, at.off); err != nil {
 			return buf, nil, fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
 		}
 	}
-	r.next++
-	r.off += int64(size)
-	payload = buf[8 : 8+n]
+	payload = buf[8 : 8+at.n]
 	switch {
-	case int(binary.LittleEndian.Uint32(buf)) != n:
-		return buf, nil, fmt.Errorf("ingest: %s: %w: frame %d length changed", s.f.Name(), errSpill, r.next-1)
+	case int(binary.LittleEndian.Uint32(buf)) != at.n:
+		return buf, nil, fmt.Errorf("ingest: %s: %w: frame %d length changed", s.f.Name(), errSpill, i)
 	case crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(buf[4:]):
 		return buf, nil, fmt.Errorf("ingest: %s: %w: frame checksum mismatch", s.f.Name(), errSpill)
 	}
@@ -328,13 +324,19 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 	} else {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// Sorted frames may arrive in any order, so several readers keep the
+	// device busy: a direct read waits for it.
+	readers := 1
+	if s.sorted {
+		readers = spillReaders
+	}
 	type frame struct {
 		seq          int
 		buf, payload []byte
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	frames := make(chan frame, workers)
-	free := make(chan []byte, 2*workers)
+	free := make(chan []byte, 2*workers+readers)
 	for range cap(free) {
 		free <- nil
 	}
@@ -356,29 +358,39 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 			return nil
 		})
 	}
-	g.Go(func() error {
-		defer close(frames)
-		r := spillReader{s: s}
-		for seq := 0; ; seq++ {
-			var buf []byte
-			select {
-			case buf = <-free:
-			case <-ctx.Done():
-				return ctx.Err()
+	var next atomic.Int64 // the next frame to read
+	var reading sync.WaitGroup
+	for range readers {
+		reading.Add(1)
+		g.Go(func() error {
+			defer reading.Done()
+			for {
+				var buf []byte
+				select {
+				case buf = <-free:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				seq := int(next.Add(1) - 1)
+				if seq >= len(s.frames) {
+					return nil
+				}
+				buf, payload, err := s.readFrame(seq, buf)
+				if err != nil {
+					return err
+				}
+				select {
+				case frames <- frame{seq, buf, payload}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
-			buf, payload, err := r.read(buf)
-			if err == io.EOF {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			select {
-			case frames <- frame{seq, buf, payload}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	})
+		})
+	}
+	go func() {
+		reading.Wait()
+		close(frames)
+	}()
 	err := g.Wait()
 	var total int64
 	for _, n := range totals {

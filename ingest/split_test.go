@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -42,12 +41,9 @@ func spillRuns(t *testing.T, s *spillWriter, cells, genes int) []spillRun {
 	t.Helper()
 	var runs []spillRun
 	d := spillDecoder{name: s.f.Name(), cells: cells, genes: genes}
-	r := spillReader{s: s}
-	for frame := 0; ; frame++ {
-		_, b, err := r.read(nil)
-		if err == io.EOF {
-			break
-		} else if err != nil {
+	for frame := range s.frames {
+		_, b, err := s.readFrame(frame, nil)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := d.frame(b, func(c int32, g []int32) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/edsrzf/mmap-go"
 	"golang.org/x/sync/errgroup"
+
+	"scpipe/internal/directio"
 )
 
 // CreateOptions controls Create.
@@ -429,14 +431,36 @@ func (w *Writer) finish(b int, x, mask []uint64) error {
 // when src is nil) into its tiles, counts its ones, checksums and writes
 // the block and its tiles, and unmaps the block. It appends the files'
 // entries (block first, then tiles in order) to files. Tiles are transposed
-// into *buf (grown as needed) and written with write(2): a buffer reused
-// from tile to tile costs no page faults, where a fresh mapping of each new
-// file faulted in every page, zero-filled first.
+// into *buf (grown as needed, page-aligned) and written with write(2),
+// directly where the file system allows (see writeStarted): a buffer
+// reused from tile to tile costs no page faults, where a fresh mapping of
+// each new file faulted in every page, zero-filled first.
 func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][]uint64, src []uint64, files []File, buf *[]byte) (int64, []File, error) {
 	l := w.layout
+	name := blockName(kind, b)
+	path := filepath.Join(w.tmp, name)
 	mapped := src == nil
+	var written chan error
+	var crc uint32
 	if mapped {
 		src = ws[b]
+	} else {
+		// Written from the caller's rows while the tiles are transposed:
+		// a direct write waits for the device, not the CPU.
+		data := wordBytes(src)
+		crc = crc32.Checksum(data, castagnoli)
+		written = make(chan error, 1)
+		go func() {
+			// The mapped file was never touched or is replaced whole:
+			// drop the mapping and write the file anew.
+			err := w.unmap(path, maps, ws, b)
+			if err == nil {
+				if err = os.Remove(path); err == nil {
+					err = w.writeFile(path, data, true)
+				}
+			}
+			written <- err
+		}()
 	}
 	var ones int64
 	for _, x := range src {
@@ -444,38 +468,27 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 	}
 	rows := l.Block(b).Len()
 	tiles := make([]File, 0, l.GeneTiles)
-	for t := 0; t < l.GeneTiles; t++ {
+	var err error
+	for t := 0; t < l.GeneTiles && err == nil; t++ {
 		name := tileName(kindT, b, t)
 		size := l.tileBytes(b, t)
 		if int64(cap(*buf)) < size {
-			*buf = make([]byte, size)
+			*buf = directio.Aligned(int(size))
 		}
 		tile := (*buf)[:size]
 		clear(tile)
 		transposeTile(words(tile), src, rows, l.WordsPerRow, l.Tile(t))
 		crc := crc32.Checksum(tile, castagnoli)
-		if err := w.writeFile(filepath.Join(w.tmp, name), tile, true); err != nil {
-			return 0, nil, err
-		}
+		err = w.writeFile(filepath.Join(w.tmp, name), tile, true)
 		tiles = append(tiles, File{Name: name, Kind: kindT, Block: b, Tile: t, Bytes: size, CRC32C: crcHex(crc)})
 	}
-	name := blockName(kind, b)
-	path := filepath.Join(w.tmp, name)
-	var crc uint32
-	var err error
 	if mapped {
-		crc = crc32.Checksum(maps[b], castagnoli)
-		err = w.unmapWrite(path, maps, ws, b)
-	} else {
-		data := wordBytes(src)
-		crc = crc32.Checksum(data, castagnoli)
-		// The mapped file was never touched or is replaced whole: drop
-		// the mapping and write the file anew.
-		if err = w.unmap(path, maps, ws, b); err == nil {
-			if err = os.Remove(path); err == nil {
-				err = w.writeFile(path, data, true)
-			}
+		if err == nil {
+			crc = crc32.Checksum(maps[b], castagnoli)
+			err = w.unmapWrite(path, maps, ws, b)
 		}
+	} else if werr := <-written; err == nil {
+		err = werr
 	}
 	if err != nil {
 		return 0, nil, err
