@@ -133,8 +133,8 @@ func read[T number](d *Dataset, start int64, dst []T) error {
 	}
 	var planes planesFunc
 	if pdec := newPlaneDecoder(d.typ, dec); pdec != nil {
-		planes = func(off int64, raw []byte, n, from, count int) error {
-			return misfit(off, pdec(dst[off:off+int64(count)], raw, n, from))
+		planes = func(off int64, raw []byte, n, from, count int, zero uint64) error {
+			return misfit(off, pdec(dst[off:off+int64(count)], raw, n, from, zero))
 		}
 	}
 	es := int64(d.elemSize)

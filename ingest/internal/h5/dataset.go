@@ -50,16 +50,19 @@ type Dataset struct {
 	chunkLen int64 // elements per chunk
 
 	// Cache of the last decoded chunk (chunked layout only), left
-	// byte-shuffled when cacheShuffled.
+	// byte-shuffled when cacheShuffled, with the planes cacheZero known
+	// to be zero (see unfilter).
 	cacheK        int64
 	cacheBuf      []byte
 	cacheShuffled bool
+	cacheZero     uint64
 }
 
 // planesFunc receives a run of a chunk left byte-shuffled: elements from …
 // from+count−1 of the n elements of raw, byte j of element i at raw[j*n+i],
-// destined for positions dstOff… of the caller's output.
-type planesFunc func(dstOff int64, raw []byte, n, from, count int) error
+// destined for positions dstOff… of the caller's output. The planes set
+// in zero are zero and were never written: raw holds garbage there.
+type planesFunc func(dstOff int64, raw []byte, n, from, count int, zero uint64) error
 
 // Path returns the dataset's path in the file.
 func (d *Dataset) Path() string { return d.path }
@@ -256,9 +259,9 @@ func (d *Dataset) fillRuns(n int64, fn func(int64, []byte) error) error {
 // (and must putBuf them). With planes, a final byte shuffle may be left
 // undone, which shuffled reports (see unfilter). The cache is consulted and,
 // if useCache, updated.
-func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuffled bool, err error) {
+func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuffled bool, zero uint64, err error) {
 	if k == d.cacheK && (planes || !d.cacheShuffled) {
-		return d.cacheBuf, false, d.cacheShuffled, nil
+		return d.cacheBuf, false, d.cacheShuffled, d.cacheZero, nil
 	}
 	want := int(d.chunkLen) * d.elemSize
 	ref := d.index.refs[k]
@@ -273,15 +276,15 @@ func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuf
 		}
 	} else {
 		if ref.size > 1<<31 {
-			return nil, false, false, d.errorf("%w: chunk %d claims %d bytes", errFormat, k, ref.size)
+			return nil, false, false, 0, d.errorf("%w: chunk %d claims %d bytes", errFormat, k, ref.size)
 		}
 		raw := getBuf(int(ref.size))
 		if _, err := d.f.os.ReadAt(raw, int64(ref.addr)); err != nil {
 			putBuf(raw)
-			return nil, false, false, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
+			return nil, false, false, 0, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
 		}
-		if out, shuffled, err = unfilter(d.filters, ref.mask, raw, want, planes); err != nil {
-			return nil, false, false, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
+		if out, shuffled, zero, err = unfilter(d.filters, ref.mask, raw, want, planes); err != nil {
+			return nil, false, false, 0, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
 		}
 		if len(out) < want {
 			// Only a 1-D edge chunk may be stored short (scigolib/hdf5's
@@ -290,7 +293,7 @@ func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuf
 			inExtent := min(d.chunkLen, d.n-k*d.chunkLen) * int64(d.elemSize)
 			if len(d.shape) != 1 || int64(len(out)) < inExtent {
 				putBuf(out)
-				return nil, false, false, d.errorf("%w: chunk %d decoded to %d bytes, want %d", errFormat, k, len(out), want)
+				return nil, false, false, 0, d.errorf("%w: chunk %d decoded to %d bytes, want %d", errFormat, k, len(out), want)
 			}
 			if cap(out) < want {
 				full := getBuf(want)
@@ -303,10 +306,10 @@ func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuf
 	}
 	if useCache {
 		putBuf(d.cacheBuf)
-		d.cacheK, d.cacheBuf, d.cacheShuffled = k, out, shuffled
-		return out, false, shuffled, nil
+		d.cacheK, d.cacheBuf, d.cacheShuffled, d.cacheZero = k, out, shuffled, zero
+		return out, false, shuffled, zero, nil
 	}
-	return out, true, shuffled, nil
+	return out, true, shuffled, zero, nil
 }
 
 // visit1D covers [start, start+n) of a chunked 1-D dataset; chunk k holds
@@ -319,12 +322,12 @@ func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes p
 	first, last := start/c, (start+n-1)/c
 	piece := func(k int64, useCache bool) error {
 		lo, hi := max(start, k*c), min(start+n, (k+1)*c)
-		b, owned, shuffled, err := d.chunk(k, useCache, planes != nil)
+		b, owned, shuffled, zero, err := d.chunk(k, useCache, planes != nil)
 		if err != nil {
 			return err
 		}
 		if shuffled {
-			err = planes(lo-start, b, int(c), int(lo-k*c), int(hi-lo))
+			err = planes(lo-start, b, int(c), int(lo-k*c), int(hi-lo), zero)
 		} else {
 			err = fn(lo-start, b[(lo-k*c)*es:(hi-k*c)*es])
 		}
@@ -396,7 +399,7 @@ func (d *Dataset) visitND(start, n int64, fn func(int64, []byte) error) error {
 		if last < start || first >= end {
 			continue
 		}
-		b, owned, _, err := d.chunk(k, false, false)
+		b, owned, _, _, err := d.chunk(k, false, false)
 		if err != nil {
 			return err
 		}

@@ -59,20 +59,31 @@ func putBuf(b []byte) {
 // With planes, a byte shuffle that is the pipeline's first filter (the last
 // undone) is left in place when the chunk decoded to want bytes, and
 // shuffled reports it: the caller then decodes straight from the planes.
-func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out []byte, shuffled bool, err error) {
+// A deflate filter undone just before such a shuffle leaves long zero runs
+// unwritten (see inflate.ZlibElide): the planes they cover whole are
+// reported in zero (bit j: plane j), and hold garbage; every other byte is
+// written.
+func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out []byte, shuffled bool, zero uint64, err error) {
 	cur := raw
+	var spans []inflate.Span
 	for i := len(fs) - 1; i >= 0; i-- {
 		if mask&(1<<uint(i)) != 0 {
 			continue
 		}
 		f := fs[i]
 		if planes && i == 0 && f.id == filterShuffle && len(cur) == want {
-			return cur, true, nil
+			return cur, true, zeroPlanes(cur, f, spans), nil
 		}
+		materialise(cur, spans)
+		spans = nil
 		var next []byte
 		var err error
 		switch f.id {
 		case filterDeflate:
+			if planes && i == 1 && mask&1 == 0 && fs[0].id == filterShuffle {
+				next, spans, err = inflateChunkElide(cur, want)
+				break
+			}
 			next, err = inflateChunk(cur, want)
 		case filterLZF:
 			next = getBuf(want)
@@ -96,15 +107,66 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out 
 		}
 		if err != nil {
 			putBuf(next)
-			return nil, false, fmt.Errorf("filter %d: %w", f.id, err)
+			return nil, false, 0, fmt.Errorf("filter %d: %w", f.id, err)
 		}
 		putBuf(cur)
 		cur = next
 	}
+	materialise(cur, spans)
 	if len(cur) > want {
-		return nil, false, fmt.Errorf("%w: decoded chunk has %d bytes, want %d", errFormat, len(cur), want)
+		return nil, false, 0, fmt.Errorf("%w: decoded chunk has %d bytes, want %d", errFormat, len(cur), want)
 	}
-	return cur, false, nil
+	return cur, false, 0, nil
+}
+
+// materialise writes the zeros of the elided spans.
+func materialise(b []byte, spans []inflate.Span) {
+	for _, z := range spans {
+		clear(b[z.Lo:z.Hi])
+	}
+}
+
+// zeroPlanes returns the byte planes of b, shuffled by f, that are zero:
+// those that elided spans (increasing, disjoint) cover but for bytes that
+// are written and zero, such as a run's first byte, which is a literal. It
+// writes the zeros of the spans' bytes in every other plane.
+func zeroPlanes(b []byte, f filter, spans []inflate.Span) uint64 {
+	es := 1
+	if len(f.client) > 0 {
+		es = int(f.client[0])
+	}
+	n := len(b) / es
+	var zero uint64
+	for j := 0; j < min(es, 64) && n > 0 && len(spans) > 0; j++ {
+		lo, hi := j*n, (j+1)*n
+		for len(spans) > 0 && spans[0].Hi <= lo {
+			spans = spans[1:]
+		}
+		// The spans meeting the plane, and whether the bytes between them
+		// are zero.
+		k, at, zeros := 0, lo, true
+		for ; k < len(spans) && spans[k].Lo < hi; k++ {
+			zeros = zeros && allZero(b[at:max(at, spans[k].Lo)])
+			at = min(spans[k].Hi, hi)
+		}
+		if k == 0 {
+			continue
+		}
+		if zeros && allZero(b[at:hi]) {
+			zero |= 1 << j
+			continue
+		}
+		for _, z := range spans[:k] {
+			clear(b[max(z.Lo, lo):min(z.Hi, hi)])
+		}
+	}
+	// Spans past the planes' bytes, or in planes beyond 64.
+	for _, z := range spans {
+		if z.Hi > min(es, 64)*n {
+			clear(b[max(z.Lo, min(es, 64)*n):z.Hi])
+		}
+	}
+	return zero
 }
 
 // inflateChunk decodes a deflate-filtered chunk into a pooled buffer of want
@@ -129,6 +191,24 @@ func inflateChunk(src []byte, want int) ([]byte, error) {
 		return nil, fmt.Errorf("deflate: %w", err)
 	}
 	return out[:n], nil
+}
+
+// inflateChunkElide is inflateChunk, leaving long zero runs unwritten and
+// listing them (see inflate.ZlibElide).
+func inflateChunkElide(src []byte, want int) ([]byte, []inflate.Span, error) {
+	if len(src) >= 2 && src[0] == 0x1f && src[1] == 0x8b {
+		out, err := inflateChunk(src, want)
+		return out, nil, err
+	}
+	d := inflaters.Get().(*inflate.Decoder)
+	defer inflaters.Put(d)
+	out := getBuf(want)
+	n, spans, err := d.ZlibElide(out, src, nil)
+	if err != nil {
+		putBuf(out)
+		return nil, nil, fmt.Errorf("deflate: %w", err)
+	}
+	return out[:n], spans, nil
 }
 
 // readInflated reads up to want bytes; a shorter stream yields a shorter

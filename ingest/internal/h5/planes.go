@@ -3,8 +3,8 @@ package h5
 // planeDecoder converts elements from … from+len(dst)−1 of a chunk of n
 // elements stored byte-shuffled (byte j of element i at raw[j*n+i]) into
 // dst. Like decoder it returns the index of the first element that does not
-// fit T, or -1.
-type planeDecoder[T number] func(dst []T, raw []byte, n, from int) int
+// fit T, or -1. The planes set in zero are zero whatever raw holds there.
+type planeDecoder[T number] func(dst []T, raw []byte, n, from int, zero uint64) int
 
 // newPlaneDecoder returns a planeDecoder for the little-endian integers of 4
 // and 8 bytes that 10x and AnnData files store (indices, indptr, counts), or
@@ -20,21 +20,29 @@ func newPlaneDecoder[T number](t *dtype, dec decoder[T]) planeDecoder[T] {
 		return nil
 	}
 	es := nt.size
-	return func(dst []T, raw []byte, n, from int) int {
+	return func(dst []T, raw []byte, n, from int, zero uint64) int {
 		m := len(dst)
 		plane := func(j int) []byte { return raw[j*n+from : j*n+from+m] }
 		top := es - 1 // highest plane with a non-zero byte in the run
-		for top >= 0 && allZero(plane(top)) {
+		for top >= 0 && (zero>>top&1 != 0 || allZero(plane(top))) {
 			top--
 		}
 		switch {
-		case top <= 1:
+		case top < 0:
+			clear(dst)
+			return -1
+		case top == 0 && zero&1 == 0:
+			for i, b := range plane(0)[:len(dst)] {
+				dst[i] = T(b)
+			}
+			return -1
+		case top == 1 && zero&0b11 == 0:
 			p0, p1 := plane(0)[:len(dst)], plane(1)[:len(dst)]
 			for i := range dst {
 				dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8)
 			}
 			return -1
-		case top == 2:
+		case top == 2 && zero&0b111 == 0:
 			p0, p1, p2 := plane(0)[:len(dst)], plane(1)[:len(dst)], plane(2)[:len(dst)]
 			for i := range dst {
 				dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8 | uint32(p2[i])<<16)
@@ -44,6 +52,12 @@ func newPlaneDecoder[T number](t *dtype, dec decoder[T]) planeDecoder[T] {
 		buf := getBuf(m * es)
 		defer putBuf(buf)
 		for j := range es {
+			if zero>>j&1 != 0 {
+				for i := range m {
+					buf[i*es+j] = 0
+				}
+				continue
+			}
 			for i, b := range plane(j) {
 				buf[i*es+j] = b
 			}

@@ -1,9 +1,12 @@
 package h5
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -69,10 +72,94 @@ func checkPlanes[T number](t *testing.T, typ *dtype) {
 			from, m := run[0], run[1]
 			want, got := make([]T, m), make([]T, m)
 			wi := dec(want, elems[from*es:(from+m)*es])
-			gi := pdec(got, planes, n, from)
+			gi := pdec(got, planes, n, from, 0)
 			if gi != wi || (wi < 0 && fmt.Sprint(got) != fmt.Sprint(want)) {
 				t.Fatalf("%T from %d-bit values, run [%d, %d): planes give %v (bad %d), unshuffled %v (bad %d)",
 					got, bitsMax, from, from+m, got[:min(m, 4)], gi, want[:min(m, 4)], wi)
+			}
+			// Planes marked zero are read as zeros whatever they hold:
+			// garbage there changes nothing.
+			zero, garbled := uint64(0), slices.Clone(planes)
+			for j := range es {
+				if allZero(planes[j*n : (j+1)*n]) {
+					zero |= 1 << j
+					for i := range n {
+						garbled[j*n+i] = byte(0xa5 + i)
+					}
+				}
+			}
+			if gi := pdec(got, garbled, n, from, zero); gi != wi || (wi < 0 && fmt.Sprint(got) != fmt.Sprint(want)) {
+				t.Fatalf("%T from %d-bit values, run [%d, %d), planes %b marked zero: %v (bad %d), want %v (bad %d)",
+					got, bitsMax, from, from+m, zero, got[:min(m, 4)], gi, want[:min(m, 4)], wi)
+			}
+		}
+	}
+}
+
+// TestUnfilterElides undoes shuffle and deflate on chunks of small 8- and
+// 4-byte integers, as 10x files store indices and counts, and checks that
+// the zero high planes are reported and not written, and that every other
+// byte is; and that without planes the chunk comes back whole.
+func TestUnfilterElides(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		es, n    int
+		bitsMax  int
+		wantZero uint64
+	}{
+		{8, 65536, 15, 0b11111100},
+		{4, 65536, 4, 0b1110},
+		{8, 65536, 40, 0b11100000},
+		{8, 1000, 15, 0}, // zero planes shorter than the window: written
+	} {
+		elems := make([]byte, tc.n*tc.es)
+		for i := range tc.n {
+			v := r.Uint64() >> (64 - tc.bitsMax)
+			if tc.es == 4 {
+				binary.LittleEndian.PutUint32(elems[i*4:], uint32(v))
+			} else {
+				binary.LittleEndian.PutUint64(elems[i*8:], v)
+			}
+		}
+		shuffled := make([]byte, len(elems))
+		for i := range tc.n {
+			for j := range tc.es {
+				shuffled[j*tc.n+i] = elems[i*tc.es+j]
+			}
+		}
+		var z bytes.Buffer
+		w, _ := zlib.NewWriterLevel(&z, 4)
+		w.Write(shuffled)
+		w.Close()
+		fs := []filter{{id: filterShuffle, client: []uint32{uint32(tc.es)}}, {id: filterDeflate}}
+		for _, planes := range []bool{true, false} {
+			raw := getBuf(z.Len())
+			copy(raw, z.Bytes())
+			// A pooled buffer full of garbage, as after earlier chunks.
+			g := getBuf(len(elems))
+			for i := range g {
+				g[i] = 0xa5
+			}
+			putBuf(g)
+			out, isShuffled, zero, err := unfilter(fs, 0, raw, len(elems), planes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("es %d, n %d, %d bits, planes %v", tc.es, tc.n, tc.bitsMax, planes)
+			if !planes {
+				if isShuffled || zero != 0 || !bytes.Equal(out, elems) {
+					t.Fatalf("%s: shuffled %v, zero %b, or bytes differ", name, isShuffled, zero)
+				}
+				continue
+			}
+			if !isShuffled || zero != tc.wantZero {
+				t.Fatalf("%s: shuffled %v, zero planes %b, want %b", name, isShuffled, zero, tc.wantZero)
+			}
+			for j := range tc.es {
+				if zero>>j&1 == 0 && !bytes.Equal(out[j*tc.n:(j+1)*tc.n], shuffled[j*tc.n:(j+1)*tc.n]) {
+					t.Fatalf("%s: plane %d, not marked zero, differs", name, j)
+				}
 			}
 		}
 	}

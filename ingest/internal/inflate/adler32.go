@@ -11,7 +11,27 @@ const (
 // does. Where the CPU has AVX2, whole 32-byte blocks go to adler32Blocks
 // (adler32_amd64.s); the rest, and every byte elsewhere, to adler32Words.
 func Adler32(p []byte) uint32 {
+	s1, s2 := adlerUpdate(1, 0, p)
+	return s2<<16 | s1
+}
+
+// adlerElided returns the Adler-32 of p read with zeros in the spans
+// (increasing, disjoint, within p). Zeros leave s1 as it is and add s1 to
+// s2 once per byte.
+func adlerElided(p []byte, spans []Span) uint32 {
 	s1, s2 := uint32(1), uint32(0)
+	at := 0
+	for _, z := range spans {
+		s1, s2 = adlerUpdate(s1, s2, p[at:z.Lo])
+		s2 = uint32((uint64(s2) + uint64(z.Hi-z.Lo)%adlerMod*uint64(s1)) % adlerMod)
+		at = z.Hi
+	}
+	s1, s2 = adlerUpdate(s1, s2, p[at:])
+	return s2<<16 | s1
+}
+
+// adlerUpdate adds p to the sums s1, s2 (each below adlerMod).
+func adlerUpdate(s1, s2 uint32, p []byte) (uint32, uint32) {
 	for len(p) > 0 {
 		q := p[:min(len(p), adlerNmax&^31)]
 		p = p[len(q):]
@@ -24,7 +44,7 @@ func Adler32(p []byte) uint32 {
 		}
 		s1, s2 = adler32Words(s1, s2, q)
 	}
-	return s2<<16 | s1
+	return s1, s2
 }
 
 // adler32Words adds p (at most adlerNmax bytes) to the sums s1, s2 (each

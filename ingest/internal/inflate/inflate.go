@@ -33,6 +33,33 @@ type Decoder struct {
 // into dst and returns the number of bytes decoded. Bytes after the trailer
 // are ignored.
 func (d *Decoder) Zlib(dst, src []byte) (int, error) {
+	return d.zlib(dst, src, nil)
+}
+
+// Span is the byte range [Lo, Hi) of a decoded stream.
+type Span struct {
+	Lo, Hi int
+}
+
+// ZlibElide is Zlib for a caller that can use knowing where the output is
+// zero, such as the high byte planes of shuffled small integers. A run of
+// zero bytes that matches copy from the byte before them is decoded without
+// being written, except for its last 32 KiB (the window that later matches
+// may copy from); the unwritten ranges are appended to spans, in increasing
+// order and disjoint, and dst holds whatever it held there before. The
+// caller must read those bytes as zeros. The Adler-32 is still verified
+// over the whole output.
+func (d *Decoder) ZlibElide(dst, src []byte, spans []Span) (int, []Span, error) {
+	if spans == nil {
+		spans = []Span{} // non-nil: elide
+	}
+	n, err := d.zlib(dst, src, &spans)
+	return n, spans, err
+}
+
+// zlib decodes like Zlib, eliding zero runs into *spans when spans is not
+// nil.
+func (d *Decoder) zlib(dst, src []byte, spans *[]Span) (int, error) {
 	if len(src) < 2 {
 		return 0, corrupt("zlib header truncated")
 	}
@@ -45,7 +72,13 @@ func (d *Decoder) Zlib(dst, src []byte) (int, error) {
 	case flg&0x20 != 0:
 		return 0, corrupt("zlib stream needs a preset dictionary")
 	}
-	n, end, err := d.decode(dst, src[2:])
+	first := 0
+	var z *elision
+	if spans != nil {
+		first = len(*spans)
+		z = &elision{spans: spans, zs: -1}
+	}
+	n, end, err := d.decode(dst, src[2:], z)
 	if err != nil {
 		return n, err
 	}
@@ -53,7 +86,13 @@ func (d *Decoder) Zlib(dst, src []byte) (int, error) {
 	if len(tail) < 4 {
 		return n, corrupt("zlib trailer truncated")
 	}
-	if want, got := binary.BigEndian.Uint32(tail), Adler32(dst[:n]); want != got {
+	var got uint32
+	if spans == nil {
+		got = Adler32(dst[:n])
+	} else {
+		got = adlerElided(dst[:n], (*spans)[first:])
+	}
+	if want := binary.BigEndian.Uint32(tail); want != got {
 		return n, corrupt("Adler-32 of the decoded data is %08x, the trailer says %08x", got, want)
 	}
 	return n, nil
@@ -89,7 +128,7 @@ func refillTail(src []byte, pos int, b uint64, nb uint) (int, uint64, uint) {
 // decode decodes the raw DEFLATE stream at the start of src into dst; it
 // returns the bytes decoded and the bytes of src used (up to the byte that
 // holds the final block's last bit).
-func (d *Decoder) decode(dst, src []byte) (out, used int, err error) {
+func (d *Decoder) decode(dst, src []byte, z *elision) (out, used int, err error) {
 	var b uint64
 	var nb uint
 	pos := 0
@@ -118,6 +157,7 @@ func (d *Decoder) decode(dst, src []byte) (out, used int, err error) {
 			if out+ln > len(dst) {
 				return out, 0, ErrTooLong
 			}
+			z.end(dst, out)
 			out += copy(dst[out:], src[at:at+ln])
 			pos, b, nb = at+ln, 0, 0
 		case 1:
@@ -131,7 +171,7 @@ func (d *Decoder) decode(dst, src []byte) (out, used int, err error) {
 			return out, 0, corrupt("block type 3")
 		}
 		if lt != nil {
-			out, pos, b, nb, err = decodeBlock(dst, src, out, pos, b, nb, lt, dt)
+			out, pos, b, nb, err = decodeBlock(dst, src, out, pos, b, nb, lt, dt, z)
 		}
 		if pos-int(nb/8) > len(src) {
 			// Past the end of src the bits were zeros, whatever they decoded to.
@@ -141,6 +181,7 @@ func (d *Decoder) decode(dst, src []byte) (out, used int, err error) {
 			return out, 0, err
 		}
 		if final != 0 {
+			z.final(out)
 			return out, pos - int(nb/8), nil
 		}
 	}
@@ -151,9 +192,19 @@ func (d *Decoder) decode(dst, src []byte) (out, used int, err error) {
 // code. Literals whose codes fit the primary table (at most litlenBits bits)
 // are decoded back to back while that many bits remain; any other symbol
 // starts with at least 48 bits valid, enough for a length code with its
-// extra bits and a distance code with its own (15+5+15+13).
-func decodeBlock(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32) (int, int, uint64, uint, error) {
+// extra bits and a distance code with its own (15+5+15+13). With z not
+// nil, a long match that repeats a zero byte, or a zero run left open by
+// the previous block, goes on in zeroRun.
+func decodeBlock(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32, z *elision) (int, int, uint64, uint, error) {
 	const lmask = 1<<litlenBits - 1
+	if z != nil && z.zs >= 0 {
+		var end bool
+		var err error
+		out, pos, b, nb, end, err = zeroRun(dst, src, out, pos, b, nb, lt, dt, z)
+		if err != nil || end {
+			return out, pos, b, nb, err
+		}
+	}
 decode:
 	for {
 		pos, b, nb = refill(src, pos, b, nb)
@@ -214,9 +265,126 @@ decode:
 		if out+length > len(dst) {
 			return out, pos, b, nb, ErrTooLong
 		}
+		if z != nil && dist == 1 && length >= minZeroMatch && dst[out-1] == 0 {
+			var end bool
+			var err error
+			z.zs = out
+			out, pos, b, nb, end, err = zeroRun(dst, src, out+length, pos, b, nb, lt, dt, z)
+			if err != nil || end {
+				return out, pos, b, nb, err
+			}
+			continue
+		}
 		copyMatch(dst, out, dist, length)
 		out += length
 	}
+}
+
+// windowSize is the farthest back a DEFLATE match may copy from.
+const windowSize = 1 << 15
+
+// minZeroMatch is the shortest repeat of a zero byte that starts eliding:
+// long zero runs come as matches of the longest length, 258, and shorter
+// ones would only pay zeroRun's overhead.
+const minZeroMatch = 128
+
+// elision is the state of ZlibElide's decoding.
+type elision struct {
+	spans *[]Span // where elided runs are recorded
+	zs    int     // start of the open zero run, -1 if none
+}
+
+// zeroRun goes on with the open zero run [z.zs, out) without writing it:
+// it decodes symbols while they add zeros (zero literals, and matches whose
+// source lies in the run), then ends the run (see end) and decodes the
+// symbol that stopped it as decodeBlock would. At the block's end it
+// returns end = true and leaves the run open for the next block. The
+// refill before each symbol leaves at least 48 bits, enough for the
+// longest match (see decodeBlock).
+func zeroRun(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32, z *elision) (_, _ int, _ uint64, _ uint, end bool, err error) {
+	const lmask = 1<<litlenBits - 1
+	for {
+		pos, b, nb = refill(src, pos, b, nb)
+		e := lt[b&lmask]
+		if e&kindMask == kindSub {
+			b, nb = b>>litlenBits, nb-litlenBits
+			e = lt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
+		}
+		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+		switch e & kindMask {
+		case kindLiteral:
+			if out >= len(dst) {
+				return out, pos, b, nb, false, ErrTooLong
+			}
+			if lit := byte(e >> 16); lit != 0 {
+				z.end(dst, out)
+				dst[out] = lit
+				return out + 1, pos, b, nb, false, nil
+			}
+			out++
+			continue
+		case kindEnd:
+			return out, pos, b, nb, true, nil
+		case kindInvalid:
+			return out, pos, b, nb, false, corrupt("invalid literal/length code")
+		}
+		extra := e >> 8 & 0xff
+		length := int(e>>16) + int(b&(1<<extra-1))
+		b, nb = b>>extra, nb-uint(extra)
+		e = dt[b&(1<<distBits-1)]
+		if e&kindMask == kindSub {
+			b, nb = b>>distBits, nb-distBits
+			e = dt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
+		}
+		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+		if e&kindMask != kindBase {
+			return out, pos, b, nb, false, corrupt("invalid distance code")
+		}
+		extra = e >> 8 & 0xff
+		dist := int(e>>16) + int(b&(1<<extra-1))
+		b, nb = b>>extra, nb-uint(extra)
+		if dist > out {
+			return out, pos, b, nb, false, corrupt("distance %d reaches before the start of the output (%d bytes)", dist, out)
+		}
+		if out+length > len(dst) {
+			return out, pos, b, nb, false, ErrTooLong
+		}
+		if out-dist >= z.zs {
+			out += length
+			continue
+		}
+		z.end(dst, out)
+		copyMatch(dst, out, dist, length)
+		return out + length, pos, b, nb, false, nil
+	}
+}
+
+// end ends the open zero run, if any, at out: it writes the zeros that
+// later matches may copy (the last windowSize bytes) and records the rest
+// as elided. It does nothing on a nil z.
+func (z *elision) end(dst []byte, out int) {
+	if z == nil || z.zs < 0 {
+		return
+	}
+	keep := max(z.zs, out-windowSize)
+	clear(dst[keep:out])
+	z.record(keep)
+}
+
+// final ends the open zero run, if any, at the end of the stream at out,
+// where nothing can copy from it.
+func (z *elision) final(out int) {
+	if z != nil && z.zs >= 0 {
+		z.record(out)
+	}
+}
+
+// record records [z.zs, hi) as elided, if not empty, and closes the run.
+func (z *elision) record(hi int) {
+	if hi > z.zs {
+		*z.spans = append(*z.spans, Span{z.zs, hi})
+	}
+	z.zs = -1
 }
 
 // copyMatch copies length bytes from dist bytes back to dst[out:]. The

@@ -10,6 +10,7 @@ import (
 	"hash/adler32"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	kflate "github.com/klauspost/compress/flate"
@@ -112,7 +113,7 @@ func TestZlibRoundTrip(t *testing.T) {
 			w.Write(p)
 			w.Close()
 			dst := make([]byte, len(p))
-			n, used, err := d.decode(dst, buf.Bytes())
+			n, used, err := d.decode(dst, buf.Bytes(), nil)
 			if err != nil || n != len(p) || used != buf.Len() || !bytes.Equal(dst, p) {
 				t.Fatalf("decode: n = %d of %d, used %d of %d, err %v", n, len(p), used, buf.Len(), err)
 			}
@@ -214,6 +215,77 @@ func TestAdler32(t *testing.T) {
 
 // FuzzDecode compares decode (raw DEFLATE) with compress/flate on arbitrary input: when
 // either decodes without error into 64 KiB, both must, to the same bytes.
+// checkSpans checks the output of an eliding decode against want: the
+// spans lie in order within the output and hold zeros in want, and
+// clearing them gives want.
+func checkSpans(got, want []byte, spans []Span) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("decoded %d bytes, want %d", len(got), len(want))
+	}
+	at := 0
+	for _, z := range spans {
+		if z.Lo < at || z.Hi <= z.Lo || z.Hi > len(got) {
+			return fmt.Sprintf("spans %v: out of order or range (%d bytes)", spans, len(got))
+		}
+		if slices.ContainsFunc(want[z.Lo:z.Hi], func(b byte) bool { return b != 0 }) {
+			return fmt.Sprintf("span %v holds non-zero bytes", z)
+		}
+		clear(got[z.Lo:z.Hi])
+		at = z.Hi
+	}
+	if !bytes.Equal(got, want) {
+		return "decoded bytes differ outside the spans"
+	}
+	return ""
+}
+
+// TestZlibElide decodes streams with long zero runs (in shuffled integer
+// planes, at the end, across block boundaries, copied from further back
+// than one byte) with ZlibElide into buffers of garbage, and checks that
+// the runs are elided, that everything else is written, and that a wrong
+// Adler-32 is still found.
+func TestZlibElide(t *testing.T) {
+	in := inputs()
+	r := rand.New(rand.NewPCG(3, 4))
+	mixed := make([]byte, 0, 2<<20)
+	for len(mixed) < 2<<20 {
+		mixed = append(mixed, make([]byte, r.IntN(200_000))...)
+		for range r.IntN(5000) {
+			mixed = append(mixed, byte(r.Uint32()))
+		}
+	}
+	in["mixed"] = mixed
+	in["period-3-zeros"] = append(bytes.Repeat([]byte{0, 0, 1}, 5000), make([]byte, 100_000)...)
+	for name, p := range in {
+		for _, level := range []int{0, 1, 4, 9} {
+			z := zlibBytes(t, p, level)
+			dst := bytes.Repeat([]byte{0xa5}, len(p))
+			var d Decoder
+			n, spans, err := d.ZlibElide(dst, z, nil)
+			if err != nil {
+				t.Fatalf("%s level %d: %v", name, level, err)
+			}
+			if msg := checkSpans(dst[:n], p, spans); msg != "" {
+				t.Fatalf("%s level %d: %s", name, level, msg)
+			}
+			elided := 0
+			for _, z := range spans {
+				elided += z.Hi - z.Lo
+			}
+			if name == "zeros" && level > 0 && elided < len(p)-2*windowSize {
+				t.Errorf("%s level %d: %d of %d zero bytes elided", name, level, elided, len(p))
+			}
+			if len(p) > 0 {
+				bad := slices.Clone(z)
+				bad[len(bad)-1] ^= 1
+				if _, _, err := d.ZlibElide(dst, bad, nil); !errors.Is(err, ErrCorrupt) {
+					t.Errorf("%s level %d: wrong Adler-32 gave %v", name, level, err)
+				}
+			}
+		}
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	for _, p := range inputs() {
 		var buf bytes.Buffer
@@ -228,7 +300,7 @@ func FuzzDecode(f *testing.F) {
 		const limit = 64 << 10
 		var d Decoder
 		dst := make([]byte, limit)
-		n, _, err := d.decode(dst, src)
+		n, _, err := d.decode(dst, src, nil)
 		want, werr := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(src)), limit+1))
 		if len(want) > limit {
 			return // beyond our buffer: ErrTooLong is right, flate's answer unknown
@@ -238,6 +310,20 @@ func FuzzDecode(f *testing.F) {
 		}
 		if err == nil && !bytes.Equal(dst[:n], want) {
 			t.Fatalf("decode decoded %d bytes, compress/flate %d, different", n, len(want))
+		}
+		// Eliding zero runs decodes the same, into a buffer of garbage.
+		for i := range dst {
+			dst[i] = 0xa5
+		}
+		spans := []Span{}
+		ne, _, eerr := d.decode(dst, src, &elision{spans: &spans, zs: -1})
+		if (eerr == nil) != (err == nil) {
+			t.Fatalf("decode err %v, eliding err %v", err, eerr)
+		}
+		if err == nil {
+			if msg := checkSpans(dst[:ne], want, spans); msg != "" {
+				t.Fatal(msg)
+			}
 		}
 	})
 }
@@ -256,6 +342,16 @@ func BenchmarkZlib(b *testing.B) {
 			var d Decoder
 			for b.Loop() {
 				if _, err := d.Zlib(dst, z); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/inflate-elide", func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			var d Decoder
+			spans := make([]Span, 0, 8)
+			for b.Loop() {
+				if _, _, err := d.ZlibElide(dst, z, spans[:0]); err != nil {
 					b.Fatal(err)
 				}
 			}
