@@ -221,3 +221,65 @@ func BenchmarkSpillDecode(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "genes/s")
 }
+
+// benchRuns returns cells runs of about 1000 sorted genes out of 20 000
+// (exponential gaps of mean 20), as 10x files hold them.
+func benchRuns(cells int) ([][]int32, int) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	runs := make([][]int32, cells)
+	n := 0
+	for c := range runs {
+		for g := int32(rng.IntN(40)); g < 20000; g += 1 + int32(rng.ExpFloat64()*19) {
+			runs[c] = append(runs[c], g)
+		}
+		n += len(runs[c])
+	}
+	return runs, n
+}
+
+// BenchmarkCountRuns counts a batch of 1000 cells as the count pass does
+// on one core: thresholds, per-gene counts and the spill's runs.
+func BenchmarkCountRuns(b *testing.B) {
+	runs, n := benchRuns(1000)
+	bt := &batch{}
+	rng := rand.New(rand.NewPCG(2, 2))
+	for c, run := range runs {
+		for _, g := range run {
+			bt.gene = append(bt.gene, g)
+			bt.val = append(bt.val, float64(1+int(rng.ExpFloat64()*2)))
+		}
+		bt.runs = append(bt.runs, cellRun{int32(c), int32(len(bt.gene))})
+	}
+	typeKept := make([]bool, 20000)
+	for i := range typeKept {
+		typeKept[i] = true
+	}
+	p := countPart{cellsPerGene: make([]int32, 20000)}
+	genesPerCell := make([]int32, len(runs))
+	sums := make([]float64, n/4096+1)
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		p.count(bt, 0, n, 4096, typeKept, 0, genesPerCell, sums)
+	}
+}
+
+// BenchmarkSetBuffered sets 1000 rows of about 1000 genes each into a
+// block buffer, as the write pass does.
+func BenchmarkSetBuffered(b *testing.B) {
+	runs, n := benchRuns(1024)
+	wpr := (20000 + 63) / 64
+	br := &blockRows{rows: 1024, wpr: wpr, cells: 1024, state: make([]blockState, 1), live: map[int][]uint64{}, budget: 1}
+	geneMap := make([]int32, 20000)
+	for i := range geneMap {
+		geneMap[i] = int32(i)
+	}
+	var scratch []int32
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		buf := br.buffer(0)
+		clear(buf)
+		for r, run := range runs {
+			br.setBuffered(r, run, geneMap, &scratch)
+		}
+	}
+}
