@@ -1,5 +1,7 @@
 package inflate
 
+import "math/bits"
+
 // A table entry packs, from the low bits up: the number of bits the code
 // takes (5 bits), its kind (3 bits), the number of extra bits that follow
 // it or, for a subtable pointer, the subtable's index bits (8 bits), and a
@@ -147,12 +149,7 @@ func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty boo
 // Huffman codes most significant bit first into a least-significant-first
 // bit stream.
 func reverse(code, n int) int {
-	r := 0
-	for range n {
-		r = r<<1 | code&1
-		code >>= 1
-	}
-	return r
+	return int(bits.Reverse16(uint16(code)) >> (16 - n))
 }
 
 // fixedLitlen and fixedDist are the tables of RFC 1951's fixed code (block
