@@ -101,21 +101,29 @@ func BenchmarkSegmentScan(b *testing.B) {
 func BenchmarkTransposeTile(b *testing.B) {
 	const rows, genes = 8192, 4096
 	wpr := genes / 64
-	for _, p := range []float64{0.01, 0.1, 0.5} {
-		b.Run(fmt.Sprintf("density=%g", p), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(2, 2))
-			src := make([]uint64, rows*wpr)
-			for i := range rows * genes {
-				if rng.Float64() < p {
-					src[i/64] |= 1 << (i % 64)
+	kernels := []bool{false}
+	if useGFNI {
+		kernels = append(kernels, true)
+	}
+	defer func(v bool) { useGFNI = v }(useGFNI)
+	for _, gfni := range kernels {
+		for _, p := range []float64{0.01, 0.1, 0.5} {
+			useGFNI = gfni
+			b.Run(fmt.Sprintf("gfni=%v/density=%g", gfni, p), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(2, 2))
+				src := make([]uint64, rows*wpr)
+				for i := range rows * genes {
+					if rng.Float64() < p {
+						src[i/64] |= 1 << (i % 64)
+					}
 				}
-			}
-			out := make([]uint64, genes*rows/64)
-			b.SetBytes(int64(len(src)) * 8)
-			for b.Loop() {
-				clear(out)
-				transposeTile(out, src, rows, wpr, Range{0, genes})
-			}
-		})
+				out := make([]uint64, genes*rows/64)
+				b.SetBytes(int64(len(src)) * 8)
+				for b.Loop() {
+					clear(out)
+					transposeTile(out, src, rows, wpr, Range{0, genes})
+				}
+			})
+		}
 	}
 }

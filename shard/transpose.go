@@ -1,14 +1,15 @@
 package shard
 
-// transpose64 transposes a 64×64 bit matrix in place: afterwards bit r of
-// a[c] is what bit c of a[r] was. It replaces the reference loop
+// transpose64Go transposes a 64×64 bit matrix in place: afterwards bit r of
+// a[c] is what bit c of a[r] was. It is the portable twin of
+// transpose64GFNI. It replaces the reference loop
 //
 //	for r := range 64 { for c := range 64 { out[c] |= (a[r]>>c&1) << r } }
 //
 // by six rounds of block swaps (Hacker's Delight §7-3, adapted to
 // least-significant-bit-first columns): round j exchanges the top-right and
 // bottom-left j×j sub-blocks of every 2j×2j diagonal block.
-func transpose64(a *[64]uint64) {
+func transpose64Go(a *[64]uint64) {
 	m := uint64(0x00000000FFFFFFFF)
 	for j := 32; j != 0; {
 		for k := 0; k < 64; k = (k + j + 1) &^ j {
