@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -136,31 +135,6 @@ func syncPath(path string) error {
 		return fmt.Errorf("shard: %s: fsync: %w", path, err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to dir/name through a temporary file, fsync
-// and rename, and returns the data's CRC-32C.
-func writeFileAtomic(dir, name string, data []byte) (uint32, error) {
-	f, err := os.CreateTemp(dir, name+".tmp-*")
-	if err != nil {
-		return 0, fmt.Errorf("shard: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("shard: writing %s: %w", filepath.Join(dir, name), err)
-	}
-	return crc32.Checksum(data, castagnoli), nil
 }
 
 // randomSuffix returns a short random hex string for temporary names.

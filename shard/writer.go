@@ -240,9 +240,6 @@ func (w *Writer) commit(m *Manifest) error {
 		return err
 	}
 	w.tiles = nil
-	if err := w.syncWritten(); err != nil {
-		return err
-	}
 	m.FormatVersion = FormatVersion
 	m.Cells, m.Genes, m.Layout = l.Cells, l.Genes, l
 	m.Ones, m.Observed, m.Files = 0, 0, nil
@@ -258,7 +255,7 @@ func (w *Writer) commit(m *Manifest) error {
 	}
 	m.GenesFile, m.GeneColumns, m.BarcodesFile = "", nil, ""
 	if genes != nil {
-		crc, err := writeFileAtomic(w.tmp, GenesName, genes)
+		crc, err := w.writeSide(GenesName, genes)
 		if err != nil {
 			return err
 		}
@@ -266,7 +263,7 @@ func (w *Writer) commit(m *Manifest) error {
 		m.Files = append(m.Files, File{Name: GenesName, Kind: KindGenes, Bytes: int64(len(genes)), CRC32C: crcHex(crc)})
 	}
 	if barcodes != nil {
-		crc, err := writeFileAtomic(w.tmp, BarcodesName, barcodes)
+		crc, err := w.writeSide(BarcodesName, barcodes)
 		if err != nil {
 			return err
 		}
@@ -280,13 +277,27 @@ func (w *Writer) commit(m *Manifest) error {
 	if err != nil {
 		return fmt.Errorf("shard: %s: encoding manifest: %w", w.dst, err)
 	}
-	if _, err := writeFileAtomic(w.tmp, ManifestName, append(js, '\n')); err != nil {
+	if _, err := w.writeSide(ManifestName, append(js, '\n')); err != nil {
+		return err
+	}
+	// One round of fsyncs for every file, then the folder: nothing is
+	// visible at dst before install's rename.
+	if err := w.syncWritten(); err != nil {
 		return err
 	}
 	if err := syncPath(w.tmp); err != nil {
 		return err
 	}
 	return w.install()
+}
+
+// writeSide writes a side file of the shard (see writeFile) and returns
+// its CRC-32C.
+func (w *Writer) writeSide(name string, data []byte) (uint32, error) {
+	if err := w.writeFile(filepath.Join(w.tmp, name), data, true); err != nil {
+		return 0, err
+	}
+	return crc32.Checksum(data, castagnoli), nil
 }
 
 // geneColumns lists the columns genes.tsv holds for m's annotations.
