@@ -47,6 +47,11 @@ var spillFrame = 1 << 20
 // spillReaders is how many frames of a sorted spill are read at once.
 const spillReaders = 4
 
+// spillQueue is how many frames may wait for the writing goroutine: a
+// direct write waits for the device, and the count pass, which hands over
+// the frames, should not wait with it when the device is briefly slow.
+const spillQueue = 8
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // spillWriter appends runs to a spill file.
@@ -101,7 +106,7 @@ func createSpill(output string) (*spillWriter, error) {
 	directio.Set(f, true) // or through the page cache where refused
 	s := &spillWriter{
 		f: f, buf: directio.Aligned(spillFrameCap())[:8], last: -1, sorted: true,
-		out: make(chan []byte, 1), spare: make(chan []byte, 2), werr: make(chan error, 1),
+		out: make(chan []byte, spillQueue), spare: make(chan []byte, spillQueue+1), werr: make(chan error, 1),
 	}
 	go s.write()
 	return s, nil
