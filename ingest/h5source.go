@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -201,10 +202,14 @@ func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
 			if !c.majorIsCell {
 				minor = b.cell
 			}
-			err := c.indices.ReadInt32(start, minor)
-			if err == nil {
-				err = c.data.ReadFloat64(start, b.val)
-			}
+			// Both arrays at once, so that neither's last chunks leave a
+			// core idle while the other waits to start.
+			var ierr, derr error
+			var wg sync.WaitGroup
+			wg.Go(func() { ierr = c.indices.ReadInt32(start, minor) })
+			derr = c.data.ReadFloat64(start, b.val)
+			wg.Wait()
+			err := cmp.Or(ierr, derr)
 			select {
 			case full <- filled{b, start, err}:
 			case <-stop:
