@@ -12,7 +12,9 @@
 //  1. Count: the cells expressing each gene and the genes expressed by each
 //     cell, where "expressed" means count > Threshold (the paper binarises
 //     non-zero counts), plus the number and sum of stored values; the
-//     expressed entries go to a temporary spill file beside the output.
+//     expressed entries go to a temporary spill file beside the output,
+//     written and read back around the page cache (O_DIRECT) where the
+//     file system allows.
 //  2. Write: with the gene filter (MinCellFrac, MinCells: the paper drops
 //     genes expressed in fewer than 1% of cells) and the cell filter
 //     (MinGenes) decided from those counts, set the kept bits read back

@@ -23,8 +23,9 @@ import (
 // Reading it back costs a few nanoseconds per entry, where a second scan of
 // the input would inflate HDF5 chunks or re-parse (and gunzip) Matrix Market
 // text again; and the input is read exactly once, so it cannot change
-// between the passes. The file is written and read sequentially through
-// small buffers, so it occupies the page cache, not the process's memory.
+// between the passes. The file is written and read through a few frame
+// buffers, around the page cache where the file system allows (see
+// directio), so it occupies neither the process's memory nor the cache.
 //
 // Layout: a sequence of frames, each a little-endian uint32 payload length,
 // a uint32 CRC-32C of the payload, the payload and zeros up to a multiple

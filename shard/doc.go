@@ -18,7 +18,11 @@
 // transposes, one cell block per worker, and renames the folder into place.
 // A writer that produces cells in order may instead finish each block as it
 // completes (FinishBlock, or WriteBlock with rows built in memory), so that
-// the transposition overlaps the writing of later blocks:
+// the transposition overlaps the writing of later blocks. New files go to
+// the device with O_DIRECT where the file system allows (a shard is read
+// back much later, and through the page cache each byte cost the kernel a
+// fresh page); Commit then fsyncs every file in one round before the
+// rename:
 //
 //	w, err := shard.Create("pbmc.shard", shard.Layout{Cells: n, Genes: d}, shard.CreateOptions{})
 //	if err != nil { … }
