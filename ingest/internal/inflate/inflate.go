@@ -243,27 +243,10 @@ decode:
 		case kindInvalid:
 			return out, pos, b, nb, corrupt("invalid literal/length code")
 		}
-		extra := e >> 8 & 0xff
-		length := int(e>>16) + int(b&(1<<extra-1))
-		b, nb = b>>extra, nb-uint(extra)
-
-		e = dt[b&(1<<distBits-1)]
-		if e&kindMask == kindSub {
-			b, nb = b>>distBits, nb-distBits
-			e = dt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
-		}
-		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
-		if e&kindMask != kindBase {
-			return out, pos, b, nb, corrupt("invalid distance code")
-		}
-		extra = e >> 8 & 0xff
-		dist := int(e>>16) + int(b&(1<<extra-1))
-		b, nb = b>>extra, nb-uint(extra)
-		if dist > out {
-			return out, pos, b, nb, corrupt("distance %d reaches before the start of the output (%d bytes)", dist, out)
-		}
-		if out+length > len(dst) {
-			return out, pos, b, nb, ErrTooLong
+		var length, dist int
+		length, dist, b, nb = readMatch(e, b, nb, dt)
+		if uint(dist-1) >= uint(out) || out+length > len(dst) {
+			return out, pos, b, nb, matchError(len(dst), out, length, dist)
 		}
 		if z != nil && dist == 1 && length >= minZeroMatch && dst[out-1] == 0 {
 			var end bool
@@ -278,6 +261,40 @@ decode:
 		copyMatch(dst, out, dist, length)
 		out += length
 	}
+}
+
+// readMatch reads the rest of a match whose length code's entry is e: the
+// length's extra bits, the distance code and its extra bits. A distance
+// code the block's code lacks gives dist = 0, which checkMatch refuses.
+func readMatch(e uint32, b uint64, nb uint, dt []uint32) (length, dist int, _ uint64, _ uint) {
+	extra := e >> 8 & 0xff
+	length = int(e>>16) + int(b&(1<<extra-1))
+	b, nb = b>>extra, nb-uint(extra)
+	e = dt[b&(1<<distBits-1)]
+	if e&kindMask == kindSub {
+		b, nb = b>>distBits, nb-distBits
+		e = dt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
+	}
+	b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+	if e&kindMask != kindBase {
+		return length, 0, b, nb
+	}
+	extra = e >> 8 & 0xff
+	dist = int(e>>16) + int(b&(1<<extra-1))
+	return length, dist, b >> extra, nb - uint(extra)
+}
+
+// matchError says why a match of length bytes from dist back at out, in an
+// output of n bytes, is refused: it has no distance, reaches before the
+// output or overruns it.
+func matchError(n, out, length, dist int) error {
+	switch {
+	case dist == 0:
+		return corrupt("invalid distance code")
+	case dist > out:
+		return corrupt("distance %d reaches before the start of the output (%d bytes)", dist, out)
+	}
+	return ErrTooLong
 }
 
 // windowSize is the farthest back a DEFLATE match may copy from.
@@ -328,26 +345,10 @@ func zeroRun(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32, 
 		case kindInvalid:
 			return out, pos, b, nb, false, corrupt("invalid literal/length code")
 		}
-		extra := e >> 8 & 0xff
-		length := int(e>>16) + int(b&(1<<extra-1))
-		b, nb = b>>extra, nb-uint(extra)
-		e = dt[b&(1<<distBits-1)]
-		if e&kindMask == kindSub {
-			b, nb = b>>distBits, nb-distBits
-			e = dt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
-		}
-		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
-		if e&kindMask != kindBase {
-			return out, pos, b, nb, false, corrupt("invalid distance code")
-		}
-		extra = e >> 8 & 0xff
-		dist := int(e>>16) + int(b&(1<<extra-1))
-		b, nb = b>>extra, nb-uint(extra)
-		if dist > out {
-			return out, pos, b, nb, false, corrupt("distance %d reaches before the start of the output (%d bytes)", dist, out)
-		}
-		if out+length > len(dst) {
-			return out, pos, b, nb, false, ErrTooLong
+		var length, dist int
+		length, dist, b, nb = readMatch(e, b, nb, dt)
+		if uint(dist-1) >= uint(out) || out+length > len(dst) {
+			return out, pos, b, nb, false, matchError(len(dst), out, length, dist)
 		}
 		if out-dist >= z.zs {
 			out += length
