@@ -225,11 +225,7 @@ decode:
 			// Refilling leaves the low nb bits, and so e, as they are.
 			pos, b, nb = refill(src, pos, b, nb)
 		}
-		if e&kindMask == kindSub {
-			b, nb = b>>litlenBits, nb-litlenBits
-			e = lt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
-		}
-		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+		e, b, nb = consume(e, b, nb, lt, litlenBits)
 		switch e & kindMask {
 		case kindLiteral:
 			if out >= len(dst) {
@@ -263,6 +259,17 @@ decode:
 	}
 }
 
+// consume follows e, the entry of table t (of primary index bits pb) for
+// the low bits of b, to its subtable entry when it points to one, and drops
+// the code's bits.
+func consume(e uint32, b uint64, nb uint, t []uint32, pb uint) (uint32, uint64, uint) {
+	if e&kindMask == kindSub {
+		b, nb = b>>pb, nb-pb
+		e = t[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
+	}
+	return e, b >> (e & bitsMask), nb - uint(e&bitsMask)
+}
+
 // readMatch reads the rest of a match whose length code's entry is e: the
 // length's extra bits, the distance code and its extra bits. A distance
 // code the block's code lacks gives dist = 0, which checkMatch refuses.
@@ -270,12 +277,7 @@ func readMatch(e uint32, b uint64, nb uint, dt []uint32) (length, dist int, _ ui
 	extra := e >> 8 & 0xff
 	length = int(e>>16) + int(b&(1<<extra-1))
 	b, nb = b>>extra, nb-uint(extra)
-	e = dt[b&(1<<distBits-1)]
-	if e&kindMask == kindSub {
-		b, nb = b>>distBits, nb-distBits
-		e = dt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
-	}
-	b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+	e, b, nb = consume(dt[b&(1<<distBits-1)], b, nb, dt, distBits)
 	if e&kindMask != kindBase {
 		return length, 0, b, nb
 	}
@@ -323,11 +325,7 @@ func zeroRun(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32, 
 	for {
 		pos, b, nb = refill(src, pos, b, nb)
 		e := lt[b&lmask]
-		if e&kindMask == kindSub {
-			b, nb = b>>litlenBits, nb-litlenBits
-			e = lt[e>>16+uint32(b)&(1<<(e>>8&0xff)-1)]
-		}
-		b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
+		e, b, nb = consume(e, b, nb, lt, litlenBits)
 		switch e & kindMask {
 		case kindLiteral:
 			if out >= len(dst) {
