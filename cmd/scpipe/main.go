@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/internal/directio"
 	"scpipe/progress"
 )
 
@@ -46,8 +47,8 @@ factorises them with the OrMachine (Rukat et al., ICML 2017).
    scpipe fit shards -o run --L 2..10     # posterior means of codes and usage per L
    scpipe simulate -o sim                 # planted data as a 10x MTX folder
 
-Every command takes -j/--threads (or SCPIPE_THREADS) and --quiet; see
-scpipe COMMAND --help.`,
+Every command takes -j/--threads (or SCPIPE_THREADS), --quiet and
+--no-direct-io; see scpipe COMMAND --help.`,
 		Commands: []*cli.Command{
 			ingestCommand(),
 			infoCommand(),
@@ -65,6 +66,7 @@ func commonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "threads", Aliases: []string{"j"}, Value: runtime.NumCPU(), EnvVars: []string{"SCPIPE_THREADS"}, Usage: "number of cores to use"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and only warnings on stderr"},
+		&cli.BoolFlag{Name: "no-direct-io", EnvVars: []string{"SCPIPE_NO_DIRECT_IO"}, Usage: "write shards and temporary files through the page cache instead of with O_DIRECT (e.g. on NFS, where each direct write waits for the server)"},
 	}
 }
 
@@ -81,6 +83,7 @@ func newEnv(c *cli.Context) (runEnv, error) {
 		return runEnv{}, fmt.Errorf("--threads must be at least 1 (got %d)", threads)
 	}
 	runtime.GOMAXPROCS(threads)
+	directio.SetEnabled(!c.Bool("no-direct-io"))
 	level, mode := slog.LevelInfo, progress.Auto
 	if c.Bool("quiet") {
 		level, mode = slog.LevelWarn, progress.Quiet

@@ -17,8 +17,18 @@ package directio
 
 import (
 	"os"
+	"sync/atomic"
 	"unsafe"
 )
+
+// disabled turns direct I/O off for the process (SetEnabled).
+var disabled atomic.Bool
+
+// SetEnabled turns direct I/O on (the default) or off for the whole
+// process: off, Set never sets O_DIRECT and everything goes through the
+// page cache. Network file systems such as NFS, where each direct write is
+// a synchronous round trip to the server, are better off without it.
+func SetEnabled(on bool) { disabled.Store(!on) }
 
 // Align is the alignment of buffers, offsets and lengths that direct I/O
 // is given.
