@@ -9,7 +9,7 @@ import "golang.org/x/sys/cpu"
 // to run the Go path.
 var useGFNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512GFNI
 
-// transpose64GFNI is transpose64Go in 64 vector instructions
+// transpose64GFNI is transpose64Go in 59 vector instructions
 // (transpose_amd64.s).
 //
 //go:noescape
