@@ -257,9 +257,9 @@ func (d *Dataset) fillRuns(n int64, fn func(int64, []byte) error) error {
 
 // chunk returns the decoded bytes of chunk k and whether the caller owns them
 // (and must putBuf them). With planes, a final byte shuffle may be left
-// undone, which shuffled reports (see unfilter). The cache is consulted and,
-// if useCache, updated.
-func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuffled bool, zero uint64, err error) {
+// undone, which shuffled reports (see unfilter). The cached chunk is
+// returned unowned; visit1D replaces it (setCache).
+func (d *Dataset) chunk(k int64, planes bool) (out []byte, owned, shuffled bool, zero uint64, err error) {
 	if k == d.cacheK && (planes || !d.cacheShuffled) {
 		return d.cacheBuf, false, d.cacheShuffled, d.cacheZero, nil
 	}
@@ -304,12 +304,14 @@ func (d *Dataset) chunk(k int64, useCache, planes bool) (out []byte, owned, shuf
 			out = out[:want] // the tail beyond the extent is never read
 		}
 	}
-	if useCache {
-		putBuf(d.cacheBuf)
-		d.cacheK, d.cacheBuf, d.cacheShuffled, d.cacheZero = k, out, shuffled, zero
-		return out, false, shuffled, zero, nil
-	}
 	return out, true, shuffled, zero, nil
+}
+
+// setCache makes the decoded chunk k, b, the cached one, taking ownership
+// of b.
+func (d *Dataset) setCache(k int64, b []byte, shuffled bool, zero uint64) {
+	putBuf(d.cacheBuf)
+	d.cacheK, d.cacheBuf, d.cacheShuffled, d.cacheZero = k, b, shuffled, zero
 }
 
 // visit1D covers [start, start+n) of a chunked 1-D dataset; chunk k holds
@@ -320,9 +322,17 @@ func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes p
 	c := d.chunkLen
 	es := int64(d.elemSize)
 	first, last := start/c, (start+n-1)/c
-	piece := func(k int64, useCache bool) error {
+	// The last chunk is kept for the cache, which the other chunks may be
+	// read from concurrently: it is replaced once all are done.
+	var keep struct {
+		b           []byte
+		shuffled    bool
+		zero        uint64
+		owned, done bool
+	}
+	piece := func(k int64) error {
 		lo, hi := max(start, k*c), min(start+n, (k+1)*c)
-		b, owned, shuffled, zero, err := d.chunk(k, useCache, planes != nil)
+		b, owned, shuffled, zero, err := d.chunk(k, planes != nil)
 		if err != nil {
 			return err
 		}
@@ -331,30 +341,33 @@ func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes p
 		} else {
 			err = fn(lo-start, b[(lo-k*c)*es:(hi-k*c)*es])
 		}
-		if owned {
+		switch {
+		case k == last && err == nil:
+			keep.b, keep.shuffled, keep.zero, keep.owned, keep.done = b, shuffled, zero, owned, true
+		case owned:
 			putBuf(b)
 		}
 		return err
 	}
+	var err error
 	if n < parallelMin || last-first < 2 || runtime.GOMAXPROCS(0) == 1 {
-		for k := first; k <= last; k++ {
-			if err := piece(k, k == last); err != nil {
-				return err
-			}
+		for k := first; k <= last && err == nil; k++ {
+			err = piece(k)
 		}
-		return nil
+	} else {
+		// Every chunk at once, the last too: decoding it after the others
+		// would leave all cores but one idle meanwhile.
+		var g errgroup.Group
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		for k := first; k <= last; k++ {
+			g.Go(func() error { return piece(k) })
+		}
+		err = g.Wait()
 	}
-	// The cached chunk may be read concurrently below but is replaced only
-	// after all workers finish.
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for k := first; k < last; k++ {
-		g.Go(func() error { return piece(k, false) })
+	if keep.done && keep.owned {
+		d.setCache(last, keep.b, keep.shuffled, keep.zero)
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return piece(last, true)
+	return err
 }
 
 // visitND covers a row-major range of a chunked N-dimensional dataset: every
@@ -399,7 +412,7 @@ func (d *Dataset) visitND(start, n int64, fn func(int64, []byte) error) error {
 		if last < start || first >= end {
 			continue
 		}
-		b, owned, _, _, err := d.chunk(k, false, false)
+		b, owned, _, _, err := d.chunk(k, false)
 		if err != nil {
 			return err
 		}

@@ -46,6 +46,16 @@ func inputs() map[string][]byte {
 		binary.LittleEndian.PutUint64(idx[8*i:], uint64(r.IntN(20000)))
 	}
 	in["indices-shuffled"] = shuffle(idx, 8)
+	// As 10x files store them: each cell's genes (of 20 000) rising, with
+	// gaps of mean 20.
+	cells := make([]byte, 8*65536)
+	for i, g := 0, 0; i < 65536; i++ {
+		if g += 1 + int(r.ExpFloat64()*19); g >= 20000 {
+			g = r.IntN(40)
+		}
+		binary.LittleEndian.PutUint64(cells[8*i:], uint64(g))
+	}
+	in["indices-cells"] = shuffle(cells, 8)
 	data := make([]byte, 4*65536)
 	for i := range 65536 {
 		binary.LittleEndian.PutUint32(data[4*i:], uint32(1+r.ExpFloat64()*2))
@@ -333,7 +343,7 @@ func FuzzDecode(f *testing.F) {
 // (deflate level 4), with this package and with klauspost's zlib reader.
 func BenchmarkZlib(b *testing.B) {
 	in := inputs()
-	for _, name := range []string{"indices-shuffled", "counts-shuffled", "skewed"} {
+	for _, name := range []string{"indices-shuffled", "indices-cells", "counts-shuffled", "skewed"} {
 		p := in[name]
 		z := zlibBytes(b, p, 4)
 		dst := make([]byte, len(p))
