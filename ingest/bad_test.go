@@ -438,3 +438,35 @@ func TestH5ADFeatureColumns(t *testing.T) {
 		t.Errorf("codes outside the categories: error %v", err)
 	}
 }
+
+// TestFirstBadEntry: in a file read in ranges on all cores, of which two
+// hold a bad entry, the error names the first in the file, however the
+// ranges' reads interleave.
+func TestFirstBadEntry(t *testing.T) {
+	defer func(m int64) { minRange = m }(minRange)
+	minRange = 4096 // eight ranges of 4096 entries
+	m := h5gen.CSC{Genes: 100, Cells: 3000, Indptr: []int64{0}}
+	for c := range m.Cells {
+		for g := c % 7; g < m.Genes; g += 10 {
+			m.Indices = append(m.Indices, int64(g))
+			m.Data = append(m.Data, 1)
+		}
+		m.Indptr = append(m.Indptr, int64(len(m.Indices)))
+	}
+	m.Data[9000], m.Indices[20000] = -1, 100
+	p := filepath.Join(t.TempDir(), "filtered_feature_bc_matrix.h5")
+	types := make([]string, m.Genes)
+	for i := range types {
+		types[i] = GeneExpression
+	}
+	if err := h5gen.WriteTenXV3(p, m, names("G", m.Genes), names("gene", m.Genes), types, names("GRCh38-", m.Genes), names("BC", m.Cells),
+		h5gen.Options{DataType: "float64", Chunk: 1024}); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		_, err := Run(context.Background(), exact(p, filepath.Join(t.TempDir(), "s")))
+		if err == nil || !strings.Contains(err.Error(), "/matrix/data[9000]") {
+			t.Fatalf("error %v, want one about /matrix/data[9000]", err)
+		}
+	}
+}

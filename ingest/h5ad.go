@@ -284,6 +284,13 @@ func (s *h5adSource) scan(ctx context.Context, fn func(*batch) error) error {
 	return s.dense.scan(ctx, fn)
 }
 
+func (s *h5adSource) ranges(block int) (int, func() (rangeReader, error)) {
+	if s.sparse == nil {
+		return 0, nil // a dense matrix is scanned
+	}
+	return s.sparse.ranges(block)
+}
+
 func (s *h5adSource) close() error {
 	if s.hash != nil {
 		s.hash.cancel()

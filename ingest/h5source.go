@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,8 +14,8 @@ import (
 	"scpipe/ingest/internal/h5"
 )
 
-// h5Batch is the number of entries an HDF5 source reads at a time: the h5
-// reader decodes a range's chunks in parallel, so ranges span several chunks.
+// h5Batch is about the number of entries a dense HDF5 matrix is read in at
+// a time.
 const h5Batch = 1 << 20
 
 func isHDF5(path string) (bool, error) {
@@ -172,83 +171,26 @@ func openCompressed(f *h5.File, group string, major, minor int, majorIsCell bool
 
 func (c *compressed) entries() int64 { return c.indptr[c.major] }
 
-// scan streams the entries in storage order. A goroutine reads the next
-// range of indices and data while fn consumes the current one.
+// scan streams the entries in storage order, a range at a time (see
+// ranges) on the calling goroutine: the counting pass, which reads ranges
+// on all cores (countRanges), is the only reader that needs more.
 func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
-	nnz := c.entries()
-	type filled struct {
-		b     *batch
-		start int64
-		err   error
+	n, open := c.ranges(1)
+	read, err := open()
+	if err != nil {
+		return err
 	}
-	free := make(chan *batch, 2)
-	full := make(chan filled, 1)
-	stop := make(chan struct{})
-	for range 2 {
-		free <- &batch{cell: make([]int32, h5Batch), gene: make([]int32, h5Batch), val: make([]float64, h5Batch)}
-	}
-	go func() {
-		defer close(full)
-		for start := int64(0); start < nnz; start += h5Batch {
-			var b *batch
-			select {
-			case b = <-free:
-			case <-stop:
-				return
-			}
-			n := int(min(h5Batch, nnz-start))
-			b.cell, b.gene, b.val = b.cell[:n], b.gene[:n], b.val[:n]
-			minor := b.gene
-			if !c.majorIsCell {
-				minor = b.cell
-			}
-			// Both arrays at once, so that neither's last chunks leave a
-			// core idle while the other waits to start.
-			var ierr, derr error
-			var wg sync.WaitGroup
-			wg.Go(func() { ierr = c.indices.ReadInt32(start, minor) })
-			derr = c.data.ReadFloat64(start, b.val)
-			wg.Wait()
-			err := cmp.Or(ierr, derr)
-			select {
-			case full <- filled{b, start, err}:
-			case <-stop:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		for range full {
-		}
-	}()
-	errs := make([]error, max(c.split.workers, 1))
-	for f := range full {
-		if f.err != nil {
-			return fmt.Errorf("ingest: %w", f.err)
-		}
+	var b batch
+	for r := range n {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b := f.b
-		b.runs = nil
-		if c.majorIsCell {
-			b.runs = c.cellRuns(b.runs[:0:cap(b.runs)], f.start, len(b.val))
-		}
-		m := c.split.run(len(b.val), func(r, lo, hi int) { errs[r] = c.orient(b, f.start, lo, hi) })
-		// Ranges are in file order: the first error is the first bad entry.
-		for _, err := range errs[:m] {
-			if err != nil {
-				return err
-			}
-		}
-		if err := fn(b); err != nil {
+		if _, err := read(r, &b); err != nil {
 			return err
 		}
-		free <- b
+		if err := fn(&b); err != nil {
+			return err
+		}
 	}
 	return nil
 }

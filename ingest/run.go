@@ -222,6 +222,11 @@ type counts struct {
 // one cell in its own segment, and the segments are appended to the spill
 // in range order, so the spill is the same for any number of workers.
 func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit) (*counts, error) {
+	if r, ok := src.(ranger); ok {
+		if n, open := r.ranges(split.block); n > 0 {
+			return countRanges(ctx, n, open, cells, genes, typeKept, thr, spill, prog, split)
+		}
+	}
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
 	parts := make([]countPart, max(split.workers, 1))
 	for r := range parts {

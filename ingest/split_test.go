@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"scpipe/ingest/internal/h5"
 	"scpipe/ingest/internal/h5gen"
@@ -27,6 +28,33 @@ func (s batchSource) scan(_ context.Context, fn func(*batch) error) error {
 		}
 	}
 	return nil
+}
+
+// rangeSource hands the same batches to countPass as ranges read
+// concurrently (countRanges): range r is batch r. Reading a range in fail
+// fails, after a pause if it is in slow.
+type rangeSource struct {
+	batchSource
+	fail map[int]bool
+	slow map[int]time.Duration
+}
+
+func (s rangeSource) ranges(int) (int, func() (rangeReader, error)) {
+	return len(s.batches), func() (rangeReader, error) {
+		return func(r int, b *batch) (int64, error) {
+			if s.fail[r] {
+				time.Sleep(s.slow[r])
+				return 0, fmt.Errorf("range %d is bad", r)
+			}
+			src := s.batches[r]
+			b.cell, b.gene, b.val = append(b.cell[:0], src.cell...), append(b.gene[:0], src.gene...), append(b.val[:0], src.val...)
+			b.runs = nil
+			if src.runs != nil {
+				b.runs = append([]cellRun{}, src.runs...)
+			}
+			return 0, nil
+		}, nil
+	}
 }
 
 // spillRun is one decoded run of a spill, tagged with its frame.
@@ -196,24 +224,58 @@ func TestCountPassSplit(t *testing.T) {
 							}
 						}
 					}
-					if !sorted {
-						return
+					// The batches as ranges read by workers at once, cells
+					// entry by entry and, if sorted, listed as runs as 10x
+					// sources hand them over: the same counts and spill.
+					ranged := []source{rangeSource{batchSource: src}}
+					if sorted {
+						runSrc := batchSource{batches: withRuns(src.batches)}
+						ranged = append(ranged, runSrc, rangeSource{batchSource: runSrc})
 					}
-					// The same batches with their cells listed as runs, as
-					// 10x sources hand them over, must count and spill the same.
-					runSrc := batchSource{batches: withRuns(src.batches)}
-					for _, workers := range []int{1, 2, 3, 16} {
-						got := runCountPass(t, runSrc, cells, genes, kept, passSplit{workers: workers, block: block})
-						if !slices.Equal(got.c.cellsPerGene, want.c.cellsPerGene) || !slices.Equal(got.c.genesPerCell, want.c.genesPerCell) ||
-							got.c.ones != want.c.ones || got.c.entries != want.c.entries || math.Float64bits(got.c.sum) != math.Float64bits(want.c.sum) {
-							t.Fatalf("runs, %d workers: counts differ from those of cells entry by entry", workers)
-						}
-						if !got.sorted || !slices.EqualFunc(got.runs, want.runs, func(a, b spillRun) bool { return a.cell == b.cell && slices.Equal(a.genes, b.genes) }) {
-							t.Fatalf("runs, %d workers: spill differs from that of cells entry by entry", workers)
+					for _, src := range ranged {
+						for _, workers := range []int{1, 2, 3, 16} {
+							got := runCountPass(t, src, cells, genes, kept, passSplit{workers: workers, block: block})
+							if !slices.Equal(got.c.cellsPerGene, want.c.cellsPerGene) || !slices.Equal(got.c.genesPerCell, want.c.genesPerCell) ||
+								got.c.ones != want.c.ones || got.c.entries != want.c.entries || math.Float64bits(got.c.sum) != math.Float64bits(want.c.sum) {
+								t.Fatalf("%T, %d workers: counts differ from those of batches", src, workers)
+							}
+							if got.sorted != want.sorted || !slices.EqualFunc(got.runs, want.runs, func(a, b spillRun) bool { return a.cell == b.cell && slices.Equal(a.genes, b.genes) }) {
+								t.Fatalf("%T, %d workers: spill differs from that of batches", src, workers)
+							}
 						}
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestCountRangesFirstError: when several ranges fail to read, the first
+// one's error is reported, whatever the number of workers and whichever
+// failed first in time.
+func TestCountRangesFirstError(t *testing.T) {
+	t.Parallel()
+	const cells, genes = 500, 50
+	kept := make([]bool, genes)
+	for g := range kept {
+		kept[g] = true
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	lens := make([]int, 40)
+	for i := range lens {
+		lens[i] = 100
+	}
+	src := rangeSource{batchSource: batchSource{batches: genBatches(rng, lens, cells, genes, 20, true)}, fail: map[int]bool{13: true, 17: true, 30: true},
+		slow: map[int]time.Duration{13: 50 * time.Millisecond}} // 17 fails first
+	for _, workers := range []int{1, 2, 3, 8} {
+		s, err := createSpill(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = countPass(context.Background(), src, cells, genes, kept, 0.5, s, &progress{}, passSplit{workers: workers, block: 8})
+		s.remove()
+		if err == nil || err.Error() != "range 13 is bad" {
+			t.Fatalf("%d workers: error %v, want range 13's", workers, err)
 		}
 	}
 }

@@ -206,6 +206,10 @@ func (s *tenxSource) scan(ctx context.Context, fn func(*batch) error) error {
 	return s.m.scan(ctx, fn)
 }
 
+func (s *tenxSource) ranges(block int) (int, func() (rangeReader, error)) {
+	return s.m.ranges(block)
+}
+
 func (s *tenxSource) close() error {
 	if s.hash != nil {
 		s.hash.cancel()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/scigolib/hdf5"
@@ -256,4 +257,62 @@ func readAllErr(path string) error {
 		return err
 	}
 	return d.ReadInt32(0, make([]int32, d.Len()))
+}
+
+// TestViews reads random ranges of a shuffled, deflated dataset through
+// four views at once (run with -race): each must see the data, and the
+// dataset's own reads afterwards too.
+func TestViews(t *testing.T) {
+	const n, chunk = 20000, 700
+	want := make([]int32, n)
+	rng := rand.New(rand.NewSource(2))
+	for i := range want {
+		want[i] = int32(rng.Intn(1 << 20))
+	}
+	path := filepath.Join(t.TempDir(), "v.h5")
+	writeFile(t, path, hdf5.Int32, want, n, hdf5.WithChunkDims([]uint64{chunk}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(4))
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.Dataset("/v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ChunkLen() != chunk {
+		t.Fatalf("ChunkLen %d, want %d", d.ChunkLen(), chunk)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for w := range 4 {
+		v, err := d.View()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			rng := rand.New(rand.NewSource(int64(w)))
+			got := make([]int32, 3*chunk)
+			for range 200 {
+				s, l := rng.Intn(n), rng.Intn(len(got))
+				l = min(l, n-s)
+				if err := v.ReadInt32(int64(s), got[:l]); err != nil {
+					errs <- err
+					return
+				}
+				for i := range l {
+					if got[i] != want[s+i] {
+						errs <- fmt.Errorf("view %d: [%d+%d] = %d, want %d", w, s, i, got[i], want[s+i])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	checkRange(t, d, want, 0, n)
 }

@@ -49,6 +49,9 @@ type Dataset struct {
 	index    *chunkGrid
 	chunkLen int64 // elements per chunk
 
+	// serial decodes every read on the calling goroutine (see View).
+	serial bool
+
 	// Cache of the last decoded chunk (chunked layout only), left
 	// byte-shuffled when cacheShuffled, with the planes cacheZero known
 	// to be zero (see unfilter).
@@ -63,6 +66,33 @@ type Dataset struct {
 // destined for positions dstOff… of the caller's output. The planes set
 // in zero are zero and were never written: raw holds garbage there.
 type planesFunc func(dstOff int64, raw []byte, n, from, count int, zero uint64) error
+
+// View returns a reader of the same dataset for one goroutine of several
+// reading it at once: it has its own chunk cache and decodes each read on
+// the calling goroutine (the callers are the parallelism). Views of a
+// dataset, unlike the dataset itself, may be used concurrently; View itself
+// may not, as it builds the chunk index the views share.
+func (d *Dataset) View() (*Dataset, error) {
+	if d.layout.class == layoutChunked && d.index == nil {
+		idx, err := d.buildIndex()
+		if err != nil {
+			return nil, d.errorf("%w", err)
+		}
+		d.index = idx
+	}
+	v := *d
+	v.serial, v.cacheK, v.cacheBuf = true, -1, nil
+	return &v, nil
+}
+
+// ChunkLen returns the elements per chunk of a chunked dataset, 0 for any
+// other layout.
+func (d *Dataset) ChunkLen() int64 {
+	if d.layout.class != layoutChunked {
+		return 0
+	}
+	return d.chunkLen
+}
 
 // Path returns the dataset's path in the file.
 func (d *Dataset) Path() string { return d.path }
@@ -350,7 +380,7 @@ func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes p
 		return err
 	}
 	var err error
-	if n < parallelMin || last-first < 2 || runtime.GOMAXPROCS(0) == 1 {
+	if d.serial || n < parallelMin || last-first < 2 || runtime.GOMAXPROCS(0) == 1 {
 		for k := first; k <= last && err == nil; k++ {
 			err = piece(k)
 		}
