@@ -323,7 +323,7 @@ var errSpill = errors.New("temporary entry file corrupt")
 // concurrently, each cell such that every run of it and of the cells
 // before it has been through fn; otherwise one fn sees every run in order
 // and written is not called.
-func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func() func(cell int32, run []int32), written func(cell int32)) (int64, error) {
+func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func(d *spillDecoder) runFunc, written func(cell int32)) (int64, error) {
 	workers := 1
 	if !s.sorted {
 		written = nil
@@ -349,11 +349,11 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 	prefix := framePrefix{pending: map[int]int32{}, fn: written}
 	totals := make([]int64, workers)
 	for w := range workers {
-		fn := newFn()
+		d := &spillDecoder{name: s.f.Name(), cells: cells, genes: genes, run: make([]int32, 0, 1024)}
+		fn := newFn(d)
 		g.Go(func() error {
-			d := spillDecoder{name: s.f.Name(), cells: cells, genes: genes, run: make([]int32, 0, 1024)}
 			for f := range frames {
-				n, last, err := d.frame(f.payload, fn)
+				n, last, err := d.runs(f.payload, fn)
 				totals[w] += n
 				if err != nil {
 					return err
@@ -446,12 +446,16 @@ type spillDecoder struct {
 	run          []int32
 }
 
-// frame calls fn for each run of frame and returns the genes decoded and
-// the cell of the last run.
-func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, int32, error) {
+// A runFunc takes a run of k genes of cell as the spill encodes them, at
+// the start of enc, and returns the bytes they take: it may decode them
+// itself or have the decoder list them (spillDecoder.genes).
+type runFunc func(cell int32, enc []byte, k int) (int, error)
+
+// runs calls fn for each run of frame and returns the genes read and the
+// cell of the last run.
+func (d *spillDecoder) runs(frame []byte, fn runFunc) (int64, int32, error) {
 	var total int64
 	cell := int64(0)
-	var err error
 	for p := 0; p < len(frame); {
 		dc, m := binary.Varint(frame[p:])
 		p += max(m, 0)
@@ -461,15 +465,41 @@ func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (in
 		if m <= 0 || m2 <= 0 || k == 0 || k > uint64(len(frame)) || uint64(cell) >= uint64(d.cells) {
 			return total, -1, d.corrupt("bad run header")
 		}
-		run := slices.Grow(d.run[:0], int(k))[:k]
-		if p, err = d.runGenes(frame, p, run); err != nil {
+		n, err := fn(int32(cell), frame[p:], int(k))
+		if err != nil {
 			return total, -1, err
 		}
-		d.run = run
-		fn(int32(cell), run)
+		p += n
 		total += int64(k)
 	}
 	return total, int32(cell), nil
+}
+
+// frame calls fn with the decoded genes of each run of frame and returns
+// the genes decoded and the cell of the last run.
+func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, int32, error) {
+	return d.runs(frame, d.listing(fn))
+}
+
+// listing returns the runFunc that lists each run's genes for fn.
+func (d *spillDecoder) listing(fn func(cell int32, run []int32)) runFunc {
+	return func(cell int32, enc []byte, k int) (int, error) {
+		run, n, err := d.list(enc, k, 0)
+		if err == nil {
+			fn(cell, run)
+		}
+		return n, err
+	}
+}
+
+// list decodes the k genes encoded at the start of enc, the first gap
+// from base, into a slice reused by the next call, and returns the bytes
+// they take.
+func (d *spillDecoder) list(enc []byte, k int, base int32) ([]int32, int, error) {
+	run := slices.Grow(d.run[:0], k)[:k]
+	d.run = run
+	n, err := d.runGenes(enc, base, run)
+	return run, n, err
 }
 
 // corrupt reports the spill file corrupt, saying what was found.
@@ -477,10 +507,10 @@ func (d *spillDecoder) corrupt(what string) error {
 	return fmt.Errorf("ingest: %s: %w: %s", d.name, errSpill, what)
 }
 
-// runGenes decodes the genes of run from their gaps in frame at p and
-// returns the position after them.
-func (d *spillDecoder) runGenes(frame []byte, p int, run []int32) (int, error) {
-	g := int64(0)
+// runGenes decodes the genes of run from their gaps in frame, the first
+// from base, and returns the bytes they take.
+func (d *spillDecoder) runGenes(frame []byte, base int32, run []int32) (int, error) {
+	g, p := int64(base), 0
 	for i := range run {
 		// Most gaps fit one byte: decode those inline.
 		var dg int64

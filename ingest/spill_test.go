@@ -84,11 +84,11 @@ func TestSpillRoundTrip(t *testing.T) {
 			var mu sync.Mutex
 			var calls int
 			var checked int32 // cells below it were complete when written said so
-			n, err := readSpill(context.Background(), s, cells, genes, func() func(int32, []int32) {
+			n, err := readSpill(context.Background(), s, cells, genes, func(d *spillDecoder) runFunc {
 				mu.Lock()
 				calls++
 				mu.Unlock()
-				return func(c int32, run []int32) { got[c] = append(got[c], run...) }
+				return d.listing(func(c int32, run []int32) { got[c] = append(got[c], run...) })
 			}, func(c int32) {
 				// Every cell up to c must be complete, and c must grow.
 				if c < checked {
@@ -159,8 +159,8 @@ func TestSpillCorrupt(t *testing.T) {
 			if _, err := f.WriteAt(b, off); err != nil {
 				t.Fatal(err)
 			}
-			_, err = readSpill(context.Background(), s, 20, 400, func() func(int32, []int32) {
-				return func(int32, []int32) {}
+			_, err = readSpill(context.Background(), s, 20, 400, func(d *spillDecoder) runFunc {
+				return d.listing(func(int32, []int32) {})
 			}, nil)
 			if err == nil {
 				t.Fatal("corrupt spill read without error")
@@ -260,6 +260,50 @@ func BenchmarkCountRuns(b *testing.B) {
 	b.SetBytes(int64(n))
 	for b.Loop() {
 		p.count(bt, 0, n, 4096, typeKept, 0, genesPerCell, sums)
+	}
+}
+
+// BenchmarkSetSpilled decodes a frame of 1024 rows of about 1000 genes
+// each and sets them in a block buffer, as the write pass does: straight
+// from the encoding (rising, the write pass's path for sorted genes), or
+// listed and then set one by one (listed, its path for any other).
+func BenchmarkSetSpilled(b *testing.B) {
+	runs, n := benchRuns(1024)
+	var seg spillSegment
+	seg.reset()
+	for c, run := range runs {
+		seg.addRun(int32(c), run)
+	}
+	wpr := (20000 + 63) / 64
+	geneMap := make([]int32, 20000)
+	for i := range geneMap {
+		geneMap[i] = int32(i)
+	}
+	br := &blockRows{rows: 1024, wpr: wpr, cells: 1024, state: make([]blockState, 1), live: map[int][]uint64{}, budget: 1}
+	d := &spillDecoder{name: "bench", cells: 1024, genes: 20000}
+	var scratch []int32
+	listed := d.listing(func(c int32, run []int32) { br.setBuffered(int(c), run, geneMap, &scratch) })
+	rising := func(c int32, enc []byte, k int) (int, error) {
+		used, done, _, _ := (&risingRow{cell: -1}).set(c, enc, k, br.rowWords(int(c)), geneMap)
+		if done != k {
+			b.Fatal("genes do not rise")
+		}
+		return used, nil
+	}
+	for _, fn := range []struct {
+		name string
+		fn   runFunc
+	}{{"rising", rising}, {"listed", listed}} {
+		b.Run(fn.name, func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				clear(br.buffer(0))
+				if _, _, err := d.runs(seg.buf, fn.fn); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "genes/s")
+		})
 	}
 }
 

@@ -130,7 +130,7 @@ func runCountPass(t *testing.T, src source, cells, genes int, kept []bool, split
 			frameOf[r.cell] = r.frame
 		}
 	}
-	n, err := readSpill(context.Background(), s, cells, genes, func() func(int32, []int32) { return func(int32, []int32) {} }, nil)
+	n, err := readSpill(context.Background(), s, cells, genes, func(d *spillDecoder) runFunc { return d.listing(func(int32, []int32) {}) }, nil)
 	if err != nil || n != c.ones || n != s.entries {
 		t.Fatalf("split %+v: spill read back %d entries (%v), counted %d, wrote %d", split, n, err, c.ones, s.entries)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -34,7 +35,7 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 		state: make([]blockState, l.CellBlocks), live: map[int][]uint64{},
 		budget: max(blockBudget/(8*l.RowsPerBlock*l.WordsPerRow), 1)}
 	if !spill.sorted {
-		r, err := setSpilled(ctx, spill, p, c, prog, br.setMapped, nil)
+		r, err := setSpilled(ctx, spill, p, c, prog, br.setMapped, nil, nil)
 		return r.set, r.repeats, checkSpilled(spill, c, r.read, err)
 	}
 	parent := ctx
@@ -66,7 +67,7 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 			}
 		}
 	}
-	r, err := setSpilled(ctx, spill, p, c, prog, br.setBuffered, func(cell int32) {
+	r, err := setSpilled(ctx, spill, p, c, prog, br.setBuffered, br.rowWords, func(cell int32) {
 		done, _ := slices.BinarySearch(p.cells, int(cell)+1) // kept cells up to cell
 		complete(done)
 	})
@@ -114,30 +115,50 @@ type spilled struct {
 	repeats   repeats
 }
 
-// setSpilled reads the spill back, passing each run's output row and input
-// genes to set. written is passed on to readSpill.
-func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *counts, prog *progress, set setter, written func(int32)) (spilled, error) {
+// setSpilled reads the spill back, setting each run's genes in its output
+// row: straight from their encoding in the row's words when rows gives
+// them and the genes rise (see setRising), and otherwise through set.
+// written is passed on to readSpill.
+func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *counts, prog *progress, set setter, rows func(row int) []uint64, written func(int32)) (spilled, error) {
 	var mu sync.Mutex // guards prog, read and rep
 	var ones atomic.Int64
 	var read int64
 	rep := repeats{row: -1}
 	scale := float64(c.entries) / float64(max(c.ones, 1))
 	base := prog.done
-	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), func() func(int32, []int32) {
+	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), func(d *spillDecoder) runFunc {
 		var seen int64 // genes read since this worker last reported progress
 		scratch := make([]int32, 0, 1024)
-		return func(cell int32, genes []int32) {
-			seen += int64(len(genes))
-			if row := p.cellMap[cell]; row >= 0 {
-				kept, n := set(int(row), genes, p.geneMap, &scratch)
-				ones.Add(int64(n))
-				if kept != n {
-					mu.Lock()
-					rep.n += int64(kept - n)
-					if rep.row < 0 || int(row) < rep.row {
-						rep.row = int(row)
+		rise := risingRow{cell: -1}
+		return func(cell int32, enc []byte, k int) (int, error) {
+			seen += int64(k)
+			row := p.cellMap[cell]
+			used, done, from := 0, 0, int32(0)
+			if row >= 0 && rows != nil {
+				if words := rows(int(row)); words != nil {
+					var kept int
+					used, done, kept, from = rise.set(cell, enc, k, words, p.geneMap)
+					ones.Add(int64(kept))
+				}
+			}
+			if done < k {
+				rise.taint(cell)
+				genes, n, err := d.list(enc[used:], k-done, from)
+				if err != nil {
+					return used + n, err
+				}
+				used += n
+				if row >= 0 {
+					kept, n := set(int(row), genes, p.geneMap, &scratch)
+					ones.Add(int64(n))
+					if kept != n {
+						mu.Lock()
+						rep.n += int64(kept - n)
+						if rep.row < 0 || int(row) < rep.row {
+							rep.row = int(row)
+						}
+						mu.Unlock()
 					}
-					mu.Unlock()
 				}
 			}
 			if seen >= progressStep {
@@ -147,6 +168,7 @@ func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *count
 				mu.Unlock()
 				seen = 0
 			}
+			return used, nil
 		}
 	}, written)
 	if err != nil {
@@ -154,6 +176,80 @@ func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *count
 	}
 	prog.add(int(base + c.entries - prog.done))
 	return spilled{read: n, set: ones.Load(), repeats: rep}, nil
+}
+
+// risingRow follows, for one decoding worker, the cell whose runs have been
+// set by setRising: the last gene set and the output word of the last kept
+// one. A sorted spill's runs of one cell follow each other in one frame.
+type risingRow struct {
+	cell  int32 // -1: none
+	after int32 // genes set in cell's row are at most this; MaxInt32 once a run did not rise
+	word  int32 // -1: none kept
+}
+
+// set sets the run of cell's k genes at enc in words while they rise (see
+// setRising) and returns the bytes and genes read, the genes kept and the
+// last gene read (0 if none), from which the rest of the run's gaps count.
+func (r *risingRow) set(cell int32, enc []byte, k int, words []uint64, geneMap []int32) (used, done, kept int, last int32) {
+	if cell != r.cell {
+		r.cell, r.after, r.word = cell, -1, -1
+	}
+	used, done, kept, last, r.word = setRising(enc, k, r.after, r.word, words, geneMap)
+	if done == k {
+		r.after = last
+	}
+	return used, done, kept, last
+}
+
+// taint marks cell's row as set otherwise than by setRising: its next runs
+// are too.
+func (r *risingRow) taint(cell int32) { r.cell, r.after = cell, math.MaxInt32 }
+
+// setRising sets the genes of the run of k encoded at enc (see spillWriter)
+// in words, mapped through geneMap, while they rise above after, the
+// highest gene set in this row before: none of them can then repeat one
+// already set, and every word past word (that of the last kept gene set
+// before, -1 if none) is still zero, so a word's bits gather in a register
+// and are stored, never loaded. It returns the bytes and genes read, the
+// genes kept, the last gene read (0 if none) and its word; done < k means
+// gene done does not rise or is no gene, and the caller goes on from there
+// (counting repeats, reporting a corrupt spill).
+func setRising(enc []byte, k int, after, word int32, words []uint64, geneMap []int32) (used, done, kept int, last, lastWord int32) {
+	var acc uint64
+	if word >= 0 {
+		acc = words[word]
+	}
+	for done < k && used < len(enc) {
+		// Gaps of one or two bytes inline; a longer one (2^13 genes or
+		// more) goes the general way.
+		c, q := uint32(enc[used]), used+1
+		if c >= 0x80 {
+			if q >= len(enc) || enc[q] >= 0x80 {
+				break
+			}
+			c, q = c&0x7f|uint32(enc[q])<<7, q+1
+		}
+		gene := last + (int32(c>>1) ^ -int32(c&1))
+		if gene <= after || uint32(gene) >= uint32(len(geneMap)) {
+			break
+		}
+		last, after, used = gene, gene, q
+		done++
+		o := geneMap[gene]
+		if o < 0 {
+			continue
+		}
+		w := o >> 6
+		same := uint64(0)
+		if w == word {
+			same = ^uint64(0)
+		}
+		acc = acc&same | 1<<(o&63)
+		words[w] = acc
+		word = w
+		kept++
+	}
+	return used, done, kept, last, word
 }
 
 // blockRows builds cell blocks of X in memory, for rows that arrive in
@@ -209,15 +305,24 @@ func (br *blockRows) buffer(b int) []uint64 {
 	return buf
 }
 
-// setBuffered is a setter: it sets the kept genes of row, mapped through
-// geneMap. Rows of one block may be set concurrently: they share no word.
-func (br *blockRows) setBuffered(row int, genes, geneMap []int32, scratch *[]int32) (kept, set int) {
+// rowWords returns the words of row in its block's buffer, or nil when
+// the block is set through the mapping.
+func (br *blockRows) rowWords(row int) []uint64 {
 	b := row / br.rows
 	buf := br.buffer(b)
 	if buf == nil {
+		return nil
+	}
+	return buf[(row-b*br.rows)*br.wpr:][:br.wpr]
+}
+
+// setBuffered is a setter: it sets the kept genes of row, mapped through
+// geneMap. Rows of one block may be set concurrently: they share no word.
+func (br *blockRows) setBuffered(row int, genes, geneMap []int32, scratch *[]int32) (kept, set int) {
+	words := br.rowWords(row)
+	if words == nil {
 		return br.setMapped(row, genes, geneMap, scratch)
 	}
-	words := buf[(row-b*br.rows)*br.wpr:][:br.wpr]
 	for _, g := range genes {
 		if g := geneMap[g]; g >= 0 {
 			old := words[g>>6]
