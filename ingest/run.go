@@ -313,26 +313,18 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 // changes once per run, not once per entry.
 func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
 	blockSums(b.val, lo, hi, block, sums)
-	cpg := p.cellsPerGene
-	run := p.run[:0]
 	var ones int
 	r, _ := slices.BinarySearchFunc(b.runs, int32(lo), func(r cellRun, k int32) int { return cmp.Compare(r.end, k+1) })
 	for k := lo; k < hi; r++ {
 		end := min(int(b.runs[r].end), hi)
-		val, gene := b.val[k:end], b.gene[k:end]
-		gene = gene[:len(val)]
-		run = slices.Grow(run[:0], len(val))
-		for i, v := range val {
-			if g := gene[i]; v > thr && typeKept[g] {
-				cpg[g]++
-				run = append(run, g)
-			}
+		cell := b.runs[r].cell
+		if n := p.seg.addCounted(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.cellsPerGene); n > 0 {
+			// Ranges may share a cell at their edges.
+			atomic.AddInt32(&genesPerCell[cell], int32(n))
+			ones += n
 		}
-		p.endRun(b.runs[r].cell, run, genesPerCell)
-		ones += len(run)
 		k = end
 	}
-	p.run = run
 	p.ones += int64(ones)
 }
 

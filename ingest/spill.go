@@ -206,35 +206,83 @@ func (g *spillSegment) reset() {
 
 // addRun records genes (at least one) of cell.
 func (g *spillSegment) addRun(cell int32, genes []int32) {
+	n := g.openRun(len(genes))
+	out := g.buf[:cap(g.buf)]
+	prev := int32(0)
+	for _, gene := range genes {
+		n = putGap(out, n, gene-prev)
+		prev = gene
+	}
+	g.closeRun(cell, len(genes), n)
+}
+
+// addCounted records those genes gene[i] of cell whose value val[i] is
+// above thr and whose type is kept, counting each in cpg, and returns how
+// many it recorded: the counting pass's loop, which so encodes each gene
+// as it counts it.
+func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr float64, typeKept []bool, cpg []int32) int {
+	n := g.openRun(len(val))
+	out := g.buf[:cap(g.buf)]
+	gene = gene[:len(val)]
+	prev, k := int32(0), 0
+	for i, v := range val {
+		if x := gene[i]; v > thr && typeKept[x] {
+			cpg[x]++
+			n = putGap(out, n, x-prev)
+			prev = x
+			k++
+		}
+	}
+	if k > 0 {
+		g.closeRun(cell, k, n)
+	}
+	return k
+}
+
+// runHeaderMax is the longest run header: the cell's gap and the count.
+const runHeaderMax = 2 * binary.MaxVarintLen32
+
+// openRun makes room for a run of up to m genes, so that they are stored
+// without growing the buffer, and returns where its genes start: after
+// room for the longest header, which closeRun fills.
+func (g *spillSegment) openRun(m int) int {
+	g.buf = slices.Grow(g.buf, runHeaderMax+binary.MaxVarintLen32*m)
+	return len(g.buf) + runHeaderMax
+}
+
+// putGap stores the gap d between two genes at out[n:], as a zigzag
+// uvarint, and returns the position after it.
+func putGap(out []byte, n int, d int32) int {
+	if z := uint32(d<<1) ^ uint32(d>>31); z < 0x80 {
+		out[n] = byte(z)
+		return n + 1
+	} else {
+		return n + binary.PutUvarint(out[n:], uint64(z))
+	}
+}
+
+// closeRun ends the run opened by openRun, of k ≥ 1 genes of cell encoded
+// up to n: its header goes before the genes, which move down to meet it.
+func (g *spillSegment) closeRun(cell int32, k, n int) {
+	start := len(g.buf)
 	prevCell := int64(0)
-	if len(g.buf) == 0 {
+	if start == 0 {
 		g.first = cell
 	} else {
 		prevCell = int64(g.last)
 		g.sorted = g.sorted && cell >= g.last
 		if g.cut == 0 && cell != g.last {
-			g.cut, g.second = len(g.buf), cell
+			g.cut, g.second = start, cell
 		}
 	}
-	buf := binary.AppendVarint(g.buf, int64(cell)-prevCell)
-	buf = binary.AppendUvarint(buf, uint64(len(genes)))
-	// Room for the longest encoding, so that the loop stores bytes
-	// without growing the slice: a zigzag gap between int32s fits 5 bytes.
-	buf = slices.Grow(buf, binary.MaxVarintLen32*len(genes))
-	n, out := len(buf), buf[:cap(buf)]
-	prev := int64(0)
-	for _, gene := range genes {
-		d := int64(gene) - prev
-		prev = int64(gene)
-		if z := uint64(d<<1) ^ uint64(d>>63); z < 0x80 {
-			out[n] = byte(z)
-			n++
-		} else {
-			n += binary.PutUvarint(out[n:], z)
-		}
-	}
-	g.buf, g.last = out[:n], cell
-	g.entries += int64(len(genes))
+	var h [runHeaderMax]byte
+	hn := binary.PutVarint(h[:], int64(cell)-prevCell)
+	hn += binary.PutUvarint(h[hn:], uint64(k))
+	out := g.buf[:n]
+	copy(out[start+hn:], out[start+runHeaderMax:])
+	copy(out[start:], h[:hn])
+	g.buf, g.last = out[:n-runHeaderMax+hn], cell
+	g.entries += int64(k)
 }
 
 // flush hands the buffered runs to the writing goroutine as one frame.
