@@ -137,7 +137,8 @@ func (d *Decoder) decode(dst, src []byte, z *elision) (out, used int, err error)
 		final := b & 1
 		typ := b >> 1 & 3
 		b, nb = b>>3, nb-3
-		var lt, dt []uint32
+		var lt *[litlenCap]uint32
+		var dt *[distCap]uint32
 		switch typ {
 		case 0:
 			// Stored: skip to the byte boundary, then LEN, NLEN, bytes.
@@ -166,7 +167,7 @@ func (d *Decoder) decode(dst, src []byte, z *elision) (out, used int, err error)
 			if pos, b, nb, err = d.readCodes(src, pos, b, nb); err != nil {
 				return out, 0, err
 			}
-			lt, dt = d.litlen[:], d.dist[:]
+			lt, dt = &d.litlen, &d.dist
 		default:
 			return out, 0, corrupt("block type 3")
 		}
@@ -195,7 +196,7 @@ func (d *Decoder) decode(dst, src []byte, z *elision) (out, used int, err error)
 // extra bits and a distance code with its own (15+5+15+13). With z not
 // nil, a long match that repeats a zero byte, or a zero run left open by
 // the previous block, goes on in zeroRun.
-func decodeBlock(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32, z *elision) (int, int, uint64, uint, error) {
+func decodeBlock(dst, src []byte, out, pos int, b uint64, nb uint, lt *[litlenCap]uint32, dt *[distCap]uint32, z *elision) (int, int, uint64, uint, error) {
 	const lmask = 1<<litlenBits - 1
 	if z != nil && z.zs >= 0 {
 		var end bool
@@ -209,13 +210,16 @@ decode:
 	for {
 		pos, b, nb = refill(src, pos, b, nb)
 		e := lt[b&lmask]
-		for e&kindMask == kindLiteral {
+		// A literal's low byte holds only its code's length: comparing
+		// it leaves e whole, which the compiler then keeps in a register.
+		for uint8(e) < kindBase {
 			if out >= len(dst) {
 				return out, pos, b, nb, ErrTooLong
 			}
+			n := uint(e & bitsMask)
+			b, nb = b>>n, nb-n
 			dst[out] = byte(e >> 16)
 			out++
-			b, nb = b>>(e&bitsMask), nb-uint(e&bitsMask)
 			if nb < litlenBits {
 				continue decode
 			}
@@ -225,7 +229,7 @@ decode:
 			// Refilling leaves the low nb bits, and so e, as they are.
 			pos, b, nb = refill(src, pos, b, nb)
 		}
-		e, b, nb = consume(e, b, nb, lt, litlenBits)
+		e, b, nb = consume(e, b, nb, lt[:], litlenBits)
 		switch e & kindMask {
 		case kindLiteral:
 			if out >= len(dst) {
@@ -273,11 +277,11 @@ func consume(e uint32, b uint64, nb uint, t []uint32, pb uint) (uint32, uint64, 
 // readMatch reads the rest of a match whose length code's entry is e: the
 // length's extra bits, the distance code and its extra bits. A distance
 // code the block's code lacks gives dist = 0, which checkMatch refuses.
-func readMatch(e uint32, b uint64, nb uint, dt []uint32) (length, dist int, _ uint64, _ uint) {
+func readMatch(e uint32, b uint64, nb uint, dt *[distCap]uint32) (length, dist int, _ uint64, _ uint) {
 	extra := e >> 8 & 0xff
 	length = int(e>>16) + int(b&(1<<extra-1))
 	b, nb = b>>extra, nb-uint(extra)
-	e, b, nb = consume(dt[b&(1<<distBits-1)], b, nb, dt, distBits)
+	e, b, nb = consume(dt[b&(1<<distBits-1)], b, nb, dt[:], distBits)
 	if e&kindMask != kindBase {
 		return length, 0, b, nb
 	}
@@ -320,12 +324,12 @@ type elision struct {
 // returns end = true and leaves the run open for the next block. The
 // refill before each symbol leaves at least 48 bits, enough for the
 // longest match (see decodeBlock).
-func zeroRun(dst, src []byte, out, pos int, b uint64, nb uint, lt, dt []uint32, z *elision) (_, _ int, _ uint64, _ uint, end bool, err error) {
+func zeroRun(dst, src []byte, out, pos int, b uint64, nb uint, lt *[litlenCap]uint32, dt *[distCap]uint32, z *elision) (_, _ int, _ uint64, _ uint, end bool, err error) {
 	const lmask = 1<<litlenBits - 1
 	for {
 		pos, b, nb = refill(src, pos, b, nb)
 		e := lt[b&lmask]
-		e, b, nb = consume(e, b, nb, lt, litlenBits)
+		e, b, nb = consume(e, b, nb, lt[:], litlenBits)
 		switch e & kindMask {
 		case kindLiteral:
 			if out >= len(dst) {

@@ -154,7 +154,7 @@ func reverse(code, n int) int {
 
 // fixedLitlen and fixedDist are the tables of RFC 1951's fixed code (block
 // type 1).
-var fixedLitlen, fixedDist = func() (l []uint32, d []uint32) {
+var fixedLitlen, fixedDist = func() (*[litlenCap]uint32, *[distCap]uint32) {
 	var lens [288]uint8
 	for i := range lens {
 		switch {
@@ -169,16 +169,16 @@ var fixedLitlen, fixedDist = func() (l []uint32, d []uint32) {
 		}
 	}
 	var sorted [320]uint16
-	l = make([]uint32, litlenCap)
-	if !buildTable(l, lens[:], litlenInfo[:], litlenBits, false, sorted[:]) {
+	l := new([litlenCap]uint32)
+	if !buildTable(l[:], lens[:], litlenInfo[:], litlenBits, false, sorted[:]) {
 		panic("inflate: fixed literal/length code does not build")
 	}
 	var dl [32]uint8
 	for i := range dl {
 		dl[i] = 5
 	}
-	d = make([]uint32, distCap)
-	if !buildTable(d, dl[:], distInfo[:], distBits, false, sorted[:]) {
+	d := new([distCap]uint32)
+	if !buildTable(d[:], dl[:], distInfo[:], distBits, false, sorted[:]) {
 		panic("inflate: fixed distance code does not build")
 	}
 	return l, d
