@@ -26,15 +26,7 @@ func BenchmarkReadInt32(b *testing.B) {
 	for _, procs := range []int{1, runtime.NumCPU()} {
 		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			f, err := Open(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			d, err := f.Dataset("/v")
-			if err != nil {
-				b.Fatal(err)
-			}
+			d := openV(b, path)
 			buf := make([]int32, 1<<20)
 			b.SetBytes(4 * n)
 			b.ReportAllocs()

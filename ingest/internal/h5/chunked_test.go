@@ -56,15 +56,7 @@ func TestChunkedRoundTrip(t *testing.T) {
 				}
 				path := filepath.Join(dir, fmt.Sprintf("%s-%d.h5", name, n))
 				writeFile(t, path, hdf5.Int32, want, uint64(n), append([]hdf5.DatasetOption{hdf5.WithChunkDims([]uint64{uint64(min(chunk, n))})}, opts...)...)
-				f, err := Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				d, err := f.Dataset("/v")
-				if err != nil {
-					t.Fatal(err)
-				}
+				d := openV(t, path)
 				if d.Len() != int64(n) || d.Kind() != Int || d.ElemSize() != 4 {
 					t.Fatalf("Len %d Kind %v ElemSize %d", d.Len(), d.Kind(), d.ElemSize())
 				}
@@ -83,6 +75,22 @@ func TestChunkedRoundTrip(t *testing.T) {
 			})
 		}
 	}
+}
+
+// openV opens the file at path and returns its dataset /v; the file is
+// closed when the test ends.
+func openV(t testing.TB, path string) *Dataset {
+	t.Helper()
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	d, err := f.Dataset("/v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func checkRange(t *testing.T, d *Dataset, want []int32, s, l int) {
@@ -271,15 +279,7 @@ func TestViews(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "v.h5")
 	writeFile(t, path, hdf5.Int32, want, n, hdf5.WithChunkDims([]uint64{chunk}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(4))
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.Dataset("/v")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openV(t, path)
 	if d.ChunkLen() != chunk {
 		t.Fatalf("ChunkLen %d, want %d", d.ChunkLen(), chunk)
 	}
