@@ -346,7 +346,8 @@ func (d *Dataset) setCache(k int64, b []byte, shuffled bool, zero uint64) {
 
 // visit1D covers [start, start+n) of a chunked 1-D dataset; chunk k holds
 // elements [k*c, (k+1)*c). Ranges spanning several chunks are decoded on
-// GOMAXPROCS goroutines; the chunk holding the range's end is cached, since
+// GOMAXPROCS goroutines (a View's on the calling goroutine); the chunk
+// holding the range's end is cached, since
 // the next sequential read starts there.
 func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes planesFunc) error {
 	c := d.chunkLen
