@@ -242,13 +242,17 @@ func BenchmarkIngestMTX(b *testing.B) {
 	}
 }
 
+// benchChunks are the chunk lengths of the generated HDF5 inputs: 65 536
+// elements; 8 192, as PyTables chunks the 1.3M-cell file (hundreds of
+// thousands of chunks); and CellRanger's 80 000.
+var benchChunks = []int{1 << 16, 1 << 13, 80000}
+
 // BenchmarkIngestHDF5 ingests generated CellRanger v2 HDF5 files stored as
 // CellRanger writes them (chunked, shuffle + deflate) with the default
-// filter, in chunks of 65 536 elements and, as PyTables chunks the 1.3M-cell
-// file (hundreds of thousands of chunks), of 8 192.
+// filter, in chunks of each of benchChunks.
 func BenchmarkIngestHDF5(b *testing.B) {
 	for _, s := range benchLadder {
-		for _, chunk := range []int{1 << 16, 1 << 13} {
+		for _, chunk := range benchChunks {
 			name := s.String()
 			if chunk != 1<<16 {
 				name += fmt.Sprintf("/chunk%d", chunk)
@@ -270,11 +274,11 @@ func BenchmarkIngestHDF5(b *testing.B) {
 // float64) arrays of the generated 10x v2 HDF5 files, in the ranges and on
 // the workers the counting pass uses (one h5 view each), and checks the
 // entries as it does: the HDF5 reader's share of ingest, comparable with
-// reading the same arrays through h5py. It also shows the cost per chunk:
-// chunks of 65 536 elements, and of 8 192 as PyTables writes them.
+// reading the same arrays through h5py. It also shows the cost per chunk,
+// for each of benchChunks.
 func BenchmarkReadTenXArrays(b *testing.B) {
 	for _, s := range benchLadder {
-		for _, chunk := range []int{1 << 16, 1 << 13} {
+		for _, chunk := range benchChunks {
 			for _, procs := range []int{1, runtime.NumCPU()} {
 				b.Run(fmt.Sprintf("%v/chunk%d/procs=%d", s, chunk, procs), func(b *testing.B) {
 					skipBig(b, s)
@@ -288,7 +292,7 @@ func BenchmarkReadTenXArrays(b *testing.B) {
 						b.Fatal(err)
 					}
 					defer src.close()
-					n, open := src.(ranger).ranges(defaultSplit().block)
+					n, open := src.(ranger).ranges()
 					readers := make([]rangeReader, procs)
 					for w := range readers {
 						if readers[w], err = open(); err != nil {

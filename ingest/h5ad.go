@@ -284,11 +284,11 @@ func (s *h5adSource) scan(ctx context.Context, fn func(*batch) error) error {
 	return s.dense.scan(ctx, fn)
 }
 
-func (s *h5adSource) ranges(block int) (int, func() (rangeReader, error)) {
+func (s *h5adSource) ranges() (int, func() (rangeReader, error)) {
 	if s.sparse == nil {
 		return 0, nil // a dense matrix is scanned
 	}
-	return s.sparse.ranges(block)
+	return s.sparse.ranges()
 }
 
 func (s *h5adSource) close() error {

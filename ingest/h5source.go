@@ -175,7 +175,7 @@ func (c *compressed) entries() int64 { return c.indptr[c.major] }
 // ranges) on the calling goroutine: the counting pass, which reads ranges
 // on all cores (countRanges), is the only reader that needs more.
 func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
-	n, open := c.ranges(1)
+	n, open := c.ranges()
 	read, err := open()
 	if err != nil {
 		return err

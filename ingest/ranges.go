@@ -13,11 +13,11 @@ import (
 // ranger is implemented by sources that can read their entries as numbered
 // ranges, on several goroutines at once.
 type ranger interface {
-	// ranges returns the number of ranges, in input order, each a multiple
-	// of block entries long but for the last, and a function that opens a
-	// reader of them for one goroutine (open itself is not safe for
-	// concurrent use); n = 0 when the source cannot be read this way.
-	ranges(block int) (n int, open func() (rangeReader, error))
+	// ranges returns the number of ranges, in input order, and a function
+	// that opens a reader of them for one goroutine (open itself is not
+	// safe for concurrent use); n = 0 when the source cannot be read this
+	// way. The ranges are the source's, whatever the number of readers.
+	ranges() (n int, open func() (rangeReader, error))
 }
 
 // rangeReader fills b with range r's entries, oriented and checked, and
@@ -28,9 +28,9 @@ type rangeReader func(r int, b *batch) (int64, error)
 // countRanges is countPass for a source read in ranges. Each worker reads a
 // range, checks and counts it, and hands its spill segment on, so no stage
 // waits for another and a core idles only at the very end; segments join
-// the spill in range order, so the spill, the counts and the sums are the
-// same for any number of workers. Every range's length is a multiple of
-// split.block.
+// the spill in range order, so the spill, the counts and the sums (block
+// by block from each range's start, ranges in order) are the same for any
+// number of workers.
 func countRanges(ctx context.Context, n int, open func() (rangeReader, error), cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit) (*counts, error) {
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
 	workers := max(min(split.workers, n), 1)
@@ -158,8 +158,8 @@ func (q *segmentQueue) wanted(r int) bool {
 // ranges reads the matrix in ranges of whole chunks of both arrays where
 // their chunk lengths allow (see rangeLen), through views of the datasets
 // (h5.Dataset.View), one per reader.
-func (c *compressed) ranges(block int) (int, func() (rangeReader, error)) {
-	size := c.rangeLen(block)
+func (c *compressed) ranges() (int, func() (rangeReader, error)) {
+	size := rangeLen(c.indices.ChunkLen(), c.data.ChunkLen())
 	nnz := c.entries()
 	n := int((nnz + size - 1) / size)
 	return n, func() (rangeReader, error) {
@@ -203,20 +203,22 @@ var (
 	maxRange int64 = 1 << 18
 )
 
-// rangeLen returns the entries of a range: a multiple of block, and of
-// both arrays' chunk lengths where a range of at most maxRange entries (or
-// one chunk) can be, so that no chunk is decoded twice.
-func (c *compressed) rangeLen(block int) int64 {
-	size := int64(block)
-	for _, k := range []int64{c.indices.ChunkLen(), c.data.ChunkLen()} {
+// rangeLen returns the entries of a range of arrays chunked in ci and cd
+// elements (0: not chunked): a multiple of both, so that no chunk is
+// decoded twice, where that takes at most maxRange entries (CellRanger's
+// chunks are 80 000 elements, PyTables' 8 192 or 16 384), and at least
+// minRange.
+func rangeLen(ci, cd int64) int64 {
+	size := int64(1)
+	for _, k := range []int64{ci, cd} {
 		if k > 0 {
 			size = lcm(size, k)
 		}
 	}
 	if size > maxRange {
-		// Chunk lengths that do not divide each other: ranges of the
+		// Chunk lengths with no small common multiple: ranges of the
 		// longer chunk, whose edges cut some of the other array's chunks.
-		size = roundUp(max(c.indices.ChunkLen(), c.data.ChunkLen()), int64(block))
+		size = max(ci, cd)
 	}
 	for size < minRange {
 		size *= 2
@@ -231,5 +233,3 @@ func lcm(a, b int64) int64 {
 	}
 	return a / x * b
 }
-
-func roundUp(n, m int64) int64 { return (n + m - 1) / m * m }

@@ -223,7 +223,7 @@ type counts struct {
 // in range order, so the spill is the same for any number of workers.
 func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit) (*counts, error) {
 	if r, ok := src.(ranger); ok {
-		if n, open := r.ranges(split.block); n > 0 {
+		if n, open := r.ranges(); n > 0 {
 			return countRanges(ctx, n, open, cells, genes, typeKept, thr, spill, prog, split)
 		}
 	}

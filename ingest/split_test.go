@@ -39,7 +39,7 @@ type rangeSource struct {
 	slow map[int]time.Duration
 }
 
-func (s rangeSource) ranges(int) (int, func() (rangeReader, error)) {
+func (s rangeSource) ranges() (int, func() (rangeReader, error)) {
 	return len(s.batches), func() (rangeReader, error) {
 		return func(r int, b *batch) (int64, error) {
 			if s.fail[r] {
@@ -246,6 +246,26 @@ func TestCountPassSplit(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestRangeLen: ranges are whole chunks of both arrays where a common
+// multiple is small enough, and never shorter than minRange.
+func TestRangeLen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ ci, cd, want int64 }{
+		{80000, 80000, 80000},       // CellRanger
+		{8192, 16384, 65536},        // PyTables: indices int64, data int32
+		{65536, 65536, 65536},       // one chunk a range
+		{1000, 1500, 96000},         // 3000, doubled to minRange
+		{0, 0, 65536},               // contiguous arrays
+		{0, 100000, 100000},         // one chunked
+		{100000, 70001, 100000},     // no small common multiple
+		{1 << 20, 1 << 20, 1 << 20}, // a chunk longer than maxRange
+	} {
+		if got := rangeLen(tc.ci, tc.cd); got != tc.want {
+			t.Errorf("rangeLen(%d, %d) = %d, want %d", tc.ci, tc.cd, got, tc.want)
 		}
 	}
 }

@@ -206,8 +206,8 @@ func (s *tenxSource) scan(ctx context.Context, fn func(*batch) error) error {
 	return s.m.scan(ctx, fn)
 }
 
-func (s *tenxSource) ranges(block int) (int, func() (rangeReader, error)) {
-	return s.m.ranges(block)
+func (s *tenxSource) ranges() (int, func() (rangeReader, error)) {
+	return s.m.ranges()
 }
 
 func (s *tenxSource) close() error {
