@@ -116,13 +116,15 @@ func createSpill(output string) (*spillWriter, error) {
 // write writes the frames sent on out, in order.
 func (s *spillWriter) write() {
 	var err error
+	var off int64
 	for b := range s.out {
 		if err == nil {
-			if _, err = s.f.Write(b); err != nil {
+			if err = directio.WriteAt(s.f, b, off); err != nil {
 				err = fmt.Errorf("ingest: writing the temporary entry file %s: %w", s.f.Name(), err)
 				s.failed.Store(true)
 			}
 		}
+		off += int64(len(b))
 		select {
 		case s.spare <- b:
 		default:
@@ -340,14 +342,8 @@ func (s *spillWriter) readFrame(i int, buf []byte) (whole, payload []byte, err e
 		buf = directio.Aligned(max(size, spillFrameCap()))
 	}
 	buf = buf[:size]
-	if _, err := s.f.ReadAt(buf, at.off); err != nil {
-		// A device that refuses this direct read: read through the cache.
-		if !directio.Set(s.f, false) {
-			return buf, nil, fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
-		}
-		if _, err := s.f.ReadAt(buf, at.off); err != nil {
-			return buf, nil, fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
-		}
+	if err := directio.ReadAt(s.f, buf, at.off); err != nil {
+		return buf, nil, fmt.Errorf("ingest: reading the temporary entry file %s: %w", s.f.Name(), err)
 	}
 	payload = buf[8 : 8+at.n]
 	switch {

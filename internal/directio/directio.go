@@ -64,17 +64,41 @@ func WriteNew(f *os.File, data []byte) error {
 		_, err := f.Write(data)
 		return err
 	}
-	if _, err := f.Write(data[:n]); err != nil {
-		if !isInvalid(err) || !Set(f, false) {
-			return err
-		}
-		// Alignment the device refuses: start again through the cache.
-		_, err = f.WriteAt(data, 0)
+	if err := WriteAt(f, data[:n], 0); err != nil {
 		return err
 	}
 	if !Set(f, false) {
 		return &os.PathError{Op: "fcntl", Path: f.Name(), Err: errClear}
 	}
-	_, err := f.Write(data[n:])
+	_, err := f.WriteAt(data[n:], int64(n))
+	return err
+}
+
+// The transfers WriteAt and ReadAt try first; a test makes them fail as a
+// device that refuses an alignment would.
+var (
+	directWrite = (*os.File).WriteAt
+	directRead  = (*os.File).ReadAt
+)
+
+// WriteAt writes b at off in f, directly when f has O_DIRECT set (see
+// Set). Where the device refuses the transfer (EINVAL: an alignment it
+// does not take), O_DIRECT is cleared for good and b goes through the
+// page cache.
+func WriteAt(f *os.File, b []byte, off int64) error {
+	_, err := directWrite(f, b, off)
+	if err != nil && isInvalid(err) && Set(f, false) {
+		_, err = f.WriteAt(b, off)
+	}
+	return err
+}
+
+// ReadAt fills b from off in f as WriteAt writes: directly when f has
+// O_DIRECT set, through the page cache once the device refuses.
+func ReadAt(f *os.File, b []byte, off int64) error {
+	_, err := directRead(f, b, off)
+	if err != nil && isInvalid(err) && Set(f, false) {
+		_, err = f.ReadAt(b, off)
+	}
 	return err
 }
