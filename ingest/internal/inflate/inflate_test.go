@@ -402,3 +402,25 @@ func BenchmarkZlib(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadCodes reads a dynamic block's header and builds its three
+// tables, as every block of a chunk costs: the first block of a chunk of
+// counts.
+func BenchmarkReadCodes(b *testing.B) {
+	var buf bytes.Buffer
+	w, _ := kzlib.NewWriterLevel(&buf, 4)
+	w.Write(inputs()["counts-shuffled"])
+	w.Close()
+	src := buf.Bytes()[2:]
+	var d Decoder
+	pos, bb, nb := refill(src, 0, 0, 0)
+	if bb>>1&3 != 2 {
+		b.Skipf("first block is of type %d, not dynamic", bb>>1&3)
+	}
+	bb, nb = bb>>3, nb-3
+	for b.Loop() {
+		if _, _, _, err := d.readCodes(src, pos, bb, nb); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

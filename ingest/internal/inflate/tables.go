@@ -92,11 +92,16 @@ func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty boo
 		}
 	}
 	primary := 1 << pb
-	for i := range t[:primary] {
-		t[i] = kindInvalid
-	}
 	if left > 0 && !(codes == 1 && count[1] == 1) && !(codes == 0 && allowEmpty) {
 		return false
+	}
+	// A complete code fills every entry, of the primary table and of each
+	// subtable; an incomplete one leaves some, which must decode as invalid.
+	incomplete := left > 0
+	if incomplete {
+		for i := range t[:primary] {
+			t[i] = kindInvalid
+		}
 	}
 	if codes == 0 {
 		return true
@@ -114,12 +119,13 @@ func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty boo
 	}
 	subBits := uint(max(maxLen-int(pb), 0))
 	free := primary
-	code, prevLen := 0, 0
+	code, prevLen, prefix := 0, 0, -1
 	for _, s := range sorted[:codes] {
 		l := int(lens[s])
 		code <<= uint(l - prevLen)
 		prevLen = l
 		rev := reverse(code, l)
+		top := code >> max(l-int(pb), 0)
 		code++
 		if l <= int(pb) {
 			for i := rev; i < primary; i += 1 << uint(l) {
@@ -128,12 +134,16 @@ func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty boo
 			continue
 		}
 		// Codes longer than pb share a subtable per pb-bit prefix (the
-		// code's first pb bits, the low bits of rev).
+		// code's first pb bits, the low bits of rev). Canonical codes
+		// rise, so those of one prefix come one after another.
 		p := rev & (primary - 1)
-		if t[p]&kindMask != kindSub {
+		if top != prefix {
+			prefix = top
 			t[p] = entry(kindSub, uint32(subBits), uint32(free)) | uint32(pb)
-			for i := range t[free : free+1<<subBits] {
-				t[free+i] = kindInvalid
+			if incomplete {
+				for i := range t[free : free+1<<subBits] {
+					t[free+i] = kindInvalid
+				}
 			}
 			free += 1 << subBits
 		}
