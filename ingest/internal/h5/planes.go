@@ -32,15 +32,10 @@ func newPlaneDecoder[T number](t *dtype, dec decoder[T]) planeDecoder[T] {
 			clear(dst)
 			return -1
 		case top == 0 && zero&1 == 0:
-			for i, b := range plane(0)[:len(dst)] {
-				dst[i] = T(b)
-			}
+			widen1(dst, plane(0))
 			return -1
 		case top == 1 && zero&0b11 == 0:
-			p0, p1 := plane(0)[:len(dst)], plane(1)[:len(dst)]
-			for i := range dst {
-				dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8)
-			}
+			widen2(dst, plane(0), plane(1))
 			return -1
 		case top == 2 && zero&0b111 == 0:
 			p0, p1, p2 := plane(0)[:len(dst)], plane(1)[:len(dst)], plane(2)[:len(dst)]
@@ -63,5 +58,40 @@ func newPlaneDecoder[T number](t *dtype, dec decoder[T]) planeDecoder[T] {
 			}
 		}
 		return dec(dst, buf)
+	}
+}
+
+// widen1 sets dst[i] to p0[i], eight at a time in assembly where the CPU
+// has AVX2 and T is float64 or int32 (the 10x counts and indices).
+func widen1[T number](dst []T, p0 []byte) {
+	p0 = p0[:len(dst)]
+	i := 0
+	if useAVX2 {
+		switch d := any(dst).(type) {
+		case []float64:
+			i = widen1Float64(d, p0)
+		case []int32:
+			i = widen1Int32(d, p0)
+		}
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = T(p0[i])
+	}
+}
+
+// widen2 sets dst[i] to p0[i] | p1[i]<<8, as widen1 does.
+func widen2[T number](dst []T, p0, p1 []byte) {
+	p0, p1 = p0[:len(dst)], p1[:len(dst)]
+	i := 0
+	if useAVX2 {
+		switch d := any(dst).(type) {
+		case []float64:
+			i = widen2Float64(d, p0, p1)
+		case []int32:
+			i = widen2Int32(d, p0, p1)
+		}
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = T(uint32(p0[i]) | uint32(p1[i])<<8)
 	}
 }

@@ -28,11 +28,28 @@ func TestPlaneDecoder(t *testing.T) {
 			})
 		}
 	}
+
 	if newPlaneDecoder(&dtype{class: classFloat, size: 8}, decoder[float64](nil)) != nil {
 		t.Error("a plane decoder for floats")
 	}
 	if newPlaneDecoder(&dtype{class: classFixed, size: 8, signed: true, bigEndian: true}, decoder[int64](nil)) != nil {
 		t.Error("a plane decoder for big-endian integers")
+	}
+}
+
+// TestPlaneDecoderGo is TestPlaneDecoder's plain paths for the Go loops
+// that the assembly widening stands in for. Not parallel: it switches the
+// assembly off for the package.
+func TestPlaneDecoderGo(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("TestPlaneDecoder already runs the Go loops")
+	}
+	useAVX2 = false
+	defer func() { useAVX2 = true }()
+	for _, es := range []int{4, 8} {
+		typ := &dtype{class: classFixed, size: es}
+		checkPlanes[int32](t, typ)
+		checkPlanes[float64](t, typ)
 	}
 }
 
@@ -162,5 +179,40 @@ func TestUnfilterElides(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWiden checks the assembly widening of one and two byte planes into
+// float64 and int32 against the Go loops, for every length up to 70 and at
+// odd offsets into the planes.
+func TestWiden(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no assembly widening on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	p0, p1 := make([]byte, 100), make([]byte, 100)
+	for i := range p0 {
+		p0[i], p1[i] = byte(r.Uint32()), byte(r.Uint32())
+	}
+	for n := range 71 {
+		for _, off := range []int{0, 3} {
+			a, b := p0[off:off+n], p1[off:off+n]
+			checkWiden[float64](t, n, a, b)
+			checkWiden[int32](t, n, a, b)
+		}
+	}
+}
+
+func checkWiden[T float64 | int32](t *testing.T, n int, p0, p1 []byte) {
+	t.Helper()
+	want1, want2 := make([]T, n), make([]T, n)
+	for i := range n {
+		want1[i], want2[i] = T(p0[i]), T(uint32(p0[i])|uint32(p1[i])<<8)
+	}
+	got1, got2 := make([]T, n), make([]T, n)
+	widen1(got1, p0)
+	widen2(got2, p0, p1)
+	if !slices.Equal(got1, want1) || !slices.Equal(got2, want2) {
+		t.Fatalf("%T, %d elements: widen1 %v, widen2 %v; want %v, %v", got1, n, got1, got2, want1, want2)
 	}
 }

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package h5
+
+// useAVX2 is false: this build has no assembly plane widening.
+var useAVX2 = false
+
+func widen1Float64(dst []float64, p0 []byte) int     { return 0 }
+func widen2Float64(dst []float64, p0, p1 []byte) int { return 0 }
+func widen1Int32(dst []int32, p0 []byte) int         { return 0 }
+func widen2Int32(dst []int32, p0, p1 []byte) int     { return 0 }
