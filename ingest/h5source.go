@@ -248,6 +248,11 @@ func (c *compressed) orient(b *batch, start int64, lo, hi int) error {
 func (c *compressed) check(minor []int32, val []float64, start int64, lo, hi int) error {
 	minor, val = minor[lo:hi], val[lo:hi]
 	val = val[:len(minor)]
+	if useAVX2 && c.minor > 0 && checkEntriesAVX2(minor, val, uint32(c.minor)) {
+		// All but the last few are good; a bad one is looked for below.
+		k := len(minor) &^ 7
+		minor, val, lo = minor[k:], val[k:], lo+k
+	}
 	for k, m := range minor {
 		if v := val[k]; uint32(m) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
 			return c.badEntry(start+int64(lo+k), m, v)

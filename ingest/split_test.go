@@ -446,3 +446,48 @@ func TestOrientSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEntries compares the assembly check of indices and values with
+// the Go loop, for every length up to 40 with a bad entry (an index at or
+// past the bound, negative, or a value negative, NaN or infinite) at each
+// position, and none: both must name the same first bad entry.
+func TestCheckEntries(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no assembly check on this CPU or build")
+	}
+	c := &compressed{file: "f", minor: 100, indices: &h5.Dataset{}, data: &h5.Dataset{}}
+	bad := []func(m []int32, v []float64, i int){
+		func(m []int32, v []float64, i int) { m[i] = 100 },
+		func(m []int32, v []float64, i int) { m[i] = -1 },
+		func(m []int32, v []float64, i int) { v[i] = -0.5 },
+		func(m []int32, v []float64, i int) { v[i] = math.NaN() },
+		func(m []int32, v []float64, i int) { v[i] = math.Inf(1) },
+	}
+	for n := range 41 {
+		for at := -1; at < n; at++ {
+			for _, spoil := range bad {
+				m, v := make([]int32, n), make([]float64, n)
+				for i := range n {
+					m[i], v[i] = int32(i*7%100), float64(i%5)
+				}
+				if at >= 0 {
+					spoil(m, v, at)
+				}
+				got := errString(c.check(m, v, 0, 0, n))
+				useAVX2 = false
+				want := errString(c.check(m, v, 0, 0, n))
+				useAVX2 = true
+				if got != want || (at >= 0) != (want != "") {
+					t.Fatalf("n %d, bad at %d: assembly says %q, Go %q", n, at, got, want)
+				}
+			}
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
