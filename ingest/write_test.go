@@ -210,3 +210,61 @@ func writeRuns(t *testing.T, dir string, runs []cellGenes, p *filterPlan) (w *sh
 	}
 	return w, spill.sorted, ones, dups
 }
+
+// TestSetRising: setRising puts each kept gene of a rising run in its
+// output column, for gene maps that drop genes at random and for words of
+// 64 genes all kept or all dropped, and a run cut in two (the second part
+// continuing the row).
+func TestSetRising(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 4))
+	for trial := range 50 {
+		genes := 64 + rng.IntN(3000)
+		geneMap := make([]int32, genes)
+		out := int32(0)
+		for g := range geneMap {
+			keep := rng.IntN(10) < 6
+			if w := g >> 6; trial%3 == 1 && w%4 == 0 || trial%3 == 2 {
+				keep = w%2 == 0 // whole words kept or dropped
+			}
+			geneMap[g] = -1
+			if keep {
+				geneMap[g], out = out, out+1
+			}
+		}
+		var run []int32
+		for g := rng.IntN(20); g < genes; g += 1 + rng.IntN(150) {
+			run = append(run, int32(g))
+		}
+		if len(run) < 2 {
+			continue
+		}
+		want := make([]uint64, (out+63)/64)
+		for _, g := range run {
+			if o := geneMap[g]; o >= 0 {
+				want[o>>6] |= 1 << (o & 63)
+			}
+		}
+		cut := rng.IntN(len(run)-1) + 1
+		got := make([]uint64, len(want))
+		rise := risingRow{cell: -1}
+		for _, part := range [][]int32{run[:cut], run[cut:]} {
+			var seg spillSegment
+			seg.reset()
+			seg.addRun(5, part)
+			d := spillDecoder{name: "t", cells: 10, genes: genes}
+			if _, _, err := d.runs(seg.buf, func(cell int32, enc []byte, k int) (int, error) {
+				used, done, _, _ := rise.set(cell, enc, k, got, geneMap)
+				if done != k {
+					t.Fatalf("trial %d: %d of %d genes rose", trial, done, k)
+				}
+				return used, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: row differs from geneMap's", trial)
+		}
+	}
+}
