@@ -307,7 +307,7 @@ func BenchmarkReadTenXArrays(b *testing.B) {
 							g.Go(func() error {
 								var bt batch
 								for r := int(next.Add(1) - 1); r < n; r = int(next.Add(1) - 1) {
-									if _, err := read(r, &bt); err != nil {
+									if err := read(r, &bt); err != nil {
 										return err
 									}
 								}

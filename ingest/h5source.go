@@ -185,7 +185,7 @@ func (c *compressed) scan(ctx context.Context, fn func(*batch) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := read(r, &b); err != nil {
+		if err := read(r, &b); err != nil {
 			return err
 		}
 		if err := fn(&b); err != nil {

@@ -20,10 +20,9 @@ type ranger interface {
 	ranges() (n int, open func() (rangeReader, error))
 }
 
-// rangeReader fills b with range r's entries, oriented and checked, and
-// returns the input position of its first. It reports the range's first
-// bad entry.
-type rangeReader func(r int, b *batch) (int64, error)
+// rangeReader fills b with range r's entries, oriented and checked. It
+// reports the range's first bad entry.
+type rangeReader func(r int, b *batch) error
 
 // countRanges is countPass for a source read in ranges. Each worker reads a
 // range, checks and counts it, and hands its spill segment on, so no stage
@@ -55,7 +54,7 @@ func countRanges(ctx context.Context, n int, open func() (rangeReader, error), c
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if _, err := read(r, &b); err != nil {
+				if err := read(r, &b); err != nil {
 					q.fail(r, err)
 					return nil
 				}
@@ -171,7 +170,7 @@ func (c *compressed) ranges() (int, func() (rangeReader, error)) {
 		if err != nil {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
-		return func(r int, b *batch) (int64, error) {
+		return func(r int, b *batch) error {
 			start := int64(r) * size
 			m := int(min(size, nnz-start))
 			b.gene, b.cell, b.val = slices.Grow(b.gene[:0], m)[:m], slices.Grow(b.cell[:0], m)[:m], slices.Grow(b.val[:0], m)[:m]
@@ -180,17 +179,17 @@ func (c *compressed) ranges() (int, func() (rangeReader, error)) {
 				minor = b.cell
 			}
 			if err := indices.ReadInt32(start, minor); err != nil {
-				return start, fmt.Errorf("ingest: %w", err)
+				return fmt.Errorf("ingest: %w", err)
 			}
 			if err := data.ReadFloat64(start, b.val); err != nil {
-				return start, fmt.Errorf("ingest: %w", err)
+				return fmt.Errorf("ingest: %w", err)
 			}
 			runs := b.runs[:0]
 			b.runs = nil
 			if c.majorIsCell {
 				b.runs = c.cellRuns(runs, start, m)
 			}
-			return start, c.orient(b, start, 0, m)
+			return c.orient(b, start, 0, m)
 		}, nil
 	}
 }

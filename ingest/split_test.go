@@ -41,10 +41,10 @@ type rangeSource struct {
 
 func (s rangeSource) ranges() (int, func() (rangeReader, error)) {
 	return len(s.batches), func() (rangeReader, error) {
-		return func(r int, b *batch) (int64, error) {
+		return func(r int, b *batch) error {
 			if s.fail[r] {
 				time.Sleep(s.slow[r])
-				return 0, fmt.Errorf("range %d is bad", r)
+				return fmt.Errorf("range %d is bad", r)
 			}
 			src := s.batches[r]
 			b.cell, b.gene, b.val = append(b.cell[:0], src.cell...), append(b.gene[:0], src.gene...), append(b.val[:0], src.val...)
@@ -52,7 +52,7 @@ func (s rangeSource) ranges() (int, func() (rangeReader, error)) {
 			if src.runs != nil {
 				b.runs = append([]cellRun{}, src.runs...)
 			}
-			return 0, nil
+			return nil
 		}, nil
 	}
 }
