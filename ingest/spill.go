@@ -255,12 +255,12 @@ func (g *spillSegment) openRun(m int) int {
 // putGap stores the gap d between two genes at out[n:], as a zigzag
 // uvarint, and returns the position after it.
 func putGap(out []byte, n int, d int32) int {
-	if z := uint32(d<<1) ^ uint32(d>>31); z < 0x80 {
+	z := uint32(d<<1) ^ uint32(d>>31)
+	if z < 0x80 {
 		out[n] = byte(z)
 		return n + 1
-	} else {
-		return n + binary.PutUvarint(out[n:], uint64(z))
 	}
+	return n + binary.PutUvarint(out[n:], uint64(z))
 }
 
 // closeRun ends the run opened by openRun, of k ≥ 1 genes of cell encoded
@@ -492,7 +492,7 @@ type spillDecoder struct {
 
 // A runFunc takes a run of k genes of cell as the spill encodes them, at
 // the start of enc, and returns the bytes they take: it may decode them
-// itself or have the decoder list them (spillDecoder.genes).
+// itself or have the decoder list them (spillDecoder.list).
 type runFunc func(cell int32, enc []byte, k int) (int, error)
 
 // runs calls fn for each run of frame and returns the genes read and the
