@@ -139,13 +139,19 @@ func names(prefix string, n int) []string {
 // negative values can be stored.
 func writeTenXV3(t *testing.T, m h5gen.CSC) string {
 	t.Helper()
+	return writeTenXV3Chunked(t, m, 4)
+}
+
+// writeTenXV3Chunked is writeTenXV3 in chunks of chunk elements.
+func writeTenXV3Chunked(t *testing.T, m h5gen.CSC, chunk int) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "filtered_feature_bc_matrix.h5")
 	types := make([]string, m.Genes)
 	for i := range types {
 		types[i] = GeneExpression
 	}
 	err := h5gen.WriteTenXV3(p, m, names("G", m.Genes), names("gene", m.Genes), types, names("GRCh38-", m.Genes)[:m.Genes], names("BC", m.Cells),
-		h5gen.Options{DataType: "float64", Chunk: 4})
+		h5gen.Options{DataType: "float64", Chunk: chunk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,15 +460,7 @@ func TestFirstBadEntry(t *testing.T) {
 		m.Indptr = append(m.Indptr, int64(len(m.Indices)))
 	}
 	m.Data[9000], m.Indices[20000] = -1, 100
-	p := filepath.Join(t.TempDir(), "filtered_feature_bc_matrix.h5")
-	types := make([]string, m.Genes)
-	for i := range types {
-		types[i] = GeneExpression
-	}
-	if err := h5gen.WriteTenXV3(p, m, names("G", m.Genes), names("gene", m.Genes), types, names("GRCh38-", m.Genes), names("BC", m.Cells),
-		h5gen.Options{DataType: "float64", Chunk: 1024}); err != nil {
-		t.Fatal(err)
-	}
+	p := writeTenXV3Chunked(t, m, 1024)
 	for range 5 {
 		_, err := Run(context.Background(), exact(p, filepath.Join(t.TempDir(), "s")))
 		if err == nil || !strings.Contains(err.Error(), "/matrix/data[9000]") {

@@ -122,13 +122,12 @@ type compressed struct {
 	indptr        []int64
 	major, minor  int  // indptr has major+1 entries; indices are < minor
 	majorIsCell   bool // the compressed axis is the cell axis
-	split         passSplit
 }
 
 // openCompressed opens group's data, indices and indptr and checks them
 // against each other and against the shape major × minor.
 func openCompressed(f *h5.File, group string, major, minor int, majorIsCell bool, majorName string) (*compressed, error) {
-	c := &compressed{file: f.Path(), group: group, major: major, minor: minor, majorIsCell: majorIsCell, split: defaultSplit()}
+	c := &compressed{file: f.Path(), group: group, major: major, minor: minor, majorIsCell: majorIsCell}
 	var err error
 	if c.data, err = f.Dataset(group + "/data"); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
@@ -212,23 +211,21 @@ func (c *compressed) cellRuns(runs []cellRun, start int64, n int) []cellRun {
 	}
 }
 
-// orient checks the minor indices and values of entries [lo, hi) of b,
-// read from position start on, and, unless b lists its cells in runs, fills
-// their major axis from indptr. It reports the first bad entry of the
-// range.
-func (c *compressed) orient(b *batch, start int64, lo, hi int) error {
+// orient checks the minor indices and values of b's entries, read from
+// position start on, and, unless b lists its cells in runs, fills their
+// major axis from indptr. It reports the first bad entry.
+func (c *compressed) orient(b *batch, start int64) error {
 	if b.runs != nil {
-		return c.check(b.gene, b.val, start, lo, hi)
+		return c.check(b.gene, b.val, start)
 	}
 	majorDst, minorSrc := b.cell, b.gene
 	if !c.majorIsCell {
 		majorDst, minorSrc = b.gene, b.cell
 	}
-	first := start + int64(lo)
-	// The last major whose entries start at or before the range: empty
-	// majors before it are skipped, as a walk from 0 would.
-	maj := sort.Search(len(c.indptr), func(i int) bool { return c.indptr[i] > first }) - 1
-	for k := lo; k < hi; k++ {
+	// The last major whose entries start at or before start: empty majors
+	// before it are skipped, as a walk from 0 would.
+	maj := sort.Search(len(c.indptr), func(i int) bool { return c.indptr[i] > start }) - 1
+	for k, v := range b.val {
 		pos := start + int64(k)
 		for pos >= c.indptr[maj+1] {
 			maj++
@@ -236,26 +233,24 @@ func (c *compressed) orient(b *batch, start int64, lo, hi int) error {
 		majorDst[k] = int32(maj)
 		// One inlined comparison pair admits every count (it fails for
 		// negatives, NaN and +Inf); badEntry then says what is wrong.
-		if v := b.val[k]; uint32(minorSrc[k]) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
+		if uint32(minorSrc[k]) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
 			return c.badEntry(pos, minorSrc[k], v)
 		}
 	}
 	return nil
 }
 
-// check checks the minor indices and values of entries [lo, hi), read from
-// position start on.
-func (c *compressed) check(minor []int32, val []float64, start int64, lo, hi int) error {
-	minor, val = minor[lo:hi], val[lo:hi]
+// check checks the minor indices and values of entries read from position
+// start on.
+func (c *compressed) check(minor []int32, val []float64, start int64) error {
 	val = val[:len(minor)]
+	k := 0
 	if useAVX2 && c.minor > 0 && checkEntriesAVX2(minor, val, uint32(c.minor)) {
-		// All but the last few are good; a bad one is looked for below.
-		k := len(minor) &^ 7
-		minor, val, lo = minor[k:], val[k:], lo+k
+		k = len(minor) &^ 7 // all good before; the rest is looked at below
 	}
-	for k, m := range minor {
-		if v := val[k]; uint32(m) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
-			return c.badEntry(start+int64(lo+k), m, v)
+	for ; k < len(minor); k++ {
+		if m, v := minor[k], val[k]; uint32(m) >= uint32(c.minor) || !(v >= 0 && v <= math.MaxFloat64) {
+			return c.badEntry(start+int64(k), m, v)
 		}
 	}
 	return nil

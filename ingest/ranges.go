@@ -173,9 +173,11 @@ func (c *compressed) ranges() (int, func() (rangeReader, error)) {
 		return func(r int, b *batch) error {
 			start := int64(r) * size
 			m := int(min(size, nnz-start))
-			b.gene, b.cell, b.val = slices.Grow(b.gene[:0], m)[:m], slices.Grow(b.cell[:0], m)[:m], slices.Grow(b.val[:0], m)[:m]
+			b.gene, b.val = slices.Grow(b.gene[:0], m)[:m], slices.Grow(b.val[:0], m)[:m]
 			minor := b.gene
 			if !c.majorIsCell {
+				// The cells are the minor axis; orient fills the genes.
+				b.cell = slices.Grow(b.cell[:0], m)[:m]
 				minor = b.cell
 			}
 			if err := indices.ReadInt32(start, minor); err != nil {
@@ -189,7 +191,7 @@ func (c *compressed) ranges() (int, func() (rangeReader, error)) {
 			if c.majorIsCell {
 				b.runs = c.cellRuns(runs, start, m)
 			}
-			return c.orient(b, start, 0, m)
+			return c.orient(b, start)
 		}, nil
 	}
 }

@@ -217,10 +217,13 @@ type counts struct {
 
 // countPass scans the input once, counting and validating every entry and
 // recording the entries above the threshold among kept feature types in
-// spill. Each batch is split into contiguous ranges counted concurrently
-// (see passSplit); each range records its runs of consecutive entries of
-// one cell in its own segment, and the segments are appended to the spill
-// in range order, so the spill is the same for any number of workers.
+// spill. A source read in ranges (HDF5 matrices) goes to countRanges.
+// Otherwise each batch is split into contiguous ranges counted
+// concurrently (see passSplit); each range records its runs of consecutive
+// entries of one cell in its own segment, and the segments are appended
+// to the spill in range order, so the spill holds the same entries in the
+// same order for any number of workers (a cell cut by a range edge is two
+// runs).
 func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit) (*counts, error) {
 	if r, ok := src.(ranger); ok {
 		if n, open := r.ranges(); n > 0 {

@@ -29,9 +29,8 @@ import (
 //
 // Layout: a sequence of frames, each a little-endian uint32 payload length,
 // a uint32 CRC-32C of the payload, the payload and zeros up to a multiple
-// of directio.Align (frames are written and read around the page cache
-// where the file system allows, by a goroutine of their own, and the
-// writer keeps every frame's length). The payload is whole runs, each
+// of directio.Align (a goroutine of its own writes them; the writer keeps
+// every frame's offset and length). The payload is whole runs, each
 //
 //	zigzag uvarint  cell − previous run's cell (the first run of a frame: cell − 0)
 //	uvarint         number of genes, k ≥ 1
@@ -39,10 +38,12 @@ import (
 //
 // Runs follow the input's order. Sources that store cells contiguously (10x
 // CSC, 10x Matrix Market, AnnData CSR) give one run per cell (or two, where
-// a batch boundary splits it) with sorted genes, so a gene costs about one
-// byte whenever genes are at least 1/64 dense; any other order is still
-// correct, only larger.
-// A variable so that tests can cut many frames from small inputs.
+// a batch or range boundary splits it) with sorted genes, so a gene costs
+// about one byte whenever genes are at least 1/64 dense; any other order is
+// still correct, only larger.
+
+// spillFrame is the payload a frame is cut at. A variable so that tests can
+// cut many frames from small inputs.
 var spillFrame = 1 << 20
 
 // spillReaders is how many frames of a sorted spill are read at once.
@@ -66,9 +67,8 @@ type spillWriter struct {
 	// only between runs of different cells, so the frames of a sorted
 	// spill hold disjoint cells and may be applied concurrently.
 	sorted bool
-	one    spillSegment // addRun's
-	frames []frameAt    // every frame flushed, in order
-	size   int64        // bytes flushed
+	frames []frameAt // every frame flushed, in order
+	size   int64     // bytes flushed
 
 	// The writing goroutine takes padded frames from out and hands their
 	// buffers back on spare; it sets failed and stops writing at the first
@@ -141,13 +141,6 @@ func (s *spillWriter) stop() error {
 		s.err, s.out = <-s.werr, nil
 	}
 	return s.err
-}
-
-// addRun records genes (at least one) of cell.
-func (s *spillWriter) addRun(cell int32, genes []int32) error {
-	s.one.reset()
-	s.one.addRun(cell, genes)
-	return s.addSegment(&s.one)
 }
 
 // addSegment appends the runs of g after those already recorded. Frames
@@ -358,15 +351,15 @@ func (s *spillWriter) readFrame(i int, buf []byte) (whole, payload []byte, err e
 // errSpill marks a spill file that does not read back as written.
 var errSpill = errors.New("temporary entry file corrupt")
 
-// readSpill calls fn for every run of the spill, checking cells and genes
-// against the shape, and returns the number of genes read. It stops when
-// ctx is done. The run slice is reused after fn returns. When the spill is
-// sorted, frames are decoded on all cores and fn is called concurrently
-// for runs of different cells (newFn gives each worker its own fn), and
-// written (when not nil) is told, in increasing order and never
+// readSpill hands every run of the spill to a runFunc, checking cells
+// against the shape (runGenes checks genes), and returns the number of
+// genes read. It stops when ctx is done. When the spill is sorted, frames
+// are decoded on all cores and the runFuncs are called concurrently for
+// runs of different cells (newFn gives each worker, with its decoder, its
+// own), and written (when not nil) is told, in increasing order and never
 // concurrently, each cell such that every run of it and of the cells
-// before it has been through fn; otherwise one fn sees every run in order
-// and written is not called.
+// before it has been through a runFunc; otherwise one runFunc sees every
+// run in order and written is not called.
 func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func(d *spillDecoder) runFunc, written func(cell int32)) (int64, error) {
 	workers := 1
 	if !s.sorted {
@@ -517,23 +510,6 @@ func (d *spillDecoder) runs(frame []byte, fn runFunc) (int64, int32, error) {
 		total += int64(k)
 	}
 	return total, int32(cell), nil
-}
-
-// frame calls fn with the decoded genes of each run of frame and returns
-// the genes decoded and the cell of the last run.
-func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, int32, error) {
-	return d.runs(frame, d.listing(fn))
-}
-
-// listing returns the runFunc that lists each run's genes for fn.
-func (d *spillDecoder) listing(fn func(cell int32, run []int32)) runFunc {
-	return func(cell int32, enc []byte, k int) (int, error) {
-		run, n, err := d.list(enc, k, 0)
-		if err == nil {
-			fn(cell, run)
-		}
-		return n, err
-	}
 }
 
 // list decodes the k genes encoded at the start of enc, the first gap

@@ -307,23 +307,27 @@ func BenchmarkSetSpilled(b *testing.B) {
 	}
 }
 
-// BenchmarkSetBuffered sets 1000 rows of about 1000 genes each into a
-// block buffer, as the write pass does.
-func BenchmarkSetBuffered(b *testing.B) {
-	runs, n := benchRuns(1024)
-	wpr := (20000 + 63) / 64
-	br := &blockRows{rows: 1024, wpr: wpr, cells: 1024, state: make([]blockState, 1), live: map[int][]uint64{}, budget: 1}
-	geneMap := make([]int32, 20000)
-	for i := range geneMap {
-		geneMap[i] = int32(i)
-	}
-	var scratch []int32
-	b.SetBytes(int64(n))
-	for b.Loop() {
-		buf := br.buffer(0)
-		clear(buf)
-		for r, run := range runs {
-			br.setBuffered(r, run, geneMap, &scratch)
+// addRun records genes (at least one) of cell in s.
+func (s *spillWriter) addRun(cell int32, genes []int32) error {
+	var g spillSegment
+	g.reset()
+	g.addRun(cell, genes)
+	return s.addSegment(&g)
+}
+
+// frame calls fn with the decoded genes of each run of frame and returns
+// the genes decoded and the cell of the last run.
+func (d *spillDecoder) frame(frame []byte, fn func(cell int32, run []int32)) (int64, int32, error) {
+	return d.runs(frame, d.listing(fn))
+}
+
+// listing returns the runFunc that lists each run's genes for fn.
+func (d *spillDecoder) listing(fn func(cell int32, run []int32)) runFunc {
+	return func(cell int32, enc []byte, k int) (int, error) {
+		run, n, err := d.list(enc, k, 0)
+		if err == nil {
+			fn(cell, run)
 		}
+		return n, err
 	}
 }

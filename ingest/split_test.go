@@ -360,10 +360,11 @@ func TestCountPassFrames(t *testing.T) {
 	}
 }
 
-// TestOrientSplit checks the split walk of indptr against the serial one
-// on a matrix with empty cells, at range edges, and that a batch with
-// several bad entries reports the first in file order for any split.
-func TestOrientSplit(t *testing.T) {
+// TestOrient checks the walk of indptr that gives each entry its cell,
+// started anywhere in a matrix with empty cells, against indptr itself and
+// against the cells' runs; and that a matrix with two bad entries reports
+// the first.
+func TestOrient(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	m := h5gen.CSC{Genes: 30, Cells: 60, Indptr: []int64{0}}
@@ -388,46 +389,28 @@ func TestOrientSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	nnz := len(m.Indices)
-	fill := func(start, n int) *batch {
-		b := &batch{cell: make([]int32, n), gene: make([]int32, n), val: make([]float64, n)}
-		for k := range n {
-			b.gene[k], b.val[k] = int32(m.Indices[start+k]), m.Data[start+k]
-		}
-		return b
-	}
 	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, nnz} {
 		for start := 0; start+n <= nnz; start += max(n, 1) {
-			want := fill(start, n)
-			if err := (&compressed{indptr: c.indptr, minor: c.minor, majorIsCell: true, split: passSplit{workers: 1, block: 1 << 20}, file: c.file, indices: c.indices, data: c.data}).orient(want, int64(start), 0, n); err != nil {
+			b := &batch{cell: make([]int32, n), gene: make([]int32, n), val: make([]float64, n)}
+			for k := range n {
+				b.gene[k], b.val[k] = int32(m.Indices[start+k]), m.Data[start+k]
+			}
+			if err := c.orient(b, int64(start)); err != nil {
 				t.Fatal(err)
 			}
 			for k := range n {
-				if p := int64(start + k); p < m.Indptr[want.cell[k]] || p >= m.Indptr[want.cell[k]+1] {
-					t.Fatalf("entry %d given cell %d", p, want.cell[k])
+				if p := int64(start + k); p < m.Indptr[b.cell[k]] || p >= m.Indptr[b.cell[k]+1] {
+					t.Fatalf("entry %d given cell %d", p, b.cell[k])
 				}
 			}
 			if n > 0 {
-				if runs := c.cellRuns(nil, int64(start), n); !slices.Equal(runs, runsOf(want.cell)) {
-					t.Fatalf("n %d start %d: runs %v, from the walk %v", n, start, runs, runsOf(want.cell))
-				}
-			}
-			for _, split := range []passSplit{{2, 8}, {3, 8}, {4, 1}, {16, 8}} {
-				c.split = split
-				got := fill(start, n)
-				errs := make([]error, split.workers)
-				k := split.run(n, func(r, lo, hi int) { errs[r] = c.orient(got, int64(start), lo, hi) })
-				for _, err := range errs[:k] {
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
-				if !slices.Equal(got.cell, want.cell) {
-					t.Fatalf("n %d start %d split %+v: cells %v, serial walk %v", n, start, split, got.cell, want.cell)
+				if runs := c.cellRuns(nil, int64(start), n); !slices.Equal(runs, runsOf(b.cell)) {
+					t.Fatalf("n %d start %d: runs %v, from the walk %v", n, start, runs, runsOf(b.cell))
 				}
 			}
 		}
 	}
-	// Bad values at 9 and 40: the scan must report 9 for any split.
+	// Bad values at 9 and 40: the scan must report 9.
 	m.Data[9], m.Data[40] = -1, math.NaN()
 	f2, err := h5.Open(writeTenXV3(t, m))
 	if err != nil {
@@ -438,12 +421,9 @@ func TestOrientSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, split := range []passSplit{{1, 1 << 20}, {2, 8}, {4, 8}, {16, 1}} {
-		bad.split = split
-		err := bad.scan(context.Background(), func(*batch) error { return nil })
-		if err == nil || !strings.Contains(err.Error(), "/matrix/data[9]: not a count: negative") {
-			t.Fatalf("split %+v: error %v, want data[9] negative", split, err)
-		}
+	err = bad.scan(context.Background(), func(*batch) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "/matrix/data[9]: not a count: negative") {
+		t.Fatalf("error %v, want data[9] negative", err)
 	}
 }
 
@@ -473,9 +453,9 @@ func TestCheckEntries(t *testing.T) {
 				if at >= 0 {
 					spoil(m, v, at)
 				}
-				got := errString(c.check(m, v, 0, 0, n))
+				got := errString(c.check(m, v, 0))
 				useAVX2 = false
-				want := errString(c.check(m, v, 0, 0, n))
+				want := errString(c.check(m, v, 0))
 				useAVX2 = true
 				if got != want || (at >= 0) != (want != "") {
 					t.Fatalf("n %d, bad at %d: assembly says %q, Go %q", n, at, got, want)

@@ -16,6 +16,7 @@
 package directio
 
 import (
+	"errors"
 	"os"
 	"sync/atomic"
 	"unsafe"
@@ -86,19 +87,24 @@ var (
 // does not take), O_DIRECT is cleared for good and b goes through the
 // page cache.
 func WriteAt(f *os.File, b []byte, off int64) error {
-	_, err := directWrite(f, b, off)
-	if err != nil && isInvalid(err) && Set(f, false) {
-		_, err = f.WriteAt(b, off)
-	}
-	return err
+	return transfer(f, b, off, directWrite, (*os.File).WriteAt)
 }
 
 // ReadAt fills b from off in f as WriteAt writes: directly when f has
 // O_DIRECT set, through the page cache once the device refuses.
 func ReadAt(f *os.File, b []byte, off int64) error {
-	_, err := directRead(f, b, off)
+	return transfer(f, b, off, directRead, (*os.File).ReadAt)
+}
+
+// transfer makes a transfer with direct, and again with cached once
+// O_DIRECT is cleared where the device refused it.
+func transfer(f *os.File, b []byte, off int64, direct, cached func(*os.File, []byte, int64) (int, error)) error {
+	_, err := direct(f, b, off)
 	if err != nil && isInvalid(err) && Set(f, false) {
-		_, err = f.ReadAt(b, off)
+		_, err = cached(f, b, off)
 	}
 	return err
 }
+
+// errClear is WriteNew's error when O_DIRECT cannot be cleared for the tail.
+var errClear = errors.New("cannot clear O_DIRECT")

@@ -31,5 +31,3 @@ func Set(f *os.File, on bool) bool {
 // isInvalid reports whether err is EINVAL, which a direct transfer the
 // device cannot align gets.
 func isInvalid(err error) bool { return errors.Is(err, unix.EINVAL) }
-
-var errClear = errors.New("cannot clear O_DIRECT")

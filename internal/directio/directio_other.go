@@ -2,15 +2,10 @@
 
 package directio
 
-import (
-	"errors"
-	"os"
-)
+import "os"
 
 // Set reports false except when clearing: outside Linux files are always
 // read and written through the page cache.
 func Set(f *os.File, on bool) bool { return !on }
 
 func isInvalid(err error) bool { return false }
-
-var errClear = errors.New("cannot clear O_DIRECT")

@@ -80,11 +80,9 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out 
 		var err error
 		switch f.id {
 		case filterDeflate:
-			if planes && i == 1 && mask&1 == 0 && fs[0].id == filterShuffle {
-				next, spans, err = inflateChunkElide(cur, want)
-				break
-			}
-			next, err = inflateChunk(cur, want)
+			// Zero runs are worth eliding only for a shuffle left undone.
+			elide := planes && i == 1 && mask&1 == 0 && fs[0].id == filterShuffle
+			next, spans, err = inflateChunk(cur, want, elide)
 		case filterLZF:
 			next = getBuf(want)
 			var n int
@@ -171,39 +169,30 @@ func zeroPlanes(b []byte, f filter, spans []inflate.Span) uint64 {
 
 // inflateChunk decodes a deflate-filtered chunk into a pooled buffer of want
 // bytes, returning fewer when the stream is shorter (an edge chunk some
-// writers truncate) and an error when it is longer.
-func inflateChunk(src []byte, want int) ([]byte, error) {
+// writers truncate) and an error when it is longer. With elide, long zero
+// runs are left unwritten and listed (see inflate.ZlibElide).
+func inflateChunk(src []byte, want int, elide bool) ([]byte, []inflate.Span, error) {
 	if len(src) >= 2 && src[0] == 0x1f && src[1] == 0x8b {
 		// A gzip member instead of a zlib stream: scigolib/hdf5 v0.14.0's
 		// writer produces these when shuffle precedes deflate.
 		zr, err := gzip.NewReader(bytes.NewReader(src))
 		if err != nil {
-			return nil, fmt.Errorf("deflate (gzip framing): %w", err)
+			return nil, nil, fmt.Errorf("deflate (gzip framing): %w", err)
 		}
-		return readInflated(zr, want)
-	}
-	d := inflaters.Get().(*inflate.Decoder)
-	defer inflaters.Put(d)
-	out := getBuf(want)
-	n, err := d.Zlib(out, src)
-	if err != nil {
-		putBuf(out)
-		return nil, fmt.Errorf("deflate: %w", err)
-	}
-	return out[:n], nil
-}
-
-// inflateChunkElide is inflateChunk, leaving long zero runs unwritten and
-// listing them (see inflate.ZlibElide).
-func inflateChunkElide(src []byte, want int) ([]byte, []inflate.Span, error) {
-	if len(src) >= 2 && src[0] == 0x1f && src[1] == 0x8b {
-		out, err := inflateChunk(src, want)
+		out, err := readInflated(zr, want)
 		return out, nil, err
 	}
 	d := inflaters.Get().(*inflate.Decoder)
 	defer inflaters.Put(d)
 	out := getBuf(want)
-	n, spans, err := d.ZlibElide(out, src, nil)
+	var n int
+	var spans []inflate.Span
+	var err error
+	if elide {
+		n, spans, err = d.ZlibElide(out, src, nil)
+	} else {
+		n, err = d.Zlib(out, src)
+	}
 	if err != nil {
 		putBuf(out)
 		return nil, nil, fmt.Errorf("deflate: %w", err)

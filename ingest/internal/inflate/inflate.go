@@ -276,7 +276,7 @@ func consume(e uint32, b uint64, nb uint, t []uint32, pb uint) (uint32, uint64, 
 
 // readMatch reads the rest of a match whose length code's entry is e: the
 // length's extra bits, the distance code and its extra bits. A distance
-// code the block's code lacks gives dist = 0, which checkMatch refuses.
+// code the block's code lacks gives dist = 0, which the callers refuse (matchError says why).
 func readMatch(e uint32, b uint64, nb uint, dt *[distCap]uint32) (length, dist int, _ uint64, _ uint) {
 	extra := e >> 8 & 0xff
 	length = int(e>>16) + int(b&(1<<extra-1))
