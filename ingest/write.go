@@ -213,13 +213,28 @@ func (r *risingRow) taint(cell int32) { r.cell, r.after = cell, math.MaxInt32 }
 // and are stored, never loaded. It returns the bytes and genes read, the
 // genes kept, the last gene read (0 if none) and its word; done < k means
 // gene done does not rise or is no gene, and the caller goes on from there
-// (counting repeats, reporting a corrupt spill).
+// (counting repeats, reporting a corrupt spill). Where the build has
+// riseBytes, it sets the gaps of one and two bytes after the first gene,
+// and this loop the rest.
 func setRising(enc []byte, k int, after, word int32, words []uint64, geneMap []int32) (used, done, kept int, last, lastWord int32) {
 	var acc uint64
 	if word >= 0 {
 		acc = words[word]
 	}
 	for done < k && used < len(enc) {
+		if useRiseBytes && done > 0 {
+			// After the first gene, gene > after follows from a positive gap.
+			s := riseState{last: last, word: word, acc: acc}
+			n := riseBytes(enc[used:min(len(enc), used+k-done)], &s, words, geneMap)
+			if n < 0 {
+				panic("ingest: gene map past the row's words")
+			}
+			if n > 0 {
+				used, done, kept = used+n, done+n-s.long, kept+n-s.long-s.dropped
+				last, after, word, acc = s.last, s.last, s.word, s.acc
+				continue
+			}
+		}
 		// Gaps of one or two bytes inline; a longer one (2^13 genes or
 		// more) goes the general way.
 		c, q := uint32(enc[used]), used+1
@@ -250,6 +265,16 @@ func setRising(enc []byte, k int, after, word int32, words []uint64, geneMap []i
 		kept++
 	}
 	return used, done, kept, last, word
+}
+
+// riseState is what riseBytes carries from one gap to the next: the last
+// gene, the word of the last kept one (−1: none in this row yet) and its
+// bits; and what it counts: the genes dropped and the gaps of two bytes.
+type riseState struct {
+	last, word int32
+	acc        uint64
+	dropped    int
+	long       int // gaps of two bytes
 }
 
 // blockRows builds cell blocks of X in memory, for rows that arrive in

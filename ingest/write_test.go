@@ -268,3 +268,112 @@ func TestSetRising(t *testing.T) {
 		}
 	}
 }
+
+// TestRiseBytes sets runs through setRising with riseBytes and with the Go
+// loop alone, and wants the same words, guard words around the row
+// untouched, and the same counts: runs of every length around the groups
+// of eight, gaps of one, two and three bytes, runs that stop rising, genes
+// near the end of the gene map, and genes mapped to no column.
+func TestRiseBytes(t *testing.T) {
+	if !useRiseBytes {
+		t.Skip("no assembly loop in this build")
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 3000 {
+		genes := 64 + rng.IntN(4000)
+		// Past its end, the map's backing array would put genes in
+		// column 0: reading there changes the row.
+		geneMap := make([]int32, genes+600)[:genes]
+		out := int32(0)
+		for g := range geneMap {
+			geneMap[g] = -1
+			if trial%4 == 0 || rng.IntN(10) < 8 {
+				geneMap[g], out = out, out+1
+			}
+		}
+		// Mostly one-byte gaps; now and then two- and three-byte ones, and
+		// (past the first gene) a gap that repeats or falls, or a last
+		// gene past the map's end.
+		run := []int32{int32(rng.IntN(genes))}
+		for k := rng.IntN(3 + trial%60); len(run) < k; {
+			var d int32
+			switch r := rng.IntN(200); {
+			case r < 2:
+				d = -int32(rng.IntN(3))
+			case r < 3:
+				d = -64 - int32(rng.IntN(500))
+			case r < 8:
+				d = 64 + int32(rng.IntN(8128))
+			case r < 9:
+				d = 8192 + int32(rng.IntN(3000))
+			default:
+				d = 1 + int32(rng.IntN(63))
+			}
+			g := run[len(run)-1] + d
+			if g < 0 || int(g) >= genes {
+				if g >= 0 && trial%2 == 0 {
+					run = append(run, g)
+				}
+				break
+			}
+			run = append(run, g)
+		}
+		enc := make([]byte, 0, 5*len(run))
+		prev := int32(0)
+		for _, g := range run {
+			enc = enc[:putGap(enc[:cap(enc)], len(enc), g-prev)]
+			prev = g
+		}
+		wpr := int(out+63) / 64
+		var got, want []uint64
+		var gr, wr [5]int
+		for _, asm := range []bool{true, false} {
+			buf := make([]uint64, wpr+2)
+			buf[0], buf[wpr+1] = 0x5a5a, 0xa5a5
+			useRiseBytes = asm
+			used, done, kept, last, word := setRising(enc, len(run), -1, -1, buf[1:wpr+1], geneMap)
+			r := [5]int{used, done, kept, int(last), int(word)}
+			if asm {
+				got, gr = buf, r
+			} else {
+				want, wr = buf, r
+			}
+		}
+		useRiseBytes = true
+		if gr != wr || !slices.Equal(got, want) {
+			t.Fatalf("trial %d, run %v: assembly gives %v and words %x, Go %v and %x", trial, run, gr, got, wr, want)
+		}
+		if got[0] != 0x5a5a || got[wpr+1] != 0xa5a5 {
+			t.Fatalf("trial %d: a guard word was written", trial)
+		}
+	}
+}
+
+// TestRiseBytesCorrupt gives riseBytes a gene map that points past the
+// row: it must refuse rather than write there.
+func TestRiseBytesCorrupt(t *testing.T) {
+	if !useRiseBytes {
+		t.Skip("no assembly loop in this build")
+	}
+	geneMap := make([]int32, 1000)
+	for g := range geneMap {
+		geneMap[g] = int32(g)
+	}
+	geneMap[40] = 64 * 3
+	for _, gaps := range [][]byte{
+		{20, 20, 20, 20, 20, 20, 20, 20, 20}, // gene 40 in a group of eight
+		{20, 0x80, 0x01, 2, 2},               // gene 10, then 74: set one by one
+	} {
+		if gaps[1] == 0x80 {
+			geneMap[40], geneMap[74] = 40, 64*3
+		}
+		buf := make([]uint64, 5)
+		s := riseState{word: -1}
+		if n := riseBytes(gaps, &s, buf[1:4], geneMap); n != -1 {
+			t.Errorf("gaps %v: riseBytes = %d, want -1", gaps, n)
+		}
+		if buf[0] != 0 || buf[4] != 0 {
+			t.Errorf("gaps %v: written past the row", gaps)
+		}
+	}
+}
