@@ -4,8 +4,8 @@ package ingest
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects checkEntriesAVX2 for compressed.check; tests switch it
-// off to run the Go loop.
+// useAVX2 selects checkEntriesAVX2 for compressed.check and
+// addCountedAVX2 for addCounted; tests switch it off to run the Go loops.
 var useAVX2 = cpu.X86.HasAVX2
 
 // checkEntriesAVX2 reports whether, of the first len(minor) rounded down to

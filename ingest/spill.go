@@ -212,14 +212,21 @@ func (g *spillSegment) addRun(cell int32, genes []int32) {
 }
 
 // addCounted records those genes gene[i] of cell whose value val[i] is
-// above thr and whose type is kept, counting each in cpg, and returns how
-// many it recorded: the counting pass's loop, which so encodes each gene
-// as it counts it.
-func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr float64, typeKept []bool, cpg []int32) int {
+// above thr and whose type is kept (all are if allKept), counting each in
+// cpg, and returns how many it recorded: the counting pass's loop, which so
+// encodes each gene as it counts it. Where the CPU has AVX2 and all types
+// are kept, addCountedAVX2 does the loop's work, and this loop what it
+// leaves.
+func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr float64, typeKept []bool, allKept bool, cpg []int32) int {
 	n := g.openRun(len(val))
 	out := g.buf[:cap(g.buf)]
 	gene = gene[:len(val)]
-	prev, k := int32(0), 0
+	r := gapRun{n: n}
+	if allKept && useAVX2 {
+		i := addCountedAVX2(val, gene, thr, cpg, out, &r)
+		val, gene = val[i:], gene[i:]
+	}
+	prev, k, n := r.prev, r.k, r.n
 	for i, v := range val {
 		if x := gene[i]; v > thr && typeKept[x] {
 			cpg[x]++
@@ -232,6 +239,13 @@ func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr f
 		g.closeRun(cell, k, n)
 	}
 	return k
+}
+
+// gapRun is what addCountedAVX2 carries from one entry to the next: the
+// last gene recorded, the bytes of out written and the genes recorded.
+type gapRun struct {
+	prev int32
+	n, k int
 }
 
 // runHeaderMax is the longest run header: the cell's gap and the count.

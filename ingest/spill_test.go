@@ -331,3 +331,87 @@ func (d *spillDecoder) listing(fn func(cell int32, run []int32)) runFunc {
 		return n, err
 	}
 }
+
+// TestAddCountedAVX2 records runs with addCountedAVX2 and with the Go loop
+// alone, and wants the same encoding, counts and genes recorded: runs of
+// every length around the groups of eight, values at and below the
+// threshold, gaps of one to three bytes, falling and repeated genes.
+func TestAddCountedAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 in this build or CPU")
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	const genes = 30000
+	typeKept := make([]bool, genes)
+	for i := range typeKept {
+		typeKept[i] = true
+	}
+	for trial := range 3000 {
+		n := trial % 70
+		val, gene := make([]float64, n), make([]int32, n)
+		g := int32(rng.IntN(100))
+		for i := range n {
+			switch r := rng.IntN(100); {
+			case r < 3:
+				g -= int32(rng.IntN(200)) // falls or repeats
+			case r < 8:
+				g += 64 + int32(rng.IntN(9000))
+			default:
+				g += int32(rng.IntN(64))
+			}
+			g = max(0, min(g, genes-1))
+			gene[i], val[i] = g, float64(rng.IntN(4))
+			if trial%3 == 0 {
+				val[i] = 1 + float64(rng.IntN(3))
+			}
+		}
+		thr := float64(trial % 2)
+		var seg [2]spillSegment // AVX2, Go
+		cpg := [2][]int32{make([]int32, genes), make([]int32, genes)}
+		var k [2]int
+		for j, allKept := range []bool{true, false} {
+			seg[j].reset()
+			k[j] = seg[j].addCounted(3, val, gene, thr, typeKept, allKept, cpg[j])
+		}
+		if k[0] != k[1] || !slices.Equal(seg[0].buf, seg[1].buf) || !slices.Equal(cpg[0], cpg[1]) {
+			t.Fatalf("trial %d, genes %v, values %v: AVX2 records %d as %x, Go %d as %x", trial, gene, val, k[0], seg[0].buf, k[1], seg[1].buf)
+		}
+	}
+}
+
+// TestAddCountedAVX2Stops wants addCountedAVX2 to stop before a gene
+// past cpg and before a gap that might not fit in out, in a group of eight
+// and in the entries read one at a time.
+func TestAddCountedAVX2Stops(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 in this build or CPU")
+	}
+	for _, tc := range []struct {
+		name                 string
+		entries, genes, room int // genes 0, 3, 6, …; len(cpg) = genes
+		want                 int // entries read
+	}{
+		{"gene past cpg in a group", 20, 32, 100, 11},
+		{"gene past cpg one at a time", 20, 53, 100, 18},
+		{"gene past cpg first", 20, 0, 100, 0},
+		{"out full for a group", 20, 100, 12, 8},
+		{"out full one at a time", 12, 100, 12, 8},
+		{"all", 20, 100, 100, 20},
+	} {
+		val := make([]float64, tc.entries)
+		gene := make([]int32, tc.entries)
+		for i := range val {
+			val[i], gene[i] = 1, int32(3*i)
+		}
+		cpg := make([]int32, tc.genes+8)
+		out := make([]byte, tc.room+8)
+		r := gapRun{}
+		got := addCountedAVX2(val, gene, 0, cpg[:tc.genes], out[:tc.room], &r)
+		if got != tc.want || r.k != tc.want || r.n != tc.want {
+			t.Errorf("%s: read %d, recorded %d in %d bytes, want %d", tc.name, got, r.k, r.n, tc.want)
+		}
+		if !slices.Equal(out[tc.room:], make([]byte, 8)) || !slices.Equal(cpg[tc.genes:], make([]int32, 8)) {
+			t.Errorf("%s: written past out or cpg", tc.name)
+		}
+	}
+}
