@@ -47,7 +47,7 @@ func countRanges(ctx context.Context, n int, open func() (rangeReader, error), c
 	g, ctx := errgroup.WithContext(ctx)
 	for w, read := range readers {
 		p := &parts[w]
-		p.cellsPerGene = make([]int32, genes)
+		*p = newCountPart(genes, typeKept)
 		g.Go(func() error {
 			var b batch
 			for r := int(next.Add(1) - 1); r < n && q.wanted(r); r = int(next.Add(1) - 1) {

@@ -6,11 +6,11 @@ package ingest
 // the Go loop alone.
 var useRiseBytes = true
 
-// riseBytes does, for the one-byte rising gaps at the start of gaps, what
-// setRising's loop does gene by gene, eight gaps at a time:
+// riseBytes does, for the rising gaps of one and two bytes at the start of
+// gaps, what setRising's loop does gene by gene:
 //
-//	for _, c := range gaps { // while c is even, 2 ≤ c ≤ 126
-//		s.last += int32(c >> 1)
+//	for each gap d ≥ 1 (code 2d, zigzag uvarint) while s.last+d < len(geneMap) {
+//		s.last += d
 //		o := geneMap[s.last]
 //		if o < 0 {
 //			s.dropped++
@@ -24,11 +24,13 @@ var useRiseBytes = true
 //		s.word = o >> 6
 //	}
 //
-// It stops at the first gap that is not one, at the last 8 bytes of gaps
-// when fewer remain, and before a group of eight whose genes could pass
-// the end of geneMap (s.last+504 ≥ len(geneMap)), and returns the gaps it
-// read; −1 if geneMap maps a gene past words, which it then leaves
-// unwritten from that gene on. The caller goes on with its loop.
+// and counts the gaps of two bytes in s.long. Groups of eight one-byte
+// gaps take one check each; the gaps around another are read one by one.
+// It stops before a gap that falls, repeats a gene, passes the end of
+// geneMap, takes three bytes or more or is cut by the end of gaps, and
+// returns the bytes it read; −1 if geneMap maps a gene past words, which it
+// then leaves unwritten from that gene on. The caller goes on with its
+// loop.
 //
 //go:noescape
 func riseBytes(gaps []byte, s *riseState, words []uint64, geneMap []int32) int

@@ -233,7 +233,7 @@ func countPass(ctx context.Context, src source, cells, genes int, typeKept []boo
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
 	parts := make([]countPart, max(split.workers, 1))
 	for r := range parts {
-		parts[r].cellsPerGene = make([]int32, genes)
+		parts[r] = newCountPart(genes, typeKept)
 	}
 	var blockSums []float64
 	err := src.scan(ctx, func(b *batch) error {
@@ -272,9 +272,13 @@ type countPart struct {
 	ones         int64
 	seg          spillSegment
 	run          []int32
-	// allKept says whether every gene's type is kept (0: not yet known,
-	// 1: yes, 2: no), which lets addCounted skip the lookup.
-	allKept int8
+	allKept      bool // every gene's type is kept: addCounted may skip the lookup
+}
+
+// newCountPart returns a worker's countPart for genes genes, of which
+// typeKept keeps those of the types asked for.
+func newCountPart(genes int, typeKept []bool) countPart {
+	return countPart{cellsPerGene: make([]int32, genes), allKept: !slices.Contains(typeKept, false)}
 }
 
 // count counts entries [lo, hi) of b, lo a multiple of block, storing the
@@ -319,18 +323,12 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 // changes once per run, not once per entry.
 func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
 	blockSums(b.val, lo, hi, block, sums)
-	if p.allKept == 0 {
-		p.allKept = 2
-		if !slices.Contains(typeKept, false) {
-			p.allKept = 1
-		}
-	}
 	var ones int
 	r, _ := slices.BinarySearchFunc(b.runs, int32(lo), func(r cellRun, k int32) int { return cmp.Compare(r.end, k+1) })
 	for k := lo; k < hi; r++ {
 		end := min(int(b.runs[r].end), hi)
 		cell := b.runs[r].cell
-		if n := p.seg.addCounted(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.allKept == 1, p.cellsPerGene); n > 0 {
+		if n := p.seg.addCounted(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.allKept, p.cellsPerGene); n > 0 {
 			// Ranges may share a cell at their edges.
 			atomic.AddInt32(&genesPerCell[cell], int32(n))
 			ones += n

@@ -254,7 +254,7 @@ func BenchmarkCountRuns(b *testing.B) {
 	for i := range typeKept {
 		typeKept[i] = true
 	}
-	p := countPart{cellsPerGene: make([]int32, 20000)}
+	p := newCountPart(20000, typeKept)
 	genesPerCell := make([]int32, len(runs))
 	sums := make([]float64, n/4096+1)
 	b.SetBytes(int64(n))
