@@ -73,6 +73,9 @@ func writeShard(t testing.TB, dst string, l Layout, x, mask *dense, m Manifest, 
 	if err := w.Commit(m); err != nil {
 		t.Fatal(err)
 	}
+	if got := w.Ones(); got != x.ones() {
+		t.Fatalf("Writer.Ones = %d after Commit, want %d", got, x.ones())
+	}
 }
 
 // checkMatrices asserts that s's X and XT (or Mask and MaskT) equal want and

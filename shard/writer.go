@@ -223,6 +223,16 @@ func (w *Writer) Commit(m Manifest) error {
 	return nil
 }
 
+// Ones returns the bits set in the cell blocks finished so far: after
+// Commit, the shard's ones as its manifest records them.
+func (w *Writer) Ones() int64 {
+	var n int64
+	for _, r := range w.blocks {
+		n += r.ones
+	}
+	return n
+}
+
 func (w *Writer) commit(m *Manifest) error {
 	l := w.layout
 	genes, barcodes, err := w.encodeSideFiles(m)
