@@ -18,12 +18,14 @@ import (
 
 // Run ingests opt.Input into the shard folder opt.Output: one pass over the
 // input counts (cells expressing each gene, genes per cell, validation of
-// every entry) and records the entries above the threshold in a temporary
-// file beside the output (see spillWriter: about one byte per entry); the
-// filters are decided; a second pass reads that file back and sets the kept
-// bits through a shard.Writer, which writes to a temporary folder and
-// renames it into place on success. On any error nothing is left at opt.Output (an existing output
-// replaced with Force is kept until the new one is complete).
+// every entry) and records the entries above the threshold in a spill (see
+// spillWriter: about one byte per entry, in memory up to spillMemory, the
+// rest in a temporary file beside the output); the filters are decided; a
+// second pass reads the spill back and sets the kept bits through a
+// shard.Writer, which writes to a temporary folder and renames it into
+// place on success. On any error nothing is left at opt.Output (an
+// existing output replaced with Force is kept until the new one is
+// complete).
 func Run(ctx context.Context, opt Options) (*Report, error) {
 	start := time.Now()
 	if err := opt.check(); err != nil {
@@ -64,7 +66,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 
 	prog := &progress{fn: opt.Progress, total: 2 * max(nnz, 0)}
 	t0 := time.Now()
-	spill, err := createSpill(opt.Output)
+	spill, err := createSpill(opt.Output, spillMemory)
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +121,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := w.Commit(m); err != nil {
 		return nil, fmt.Errorf("ingest: writing %s: %w", opt.Output, err)
 	}
-	rep.Ones, err = committedOnes(opt.Output)
-	if err != nil {
-		return nil, err
-	}
+	rep.Ones = w.Ones()
 	if rep.Ones != ones {
 		return nil, fmt.Errorf("ingest: %s: shard holds %d ones, %d were set", opt.Output, rep.Ones, ones)
 	}
@@ -470,14 +469,4 @@ func repeatError(matrix string, src source, p *filterPlan, r repeats) error {
 		what = "1 entry repeats"
 	}
 	return fmt.Errorf("ingest: %s: %s a cell and gene already stored (the first in %s): sum duplicate entries first (scipy: X.sum_duplicates())", matrix, what, cell)
-}
-
-// committedOnes reads the number of ones from a committed shard's manifest.
-func committedOnes(dir string) (int64, error) {
-	s, err := shard.Open(dir)
-	if err != nil {
-		return 0, fmt.Errorf("ingest: reopening %s: %w", dir, err)
-	}
-	defer s.Close()
-	return s.Manifest().Ones, nil
 }

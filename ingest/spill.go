@@ -18,16 +18,20 @@ import (
 	"scpipe/internal/directio"
 )
 
-// A spill holds, on disk, the entries the writing pass needs: those above
-// the threshold among the kept feature types, recorded by the counting pass.
+// A spill holds the entries the writing pass needs: those above the
+// threshold among the kept feature types, recorded by the counting pass.
 // Reading it back costs a few nanoseconds per entry, where a second scan of
 // the input would inflate HDF5 chunks or re-parse (and gunzip) Matrix Market
 // text again; and the input is read exactly once, so it cannot change
-// between the passes. The file is written and read through a few frame
+// between the passes. Its first frames, up to a fixed budget (spillMemory
+// for Run), stay in memory: an input of up to about 2.5e8 entries then
+// never waits for the device twice, and the memory is bounded whatever the
+// input. The rest go to a file, written and read through a few frame
 // buffers, around the page cache where the file system allows (see
-// directio), so it occupies neither the process's memory nor the cache.
+// directio), so that they occupy neither the process's memory nor the
+// cache.
 //
-// Layout: a sequence of frames, each a little-endian uint32 payload length,
+// Layout of the file: a sequence of frames, each a little-endian uint32 payload length,
 // a uint32 CRC-32C of the payload, the payload and zeros up to a multiple
 // of directio.Align (a goroutine of its own writes them; the writer keeps
 // every frame's offset and length). The payload is whole runs, each
@@ -45,6 +49,11 @@ import (
 // spillFrame is the payload a frame is cut at. A variable so that tests can
 // cut many frames from small inputs.
 var spillFrame = 1 << 20
+
+// spillMemory is the budget of frame buffers Run's spill keeps in memory
+// (see spillWriter): with the writing pass's cell blocks (blockBudget) and
+// the counting workers' ranges it keeps an ingest well under 1 GiB.
+const spillMemory = 256 << 20
 
 // spillReaders is how many frames of a sorted spill are read at once.
 const spillReaders = 4
@@ -68,7 +77,10 @@ type spillWriter struct {
 	// spill hold disjoint cells and may be applied concurrently.
 	sorted bool
 	frames []frameAt // every frame flushed, in order
-	size   int64     // bytes flushed
+	size   int64     // bytes flushed to the file
+	// memLeft is what remains of the budget of frame buffers kept in
+	// memory: a frame whose buffer fits is kept, any other goes to the file.
+	memLeft int
 
 	// The writing goroutine takes padded frames from out and hands their
 	// buffers back on spare; it sets failed and stops writing at the first
@@ -80,19 +92,23 @@ type spillWriter struct {
 	err    error // from werr, once stopped
 }
 
-// frameAt locates a frame of the spill file.
+// frameAt locates a frame of the spill: in memory, or in the file.
 type frameAt struct {
-	off int64 // of its header
-	n   int   // payload bytes
+	off int64  // of its header in the file
+	n   int    // payload bytes
+	mem []byte // the payload, for a frame kept in memory (off unused)
 }
 
 // spillFrameCap is the capacity of a frame buffer: a full frame and the
 // segment that overflows it, rounded up for direct I/O.
 func spillFrameCap() int { return directio.RoundUp(8 + spillFrame + 64<<10) }
 
-// createSpill creates the spill file beside the output, where the shard
-// folder will be written, so that it is on the same file system.
-func createSpill(output string) (*spillWriter, error) {
+// createSpill creates a spill that keeps up to memory bytes of frame
+// buffers in memory and the rest in a file beside the output, where the
+// shard folder will be written, so that it is on the same file system. The
+// file is created at once, so that an output folder that cannot be written
+// fails before the counting pass.
+func createSpill(output string, memory int) (*spillWriter, error) {
 	dir, base := filepath.Split(filepath.Clean(output))
 	if dir == "" {
 		dir = "."
@@ -106,7 +122,7 @@ func createSpill(output string) (*spillWriter, error) {
 	}
 	directio.Set(f, true) // or through the page cache where refused
 	s := &spillWriter{
-		f: f, buf: directio.Aligned(spillFrameCap())[:8], last: -1, sorted: true,
+		f: f, buf: directio.Aligned(spillFrameCap())[:8], last: -1, sorted: true, memLeft: memory,
 		out: make(chan []byte, spillQueue), spare: make(chan []byte, spillQueue+1), werr: make(chan error, 1),
 	}
 	go s.write()
@@ -294,13 +310,20 @@ func (g *spillSegment) closeRun(cell int32, k, n int) {
 	g.entries += int64(k)
 }
 
-// flush hands the buffered runs to the writing goroutine as one frame.
+// flush keeps the buffered runs in memory as one frame, where the budget
+// allows, or hands them to the writing goroutine.
 func (s *spillWriter) flush() error {
 	if s.failed.Load() {
 		return s.stop()
 	}
 	n := len(s.buf) - 8
 	if n == 0 {
+		return nil
+	}
+	if cap(s.buf) <= s.memLeft {
+		s.memLeft -= cap(s.buf)
+		s.frames = append(s.frames, frameAt{n: n, mem: s.buf[8:]})
+		s.buf, s.prev = directio.Aligned(spillFrameCap())[:8], 0
 		return nil
 	}
 	binary.LittleEndian.PutUint32(s.buf, uint32(n))
@@ -313,7 +336,7 @@ func (s *spillWriter) flush() error {
 	}
 	clear(frame[len(s.buf):padded])
 	s.out <- frame[:padded]
-	s.frames = append(s.frames, frameAt{s.size, n})
+	s.frames = append(s.frames, frameAt{off: s.size, n: n})
 	s.size += int64(padded)
 	select {
 	case b := <-s.spare:
@@ -340,10 +363,14 @@ func (s *spillWriter) remove() {
 	os.Remove(s.f.Name())
 }
 
-// readFrame reads frame i into buf (reallocated when too small or
-// unaligned), returning the buffer and the frame's payload within it.
+// readFrame returns frame i's payload: the one in memory, with buf, or
+// the one read into buf (reallocated when too small or unaligned), with
+// the buffer.
 func (s *spillWriter) readFrame(i int, buf []byte) (whole, payload []byte, err error) {
 	at := s.frames[i]
+	if at.mem != nil {
+		return buf, at.mem, nil
+	}
 	size := directio.RoundUp(8 + at.n)
 	if cap(buf) < size || !directio.IsAligned(buf) {
 		buf = directio.Aligned(max(size, spillFrameCap()))
@@ -367,7 +394,9 @@ var errSpill = errors.New("temporary entry file corrupt")
 
 // readSpill hands every run of the spill to a runFunc, checking cells
 // against the shape (runGenes checks genes), and returns the number of
-// genes read. It stops when ctx is done. When the spill is sorted, frames
+// genes read. It stops when ctx is done. It reads a spill once: frames
+// held in memory are released as they are decoded, for the memory the
+// caller builds from them. When the spill is sorted, frames
 // are decoded on all cores and the runFuncs are called concurrently for
 // runs of different cells (newFn gives each worker, with its decoder, its
 // own), and written (when not nil) is told, in increasing order and never
@@ -409,6 +438,7 @@ func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func
 				if err != nil {
 					return err
 				}
+				s.frames[f.seq].mem = nil
 				prefix.done(f.seq, last)
 				free <- f.buf
 			}

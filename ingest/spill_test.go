@@ -14,9 +14,10 @@ import (
 )
 
 // TestSpillRoundTrip writes runs through a spill (several frames, cells in
-// order or shuffled, genes sorted or not, runs of one cell split in two)
-// and checks that reading it back yields every gene of every cell, with
-// concurrent callbacks only for sorted spills.
+// order or shuffled, genes sorted or not, runs of one cell split in two;
+// frames in the file, in memory or both) and checks that reading it back
+// yields every gene of every cell, with concurrent callbacks only for
+// sorted spills, and releases the frames held in memory.
 func TestSpillRoundTrip(t *testing.T) {
 	t.Parallel()
 	const cells, genes = 3000, 70000
@@ -26,16 +27,20 @@ func TestSpillRoundTrip(t *testing.T) {
 		shuffleGenes   bool
 		wantConcurrent bool
 		maxGap         int // gaps of up to 31 all fit one byte
+		memFrames      int // frame buffers the spill may keep in memory
 	}{
-		{"sorted", false, false, true, 200},
-		{"sorted-small-gaps", false, false, true, 31},
-		{"unsorted-genes", false, true, true, 200},
-		{"unsorted-cells", true, false, false, 200},
+		{"sorted", false, false, true, 200, 0},
+		{"sorted-small-gaps", false, false, true, 31, 0},
+		{"unsorted-genes", false, true, true, 200, 0},
+		{"unsorted-cells", true, false, false, 200, 0},
+		{"sorted-in-memory", false, false, true, 200, 1 << 20},
+		{"sorted-both", false, false, true, 200, 2},
+		{"unsorted-cells-both", true, false, false, 200, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(1, 2))
-			s, err := createSpill(filepath.Join(t.TempDir(), "out"))
+			s, err := createSpill(filepath.Join(t.TempDir(), "out"), tc.memFrames*spillFrameCap())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,8 +79,23 @@ func TestSpillRoundTrip(t *testing.T) {
 			if err := s.finish(); err != nil {
 				t.Fatal(err)
 			}
-			if fi, _ := s.f.Stat(); fi.Size() < int64(2*spillFrame) {
-				t.Fatalf("spill of %d bytes: want several frames", fi.Size())
+			inMemory := 0
+			for _, f := range s.frames {
+				if f.mem != nil {
+					inMemory++
+				}
+			}
+			fi, err := s.f.Stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch onDisk := len(s.frames) - inMemory; {
+			case len(s.frames) < 3:
+				t.Fatalf("%d frames, want several", len(s.frames))
+			case inMemory != min(tc.memFrames, len(s.frames)):
+				t.Fatalf("%d frames of %d in memory, want %d", inMemory, len(s.frames), min(tc.memFrames, len(s.frames)))
+			case fi.Size() != s.size || (s.size == 0) != (onDisk == 0):
+				t.Fatalf("file of %d bytes (%d flushed) for %d frames on disk", fi.Size(), s.size, onDisk)
 			}
 			if s.sorted != tc.wantConcurrent {
 				t.Fatalf("sorted = %v, want %v", s.sorted, tc.wantConcurrent)
@@ -112,6 +132,11 @@ func TestSpillRoundTrip(t *testing.T) {
 			if n != total || s.entries != total {
 				t.Fatalf("read %d genes, wrote %d (writer counted %d)", n, total, s.entries)
 			}
+			for i, f := range s.frames {
+				if f.mem != nil {
+					t.Fatalf("frame %d still held in memory after the spill was read", i)
+				}
+			}
 			if !tc.wantConcurrent && calls != 1 {
 				t.Fatalf("unsorted spill read by %d workers, want 1", calls)
 			}
@@ -131,7 +156,7 @@ func TestSpillCorrupt(t *testing.T) {
 	for _, off := range []int64{0, 4, 8, 9, 100} {
 		t.Run(fmt.Sprint(off), func(t *testing.T) {
 			t.Parallel()
-			s, err := createSpill(filepath.Join(t.TempDir(), "out"))
+			s, err := createSpill(filepath.Join(t.TempDir(), "out"), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
