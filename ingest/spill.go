@@ -24,17 +24,18 @@ import (
 // the input would inflate HDF5 chunks or re-parse (and gunzip) Matrix Market
 // text again; and the input is read exactly once, so it cannot change
 // between the passes. Its first frames, up to a fixed budget (spillMemory
-// for Run), stay in memory: an input of up to about 2.5e8 entries then
-// never waits for the device twice, and the memory is bounded whatever the
-// input. The rest go to a file, written and read through a few frame
+// for Run), stay in memory: the spill of an input of up to about 2.5e8
+// entries then never touches the device, and memory stays bounded whatever
+// the input. The rest go to a file, written and read through a few frame
 // buffers, around the page cache where the file system allows (see
 // directio), so that they occupy neither the process's memory nor the
 // cache.
 //
-// Layout of the file: a sequence of frames, each a little-endian uint32 payload length,
-// a uint32 CRC-32C of the payload, the payload and zeros up to a multiple
-// of directio.Align (a goroutine of its own writes them; the writer keeps
-// every frame's offset and length). The payload is whole runs, each
+// Layout of the file: a sequence of frames, each a little-endian uint32
+// payload length, a uint32 CRC-32C of the payload, the payload and zeros up
+// to a multiple of directio.Align (a goroutine of its own writes them; the
+// writer keeps every frame's offset and length). A frame kept in memory is
+// its payload alone. The payload is whole runs, each
 //
 //	zigzag uvarint  cell − previous run's cell (the first run of a frame: cell − 0)
 //	uvarint         number of genes, k ≥ 1
