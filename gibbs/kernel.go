@@ -93,13 +93,9 @@ func condSums(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint
 	return condSumsMode(acc, active, want, L, codes, x, obs, true)
 }
 
-// condSumsX is condSums without the −popcount(S & obs) half of each sum,
-// for rows whose totals come from a stepTotals.
-func condSumsX(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) (mismatch int64) {
-	return condSumsMode(acc, active, want, L, codes, x, obs, false)
-}
-
-// condSumsMode is condSums when full, condSumsX otherwise.
+// condSumsMode is condSums when full; otherwise it leaves out the
+// −popcount(S & obs) half of each sum, for rows whose totals come from a
+// stepTotals.
 func condSumsMode(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64, full bool) (mismatch int64) {
 	obs = obs[:len(x)]
 	codes = codes[:len(x)*L]

@@ -36,6 +36,9 @@ type vectorKernel struct {
 	sumsX coverSumsFunc
 }
 
+// hasSumsX reports whether k can leave Σ popcount(s) to a stepTotals.
+func (k vectorKernel) hasSumsX() bool { return k.sumsX != nil }
+
 // coverSumsFunc is the signature of coverSums and its variants.
 type coverSumsFunc func(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) uint64
 
@@ -194,9 +197,6 @@ func coverSumsAVX2(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]in
 //
 //go:noescape
 func coverSumsAVX2X(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
-
-// hasSumsX reports whether k can leave Σ popcount(s) to a stepTotals.
-func (k vectorKernel) hasSumsX() bool { return k.sumsX != nil }
 
 // coverSumsBWX is coverSumsBW without the popcount(s) half of the sums
 // (see vectorKernel.sumsX).

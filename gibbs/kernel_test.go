@@ -129,18 +129,18 @@ func TestCondSumsMatchesAlgorithm1(t *testing.T) {
 							if want := refMismatch(z, u, x, obs); miss != want {
 								t.Fatalf("trial %d from %d: mismatch %d, want %d", trial, from, miss, want)
 							}
-							// condSumsX leaves out −popcount(S & obs), which is
+							// condSumsMode(…, false) leaves out −popcount(S & obs), which is
 							// what the full sums give for a row of zeros.
 							var accX [MaxL]int64
 							for i := range accX {
 								accX[i] = 7
 							}
-							if missX := condSumsX(&accX, active, codeSet, L, codes, xw, ow); missX != miss {
-								t.Fatalf("trial %d from %d: condSumsX mismatch %d, condSums %d", trial, from, missX, miss)
+							if missX := condSumsMode(&accX, active, codeSet, L, codes, xw, ow, false); missX != miss {
+								t.Fatalf("trial %d from %d: condSumsMode(…, false) mismatch %d, condSums %d", trial, from, missX, miss)
 							}
 							condSums(&accX, active, codeSet, L, codes, make([]uint64, len(xw)), ow)
 							if accX != acc {
-								t.Fatalf("trial %d codes %b: condSumsX plus the sums of zeros %v, condSums %v", trial, codeSet, accX[:L], acc[:L])
+								t.Fatalf("trial %d codes %b: condSumsMode(…, false) plus the sums of zeros %v, condSums %v", trial, codeSet, accX[:L], acc[:L])
 							}
 							for l := range MaxL {
 								want := int64(7)

@@ -19,7 +19,7 @@ var (
 // Σ_w popcount(S_l) of every live code l for each set of active codes met:
 // with every entry observed, S_l = U_l &^ (cov2 | cov1·[l inactive]) depends
 // on the row's active codes and the step's column codes, not on the row's
-// data. A kernel that can (condSumsX, vectorKernel.sumsX) then counts only
+// data. A kernel that can (condSumsMode, vectorKernel.sumsX) then counts only
 // popcount(x & S_l): a quarter to a third less work per code at L = 10 in
 // the Go kernel and the nibble-table ones. The totals are exact integers,
 // so results are the same with or without the cache.

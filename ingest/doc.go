@@ -12,7 +12,8 @@
 //  1. Count: the cells expressing each gene and the genes expressed by each
 //     cell, where "expressed" means count > Threshold (the paper binarises
 //     non-zero counts), plus the number and sum of stored values; the
-//     expressed entries go to a temporary spill file beside the output,
+//     expressed entries go to a spill, about a byte each: its first 256
+//     MiB in memory, the rest to a temporary file beside the output,
 //     written and read back around the page cache (O_DIRECT) where the
 //     file system allows.
 //  2. Write: with the gene filter (MinCellFrac, MinCells: the paper drops
@@ -23,8 +24,9 @@
 //     stores a cell and gene twice is refused here, before anything is
 //     installed: its copies were counted and thresholded one by one.
 //
-// Memory holds O(cells + genes) counters, annotations and index pointers
-// plus fixed read buffers; the matrix itself is never held. When cells
+// Memory holds O(cells + genes) counters, annotations and index pointers,
+// fixed read buffers and at most 256 MiB of spill; the matrix itself is
+// never held. When cells
 // arrive in order (10x, AnnData CSR, sorted Matrix Market) the write pass
 // builds a few cell blocks at a time in memory (at most 256 MiB) and each is
 // written and transposed as soon as it is complete; otherwise the bits go

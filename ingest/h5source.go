@@ -57,7 +57,9 @@ func classifyHDF5(f *h5.File) (Format, error) {
 }
 
 // fileHasher hashes a file in a goroutine while the matrix is read through
-// random access, so the manifest's SHA-256 costs no extra wall time.
+// random access, so the manifest's SHA-256 needs no pass of its own over
+// the file; its CPU (about 0.09 s per 150 MB here) is shared with the
+// counting workers.
 type fileHasher struct {
 	stop chan struct{}
 	done chan struct{}
