@@ -22,10 +22,10 @@ GLOBL prevLanes<>(SB), RODATA|NOPTR, $32
 // SI, DI are val and gene, R8 the entry and R9 their number; R10, R11
 // cpg and its length; R12, R14 out and its length, R13 the bytes
 // written; BX the genes recorded and DX the last one. Y0 holds thr, Y7
-// len(cpg)−1 and Y6 zero. A group of eight entries whose values are all
-// above thr, genes in cpg and gaps of one byte is recorded at once: the
-// gaps as bytes, the counts one by one. Otherwise R15 entries, up to the
-// first that is not, are recorded one at a time.
+// len(cpg)−1, Y6 zero and Y9 gapBias. A group of eight entries whose
+// values are all above thr, genes in cpg and gaps of one byte is recorded
+// at once: the gaps as bytes, the counts one by one. Otherwise R15
+// entries, up to the first that is not, are recorded one at a time.
 TEXT ·addCountedAVX2(SB), NOSPLIT, $0-120
 	MOVQ         val_base+0(FP), SI
 	MOVQ         val_len+8(FP), R9
@@ -47,6 +47,9 @@ TEXT ·addCountedAVX2(SB), NOSPLIT, $0-120
 	VPBROADCASTD X7, Y7
 	VPXOR        Y6, Y6, Y6
 	VMOVDQU      prevLanes<>(SB), Y5
+	MOVL         $64, AX // gapBias
+	VMOVD        AX, X9
+	VPBROADCASTD X9, Y9
 
 group:
 	LEAQ 8(R8), AX
@@ -76,7 +79,8 @@ group:
 	VMOVQ     DX, X8
 	VPBLENDD  $1, Y8, Y4, Y4
 	VPSUBD    Y4, Y3, Y4
-	VPSLLD    $1, Y4, Y8 // zigzag
+	VPSUBD    Y9, Y4, Y4 // gapCode: less gapBias, zigzag
+	VPSLLD    $1, Y4, Y8
 	VPSRAD    $31, Y4, Y4
 	VPXOR     Y4, Y8, Y4
 	VPSRLD    $7, Y4, Y8 // one byte
@@ -129,6 +133,7 @@ one:
 	INCL    (R10)(AX*4)
 	MOVL    AX, CX
 	SUBL    DX, CX
+	SUBL    $64, CX // gapCode
 	MOVL    AX, DX
 	LEAL    (CX)(CX*1), AX
 	SARL    $31, CX

@@ -9,7 +9,7 @@ var useRiseBytes = true
 // riseBytes does, for the rising gaps of one and two bytes at the start of
 // gaps, what setRising's loop does gene by gene:
 //
-//	for each gap d ≥ 1 (code 2d, zigzag uvarint) while s.last+d < len(geneMap) {
+//	for each gap d ≥ 1 (gapCode(d), uvarint) while s.last+d < len(geneMap) {
 //		s.last += d
 //		o := geneMap[s.last]
 //		if o < 0 {

@@ -25,10 +25,10 @@ GLOBL zero<>(SB), RODATA|NOPTR, $8
 //
 // SI walks gaps up to DI; R8 is s.last, R9 s.word, R10 s.acc; BX holds
 // words, DX geneMap, and R13 the highest s.last a group may start from.
-// A group of eight one-byte gaps is set with no check per gap, R14
-// counting them. Gaps around a bad one are set one by one, R14 then
-// pointing past the bad byte, R11 at the gap being read and R12 holding
-// its gene until it is known to rise.
+// A group of eight one-byte gaps is decoded at once into R14, a gap a
+// byte, and set with no check per gap, R12 counting them. Gaps around a
+// bad one are set one by one, R14 then pointing past the bad byte, R11 at
+// the gap being read and R12 holding its gene until it is known to rise.
 TEXT ·riseBytes(SB), NOSPLIT, $0-88
 	MOVQ gaps_base+0(FP), SI
 	MOVQ gaps_len+8(FP), DI
@@ -40,7 +40,7 @@ TEXT ·riseBytes(SB), NOSPLIT, $0-88
 	MOVQ words_base+32(FP), BX
 	MOVQ geneMap_base+56(FP), DX
 	MOVQ geneMap_len+64(FP), R13
-	SUBQ $504, R13 // eight gaps of at most 63 genes
+	SUBQ $1016, R13 // eight gaps of at most 127 genes
 
 group:
 	MOVQ DI, R14 // what is left, gap by gap, unless a group fits
@@ -50,31 +50,40 @@ group:
 	CMPQ R8, R13
 	JGE  single
 
-	// A gap is bad if its bit 0 or bit 7 is set, or it is zero: the
-	// borrow of v − 0x01…01 marks the first zero byte exactly, and only
-	// bytes above it wrongly.
+	// A code is bad if it is 0x7f (a repeated gene) or above (longer
+	// than a byte): (b & 0x7f) + 1 carries into bit 7 from 0x7f alone,
+	// and never out of the byte.
 	MOVQ (SI), R14
-	MOVQ $0x8181818181818181, AX
-	ANDQ R14, AX
-	MOVQ $0xfefefefefefefeff, CX
-	ADDQ R14, CX
-	NOTQ R14
-	ANDQ R14, CX
-	MOVQ $0x8080808080808080, R14
-	ANDQ R14, CX
-	ORQ  CX, AX
+	MOVQ $0x7f7f7f7f7f7f7f7f, R11
+	MOVQ R14, AX
+	ANDQ R11, AX
+	MOVQ $0x0101010101010101, R12
+	ADDQ R12, AX
+	ORQ  R14, AX
+	MOVQ $0x8080808080808080, CX
+	ANDQ CX, AX
 	JNZ  bad
-	MOVL $8, R14
+
+	// The gaps (gapOf), bytewise: with h = b >> 1 < 64, an even code b
+	// is the gap 64 + h = h ^ 0x40 and an odd one 63 − h = h ^ 0x3f.
+	ANDQ   R14, R12 // 1 in the bytes of odd codes
+	IMUL3Q $0x7f, R12, R12
+	SHRQ   $1, R14
+	ANDQ   R11, R14
+	XORQ   R12, R14
+	MOVQ   $0x4040404040404040, R12
+	XORQ   R12, R14
+	ADDQ   $8, SI
+	MOVL   $8, R12
 
 fast:
-	MOVBLZX (SI), AX
-	SHRL    $1, AX
+	MOVBLZX R14B, AX
+	SHRQ    $8, R14
 	ADDL    AX, R8
 	SETGENE(fastdrop)
 
 fastnext:
-	INCQ SI
-	DECL R14
+	DECL R12
 	JNZ  fast
 	JMP  group
 
@@ -97,7 +106,7 @@ single:
 	MOVBLZX (SI), AX
 	INCQ SI
 	CMPL AX, $0x80
-	JB   zigzag
+	JB   code
 	CMPQ SI, DI // a gap of two bytes
 	JAE  stop
 	MOVBLZX (SI), CX
@@ -110,11 +119,15 @@ single:
 	MOVQ s+24(FP), CX
 	INCQ 24(CX)
 
-zigzag:
-	TESTL $1, AX
-	JNZ   stoplong // a negative gap
+code:
+	MOVL  AX, CX // gapOf
 	SHRL  $1, AX
-	JZ    stoplong // a repeated gene
+	ANDL  $1, CX
+	NEGL  CX
+	XORL  CX, AX
+	ADDL  $64, AX
+	TESTL AX, AX
+	JLE   stoplong // a repeated or falling gene
 	LEAL  (R8)(AX*1), R12
 	CMPQ  R12, geneMap_len+64(FP)
 	JAE   stoplong

@@ -380,9 +380,9 @@ func TestAddCountedAVX2(t *testing.T) {
 			case r < 3:
 				g -= int32(rng.IntN(200)) // falls or repeats
 			case r < 8:
-				g += 64 + int32(rng.IntN(9000))
+				g += 128 + int32(rng.IntN(9000))
 			default:
-				g += int32(rng.IntN(64))
+				g += int32(rng.IntN(128))
 			}
 			g = max(0, min(g, genes-1))
 			gene[i], val[i] = g, float64(rng.IntN(4))

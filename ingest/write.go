@@ -235,8 +235,8 @@ func setRising(enc []byte, k int, after, word int32, words []uint64, geneMap []i
 				continue
 			}
 		}
-		// Gaps of one or two bytes inline; a longer one (2^13 genes or
-		// more) goes the general way.
+		// Gaps of one or two bytes inline; a longer one (more than 8255
+		// genes) goes the general way.
 		c, q := uint32(enc[used]), used+1
 		if c >= 0x80 {
 			if q >= len(enc) || enc[q] >= 0x80 {
@@ -244,7 +244,7 @@ func setRising(enc []byte, k int, after, word int32, words []uint64, geneMap []i
 			}
 			c, q = c&0x7f|uint32(enc[q])<<7, q+1
 		}
-		gene := last + (int32(c>>1) ^ -int32(c&1))
+		gene := last + gapOf(c)
 		if gene <= after || uint32(gene) >= uint32(len(geneMap)) {
 			break
 		}

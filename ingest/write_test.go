@@ -301,13 +301,13 @@ func TestRiseBytes(t *testing.T) {
 			case r < 2:
 				d = -int32(rng.IntN(3))
 			case r < 3:
-				d = -64 - int32(rng.IntN(500))
+				d = -1 - int32(rng.IntN(9000))
 			case r < 8:
-				d = 64 + int32(rng.IntN(8128))
+				d = 128 + int32(rng.IntN(8128))
 			case r < 9:
-				d = 8192 + int32(rng.IntN(3000))
+				d = 8256 + int32(rng.IntN(3000))
 			default:
-				d = 1 + int32(rng.IntN(63))
+				d = 1 + int32(rng.IntN(127))
 			}
 			g := run[len(run)-1] + d
 			if g < 0 || int(g) >= genes {
@@ -355,25 +355,32 @@ func TestRiseBytesCorrupt(t *testing.T) {
 	if !useRiseBytes {
 		t.Skip("no assembly loop in this build")
 	}
-	geneMap := make([]int32, 1000)
-	for g := range geneMap {
-		geneMap[g] = int32(g)
-	}
-	geneMap[40] = 64 * 3
-	for _, gaps := range [][]byte{
-		{20, 20, 20, 20, 20, 20, 20, 20, 20}, // gene 40 in a group of eight
-		{20, 0x80, 0x01, 2, 2},               // gene 10, then 74: set one by one
+	for _, tc := range []struct {
+		name string
+		run  []int32 // genes; the first is read from 0
+		bad  int32   // gene mapped past the row
+	}{
+		{"in a group of eight", []int32{10, 20, 30, 40, 50, 60, 70, 80, 90}, 40},
+		{"set one by one", []int32{10, 138, 139, 140}, 138}, // 138: a gap of two bytes
 	} {
-		if gaps[1] == 0x80 {
-			geneMap[40], geneMap[74] = 40, 64*3
+		geneMap := make([]int32, 2000) // a group needs room for eight gaps of 127
+		for g := range geneMap {
+			geneMap[g] = int32(g % 64)
 		}
+		geneMap[tc.bad] = 64 * 3
+		gaps := make([]byte, 5*len(tc.run))
+		n, prev := 0, int32(0)
+		for _, g := range tc.run {
+			n, prev = putGap(gaps, n, g-prev), g
+		}
+		gaps = gaps[:n]
 		buf := make([]uint64, 5)
 		s := riseState{word: -1}
 		if n := riseBytes(gaps, &s, buf[1:4], geneMap); n != -1 {
-			t.Errorf("gaps %v: riseBytes = %d, want -1", gaps, n)
+			t.Errorf("%s: riseBytes = %d, want -1", tc.name, n)
 		}
 		if buf[0] != 0 || buf[4] != 0 {
-			t.Errorf("gaps %v: written past the row", gaps)
+			t.Errorf("%s: written past the row", tc.name)
 		}
 	}
 }
