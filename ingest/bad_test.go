@@ -468,3 +468,42 @@ func TestFirstBadEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestFileHasher wants the SHA-256 of the file whether or not the hash
+// was started before result asks for it, and a cancel that returns (an
+// error from result after it) whether or not it was.
+func TestFileHasher(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.h5")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 200_000) // several reads
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	want := hex.EncodeToString(sum[:])
+	for _, tc := range []struct {
+		name          string
+		start, cancel bool
+	}{
+		{"started", true, false},
+		{"never started", false, false},
+		{"cancelled before start", false, true},
+		{"cancelled after start", true, true},
+	} {
+		h := hashFile(path)
+		if tc.start {
+			h.start()
+		}
+		if tc.cancel {
+			h.cancel()
+			if _, err := h.result(); !tc.start && err == nil {
+				t.Errorf("%s: result after cancel: no error", tc.name)
+			}
+			continue
+		}
+		got, err := h.result()
+		if err != nil || got != want {
+			t.Errorf("%s: result = %q, %v; want %q", tc.name, got, err, want)
+		}
+		h.cancel() // as close does after a complete hash
+	}
+}

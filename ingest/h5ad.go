@@ -276,6 +276,7 @@ func (s *h5adSource) barcodes() []string      { return s.bcs }
 func (s *h5adSource) describe() sourceInfo    { return s.info }
 func (s *h5adSource) bytes() int64            { return s.nbytes }
 func (s *h5adSource) sha256() (string, error) { return s.hash.result() }
+func (s *h5adSource) startHash()              { s.hash.start() }
 
 func (s *h5adSource) scan(ctx context.Context, fn func(*batch) error) error {
 	if s.sparse != nil {

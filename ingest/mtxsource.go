@@ -85,6 +85,9 @@ func (s *mtxSource) describe() sourceInfo {
 func (s *mtxSource) bytes() int64 { return s.size }
 func (s *mtxSource) close() error { return nil }
 
+// startHash does nothing: scan hashes the text as it reads it.
+func (s *mtxSource) startHash() {}
+
 func (s *mtxSource) sha256() (string, error) {
 	if s.sum == "" {
 		return "", fmt.Errorf("ingest: internal: %s not hashed (no complete scan)", s.path)

@@ -75,6 +75,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	src.startHash() // see fileHasher
 	if err := spill.finish(); err != nil {
 		return nil, err
 	}

@@ -70,8 +70,12 @@ type source interface {
 	// called more than once; it stops at the first error of fn or of the
 	// input, or when ctx is done.
 	scan(ctx context.Context, fn func(*batch) error) error
+	// startHash starts hashing the input in the background, where the
+	// source does not hash it as it scans.
+	startHash()
 	// sha256 returns the hex SHA-256 of the input file; it may wait for a
-	// background hash to finish.
+	// background hash to finish (and start it, if startHash was not
+	// called).
 	sha256() (string, error)
 	// bytes returns the size of the files read.
 	bytes() int64

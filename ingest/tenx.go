@@ -201,6 +201,7 @@ func (s *tenxSource) barcodes() []string      { return s.bcs }
 func (s *tenxSource) describe() sourceInfo    { return s.info }
 func (s *tenxSource) bytes() int64            { return s.nbytes }
 func (s *tenxSource) sha256() (string, error) { return s.hash.result() }
+func (s *tenxSource) startHash()              { s.hash.start() }
 
 func (s *tenxSource) scan(ctx context.Context, fn func(*batch) error) error {
 	return s.m.scan(ctx, fn)
