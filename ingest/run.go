@@ -379,9 +379,14 @@ type filterPlan struct {
 // decided from the same counts of the unfiltered input.
 func decideFilters(opt *Options, c *counts, typeKept []bool) (*filterPlan, error) {
 	ncells := len(c.genesPerCell)
+	// The kept lists sized for all at once: grown by appends, they would
+	// allocate, copy and fault in about twice their final size, on the
+	// serial path between the passes.
 	p := &filterPlan{
 		cellMap: make([]int32, ncells),
 		geneMap: make([]int32, len(c.cellsPerGene)),
+		cells:   make([]int, 0, ncells),
+		genes:   make([]int, 0, len(c.cellsPerGene)),
 	}
 	// The small tolerance keeps 0.01 × 10000 at 100, not 101.
 	p.minCount = max(int(math.Ceil(opt.MinCellFrac*float64(ncells)-1e-9)), opt.MinCells)
