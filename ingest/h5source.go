@@ -93,7 +93,7 @@ func (h *fileHasher) run() {
 	for {
 		select {
 		case <-h.stop:
-			h.err = fmt.Errorf("ingest: %s: hashing stopped", h.path)
+			h.err = h.stopped()
 			return
 		default:
 		}
@@ -110,6 +110,9 @@ func (h *fileHasher) run() {
 	h.sum = hex.EncodeToString(s.Sum(nil))
 }
 
+// stopped is the error of a hash cancelled before it completed.
+func (h *fileHasher) stopped() error { return fmt.Errorf("ingest: %s: hashing stopped", h.path) }
+
 // result waits for the hash, starting it if need be.
 func (h *fileHasher) result() (string, error) {
 	h.start()
@@ -121,7 +124,7 @@ func (h *fileHasher) result() (string, error) {
 func (h *fileHasher) cancel() {
 	h.once.Do(func() { close(h.stop) })
 	h.begin.Do(func() {
-		h.err = fmt.Errorf("ingest: %s: hashing stopped", h.path)
+		h.err = h.stopped()
 		close(h.done)
 	})
 	<-h.done

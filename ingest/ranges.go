@@ -72,12 +72,7 @@ func countRanges(ctx context.Context, n int, open func() (rangeReader, error), c
 	if q.err != nil {
 		err = q.err // the input's first bad entry
 	}
-	for r := range parts {
-		for g, k := range parts[r].cellsPerGene {
-			c.cellsPerGene[g] += k
-		}
-		c.ones += parts[r].ones
-	}
+	c.addParts(parts)
 	// Block by block in input order, as countPass adds them.
 	for _, s := range sums {
 		for _, x := range s {

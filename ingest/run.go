@@ -257,13 +257,18 @@ func countPass(ctx context.Context, src source, cells, genes int, typeKept []boo
 		prog.add(n)
 		return nil
 	})
+	c.addParts(parts)
+	return c, err
+}
+
+// addParts adds the workers' counts of cells per gene and of ones to c.
+func (c *counts) addParts(parts []countPart) {
 	for r := range parts {
 		for g, k := range parts[r].cellsPerGene {
 			c.cellsPerGene[g] += k
 		}
 		c.ones += parts[r].ones
 	}
-	return c, err
 }
 
 // countPart is one worker's share of countPass.
