@@ -158,7 +158,12 @@ func (d *Decoder) decode(dst, src []byte, z *elision) (out, used int, err error)
 			if out+ln > len(dst) {
 				return out, 0, ErrTooLong
 			}
-			z.end(dst, out)
+			if ln > 0 {
+				// An empty stored block, which Go's compress/flate ends
+				// every stream with and zlib writes at each full flush,
+				// adds nothing: a zero run open before it goes on.
+				z.end(dst, out)
+			}
 			out += copy(dst[out:], src[at:at+ln])
 			pos, b, nb = at+ln, 0, 0
 		case 1:

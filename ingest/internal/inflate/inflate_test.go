@@ -296,6 +296,69 @@ func TestZlibElide(t *testing.T) {
 	}
 }
 
+// TestZlibElideEmptyStoredBlocks checks that an empty stored block does not
+// end a zero run: Go's compress/flate ends every stream with one and writes
+// one at each Flush, as zlib does at a sync or full flush. The run must be
+// elided whole, but for what the encoder writes before its first long
+// match, as if the stream had no such block; before, a run shorter than the
+// window was written out in full.
+func TestZlibElideEmptyStoredBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	head := make([]byte, 5000)
+	for i := range head {
+		head[i] = byte(1 + r.IntN(255))
+	}
+	tests := []struct {
+		name    string
+		run     int   // zero bytes after head, the end of the stream
+		flushAt []int // offsets into the run where the writer flushes
+	}{
+		{"short run, final empty block", 16 << 10, nil},
+		{"long run, final empty block", 200 << 10, nil},
+		{"flush inside the run", 24 << 10, []int{10 << 10}},
+		{"flushes inside the run", 100 << 10, []int{1000, 40 << 10, 70 << 10}},
+		{"flush before the run", 16 << 10, []int{0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w, _ := zlib.NewWriterLevel(&buf, 4)
+			w.Write(head)
+			at := 0
+			for _, f := range tt.flushAt {
+				w.Write(make([]byte, f-at))
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				at = f
+			}
+			w.Write(make([]byte, tt.run-at))
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			want := append(slices.Clone(head), make([]byte, tt.run)...)
+			dst := bytes.Repeat([]byte{0xa5}, len(want))
+			var d Decoder
+			n, spans, err := d.ZlibElide(dst, buf.Bytes(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := checkSpans(dst[:n], want, spans); msg != "" {
+				t.Fatal(msg)
+			}
+			elided := 0
+			for _, z := range spans {
+				elided += z.Hi - z.Lo
+			}
+			// Each flush makes the encoder start the run anew: a literal,
+			// then matches shorter than minZeroMatch at most.
+			if slack := (1 + len(tt.flushAt)) * 2 * minZeroMatch; elided < tt.run-slack {
+				t.Errorf("%d of the run's %d zero bytes elided (spans %v)", elided, tt.run, spans)
+			}
+		})
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	for _, p := range inputs() {
 		var buf bytes.Buffer
