@@ -74,14 +74,21 @@ var litlenInfo, distInfo, precodeInfo = func() (l [288]uint32, d [32]uint32, p [
 // over-subscribed code, and for an incomplete one unless it has a single
 // code of length 1 or, when allowEmpty, no code at all (RFC 1951 permits
 // both for distances; a distance the code lacks then decodes as invalid).
+// sorted is scratch space of at least len(lens) entries.
 func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty bool, sorted []uint16) bool {
-	var count [maxCodeLen + 1]int
-	for _, l := range lens {
-		count[l]++
+	// Two histograms, of even and odd symbols, halve the chain of
+	// increments of one counter that runs of equal lengths make.
+	var count, odd [maxCodeLen + 1]int
+	for i := 0; i+1 < len(lens); i += 2 {
+		count[lens[i]]++
+		odd[lens[i+1]]++
 	}
-	count[0] = 0
-	left, codes, maxLen := 1, 0, 0
+	if len(lens)%2 != 0 {
+		count[lens[len(lens)-1]]++
+	}
+	left, codes, minLen, maxLen := 1, 0, 0, 0
 	for l := 1; l <= maxCodeLen; l++ {
+		count[l] += odd[l]
 		left = left<<1 - count[l]
 		if left < 0 {
 			return false
@@ -89,6 +96,9 @@ func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty boo
 		if count[l] > 0 {
 			codes += count[l]
 			maxLen = l
+			if minLen == 0 {
+				minLen = l
+			}
 		}
 	}
 	primary := 1 << pb
@@ -98,59 +108,78 @@ func buildTable(t []uint32, lens []uint8, info []uint32, pb uint, allowEmpty boo
 	// A complete code fills every entry, of the primary table and of each
 	// subtable; an incomplete one leaves some, which must decode as invalid.
 	incomplete := left > 0
-	if incomplete {
+	if codes == 0 {
 		for i := range t[:primary] {
 			t[i] = kindInvalid
 		}
-	}
-	if codes == 0 {
 		return true
 	}
 	// Symbols in canonical order: by code length, then by symbol.
-	var next [maxCodeLen + 2]int
-	for l := 1; l <= maxCodeLen; l++ {
+	var next [maxCodeLen + 1]int
+	for l := 1; l < maxCodeLen; l++ {
 		next[l+1] = next[l] + count[l]
 	}
+	next[0] = codes // the unused symbols go after the codes, out of the way
 	for s, l := range lens {
-		if l != 0 {
-			sorted[next[l]] = uint16(s)
-			next[l]++
+		sorted[next[l]] = uint16(s)
+		next[l]++
+	}
+	// The primary table grows by doubling: the codes of length l go into
+	// its first 2^l entries, which are then copied up to make 2^(l+1). Each
+	// code shorter than pb so fills its replicas in sequential copies,
+	// not in a store per replica; a dynamic block's tables are built anew
+	// for each block, which weighs with small chunks.
+	size := 1 << min(minLen, int(pb))
+	if incomplete {
+		for i := range t[:size] {
+			t[i] = kindInvalid
 		}
 	}
-	subBits := uint(max(maxLen-int(pb), 0))
-	free := primary
-	code, prevLen, prefix := 0, 0, -1
-	for _, s := range sorted[:codes] {
-		l := int(lens[s])
-		code <<= uint(l - prevLen)
-		prevLen = l
-		rev := reverse(code, l)
-		top := code >> max(l-int(pb), 0)
-		code++
-		if l <= int(pb) {
-			for i := rev; i < primary; i += 1 << uint(l) {
-				t[i] = info[s] | uint32(l)
-			}
-			continue
+	code, i := 0, 0 // the next code, of length l, and its symbol's place in sorted
+	for l := minLen; l <= min(maxLen, int(pb)); l++ {
+		for ; size < 1<<l; size *= 2 {
+			copy(t[size:2*size], t[:size])
 		}
-		// Codes longer than pb share a subtable per pb-bit prefix (the
-		// code's first pb bits, the low bits of rev). Canonical codes
-		// rise, so those of one prefix come one after another.
-		p := rev & (primary - 1)
-		if top != prefix {
-			prefix = top
-			t[p] = entry(kindSub, uint32(subBits), uint32(free)) | uint32(pb)
-			if incomplete {
-				for i := range t[free : free+1<<subBits] {
-					t[free+i] = kindInvalid
+		for _, s := range sorted[i : i+count[l]] {
+			t[reverse(code, l)] = info[s] | uint32(l)
+			code++
+		}
+		i += count[l]
+		code <<= 1
+	}
+	for ; size < primary; size *= 2 {
+		copy(t[size:2*size], t[:size])
+	}
+	if maxLen <= int(pb) {
+		return true
+	}
+	// Codes longer than pb share a subtable per pb-bit prefix (the code's
+	// first pb bits, the low bits of its reversal). Canonical codes rise,
+	// so those of one prefix come one after another.
+	subBits := uint(maxLen - int(pb))
+	free, prefix := primary, -1
+	for l := int(pb) + 1; l <= maxLen; l++ {
+		for _, s := range sorted[i : i+count[l]] {
+			rev := reverse(code, l)
+			p := rev & (primary - 1)
+			if top := code >> (l - int(pb)); top != prefix {
+				prefix = top
+				t[p] = entry(kindSub, uint32(subBits), uint32(free)) | uint32(pb)
+				if incomplete {
+					for i := range t[free : free+1<<subBits] {
+						t[free+i] = kindInvalid
+					}
 				}
+				free += 1 << subBits
 			}
-			free += 1 << subBits
+			sub := int(t[p] >> 16)
+			for j := rev >> pb; j < 1<<subBits; j += 1 << uint(l-int(pb)) {
+				t[sub+j] = info[s] | uint32(l-int(pb))
+			}
+			code++
 		}
-		sub := int(t[p] >> 16)
-		for i := rev >> pb; i < 1<<subBits; i += 1 << uint(l-int(pb)) {
-			t[sub+i] = info[s] | uint32(l-int(pb))
-		}
+		i += count[l]
+		code <<= 1
 	}
 	return true
 }
