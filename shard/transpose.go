@@ -41,25 +41,45 @@ func transposeTile(out, src []uint64, rows, wordsPerRow int, genes Range) {
 			n := min(64, rows-c*64)
 			base := c * 64 * wordsPerRow
 			for gw := gw0; gw < gw1; gw++ {
-				var any uint64
-				for k := 0; k < n; k++ {
-					w := src[base+k*wordsPerRow+gw]
-					a[k] = w
-					any |= w
-				}
-				if any == 0 {
+				if gatherColumn(&a, src[base+gw:], wordsPerRow, n) == 0 {
 					continue
-				}
-				for k := n; k < 64; k++ {
-					a[k] = 0
 				}
 				transpose64(&a)
 				lo := max(genes.Lo, gw*64)
 				hi := min(genes.Hi, gw*64+64)
-				for g := lo; g < hi; g++ {
-					out[(g-genes.Lo)*segWords+c] = a[g-gw*64]
-				}
+				scatterColumn(out[(lo-genes.Lo)*segWords+c:], segWords, a[lo-gw*64:hi-gw*64])
 			}
 		}
+	}
+}
+
+// gatherColumn copies the n words src[0], src[stride], … into a, zeroes
+// the rest of a, and returns the OR of the words. It and scatterColumn are
+// transposeTile's inner loops, apart so that the compiler keeps their
+// counters in registers: inlined, they spilled to the stack, which chained
+// every iteration through a store and a load.
+//
+//go:noinline
+func gatherColumn(a *[64]uint64, src []uint64, stride, n int) uint64 {
+	var any uint64
+	i := 0
+	for k := range a[:n] {
+		w := src[i]
+		a[k] = w
+		any |= w
+		i += stride
+	}
+	clear(a[n:])
+	return any
+}
+
+// scatterColumn writes the words of a to out[0], out[stride], ….
+//
+//go:noinline
+func scatterColumn(out []uint64, stride int, a []uint64) {
+	i := 0
+	for _, w := range a {
+		out[i] = w
+		i += stride
 	}
 }
