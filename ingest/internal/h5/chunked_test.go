@@ -316,3 +316,59 @@ func TestViews(t *testing.T) {
 	}
 	checkRange(t, d, want, 0, n)
 }
+
+// TestViewReadsAhead reads ranges of one to six chunks through a view, as
+// ingest's counting workers do, and checks that chunks adjacent in the file
+// are read with one pread (readAhead) and decode to the same values, and
+// that a file cut short is an error naming it.
+func TestViewReadsAhead(t *testing.T) {
+	const n, chunk = 12000, 1000
+	want := make([]int32, n)
+	rng := rand.New(rand.NewSource(3))
+	for i := range want {
+		want[i] = int32(rng.Intn(1 << 16))
+	}
+	path := filepath.Join(t.TempDir(), "v.h5")
+	writeFile(t, path, hdf5.Int32, want, n, hdf5.WithChunkDims([]uint64{chunk}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(4))
+	v, err := openV(t, path).View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct{ start, len int }{{0, 1000}, {1000, 2000}, {3000, 6000}, {9000, 3000}, {500, 11500}} {
+		got := make([]int32, r.len)
+		if err := v.ReadInt32(int64(r.start), got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != want[r.start+i] {
+				t.Fatalf("range %+v: [%d] = %d, want %d", r, i, got[i], want[r.start+i])
+			}
+		}
+		if chunks := (r.start+r.len-1)/chunk - r.start/chunk + 1; chunks > 2 && len(v.ahead) == 0 {
+			t.Errorf("range %+v over %d chunks: nothing read ahead", r, chunks)
+		}
+	}
+
+	// Cut the file inside the last chunks once the index is read: the
+	// read ahead fails.
+	short := filepath.Join(t.TempDir(), "short.h5")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(short, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sv, err := openV(t, short).View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := sv.index.refs
+	if err := os.Truncate(short, int64(refs[len(refs)-2].addr)+10); err != nil {
+		t.Fatal(err)
+	}
+	err = sv.ReadInt32(int64(n-3*chunk), make([]int32, 3*chunk))
+	if err == nil || !strings.Contains(err.Error(), short) {
+		t.Fatalf("reading chunks past the end of %s: %v", short, err)
+	}
+}
