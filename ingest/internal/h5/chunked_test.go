@@ -270,15 +270,23 @@ func readAllErr(path string) error {
 // TestViews reads random ranges of a shuffled, deflated dataset through
 // four views at once (run with -race): each must see the data, and the
 // dataset's own reads afterwards too.
-func TestViews(t *testing.T) {
-	const n, chunk = 20000, 700
+// writeChunkedInt32 writes n random int32 below limit as "/v" in chunks of
+// chunk elements, shuffled and deflated, and returns the file and values.
+func writeChunkedInt32(t *testing.T, n, chunk int, seed int64, limit int) (string, []int32) {
+	t.Helper()
 	want := make([]int32, n)
-	rng := rand.New(rand.NewSource(2))
+	rng := rand.New(rand.NewSource(seed))
 	for i := range want {
-		want[i] = int32(rng.Intn(1 << 20))
+		want[i] = int32(rng.Intn(limit))
 	}
 	path := filepath.Join(t.TempDir(), "v.h5")
-	writeFile(t, path, hdf5.Int32, want, n, hdf5.WithChunkDims([]uint64{chunk}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(4))
+	writeFile(t, path, hdf5.Int32, want, uint64(n), hdf5.WithChunkDims([]uint64{uint64(chunk)}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(4))
+	return path, want
+}
+
+func TestViews(t *testing.T) {
+	const n, chunk = 20000, 700
+	path, want := writeChunkedInt32(t, n, chunk, 2, 1<<20)
 	d := openV(t, path)
 	if d.ChunkLen() != chunk {
 		t.Fatalf("ChunkLen %d, want %d", d.ChunkLen(), chunk)
@@ -323,13 +331,7 @@ func TestViews(t *testing.T) {
 // that a file cut short is an error naming it.
 func TestViewReadsAhead(t *testing.T) {
 	const n, chunk = 12000, 1000
-	want := make([]int32, n)
-	rng := rand.New(rand.NewSource(3))
-	for i := range want {
-		want[i] = int32(rng.Intn(1 << 16))
-	}
-	path := filepath.Join(t.TempDir(), "v.h5")
-	writeFile(t, path, hdf5.Int32, want, n, hdf5.WithChunkDims([]uint64{chunk}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(4))
+	path, want := writeChunkedInt32(t, n, chunk, 3, 1<<16)
 	v, err := openV(t, path).View()
 	if err != nil {
 		t.Fatal(err)
