@@ -281,6 +281,25 @@ func BenchmarkIngestHDF5(b *testing.B) {
 	}
 }
 
+// BenchmarkIngestHDF5Paper ingests a generated file of the size and shape
+// of the paper's 1.3M-cell file (1.3 million cells × 28 000 genes at 6.9%:
+// about 2.5e9 nonzeros), chunked as PyTables chunks it (8 192 elements).
+// It runs only with SCPIPE_HUGE=1: the input (about 4 GB, drawn and
+// written in a streaming pass, see h5gen.GenerateTenXV2Stream) takes
+// minutes to generate, and the spill and shards take another 10 GB of disk.
+func BenchmarkIngestHDF5Paper(b *testing.B) {
+	if os.Getenv("SCPIPE_HUGE") != "1" {
+		b.Skip("set SCPIPE_HUGE=1 (and SCPIPE_BENCH_CACHE) for the 2.5e9-nonzero input")
+	}
+	s := benchSize{28000, 1300000, 0.069, true}
+	key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk8192-deflate4-shuffle-streamed.h5", s, s.density)
+	path, nnz := benchInput(b, key, func(path string) (int64, error) {
+		return h5gen.GenerateTenXV2Stream(path, s.genes, s.cells, s.density, 1,
+			h5gen.Options{Chunk: 1 << 13, Deflate: 4, Shuffle: true})
+	})
+	benchIngest(b, path, nnz)
+}
+
 // BenchmarkReadTenXArrays reads only the `indices` (as int32) and `data` (as
 // float64) arrays of the generated 10x v2 HDF5 files, in the ranges and on
 // the workers the counting pass uses (one h5 view each), and checks the

@@ -47,14 +47,17 @@ const (
 	fixFilters fixKind = iota // rewrite the pipeline message and deflate chunks
 	fixNullPad                // mark a fixed-length string type null-padded
 	fixEmpty                  // set the first dimension to 0
+	fixStream                 // set the extent and chunk B-tree of a streamed dataset
 )
 
 // fixup is one correction of the dataset at path.
 type fixup struct {
 	path    string
 	kind    fixKind
-	deflate int  // fixFilters: deflate level, 0 = none
-	shuffle bool // fixFilters: shuffle present
+	deflate int    // fixFilters: deflate level, 0 = none
+	shuffle bool   // fixFilters: shuffle present
+	extent  uint64 // fixStream: elements
+	btree   uint64 // fixStream: address of the chunk B-tree's root
 }
 
 // Object header message types (HDF5 format spec IV.A.2).
@@ -148,6 +151,29 @@ func applyFixup(f *os.File, addr uint64, fx fixup) error {
 		if err := fixFilterPipeline(f, h, fx); err != nil {
 			return err
 		}
+	case fixStream:
+		ds, err := h.message(msgDataspace)
+		if err != nil {
+			return err
+		}
+		if ds[0] != 1 || ds[1] != 1 || len(ds) < 16 {
+			return fmt.Errorf("unexpected dataspace message version %d rank %d", ds[0], ds[1])
+		}
+		binary.LittleEndian.PutUint64(ds[8:], fx.extent)
+		if ds[2]&1 != 0 { // maximum dimensions follow
+			if len(ds) < 24 {
+				return errors.New("dataspace message truncated")
+			}
+			binary.LittleEndian.PutUint64(ds[16:], fx.extent)
+		}
+		layout, err := h.message(msgLayout)
+		if err != nil {
+			return err
+		}
+		if len(layout) < 11 || layout[0] != 3 || layout[1] != 2 {
+			return fmt.Errorf("unexpected layout message version %d class %d", layout[0], layout[1])
+		}
+		binary.LittleEndian.PutUint64(layout[3:], fx.btree)
 	}
 	return h.writeBack(f)
 }

@@ -44,24 +44,69 @@ func GenerateTenXV2(path string, genes, cells int, density float64, seed uint64,
 		return 0, err
 	}
 	m := generate(genes, cells, density, seed)
-	ids := make([]string, genes)
-	names := make([]string, genes)
-	for g := range genes {
-		ids[g] = fmt.Sprintf("ENSG%011d", g+1)
-		names[g] = fmt.Sprintf("GENE%d", g+1)
-	}
-	barcodes := make([]string, cells)
-	for c := range cells {
-		barcodes[c] = barcode(uint32(c))
-	}
+	ids, names, barcodes := generatedNames(genes, cells)
 	if err := WriteTenXV2(path, GeneratedGenome, m, ids, names, barcodes, o); err != nil {
 		return 0, err
 	}
 	return int64(len(m.Data)), nil
 }
 
+// generatedNames returns the gene ids, gene names and barcodes of a
+// generated file.
+func generatedNames(genes, cells int) (ids, names, barcodes []string) {
+	ids = make([]string, genes)
+	names = make([]string, genes)
+	for g := range genes {
+		ids[g] = fmt.Sprintf("ENSG%011d", g+1)
+		names[g] = fmt.Sprintf("GENE%d", g+1)
+	}
+	barcodes = make([]string, cells)
+	for c := range cells {
+		barcodes[c] = barcode(uint32(c))
+	}
+	return ids, names, barcodes
+}
+
 // generate draws the matrix described at GenerateTenXV2.
 func generate(genes, cells int, density float64, seed uint64) CSC {
+	d := newModel(genes, density, seed).drawer()
+	m := CSC{Genes: genes, Cells: cells, Indptr: make([]int64, cells+1)}
+	expect := int(density*float64(genes)*float64(cells)*1.01) + 16
+	m.Indices = make([]int64, 0, expect)
+	m.Data = make([]float64, 0, expect)
+	var gs []int32
+	var counts []float64
+	for c := range cells {
+		gs, counts = d.cell(c, gs[:0], counts[:0])
+		for i, g := range gs {
+			m.Indices = append(m.Indices, int64(g))
+			m.Data = append(m.Data, counts[i])
+		}
+		m.Indptr[c+1] = int64(len(m.Indices))
+	}
+	return m
+}
+
+// model holds what every cell's draw shares: the genes' rates and their
+// bands of similar rate.
+type model struct {
+	seed  uint64
+	genes int
+	rate  []float64
+	bands []band
+}
+
+// band is a set of genes whose rates are within a factor of two: in band
+// k every probability is at most top times the cell's size, so candidates
+// are found by geometric skips at that bound and kept with probability
+// p/bound (≥ 1/2), which makes the work proportional to the nonzeros, not
+// to the genes.
+type band struct {
+	genes []int32
+	top   float64 // largest rate in the band
+}
+
+func newModel(genes int, density float64, seed uint64) *model {
 	rng := rand.New(rand.NewPCG(seed, math.MaxUint64))
 	rate := make([]float64, genes)
 	for g := range rate {
@@ -71,20 +116,11 @@ func generate(genes, cells int, density float64, seed uint64) CSC {
 	for g := range rate {
 		rate[g] *= lambda
 	}
-
-	// Genes are visited by bands of similar rate: in band k every
-	// probability is at most bound[k], so the candidates are found by
-	// geometric skips at bound[k] and kept with probability p/bound[k]
-	// (≥ 1/2): the work is proportional to the nonzeros, not to genes.
 	order := make([]int32, genes)
 	for g := range order {
 		order[g] = int32(g)
 	}
 	sort.Slice(order, func(i, j int) bool { return rate[order[i]] > rate[order[j]] })
-	type band struct {
-		genes []int32
-		top   float64 // largest rate in the band
-	}
 	var bands []band
 	for lo := 0; lo < genes; {
 		top := rate[order[lo]]
@@ -95,46 +131,55 @@ func generate(genes, cells int, density float64, seed uint64) CSC {
 		bands = append(bands, band{genes: order[lo:hi], top: top})
 		lo = hi
 	}
+	return &model{seed: seed, genes: genes, rate: rate, bands: bands}
+}
 
-	m := CSC{Genes: genes, Cells: cells, Indptr: make([]int64, cells+1)}
-	expect := int(density*float64(genes)*float64(cells)*1.01) + 16
-	m.Indices = make([]int64, 0, expect)
-	m.Data = make([]float64, 0, expect)
-	marks := make([]uint64, (genes+63)/64)
-	counts := make([]float64, genes)
+// drawer draws cells of a model; each goroutine needs its own.
+type drawer struct {
+	*model
+	marks  []uint64
+	counts []float64
+	pcg    *rand.PCG
+	r      *rand.Rand
+}
+
+func (m *model) drawer() *drawer {
 	pcg := rand.NewPCG(0, 0)
-	r := rand.New(pcg)
-	for c := range cells {
-		pcg.Seed(seed, uint64(c))
-		size := 0.5 + r.Float64()
-		for _, bd := range bands {
-			bound := min(pCap, bd.top*size)
-			if bound <= 0 {
+	return &drawer{model: m, marks: make([]uint64, (m.genes+63)/64), counts: make([]float64, m.genes), pcg: pcg, r: rand.New(pcg)}
+}
+
+// cell appends cell c's nonzeros to genes and counts, genes rising. Cell c
+// draws from PCG stream (seed, c) alone, so any drawer gives the same cell.
+func (d *drawer) cell(c int, genes []int32, counts []float64) ([]int32, []float64) {
+	d.pcg.Seed(d.seed, uint64(c))
+	r := d.r
+	size := 0.5 + r.Float64()
+	for _, bd := range d.bands {
+		bound := min(pCap, bd.top*size)
+		if bound <= 0 {
+			continue
+		}
+		logq := math.Log1p(-bound)
+		for i := skip(r, logq, bound); i < len(bd.genes); i += 1 + skip(r, logq, bound) {
+			g := bd.genes[i]
+			p := min(pCap, d.rate[g]*size)
+			if r.Float64()*bound >= p {
 				continue
 			}
-			logq := math.Log1p(-bound)
-			for i := skip(r, logq, bound); i < len(bd.genes); i += 1 + skip(r, logq, bound) {
-				g := bd.genes[i]
-				p := min(pCap, rate[g]*size)
-				if r.Float64()*bound >= p {
-					continue
-				}
-				marks[g/64] |= 1 << (g % 64)
-				counts[g] = 1 + geometric(r, 4*p)
-			}
+			d.marks[g/64] |= 1 << (g % 64)
+			d.counts[g] = 1 + geometric(r, 4*p)
 		}
-		for w, word := range marks {
-			for word != 0 {
-				g := w*64 + bits.TrailingZeros64(word)
-				word &= word - 1
-				m.Indices = append(m.Indices, int64(g))
-				m.Data = append(m.Data, counts[g])
-			}
-			marks[w] = 0
-		}
-		m.Indptr[c+1] = int64(len(m.Indices))
 	}
-	return m
+	for w, word := range d.marks {
+		for word != 0 {
+			g := int32(w*64 + bits.TrailingZeros64(word))
+			word &= word - 1
+			genes = append(genes, g)
+			counts = append(counts, d.counts[g])
+		}
+		d.marks[w] = 0
+	}
+	return genes, counts
 }
 
 // skip returns the number of failures before the first success of

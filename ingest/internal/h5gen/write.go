@@ -49,6 +49,10 @@ type builder struct {
 	groups map[string]*hdf5.GroupWriter
 	sets   map[string]*hdf5.DatasetWriter
 	fixes  []fixup
+
+	// streams are datasets whose chunks commit appends once the writer
+	// is closed (see GenerateTenXV2Stream).
+	streams []*streamedDataset
 }
 
 // create starts a file that commit renames to path.
@@ -94,6 +98,10 @@ func (b *builder) commit() error {
 		b.abort()
 		return fmt.Errorf("h5gen: close %s: %w", b.path, err)
 	}
+	if err := b.appendStreams(); err != nil {
+		b.abort()
+		return fmt.Errorf("h5gen: %s: %w", b.path, err)
+	}
 	if err := applyFixups(b.tmp, b.fixes); err != nil {
 		b.abort()
 		return fmt.Errorf("h5gen: %s: %w", b.path, err)
@@ -103,6 +111,32 @@ func (b *builder) commit() error {
 		return fmt.Errorf("h5gen: %w", err)
 	}
 	return nil
+}
+
+// appendStreams appends the chunks and B-trees of the streamed datasets to
+// the closed file, records the fixes that point their headers at them, and
+// moves the superblock's end of file past them.
+func (b *builder) appendStreams() (err error) {
+	if len(b.streams) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(b.tmp, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for _, s := range b.streams {
+		fx, err := s.write(f)
+		if err != nil {
+			return fmt.Errorf("streaming %s: %w", s.path, err)
+		}
+		b.fixes = append(b.fixes, fx)
+	}
+	return setEOF(f)
 }
 
 // group returns the writer of the group at path, creating it and its
