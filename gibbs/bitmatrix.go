@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync"
 )
 
 // BitMatrix is a read-only binary matrix of Rows() × Cols() bits, stored as
@@ -207,13 +208,38 @@ func checkMatrix(name string, m BitMatrix, rows, cols int) error {
 	return nil
 }
 
-// countOnes returns the number of ones of m, masked by mask when it is not nil.
-// m and mask must have the same shape and segments.
-func countOnes(m, mask BitMatrix) int64 {
+// countOnes returns the number of ones of m, masked by mask when it is not
+// nil, counted on workers goroutines over contiguous ranges of rows (an
+// integer sum, so the same for any number). m and mask must have the same
+// shape and segments. At the 1.3M-cell file's size the four counts
+// NewSampler takes read 12 GB, 19 s on one core.
+func countOnes(m, mask BitMatrix, workers int) int64 {
+	rows := m.Rows()
+	workers = max(1, min(workers, rows))
+	counts := make([]int64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			counts[w] = countRows(m, mask, rows*w/workers, rows*(w+1)/workers)
+		})
+	}
+	wg.Wait()
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// countRows is countOnes over rows lo to hi−1, segment by segment: a
+// segment's rows lie one after another (in Xᵀ, a cell block's tile), so
+// each is read sequentially, where row by row would jump between hundreds
+// of files at every row.
+func countRows(m, mask BitMatrix, lo, hi int) int64 {
 	var n int64
 	segs := len(m.Segments()) - 1
-	for i := 0; i < m.Rows(); i++ {
-		for s := 0; s < segs; s++ {
+	for s := 0; s < segs; s++ {
+		for i := lo; i < hi; i++ {
 			x := m.Segment(i, s)
 			if mask == nil {
 				for _, w := range x {

@@ -139,3 +139,33 @@ func pow(x float64, n int) float64 {
 	}
 	return r
 }
+
+// TestCountOnes checks countOnes, masked and not, against Get for worker
+// counts that split the rows evenly, unevenly and beyond their number.
+func TestCountOnes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ rows, cols, seg int }{{1, 70, 0}, {5, 200, 64}, {131, 65, 0}} {
+		r := &testRNG{s: uint64(tc.rows + tc.cols)}
+		m := randomMatrix(r, tc.rows, tc.cols, 0.3, tc.seg)
+		mask := randomMatrix(r, tc.rows, tc.cols, 0.8, tc.seg)
+		var want, wantMasked int64
+		for i := range tc.rows {
+			for j := range tc.cols {
+				if m.Get(i, j) {
+					want++
+					if mask.Get(i, j) {
+						wantMasked++
+					}
+				}
+			}
+		}
+		for _, workers := range []int{1, 2, 3, 7, 200} {
+			if got := countOnes(m, nil, workers); got != want {
+				t.Errorf("%+v, %d workers: %d ones, want %d", tc, workers, got, want)
+			}
+			if got := countOnes(m, mask, workers); got != wantMasked {
+				t.Errorf("%+v, %d workers: %d masked ones, want %d", tc, workers, got, wantMasked)
+			}
+		}
+	}
+}

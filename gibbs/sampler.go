@@ -121,15 +121,19 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 			return nil, fmt.Errorf("%w: masks must have the segments of X and XT", ErrShape)
 		}
 	}
-	ones, onesT := countOnes(data.X, data.Mask), countOnes(data.XT, data.MaskT)
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ones, onesT := countOnes(data.X, data.Mask, workers), countOnes(data.XT, data.MaskT, workers)
 	if ones != onesT {
 		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, ones, onesT)
 	}
 	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
 	s.observed = int64(n) * int64(d)
 	if data.Mask != nil {
-		s.observed = countOnes(data.Mask, nil)
-		if t := countOnes(data.MaskT, nil); t != s.observed {
+		s.observed = countOnes(data.Mask, nil, workers)
+		if t := countOnes(data.MaskT, nil, workers); t != s.observed {
 			return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, s.observed, t)
 		}
 	}
@@ -144,10 +148,7 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
 	s.logitU = cfg.PriorU.logits(cfg.L, density)
 	s.vector, s.kernel = useVectorKernel, coverSumsVec
-	s.workers = cfg.Workers
-	if s.workers == 0 {
-		s.workers = runtime.GOMAXPROCS(0)
-	}
+	s.workers = workers
 	s.trace = make([]SweepStats, 0, min(s.Sweeps(), 1<<16))
 	if cfg.KeepSamples {
 		s.kept = make([]keptSample, 0, min(cfg.Samples/cfg.Thin, 1<<16))

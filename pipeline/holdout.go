@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -64,25 +65,46 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, 
 		return 0, err
 	}
 	defer w.Abort()
-	words := (m.Genes + 63) / 64
+	l := w.Layout()
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	// Each cell block is built in memory and written whole (WriteBlock),
+	// which writes its files directly and transposes it at once, instead
+	// of faulting in the shard's mapped files row by row: at 1.3M cells ×
+	// 11 000 genes the system time of a fit fell from 14 to 5 s.
 	var heldOut atomic.Int64
-	err = forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
-		obs, held := make([]uint64, words), make([]uint64, words)
-		return func(_, lo, hi int) {
-			var n int64
-			for c := lo; c < hi; c++ {
-				observedRow(src, c, obs)
-				h.row(c, m.Genes, obs, held)
-				for i := range obs {
-					n += int64(bits.OnesCount64(held[i]))
-					obs[i] &^= held[i]
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	for range max(1, min(workers, l.CellBlocks)) {
+		g.Go(func() error {
+			held := make([]uint64, l.WordsPerRow)
+			var buf []uint64
+			for b := int(next.Add(1) - 1); b < l.CellBlocks; b = int(next.Add(1) - 1) {
+				if err := gctx.Err(); err != nil {
+					return err
 				}
-				w.SetRowWords(c, obs)
+				r := l.Block(b)
+				buf = slices.Grow(buf[:0], r.Len()*l.WordsPerRow)[:r.Len()*l.WordsPerRow]
+				var n int64
+				for c := r.Lo; c < r.Hi; c++ {
+					row := buf[(c-r.Lo)*l.WordsPerRow:][:l.WordsPerRow]
+					observedRow(src, c, row)
+					h.row(c, m.Genes, row, held)
+					for i := range row {
+						n += int64(bits.OnesCount64(held[i]))
+						row[i] &^= held[i]
+					}
+				}
+				heldOut.Add(n)
+				if err := w.WriteBlock(b, buf, nil); err != nil {
+					return fmt.Errorf("fit: writing the held-out mask: %w", err)
+				}
 			}
-			heldOut.Add(n)
-		}
-	})
-	if err != nil {
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return 0, err
 	}
 	fm := shard.Manifest{

@@ -78,3 +78,60 @@ func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
 		t.Errorf("held-out scores depend on the number of workers: %+v", scores)
 	}
 }
+
+// TestFitMaskBits checks every bit of the fit mask, written on several
+// goroutines over shards of several cell blocks, with and without an
+// observed mask of their own: observed and not held out, in X and in XT.
+func TestFitMaskBits(t *testing.T) {
+	t.Parallel()
+	const cells, genes = 300, 70
+	for _, masked := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "src")
+		w, err := shard.Create(dir, shard.Layout{Cells: cells, Genes: genes, RowsPerBlock: 64, Masked: masked}, shard.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(3, 4))
+		for c := range cells {
+			for g := range genes {
+				if r.Float64() < 0.2 {
+					w.Set(c, g)
+				}
+				if masked && r.Float64() < 0.7 {
+					w.SetObserved(c, g)
+				}
+			}
+		}
+		if err := w.Commit(shard.Manifest{}); err != nil {
+			t.Fatal(err)
+		}
+		src, err := shard.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := holdout{Seed: 2, Frac: 0.1}
+		for _, workers := range []int{1, 3} {
+			out := filepath.Join(t.TempDir(), "mask")
+			if _, err := writeFitMask(context.Background(), src, out, h, workers); err != nil {
+				t.Fatal(err)
+			}
+			fm, err := shard.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs, held := make([]uint64, (genes+63)/64), make([]uint64, (genes+63)/64)
+			for c := range cells {
+				observedRow(src, c, obs)
+				h.row(c, genes, obs, held)
+				for g := range genes {
+					want := obs[g/64]>>(g%64)&1 == 1 && held[g/64]>>(g%64)&1 == 0
+					if fm.X().At(c, g) != want || fm.XT().At(g, c) != want {
+						t.Fatalf("masked %v, workers %d: fit mask at (%d, %d) is %v in X, %v in XT, want %v", masked, workers, c, g, fm.X().At(c, g), fm.XT().At(g, c), want)
+					}
+				}
+			}
+			fm.Close()
+		}
+		src.Close()
+	}
+}
