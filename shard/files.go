@@ -91,8 +91,9 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 // writeStarted writes data to path, created (it must not exist) when
 // create is set and opened as it is otherwise (data may then be empty), and
 // starts writing the file back to disk (see startWriteback). It reports
-// whether the file still needs an fsync to be durable.
-func writeStarted(path string, data []byte, create bool) (unsynced bool, err error) {
+// whether the file still needs an fsync to be durable. A created file is
+// written directly (see directio.WriteNew) when direct is set.
+func writeStarted(path string, data []byte, create, direct bool) (unsynced bool, err error) {
 	flag := os.O_WRONLY
 	if create {
 		flag |= os.O_CREATE | os.O_EXCL
@@ -101,7 +102,7 @@ func writeStarted(path string, data []byte, create bool) (unsynced bool, err err
 	if err != nil {
 		return false, fmt.Errorf("shard: %w", err)
 	}
-	if create {
+	if create && direct {
 		err = directio.WriteNew(f, data)
 	} else {
 		_, err = f.Write(data)

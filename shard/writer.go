@@ -22,6 +22,11 @@ import (
 type CreateOptions struct {
 	// Force replaces an existing destination at Commit instead of refusing.
 	Force bool
+	// Cached writes the files through the page cache instead of directly
+	// (where direct I/O is enabled): for a shard that is read as soon as it
+	// is written, such as a fit's hold-out mask, which would otherwise be
+	// read back from the disk.
+	Cached bool
 }
 
 // Writer builds a shard folder. Bits are set by cell into row blocks that are
@@ -38,6 +43,7 @@ type CreateOptions struct {
 type Writer struct {
 	dst, tmp string
 	force    bool
+	cached   bool // see CreateOptions.Cached
 	layout   Layout
 	x, mask  []mmap.MMap // one mapping per cell block; nil once unmapped
 	xw, mw   [][]uint64  // the same mappings as words; nil once unmapped
@@ -84,7 +90,7 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
 	}
-	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, layout: l, blocks: make([]finished, l.CellBlocks), tiles: make(chan []byte, runtime.GOMAXPROCS(0))}
+	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, cached: opts.Cached, layout: l, blocks: make([]finished, l.CellBlocks), tiles: make(chan []byte, runtime.GOMAXPROCS(0))}
 	w.x, w.xw, err = w.mapBlocks(KindX)
 	if err == nil && l.Masked {
 		w.mask, w.mw, err = w.mapBlocks(KindMask)
@@ -521,7 +527,7 @@ func (w *Writer) finishPlane(b int, kind, kindT string, maps []mmap.MMap, ws [][
 // writeFile writes data to path (see writeStarted), recording it for
 // Commit's fsync when its writeback was only started.
 func (w *Writer) writeFile(path string, data []byte, create bool) error {
-	unsynced, err := writeStarted(path, data, create)
+	unsynced, err := writeStarted(path, data, create, !w.cached)
 	if unsynced {
 		w.syncMu.Lock()
 		w.unsynced = append(w.unsynced, path)
