@@ -139,43 +139,57 @@ func applyFixup(f *os.File, addr uint64, fx fixup) error {
 		}
 		dt[1] = dt[1]&^0x0f | 1 // padding type 1: null pad
 	case fixEmpty:
-		ds, err := h.message(msgDataspace)
-		if err != nil {
+		if err := setExtent(h, 0, false); err != nil {
 			return err
 		}
-		if ds[0] != 1 || ds[1] != 1 || len(ds) < 16 {
-			return fmt.Errorf("unexpected dataspace message version %d rank %d", ds[0], ds[1])
-		}
-		binary.LittleEndian.PutUint64(ds[8:], 0)
 	case fixFilters:
 		if err := fixFilterPipeline(f, h, fx); err != nil {
 			return err
 		}
 	case fixStream:
-		ds, err := h.message(msgDataspace)
-		if err != nil {
+		if err := setExtent(h, fx.extent, true); err != nil {
 			return err
 		}
-		if ds[0] != 1 || ds[1] != 1 || len(ds) < 16 {
-			return fmt.Errorf("unexpected dataspace message version %d rank %d", ds[0], ds[1])
-		}
-		binary.LittleEndian.PutUint64(ds[8:], fx.extent)
-		if ds[2]&1 != 0 { // maximum dimensions follow
-			if len(ds) < 24 {
-				return errors.New("dataspace message truncated")
-			}
-			binary.LittleEndian.PutUint64(ds[16:], fx.extent)
-		}
-		layout, err := h.message(msgLayout)
+		layout, err := chunkedLayout(h)
 		if err != nil {
 			return err
-		}
-		if len(layout) < 11 || layout[0] != 3 || layout[1] != 2 {
-			return fmt.Errorf("unexpected layout message version %d class %d", layout[0], layout[1])
 		}
 		binary.LittleEndian.PutUint64(layout[3:], fx.btree)
 	}
 	return h.writeBack(f)
+}
+
+// chunkedLayout returns h's layout message, which must be a version-3
+// chunked layout (its B-tree address at byte 3).
+func chunkedLayout(h *ohdr) ([]byte, error) {
+	layout, err := h.message(msgLayout)
+	if err != nil {
+		return nil, err
+	}
+	if len(layout) < 11 || layout[0] != 3 || layout[1] != 2 {
+		return nil, fmt.Errorf("unexpected layout message version %d class %d", layout[0], layout[1])
+	}
+	return layout, nil
+}
+
+// setExtent sets the dimension of the 1-D dataset whose header is h to n,
+// and its maximum dimension too when max is set and the message has one.
+func setExtent(h *ohdr, n uint64, max bool) error {
+	ds, err := h.message(msgDataspace)
+	if err != nil {
+		return err
+	}
+	if ds[0] != 1 || ds[1] != 1 || len(ds) < 16 {
+		return fmt.Errorf("unexpected dataspace message version %d rank %d", ds[0], ds[1])
+	}
+	binary.LittleEndian.PutUint64(ds[8:], n)
+	if max && ds[2]&1 != 0 { // maximum dimensions follow
+		if len(ds) < 24 {
+			return errors.New("dataspace message truncated")
+		}
+		binary.LittleEndian.PutUint64(ds[16:], n)
+	}
+	return nil
 }
 
 // fixFilterPipeline rewrites the pipeline message of h and, with deflate,
@@ -185,12 +199,9 @@ func fixFilterPipeline(f *os.File, h *ohdr, fx fixup) error {
 	if err != nil {
 		return err
 	}
-	layout, err := h.message(msgLayout)
+	layout, err := chunkedLayout(h)
 	if err != nil {
 		return err
-	}
-	if len(layout) < 11 || layout[0] != 3 || layout[1] != 2 {
-		return fmt.Errorf("unexpected layout message version %d class %d", layout[0], layout[1])
 	}
 	rank := int(layout[2]) // dataset rank + 1 (the element size)
 	if len(layout) < 11+4*rank {

@@ -34,13 +34,7 @@ const (
 // call and cannot append): about 12 bytes per nonzero with int32 data and
 // int64 indices, plus the encoded copy scigolib makes of each array.
 func GenerateTenXV2(path string, genes, cells int, density float64, seed uint64, o Options) (nnz int64, err error) {
-	if genes <= 0 || cells <= 0 {
-		return 0, fmt.Errorf("h5gen: GenerateTenXV2: %d genes × %d cells: both must be positive", genes, cells)
-	}
-	if !(density >= 0 && density <= maxDensity) {
-		return 0, fmt.Errorf("h5gen: GenerateTenXV2: density %v outside [0, %v]", density, maxDensity)
-	}
-	if err := o.validate(); err != nil {
+	if err := checkGenerate("GenerateTenXV2", genes, cells, density, o); err != nil {
 		return 0, err
 	}
 	m := generate(genes, cells, density, seed)
@@ -49,6 +43,17 @@ func GenerateTenXV2(path string, genes, cells int, density float64, seed uint64,
 		return 0, err
 	}
 	return int64(len(m.Data)), nil
+}
+
+// checkGenerate checks the arguments of the generator named fn.
+func checkGenerate(fn string, genes, cells int, density float64, o Options) error {
+	if genes <= 0 || cells <= 0 {
+		return fmt.Errorf("h5gen: %s: %d genes × %d cells: both must be positive", fn, genes, cells)
+	}
+	if !(density >= 0 && density <= maxDensity) {
+		return fmt.Errorf("h5gen: %s: density %v outside [0, %v]", fn, density, maxDensity)
+	}
+	return o.validate()
 }
 
 // generatedNames returns the gene ids, gene names and barcodes of a

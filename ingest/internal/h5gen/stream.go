@@ -26,13 +26,7 @@ import (
 // must be positive; chunks are whole, the last padded with zeros, as
 // libhdf5 stores them.
 func GenerateTenXV2Stream(path string, genes, cells int, density float64, seed uint64, o Options) (nnz int64, err error) {
-	if genes <= 0 || cells <= 0 {
-		return 0, fmt.Errorf("h5gen: GenerateTenXV2Stream: %d genes × %d cells: both must be positive", genes, cells)
-	}
-	if !(density >= 0 && density <= maxDensity) {
-		return 0, fmt.Errorf("h5gen: GenerateTenXV2Stream: density %v outside [0, %v]", density, maxDensity)
-	}
-	if err := o.validate(); err != nil {
+	if err := checkGenerate("GenerateTenXV2Stream", genes, cells, density, o); err != nil {
 		return 0, err
 	}
 	if o.Chunk <= 0 {
