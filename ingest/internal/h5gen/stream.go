@@ -124,8 +124,9 @@ const drawBatch = 256
 // writes each array's chunks to its temporary file; it returns the column
 // pointers.
 func drawChunks(m *model, cells int, arrays []*streamedDataset) ([]int64, error) {
-	workers := runtime.GOMAXPROCS(0)
-	drawers := make([]*drawer, 2*workers)
+	// Twice as many batches as cores, each on a goroutine of its own,
+	// balance uneven cells.
+	drawers := make([]*drawer, 2*runtime.GOMAXPROCS(0))
 	for i := range drawers {
 		drawers[i] = m.drawer()
 	}
@@ -137,21 +138,19 @@ func drawChunks(m *model, cells int, arrays []*streamedDataset) ([]int64, error)
 	batches := make([]batch, len(drawers))
 	indptr := make([]int64, cells+1)
 	for lo := 0; lo < cells; lo += len(drawers) * drawBatch {
-		var g errgroup.Group
-		g.SetLimit(workers)
+		var wg sync.WaitGroup
 		for i := range batches {
 			from := lo + i*drawBatch
-			g.Go(func() error {
+			wg.Go(func() {
 				bt := &batches[i]
 				bt.genes, bt.counts, bt.ends = bt.genes[:0], bt.counts[:0], bt.ends[:0]
 				for c := from; c < min(from+drawBatch, cells); c++ {
 					bt.genes, bt.counts = drawers[i].cell(c, bt.genes, bt.counts)
 					bt.ends = append(bt.ends, len(bt.genes))
 				}
-				return nil
 			})
 		}
-		_ = g.Wait()
+		wg.Wait()
 		for i, bt := range batches {
 			from := lo + i*drawBatch
 			prev := 0
