@@ -59,10 +59,11 @@ func classifyHDF5(f *h5.File) (Format, error) {
 // fileHasher hashes a file in a goroutine while the matrix is read through
 // random access, so the manifest's SHA-256 needs no pass of its own over
 // the file. Run starts it when the counting pass ends (startHash): the
-// counting pass keeps both cores busy, while the write pass waits on the
-// disk with most of a core idle, so the hash (about 0.1 s of CPU per 150
-// MB here, reading a file just read, from the page cache) then costs no
-// wall time. result starts it if nothing has.
+// counting pass keeps both cores busy, the write pass, which also waits on
+// the disk, about three quarters of them, so the hash (about 0.1 s of CPU
+// per 150 MB here, reading a file just read, from the page cache) costs
+// less wall time there (2e8 nonzeros: 2.63 → 2.54 s, see BENCHMARKS.md).
+// result starts it if nothing has.
 type fileHasher struct {
 	path  string
 	begin sync.Once // starts the goroutine, or marks a hash never started done

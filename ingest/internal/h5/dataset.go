@@ -59,11 +59,6 @@ type Dataset struct {
 	cacheBuf      []byte
 	cacheShuffled bool
 	cacheZero     uint64
-
-	// ahead holds the stored bytes of a run of chunks adjacent in the
-	// file, read at aheadAt with one pread (see readAhead).
-	ahead   []byte
-	aheadAt int64
 }
 
 // planesFunc receives a run of a chunk left byte-shuffled: elements from …
@@ -313,15 +308,12 @@ func (d *Dataset) chunk(k int64, planes bool) (out []byte, owned, shuffled bool,
 		if ref.size > 1<<31 {
 			return nil, false, false, 0, d.errorf("%w: chunk %d claims %d bytes", errFormat, k, ref.size)
 		}
-		raw, borrowed := d.aheadBytes(ref)
-		if !borrowed {
-			raw = getBuf(int(ref.size))
-			if _, err := d.f.os.ReadAt(raw, int64(ref.addr)); err != nil {
-				putBuf(raw)
-				return nil, false, false, 0, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
-			}
+		raw := getBuf(int(ref.size))
+		if _, err := d.f.os.ReadAt(raw, int64(ref.addr)); err != nil {
+			putBuf(raw)
+			return nil, false, false, 0, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
 		}
-		if out, shuffled, zero, err = unfilter(d.filters, ref.mask, raw, want, planes, borrowed); err != nil {
+		if out, shuffled, zero, err = unfilter(d.filters, ref.mask, raw, want, planes); err != nil {
 			return nil, false, false, 0, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
 		}
 		if len(out) < want {
@@ -343,47 +335,6 @@ func (d *Dataset) chunk(k int64, planes bool) (out []byte, owned, shuffled bool,
 		}
 	}
 	return out, true, shuffled, zero, nil
-}
-
-// maxAhead bounds the bytes readAhead reads at once.
-const maxAhead = 4 << 20
-
-// readAhead reads the stored bytes of chunks first, first+1, … up to last
-// that lie back to back in the file, as writers lay out the chunks of a
-// dataset written in order, with one pread into d.ahead; chunk then takes
-// them from there. Small chunks (PyTables writes 8 192 elements) otherwise
-// cost a system call each.
-func (d *Dataset) readAhead(first, last int64) error {
-	refs := d.index.refs
-	end := first
-	for end < last && refs[end].size > 0 && refs[end+1].size > 0 &&
-		refs[end+1].addr == refs[end].addr+refs[end].size &&
-		refs[end+1].addr+refs[end+1].size-refs[first].addr <= maxAhead {
-		end++
-	}
-	if end == first {
-		return nil
-	}
-	at, n := int64(refs[first].addr), int64(refs[end].addr+refs[end].size-refs[first].addr)
-	if int64(cap(d.ahead)) < n {
-		d.ahead = make([]byte, n)
-	}
-	d.ahead, d.aheadAt = d.ahead[:n], at
-	if _, err := d.f.os.ReadAt(d.ahead, at); err != nil {
-		d.ahead = d.ahead[:0]
-		return d.errorf("reading chunks %d to %d (%d bytes at offset %d): %w", first, end, n, at, err)
-	}
-	return nil
-}
-
-// aheadBytes returns the stored bytes of the chunk at ref from d.ahead,
-// and whether they are there.
-func (d *Dataset) aheadBytes(ref chunkRef) ([]byte, bool) {
-	lo := int64(ref.addr) - d.aheadAt
-	if lo < 0 || lo+int64(ref.size) > int64(len(d.ahead)) {
-		return nil, false
-	}
-	return d.ahead[lo : lo+int64(ref.size)], true
 }
 
 // setCache makes the decoded chunk k, b, the cached one, taking ownership
@@ -431,13 +382,6 @@ func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes p
 	}
 	var err error
 	if d.serial || n < parallelMin || last-first < 2 || runtime.GOMAXPROCS(0) == 1 {
-		from := first
-		if first == d.cacheK {
-			from++ // decoded already
-		}
-		if from < last {
-			err = d.readAhead(from, last)
-		}
 		for k := first; k <= last && err == nil; k++ {
 			err = piece(k)
 		}

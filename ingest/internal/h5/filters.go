@@ -62,11 +62,9 @@ func putBuf(b []byte) {
 // A deflate filter undone just before such a shuffle leaves long zero runs
 // unwritten (see inflate.ZlibElide): the planes they cover whole are
 // reported in zero (bit j: plane j), and hold garbage; every other byte is
-// written. A borrowed raw is not the caller's to give up: it is neither
-// released nor returned.
-func unfilter(fs []filter, mask uint32, raw []byte, want int, planes, borrowed bool) (out []byte, shuffled bool, zero uint64, err error) {
+// written.
+func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out []byte, shuffled bool, zero uint64, err error) {
 	cur := raw
-	owned := !borrowed // whether cur is ours to release or return
 	var spans []inflate.Span
 	for i := len(fs) - 1; i >= 0; i-- {
 		if mask&(1<<uint(i)) != 0 {
@@ -74,7 +72,7 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes, borrowed b
 		}
 		f := fs[i]
 		if planes && i == 0 && f.id == filterShuffle && len(cur) == want {
-			return ownedCopy(cur, owned), true, zeroPlanes(cur, f, spans), nil
+			return cur, true, zeroPlanes(cur, f, spans), nil
 		}
 		materialise(cur, spans)
 		spans = nil
@@ -109,27 +107,14 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes, borrowed b
 			putBuf(next)
 			return nil, false, 0, fmt.Errorf("filter %d: %w", f.id, err)
 		}
-		if owned {
-			putBuf(cur)
-		}
-		cur, owned = next, true
+		putBuf(cur)
+		cur = next
 	}
+	materialise(cur, spans)
 	if len(cur) > want {
 		return nil, false, 0, fmt.Errorf("%w: decoded chunk has %d bytes, want %d", errFormat, len(cur), want)
 	}
-	cur = ownedCopy(cur, owned)
-	materialise(cur, spans)
 	return cur, false, 0, nil
-}
-
-// ownedCopy returns b if owned, else a copy of it in a pooled buffer.
-func ownedCopy(b []byte, owned bool) []byte {
-	if owned {
-		return b
-	}
-	c := getBuf(len(b))
-	copy(c, b)
-	return c
 }
 
 // materialise writes the zeros of the elided spans.

@@ -161,7 +161,7 @@ func TestUnfilterElides(t *testing.T) {
 				g[i] = 0xa5
 			}
 			putBuf(g)
-			out, isShuffled, zero, err := unfilter(fs, 0, raw, len(elems), planes, false)
+			out, isShuffled, zero, err := unfilter(fs, 0, raw, len(elems), planes)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,6 +33,7 @@ const (
 // The arrays are built in memory (scigolib v0.14.0 writes a dataset in one
 // call and cannot append): about 12 bytes per nonzero with int32 data and
 // int64 indices, plus the encoded copy scigolib makes of each array.
+// GenerateTenXV2Stream writes the same file in bounded memory.
 func GenerateTenXV2(path string, genes, cells int, density float64, seed uint64, o Options) (nnz int64, err error) {
 	if err := checkGenerate("GenerateTenXV2", genes, cells, density, o); err != nil {
 		return 0, err

@@ -263,22 +263,7 @@ decode:
 			}
 			continue
 		}
-		switch {
-		case length > 16 || out+16 > len(dst):
-			copyMatch(dst, out, dist, length)
-		case dist >= 8:
-			// Most matches are short: sixteen bytes in two copies,
-			// whatever the length, leave no loop exit to mispredict.
-			src := out - dist
-			binary.LittleEndian.PutUint64(dst[out:], binary.LittleEndian.Uint64(dst[src:]))
-			binary.LittleEndian.PutUint64(dst[out+8:], binary.LittleEndian.Uint64(dst[src+8:]))
-		case dist == 1:
-			v := uint64(dst[out-1]) * 0x0101010101010101
-			binary.LittleEndian.PutUint64(dst[out:], v)
-			binary.LittleEndian.PutUint64(dst[out+8:], v)
-		default:
-			copyMatch(dst, out, dist, length)
-		}
+		copyMatch(dst, out, dist, length)
 		out += length
 	}
 }
@@ -415,12 +400,20 @@ func (z *elision) record(hi int) {
 // copied, as the pattern repeats with period dist.
 func copyMatch(dst []byte, out, dist, length int) {
 	src, end := out-dist, out+length
-	if length <= 16 && dist >= 8 && out+16 <= len(dst) {
-		// Most matches are short: sixteen bytes in two copies, whatever
+	if length <= 16 && out+16 <= len(dst) {
+		// Most matches are short: sixteen bytes in two moves, whatever
 		// the length, leave no loop exit to mispredict.
-		binary.LittleEndian.PutUint64(dst[out:], binary.LittleEndian.Uint64(dst[src:]))
-		binary.LittleEndian.PutUint64(dst[out+8:], binary.LittleEndian.Uint64(dst[src+8:]))
-		return
+		switch {
+		case dist >= 8:
+			binary.LittleEndian.PutUint64(dst[out:], binary.LittleEndian.Uint64(dst[src:]))
+			binary.LittleEndian.PutUint64(dst[out+8:], binary.LittleEndian.Uint64(dst[src+8:]))
+			return
+		case dist == 1:
+			v := uint64(dst[src]) * 0x0101010101010101
+			binary.LittleEndian.PutUint64(dst[out:], v)
+			binary.LittleEndian.PutUint64(dst[out+8:], v)
+			return
+		}
 	}
 	if dist == 1 && end+8 <= len(dst) {
 		// A run of one byte (the zero planes of shuffled integers): eight
