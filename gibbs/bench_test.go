@@ -129,7 +129,7 @@ func BenchmarkCondSums(b *testing.B) {
 			active := uint64(0b1011) & (1<<uint(L) - 1)
 			for _, k := range Kernels() {
 				b.Run(fmt.Sprintf("words%d/L%d/%s", words, L, k), func(b *testing.B) {
-					var acc [MaxL]int64
+					var acc [MaxL]uint64
 					var buf vecScratch
 					var row vecRow
 					var kern vectorKernel

@@ -12,7 +12,7 @@
 //
 // Registers across chunks: SI the chunk's first plane word, DI its x, R8 its
 // obs (0: all observed), R9 the words left, R10 buf, CX the chunk's words,
-// Z30 all ones, Z31 the mismatches per lane. Loads are masked to the chunk's
+// Z30 all ones, Z31 the mismatches and covered columns per lane. Loads are masked to the chunk's
 // words, so nothing past x, obs or a plane's n words is read.
 TEXT COVERSUMS(SB), NOSPLIT, $8-96
 	MOVQ       $0xff, ff-8(SP)
@@ -32,7 +32,8 @@ chunk:
 	MOVQ $64, CX
 
 	// Pass 1, per block of 8 words: the coverage c1 (exactly one active
-	// code) and c2 (at least two), the mismatches, and the masks
+	// code) and c2 (at least two), the mismatches and covered columns
+	// (packed as packCounts does, in Z31), and the masks
 	// obs &^ c2 → buf.masks[0] and obs &^ (c1|c2) → buf.masks[1].
 pass1:
 	MOVQ   act+40(FP), R11
@@ -83,6 +84,10 @@ masks:
 	VPANDQ   Z1, Z7, Z7
 	POPCNT(Z7, Z7)
 	VPADDQ   Z7, Z31, Z31
+	VPANDQ   Z1, Z6, Z7 // the covered observed columns, counted in the high halves
+	POPCNT(Z7, Z7)
+	VPSLLQ   $32, Z7, Z7
+	VPADDQ   Z7, Z31, Z31
 	VPANDNQ  Z1, Z3, Z8 // obs &^ c2
 	VPANDNQ  Z1, Z6, Z9 // obs &^ (c1|c2)
 	VMOVDQU64 Z8, (R10)(DX*8)
@@ -91,8 +96,9 @@ masks:
 	CMPQ     DX, CX
 	JLT      block1
 
-	// Pass 2, per wanted code k: res[k] += Σ 2·popcount(x & s) − popcount(s)
-	// over the chunk, s = code & mask, with the two sums in Z10 and Z11.
+	// Pass 2, per wanted code k: res[k] += popcount(x & s) + popcount(s)<<32
+	// summed over the chunk (packCounts), s = code & mask, with the two
+	// sums in Z10 and Z11.
 	XORQ R14, R14
 
 code2:
@@ -122,8 +128,8 @@ block2:
 
 	FOLD(Z10)
 	FOLD(Z11)
-	VPSLLQ $1, Z10, Z10
-	VPSUBQ Z11, Z10, Z10
+	VPSLLQ $32, Z11, Z11
+	VPADDQ Z11, Z10, Z10
 	LANESUM(Z10, Y10, X10, Y12, X12, R11)
 	MOVQ   res+80(FP), R12
 	ADDQ   R11, (R12)(R14*8)

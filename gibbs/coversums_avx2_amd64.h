@@ -26,7 +26,8 @@ chunk:
 	MOVQ $64, CX
 
 	// Pass 1, per step of 4 words: the coverage c1 (exactly one active
-	// code) and c2 (at least two), the mismatches, and the masks
+	// code) and c2 (at least two), the mismatches and covered columns
+	// (packed as packCounts does, in Y8), and the masks
 	// obs &^ c2 → buf.masks[0] and obs &^ (c1|c2) → buf.masks[1].
 pass1:
 	MOVQ  act+40(FP), R11
@@ -98,6 +99,10 @@ masks:
 	VPAND   Y1, Y7, Y7
 	POPCNT(Y7, Y7)
 	VPADDQ  Y7, Y8, Y8
+	VPAND   Y1, Y6, Y7 // the covered observed columns, counted in the high halves
+	POPCNT(Y7, Y7)
+	VPSLLQ  $32, Y7, Y7
+	VPADDQ  Y7, Y8, Y8
 	VPANDN  Y1, Y3, Y5 // obs &^ c2
 	VPANDN  Y1, Y6, Y7 // obs &^ (c1|c2)
 	VMOVDQU Y5, (R10)(DX*8)
@@ -110,8 +115,8 @@ tailCheck1:
 	CMPQ DX, CX
 	JLT  tail1
 
-	// Pass 2, per wanted code k: res[k] += Σ 2·popcount(x & s) − popcount(s)
-	// over the chunk, s = code & mask. The two counts are summed per byte in
+	// Pass 2, per wanted code k: res[k] += popcount(x & s) + popcount(s)<<32
+	// summed over the chunk (packCounts), s = code & mask. The two counts are summed per byte in
 	// Y10 and Y11 (at most 16 steps of 8, so no byte overflows) and into
 	// lanes once per chunk.
 	MOVQ CX, R13
@@ -162,8 +167,8 @@ tail2:
 sums2:
 	VPSADBW Y12, Y10, Y10
 	VPSADBW Y12, Y11, Y11
-	VPSLLQ $1, Y10, Y10
-	VPSUBQ Y11, Y10, Y10
+	VPSLLQ $32, Y11, Y11
+	VPADDQ Y11, Y10, Y10
 	LANESUM4(Y10, X10, X13, R11)
 	MOVQ   res+80(FP), R12
 	ADDQ   R11, (R12)(R14*8)

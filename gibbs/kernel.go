@@ -65,6 +65,17 @@ func SetKernel(name string) error {
 	return nil
 }
 
+// A kernel reports two counts packed in one uint64, a in the low 32 bits and
+// b in the high 32: for a code's sum, the observed ones it would newly cover
+// and all the observed entries it would newly cover; for a row, the
+// mispredicted observed entries and the covered observed entries. A row has
+// fewer than 2³² columns (NewSampler checks), so adding the packed counts of
+// a row's segments never carries from one half into the other.
+func packCounts(a, b int64) uint64 { return uint64(a) | uint64(b)<<32 }
+
+// splitCounts undoes packCounts.
+func splitCounts(v uint64) (a, b int64) { return int64(v & (1<<32 - 1)), int64(v >> 32) }
+
 // condSums is the bit-packed form of Algorithm 1 of the paper for one row
 // (a cell in the Z step, a gene in the U step), over one column segment.
 //
@@ -75,28 +86,29 @@ func SetKernel(name string) error {
 // len(codes) = len(x)*L); bits past the last column must be zero in x and codes.
 //
 // For every code l in the set want (bit l; want ⊆ [0, L)) it adds to acc[l]
-// the accumulator
-//
-//	Σ_d x̃_d · u_ld · ∏_{l' ≠ l} (1 − z_l' u_l'd),   x̃_d ∈ {−1, 0, +1} (0: unobserved),
-//
-// which, per word, is 2·popcount(x & S & obs) − popcount(S & obs) with
-// S = U_l &^ cov2 if code l is active and S = U_l &^ (cov1|cov2) if not, where
-// cov1 (cov2) marks columns covered by exactly one (at least two) active
-// codes. It returns the number of observed columns that the active codes
-// mispredict: popcount((x ^ (cov1|cov2)) & obs).
+// the counts (packed by packCounts) of the observed columns that code l
+// alone decides, those with u_ld = 1 and ∏_{l' ≠ l} (1 − z_l' u_l'd) = 1:
+// the ones among them, popcount(x & S & obs), and all of them,
+// popcount(S & obs), with S = U_l &^ cov2 if code l is active and
+// S = U_l &^ (cov1|cov2) if not, where cov1 (cov2) marks columns covered by
+// exactly one (at least two) active codes. The paper's accumulator
+// Σ_d x̃_d · u_ld · ∏_{l' ≠ l} (1 − z_l' u_l'd) (x̃ ∈ {−1, 0, +1}) is
+// 2·ones − all. It returns, packed, the observed columns that the active
+// codes mispredict, popcount((x ^ (cov1|cov2)) & obs), and those they
+// cover, popcount((cov1|cov2) & obs).
 //
 // The reference it must equal is refCondSum in kernel_test.go. It is also
 // the Go twin of the vector kernel (vecRow and coverSums in
 // kernel_amd64.go), which stepSpec.scan uses instead when Sampler.vector is
 // set.
-func condSums(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64) (mismatch int64) {
+func condSums(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uint64) (rowCounts uint64) {
 	return condSumsMode(acc, active, want, L, codes, x, obs, true)
 }
 
 // condSumsMode is condSums when full; otherwise it leaves out the
-// −popcount(S & obs) half of each sum, for rows whose totals come from a
+// popcount(S & obs) half of each sum, for rows whose totals come from a
 // stepTotals.
-func condSumsMode(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64, full bool) (mismatch int64) {
+func condSumsMode(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uint64, full bool) (rowCounts uint64) {
 	obs = obs[:len(x)]
 	codes = codes[:len(x)*L]
 	if L == 2 {
@@ -110,7 +122,7 @@ func condSumsMode(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []
 // coverage of the word in registers and then serves every wanted code; a
 // two-pass variant (coverage to a buffer, then a register-resident sum per
 // code) measured no faster.
-func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uint64, full bool) int64 {
+func condSumsL(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uint64, full bool) uint64 {
 	// The wanted codes as a list, each with keep all ones if it is inactive
 	// (S excludes cov1 as well as cov2).
 	var list [MaxL]uint8
@@ -121,8 +133,8 @@ func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uin
 		list[n], keep[n] = uint8(l), uint64(active>>uint(l)&1)-1
 		n++
 	}
-	var sum [MaxL]int64
-	var miss int
+	var ones, all [MaxL]int
+	var miss, covered int
 	for w, xw := range x {
 		cw := codes[w*L : w*L+L]
 		var c1, c2 uint64
@@ -133,47 +145,49 @@ func condSumsL(acc *[MaxL]int64, active, want uint64, L int, codes, x, obs []uin
 		}
 		ow := obs[w]
 		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
+		covered += bits.OnesCount64((c1 | c2) & ow)
 		for k, l := range list[:n] {
 			s := cw[l] &^ (c2 | c1&keep[k]) & ow
-			sum[k] += int64(2 * bits.OnesCount64(xw&s))
+			ones[k] += bits.OnesCount64(xw & s)
 			if full {
-				sum[k] -= int64(bits.OnesCount64(s))
+				all[k] += bits.OnesCount64(s)
 			}
 		}
 	}
 	for k, l := range list[:n] {
-		acc[l] += sum[k]
+		acc[l] += packCounts(int64(ones[k]), int64(all[k]))
 	}
-	return int64(miss)
+	return packCounts(int64(miss), int64(covered))
 }
 
 // condSums2 is condSums for L = 2 with the loop over codes unrolled; keepN
 // is all ones if code N is inactive.
-func condSums2(acc *[MaxL]int64, active, want uint64, codes, x, obs []uint64, keep0, keep1 uint64, full bool) int64 {
+func condSums2(acc *[MaxL]uint64, active, want uint64, codes, x, obs []uint64, keep0, keep1 uint64, full bool) uint64 {
 	a0 := -(active & 1)      // all ones if code 0 is active
 	a1 := -(active >> 1 & 1) // all ones if code 1 is active
-	var s0, s1 int
-	var miss int
+	var ones0, ones1, all0, all1 int
+	var miss, covered int
 	for w, xw := range x {
 		u0, u1 := codes[2*w]&a0, codes[2*w+1]&a1
 		c2 := u0 & u1
 		c1 := (u0 | u1) &^ c2
 		ow := obs[w]
 		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
+		covered += bits.OnesCount64((c1 | c2) & ow)
 		t0 := codes[2*w] &^ (c2 | c1&keep0) & ow
 		t1 := codes[2*w+1] &^ (c2 | c1&keep1) & ow
-		s0 += 2 * bits.OnesCount64(xw&t0)
-		s1 += 2 * bits.OnesCount64(xw&t1)
+		ones0 += bits.OnesCount64(xw & t0)
+		ones1 += bits.OnesCount64(xw & t1)
 		if full {
-			s0 -= bits.OnesCount64(t0)
-			s1 -= bits.OnesCount64(t1)
+			all0 += bits.OnesCount64(t0)
+			all1 += bits.OnesCount64(t1)
 		}
 	}
 	if want&1 != 0 {
-		acc[0] += int64(s0)
+		acc[0] += packCounts(int64(ones0), int64(all0))
 	}
 	if want&2 != 0 {
-		acc[1] += int64(s1)
+		acc[1] += packCounts(int64(ones1), int64(all1))
 	}
-	return int64(miss)
+	return packCounts(int64(miss), int64(covered))
 }

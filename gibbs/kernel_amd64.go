@@ -31,7 +31,7 @@ var vectorKernels = func() (ks []vectorKernel) {
 type vectorKernel struct {
 	name string
 	sums coverSumsFunc
-	// sumsX, when not nil, sums 2·popcount(x & s) alone, for rows whose
+	// sumsX, when not nil, sums popcount(x & s) alone, for rows whose
 	// Σ popcount(s) comes from a stepTotals cache (vecRow.totals).
 	sumsX coverSumsFunc
 }
@@ -110,9 +110,9 @@ func (v *vecRow) prepare(active, want uint64, stride int) {
 
 // scan adds the row's sums over one column segment, whose code words start
 // at planes[0] (code l's at planes[l*stride]), with the variant kern, and
-// returns the segment's mismatches; obs may be nil when every column is
-// observed.
-func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
+// returns the segment's mismatches and covered columns, packed; obs may be
+// nil when every column is observed.
+func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64) uint64 {
 	n := len(x)
 	if n == 0 {
 		return 0
@@ -129,7 +129,7 @@ func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, ob
 	if v.totals != nil {
 		sums = kern.sumsX
 	}
-	return int64(sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res))
+	return sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res)
 }
 
 // setTotals makes the row's scans leave Σ popcount(s) to t, the totals of
@@ -137,13 +137,13 @@ func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, ob
 func (v *vecRow) setTotals(t *[MaxL]int64) { v.totals = t }
 
 // add adds the row's sums to acc (code l's to acc[l]).
-func (v *vecRow) add(acc *[MaxL]int64) {
+func (v *vecRow) add(acc *[MaxL]uint64) {
 	k := 0
 	for m := v.want; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)
-		acc[l] += int64(v.res[k])
+		acc[l] += v.res[k]
 		if v.totals != nil {
-			acc[l] -= v.totals[l]
+			acc[l] += packCounts(0, v.totals[l])
 		}
 		k++
 	}
@@ -157,25 +157,26 @@ func (v *vecRow) add(acc *[MaxL]int64) {
 // res[k] the sum of the k-th wanted code, under the mask that starts sel[k]
 // bytes into buf (0: the code is active, vecChunk*8: inactive), with the
 // coverage built from the na active codes at act[:na], and returns the
-// mismatches. n must be positive. It must equal condSums (see
-// kernel_amd64_test.go).
+// mismatches and covered columns, packed. n must be positive. It must equal
+// condSums (see kernel_amd64_test.go).
 //
 // It replaces, per chunk of vecChunk words, the loop of condSumsL
 //
 //	for w, xw := range x {
 //		c1, c2 := coverage of word w by the active codes
 //		miss += popcount((xw ^ (c1|c2)) & obs[w])
+//		covered += popcount((c1|c2) & obs[w])
 //		for l in want {
 //			s := codes[w*L+l] &^ (c2 | c1&keep[l]) & obs[w]
-//			sum[l] += 2*popcount(xw&s) - popcount(s)
+//			sum[l] += popcount(xw&s) + popcount(s)<<32
 //		}
 //	}
 //
 // by two passes: the first builds the chunk's masks obs &^ c2 (for active
-// codes) and obs &^ (c1|c2) (for inactive ones) and counts the mismatches,
-// the second sums each wanted code over the chunk with its accumulators in
-// registers. Sums are kept modulo 2⁶⁴, so 2·popcount(x&s) − popcount(s)
-// needs no signed arithmetic.
+// codes) and obs &^ (c1|c2) (for inactive ones) and counts the mismatches
+// and covered columns, the second sums each wanted code over the chunk with
+// its accumulators in registers. Both results are packed as packCounts
+// packs them, so each lane adds both counts at once.
 //
 //go:noescape
 func coverSums(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)

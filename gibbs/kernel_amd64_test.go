@@ -75,9 +75,9 @@ func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes 
 					if k%2 == 1 {
 						codeSet &= r.next() // some codes dead
 					}
-					var want, got [MaxL]int64
+					var want, got [MaxL]uint64
 					for i := range want {
-						want[i], got[i] = int64(i)+5, int64(i)+5
+						want[i], got[i] = uint64(i)+5, uint64(i)+5
 					}
 					wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
 					vobs := obs
@@ -90,11 +90,11 @@ func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes 
 							words, trial, active, from, codeSet, got[:L], gotMiss, want[:L], wantMiss)
 					}
 					if kern.sumsX != nil && words > 0 {
-						// sumsX leaves out −popcount(s), which is what the
+						// sumsX leaves out popcount(s), which is what the
 						// full sums give for a row of zeros.
-						var gotX [MaxL]int64
+						var gotX [MaxL]uint64
 						for i := range gotX {
-							gotX[i] = int64(i) + 5
+							gotX[i] = uint64(i) + 5
 						}
 						missX := condSumsWith(kern.sumsX, &gotX, &buf, active, codeSet, planes[pad:], stride, x, vobs)
 						condSumsWith(kern.sums, &gotX, &buf, active, codeSet, planes[pad:], stride, make([]uint64, words), vobs)
@@ -112,7 +112,7 @@ func testCondSumsVec(t *testing.T, kern vectorKernel, L int, masked bool, sizes 
 // condSumsWith sums one column segment of a row with the assembly variant
 // sums, as a scan does with vecRow: the vector kernel with condSums's
 // arguments, for comparing the two.
-func condSumsWith(sums coverSumsFunc, acc *[MaxL]int64, buf *vecScratch, active, want uint64, planes []uint64, stride int, x, obs []uint64) int64 {
+func condSumsWith(sums coverSumsFunc, acc *[MaxL]uint64, buf *vecScratch, active, want uint64, planes []uint64, stride int, x, obs []uint64) uint64 {
 	var v vecRow
 	v.prepare(active, want, stride)
 	miss := v.scan(vectorKernel{sums: sums}, buf, planes, x, obs)
@@ -157,11 +157,11 @@ func FuzzCondSumsVec(f *testing.F) {
 			vobs = nil
 		}
 		codeSet := codesFrom(int(seed%uint64(L)), L) & (r.next() | r.next())
-		var want [MaxL]int64
+		var want [MaxL]uint64
 		var buf vecScratch
 		wantMiss := condSums(&want, active, codeSet, L, codes, x, obs)
 		for _, kern := range vectorKernels {
-			var got [MaxL]int64
+			var got [MaxL]uint64
 			gotMiss := condSumsWith(kern.sums, &got, &buf, active, codeSet, planes, words, x, vobs)
 			if got != want || gotMiss != wantMiss {
 				t.Fatalf("%s: vector %v/%d, Go %v/%d", kern.name, got[:L], gotMiss, want[:L], wantMiss)

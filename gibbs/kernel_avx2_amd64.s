@@ -12,7 +12,7 @@
 //
 // Registers: SI the chunk's first plane word, DI its x, R8 its obs (0: all
 // observed), R9 the words left, R10 buf, CX the chunk's words, BX tailMask.
-// Y8 the mismatches per lane, Y9 all ones, Y12 zero, Y13 scratch, Y14 the
+// Y8 the mismatches and covered columns per lane, Y9 all ones, Y12 zero, Y13 scratch, Y14 the
 // nibble table in both 128-bit lanes, Y15 the nibble mask; pass 1 holds its
 // lane mask in Y10, pass 2 in Y7; the chunk's words in whole steps are in
 // R15 in pass 1, R13 in pass 2.
@@ -66,7 +66,7 @@ GLOBL nibbleOnes<>(SB), RODATA|NOPTR, $16
 	VPADDQ       XT, X, X  \
 	VMOVQ        X, R
 
-// coverSumsAVX2 sums 2·popcount(x & s) − popcount(s) per wanted code.
+// coverSumsAVX2 sums popcount(x & s) and popcount(s) per wanted code.
 #define COVERSUMS ·coverSumsAVX2
 #define COUNT_S(s) \
 	BYTEPC(s, s) \
@@ -75,7 +75,7 @@ GLOBL nibbleOnes<>(SB), RODATA|NOPTR, $16
 #undef COVERSUMS
 #undef COUNT_S
 
-// coverSumsAVX2X sums 2·popcount(x & s) alone: for fully observed rows
+// coverSumsAVX2X sums popcount(x & s) alone: for fully observed rows
 // Σ popcount(s) depends only on the row's active codes, and the sampler
 // takes it from a per-step cache (see stepSpec.totals).
 #define COVERSUMS ·coverSumsAVX2X

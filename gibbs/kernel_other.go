@@ -27,11 +27,11 @@ func (v *vecRow) prepare(active, want uint64, stride int) {
 	panic("gibbs: no vector kernel in this build")
 }
 
-func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64) int64 {
+func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64) uint64 {
 	panic("gibbs: no vector kernel in this build")
 }
 
-func (v *vecRow) add(acc *[MaxL]int64) { panic("gibbs: no vector kernel in this build") }
+func (v *vecRow) add(acc *[MaxL]uint64) { panic("gibbs: no vector kernel in this build") }
 
 func (v *vecRow) setTotals(t *[MaxL]int64) { panic("gibbs: no vector kernel in this build") }
 

@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// refCondSum is Algorithm 1 of the paper written plainly: the accumulator of
-// the full conditional of code l of a row with codes z, over columns whose
-// codes are u[d][l], data x[d] and observed flags obs[d].
-func refCondSum(l int, z []bool, u [][]bool, x, obs []bool) int64 {
-	var acc int64
+// refCondCounts is Algorithm 1 of the paper written plainly: the observed
+// columns that code l alone decides for a row with codes z, over columns
+// whose codes are u[d][l], data x[d] and observed flags obs[d], and the ones
+// among them. The paper's accumulator is 2·ones − all.
+func refCondCounts(l int, z []bool, u [][]bool, x, obs []bool) (ones, all int64) {
 	for d := range x {
 		if !u[d][l] {
 			continue
@@ -25,28 +25,41 @@ func refCondSum(l int, z []bool, u [][]bool, x, obs []bool) int64 {
 		if covered || !obs[d] {
 			continue
 		}
+		all++
 		if x[d] {
-			acc++
-		} else {
-			acc--
+			ones++
 		}
 	}
-	return acc
+	return ones, all
 }
 
-// refMismatch counts observed columns where x differs from OR_l z_l ∧ u_dl.
-func refMismatch(z []bool, u [][]bool, x, obs []bool) int64 {
-	var n int64
+// refCondSum is the paper's accumulator, 2·ones − all of refCondCounts.
+func refCondSum(l int, z []bool, u [][]bool, x, obs []bool) int64 {
+	ones, all := refCondCounts(l, z, u, x, obs)
+	return 2*ones - all
+}
+
+// refMismatch counts observed columns where x differs from OR_l z_l ∧ u_dl,
+// and those that OR covers.
+func refMismatch(z []bool, u [][]bool, x, obs []bool) (miss, covered int64) {
 	for d := range x {
 		pred := false
 		for k := range z {
 			pred = pred || z[k] && u[d][k]
 		}
 		if obs[d] && pred != x[d] {
-			n++
+			miss++
+		}
+		if obs[d] && pred {
+			covered++
 		}
 	}
-	return n
+	return miss, covered
+}
+
+// refRowCounts is refMismatch packed as the kernels return it.
+func refRowCounts(z []bool, u [][]bool, x, obs []bool) uint64 {
+	return packCounts(refMismatch(z, u, x, obs))
 }
 
 // packBits packs b into words, bit j of word j/64.
@@ -121,17 +134,17 @@ func TestCondSumsMatchesAlgorithm1(t *testing.T) {
 							if k%2 == 1 {
 								codeSet &= r.next()
 							}
-							var acc [MaxL]int64
+							var acc [MaxL]uint64
 							for i := range acc {
 								acc[i] = 7 // sentinel: codes not wanted must stay untouched
 							}
 							miss := condSums(&acc, active, codeSet, L, codes, xw, ow)
-							if want := refMismatch(z, u, x, obs); miss != want {
-								t.Fatalf("trial %d from %d: mismatch %d, want %d", trial, from, miss, want)
+							if want := refRowCounts(z, u, x, obs); miss != want {
+								t.Fatalf("trial %d from %d: mismatch and covered %#x, want %#x", trial, from, miss, want)
 							}
-							// condSumsMode(…, false) leaves out −popcount(S & obs), which is
+							// condSumsMode(…, false) leaves out popcount(S & obs), which is
 							// what the full sums give for a row of zeros.
-							var accX [MaxL]int64
+							var accX [MaxL]uint64
 							for i := range accX {
 								accX[i] = 7
 							}
@@ -143,9 +156,9 @@ func TestCondSumsMatchesAlgorithm1(t *testing.T) {
 								t.Fatalf("trial %d codes %b: condSumsMode(…, false) plus the sums of zeros %v, condSums %v", trial, codeSet, accX[:L], acc[:L])
 							}
 							for l := range MaxL {
-								want := int64(7)
+								want := uint64(7)
 								if codeSet>>uint(l)&1 != 0 {
-									want += refCondSum(l, z, u, x, obs)
+									want += packCounts(refCondCounts(l, z, u, x, obs))
 								}
 								if acc[l] != want {
 									t.Fatalf("trial %d codes %b: acc[%d] = %d, want %d", trial, codeSet, l, acc[l], want)
@@ -182,7 +195,7 @@ func TestCondSums2MatchesGeneral(t *testing.T) {
 			active := uint64(trial % 4)
 			for want := range uint64(4) {
 				for _, full := range []bool{true, false} {
-					var a, b [MaxL]int64
+					var a, b [MaxL]uint64
 					ma := condSums2(&a, active, want, codes, x, obs, active&1-1, active>>1&1-1, full)
 					mb := condSumsL(&b, active, want, 2, codes, x, obs, full)
 					if a != b || ma != mb {
@@ -217,13 +230,13 @@ func FuzzCondSums(f *testing.F) {
 			z[l] = active>>uint(l)&1 != 0
 		}
 		from := int(seed % uint64(L))
-		var acc [MaxL]int64
+		var acc [MaxL]uint64
 		miss := condSums(&acc, active, codesFrom(from, L), L, interleave(u, L), packBits(x), packBits(obs))
-		if want := refMismatch(z, u, x, obs); miss != want {
-			t.Fatalf("mismatch %d, want %d", miss, want)
+		if want := refRowCounts(z, u, x, obs); miss != want {
+			t.Fatalf("mismatch and covered %#x, want %#x", miss, want)
 		}
 		for l := from; l < L; l++ {
-			if want := refCondSum(l, z, u, x, obs); acc[l] != want {
+			if want := packCounts(refCondCounts(l, z, u, x, obs)); acc[l] != want {
 				t.Fatalf("acc[%d] = %d, want %d", l, acc[l], want)
 			}
 		}

@@ -367,8 +367,17 @@ type stepSpec struct {
 }
 
 // rowStats are the integer totals of a step; integers keep them independent
-// of the number of workers.
-type rowStats struct{ flips, miss int64 }
+// of the number of workers. miss and covered count the observed entries that
+// the state after the step mispredicts and covers.
+type rowStats struct{ flips, miss, covered int64 }
+
+// add adds a row's counts (packed by packCounts) and flips.
+func (t *rowStats) add(counts uint64, flips int64) {
+	miss, covered := splitCounts(counts)
+	t.flips += flips
+	t.miss += miss
+	t.covered += covered
+}
 
 // sweepChain runs one sweep of c and updates its λ.
 func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
@@ -441,6 +450,7 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 	for _, r := range res {
 		tot.flips += r.flips
 		tot.miss += r.miss
+		tot.covered += r.covered
 	}
 	return tot
 }
@@ -476,8 +486,7 @@ func (sp *stepSpec) rowsRange(buf *rowScratch, w0, w1 int) rowStats {
 			sp.updateRows(buf, i0, rows)
 			for k := range rows {
 				r, bit := &rows[k], uint((i0+k)%64)
-				tot.flips += r.flips
-				tot.miss += r.miss
+				tot.add(r.counts, r.flips)
 				for l := range ow {
 					ow[l] = ow[l]&^(1<<bit) | (r.a>>uint(l)&1)<<bit
 				}
@@ -498,12 +507,14 @@ const rowGroup = 16
 
 // rowState is a row of a group being updated.
 type rowState struct {
-	acc   [MaxL]int64 // conditional sums of the codes still to be decided
-	a     uint64      // current codes
-	want  uint64      // codes whose sums the next scan adds to acc
-	next  int         // next code to decide
-	flips int64       // accepted flips
-	miss  int64       // observed entries mispredicted by a (after the scan)
+	acc   [MaxL]uint64 // counts of the codes still to be decided (packCounts: ones, entries)
+	a     uint64       // current codes
+	want  uint64       // codes whose sums the next scan adds to acc
+	next  int          // next code to decide
+	flips int64        // accepted flips
+	// counts holds the observed entries that a mispredicts and covers
+	// (packCounts), as of the last scan.
+	counts uint64
 	// tot, when not nil during a scan, holds Σ popcount(S_l) of the row's
 	// active codes (from stepTotals): the kernel then leaves it out.
 	tot *[MaxL]int64
@@ -548,7 +559,8 @@ func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
 func (sp *stepSpec) decide(r *rowState, i int) bool {
 	L := sp.L
 	for l := r.next; l < L; l++ {
-		c := float64(sp.lambda*float64(r.acc[l])) + sp.logit[l]
+		ones, all := splitCounts(r.acc[l])
+		c := float64(sp.lambda*float64(2*ones-all)) + sp.logit[l]
 		if r.a>>uint(l)&1 != 0 {
 			c = -c
 		}
@@ -590,7 +602,7 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 	for p := pending; p != 0; p &= p - 1 {
 		k := bits.TrailingZeros64(p)
 		r := &rows[k]
-		r.miss, r.tot = 0, nil
+		r.counts, r.tot = 0, nil
 		if sp.totals != nil {
 			r.tot = sp.totals.get(sp, buf, r.a&sp.live)
 		}
@@ -616,9 +628,9 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 				if sp.mask == nil {
 					obs = nil
 				}
-				r.miss += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
+				r.counts += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
 			} else {
-				r.miss += condSumsMode(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
+				r.counts += condSumsMode(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
 			}
 		}
 	}
@@ -631,7 +643,7 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 		case r.tot != nil:
 			for m := r.want; m != 0; m &= m - 1 {
 				l := bits.TrailingZeros64(m)
-				r.acc[l] -= r.tot[l]
+				r.acc[l] += packCounts(0, r.tot[l])
 			}
 		}
 	}

@@ -67,7 +67,8 @@ func refSweep(st *refState, x, obs [][]bool, logitZ, logitU []float64, seed uint
 				observed++
 			}
 		}
-		correct -= refMismatch(st.z[n], st.u, x[n], obs[n])
+		miss, _ := refMismatch(st.z[n], st.u, x[n], obs[n])
+		correct -= miss
 	}
 	correct += observed
 	if !fix {

@@ -51,8 +51,9 @@ func (s *Sampler) startTotals(sp *stepSpec) {
 }
 
 // get returns the totals of the active set a (a ⊆ sp.live), computing them
-// with buf's spare row by scanning a row of zeros, whose sums are exactly
-// −Σ popcount(S_l); or nil when they are not cached and the cache is full.
+// with buf's spare row by scanning a row of zeros, whose sums count
+// Σ popcount(S_l) in their high halves; or nil when they are not cached and
+// the cache is full.
 func (t *stepTotals) get(sp *stepSpec, buf *rowScratch, a uint64) *[MaxL]int64 {
 	if v, ok := t.m.Load(a); ok {
 		return v.(*[MaxL]int64)
@@ -60,7 +61,7 @@ func (t *stepTotals) get(sp *stepSpec, buf *rowScratch, a uint64) *[MaxL]int64 {
 	if t.left.Add(-1) < 0 {
 		return nil
 	}
-	var acc [MaxL]int64
+	var acc [MaxL]uint64
 	if sp.planes != nil {
 		v := &buf.tot
 		v.prepare(a, sp.live, sp.stride)
@@ -78,7 +79,7 @@ func (t *stepTotals) get(sp *stepSpec, buf *rowScratch, a uint64) *[MaxL]int64 {
 	tot := new([MaxL]int64)
 	for m := sp.live; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)
-		tot[l] = -acc[l]
+		_, tot[l] = splitCounts(acc[l])
 	}
 	got, _ := t.m.LoadOrStore(a, tot)
 	return got.(*[MaxL]int64)
