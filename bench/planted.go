@@ -110,7 +110,7 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	if replace {
 		log.Warn("regenerating cached dataset", "dir", dir, "reason", err)
 	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
+	if err := os.MkdirAll(work, 0o777); err != nil {
 		return nil, fmt.Errorf("bench: creating work folder: %w", err)
 	}
 	truth, err := simulate.New(p)

@@ -258,6 +258,16 @@ func TestBadInput(t *testing.T) {
 			"matrix.mtx", []string{"line 6", "integer matrix"}},
 		{"mtx garbage", func() string { return mtxFolder(t, replace("3 2 7", "3 two 7"), 4, 3, false, true) }, nil,
 			"matrix.mtx", []string{"line 6", "bad entry"}},
+		// Refused rather than read with a warning: without its banner the
+		// file does not say whether it is coordinate or array, integer or
+		// real, general or symmetric, and each changes what the numbers mean.
+		{"mtx without banner", func() string { return mtxFolder(t, strings.SplitN(goodMTX, "\n", 2)[1], 4, 3, false, true) }, nil,
+			"matrix.mtx", []string{"line 1", "%%MatrixMarket banner"}},
+		{"mtx.gz without banner", func() string { return mtxFolder(t, strings.SplitN(goodMTX, "\n", 3)[2], 4, 3, true, true) }, nil,
+			"matrix.mtx.gz", []string{"line 1", "%%MatrixMarket banner"}},
+		{"bare mtx without banner", func() string {
+			return filepath.Join(mtxFolder(t, strings.SplitN(goodMTX, "\n", 2)[1], 4, 3, false, true), "matrix.mtx")
+		}, nil, "matrix.mtx", []string{"no %%MatrixMarket banner"}},
 		{"mtx array format", func() string { return mtxFolder(t, replace("coordinate", "array"), 4, 3, false, true) }, nil,
 			"matrix.mtx", []string{"line 1", "array"}},
 		{"genes file too short", func() string { return mtxFolder(t, replace("4 3 5", "5 3 5"), 4, 3, true, true) }, nil,

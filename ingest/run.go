@@ -25,7 +25,8 @@ import (
 // shard.Writer, which writes to a temporary folder and renames it into
 // place on success. On any error nothing is left at opt.Output (an
 // existing output replaced with Force is kept until the new one is
-// complete).
+// complete). The output is locked for the whole run: a second Run into it
+// fails at once, and the leftovers of a killed Run into it are removed.
 func Run(ctx context.Context, opt Options) (*Report, error) {
 	start := time.Now()
 	if err := opt.check(); err != nil {
@@ -35,6 +36,11 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	lk, err := lockOutput(opt.Output, log)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Release()
 	if !opt.Force {
 		if _, err := os.Lstat(opt.Output); err == nil {
 			return nil, fmt.Errorf("ingest: output %s already exists; use --force to replace it", opt.Output)
@@ -58,6 +64,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		"cells", cells, "genes", genes, "stored", nnz)
 
 	feat := src.features()
+	if w := axesWarning(matrix, cells, genes, feat, src.barcodes(), opt.Transpose); w != "" {
+		log.Warn(w)
+	}
 	typeKept, dropped, otherGenome := selectFeatures(feat, genes, opt.FeatureType, opt.Genome)
 	rep.DroppedByFeatureType, rep.DroppedByGenome = dropped, otherGenome
 	if dropped+otherGenome == genes {

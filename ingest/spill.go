@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"scpipe/internal/directio"
+	"scpipe/internal/outlock"
 )
 
 // A spill holds the entries the writing pass needs: those above the
@@ -109,16 +110,14 @@ func spillFrameCap() int { return directio.RoundUp(8 + spillFrame + 64<<10) }
 // buffers in memory and the rest in a file beside the output, where the
 // shard folder will be written, so that it is on the same file system. The
 // file is created at once, so that an output folder that cannot be written
-// fails before the counting pass.
+// fails before the counting pass. It is named after the output
+// (.OUT.spill-<hex>, see outlock.TempFile), so that the next ingest into
+// the same output removes the file a killed one left.
 func createSpill(output string, memory int) (*spillWriter, error) {
-	dir, base := filepath.Split(filepath.Clean(output))
-	if dir == "" {
-		dir = "."
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(output)), 0o777); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".spill-")
+	f, err := outlock.TempFile(output, "spill")
 	if err != nil {
 		return nil, fmt.Errorf("ingest: creating the temporary entry file: %w", err)
 	}

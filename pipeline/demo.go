@@ -55,7 +55,7 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) error {
 	} else if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	p := simulate.DefaultParams()

@@ -61,6 +61,11 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	lk, err := lockRun(cfg.Output, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Release()
 	// The shards are checked before the run directory is touched, so that
 	// bad input never costs an existing run (not even with --force).
 	src, err := shard.Open(cfg.Shards)
@@ -71,7 +76,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err := src.Verify(ctx); err != nil {
 		return nil, err
 	}
-	if err := prepareRunDir(cfg, o); err != nil {
+	if err := prepareRunDir(cfg, o, shardsIdentity(cfg.Shards, src.Manifest())); err != nil {
 		return nil, err
 	}
 	if err := writeConfig(cfg); err != nil {
@@ -100,10 +105,19 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	return rep, err
 }
 
-// prepareRunDir creates the run directory, refusing to touch an existing
-// one unless resuming (then its configuration must match) or forced.
-func prepareRunDir(cfg FitConfig, o FitOptions) error {
+// prepareRunDir creates the run directory and records the shards it is
+// fitted to (id), refusing to touch an existing one unless resuming (then
+// its configuration and shards must match) or forced. A folder that a
+// failed start left without a configuration is started afresh. The caller
+// holds the run's lock.
+func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity) error {
 	_, err := os.Stat(cfg.Output)
+	fresh := false
+	if err == nil {
+		if fresh, err = unstarted(cfg.Output); err != nil {
+			return err
+		}
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if o.Resume {
@@ -111,6 +125,11 @@ func prepareRunDir(cfg FitConfig, o FitOptions) error {
 		}
 	case err != nil:
 		return fmt.Errorf("fit: %w", err)
+	case fresh:
+		o.Log.Info("the run directory holds no fit yet: starting the run", "run", cfg.Output)
+		if err := removeLeftovers(cfg.Output, o.Log); err != nil {
+			return err
+		}
 	case o.Resume:
 		stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
 		if err != nil {
@@ -119,7 +138,10 @@ func prepareRunDir(cfg FitConfig, o FitOptions) error {
 		if stored.hash() != cfg.hash() {
 			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (see its %s; only --threads may change)", cfg.Output, rundir.ConfigFile)
 		}
-		return nil
+		if err := checkShards(cfg.Output, id, o.Log); err != nil {
+			return err
+		}
+		return removeLeftovers(cfg.Output, o.Log)
 	case o.Force:
 		if err := os.RemoveAll(cfg.Output); err != nil {
 			return fmt.Errorf("fit: --force: %w", err)
@@ -127,7 +149,12 @@ func prepareRunDir(cfg FitConfig, o FitOptions) error {
 	default:
 		return fmt.Errorf("fit: run directory %s already exists (use --resume to continue it or --force to replace it)", cfg.Output)
 	}
-	return os.MkdirAll(cfg.Output, 0o755)
+	if err := os.MkdirAll(cfg.Output, 0o777); err != nil {
+		return fmt.Errorf("fit: %w", err)
+	}
+	// Before the configuration: a run with a configuration always says
+	// which shards it was started on.
+	return rundir.WriteShardsIdentity(filepath.Join(cfg.Output, rundir.ShardsFile), id)
 }
 
 // hash identifies the settings that determine a run's results: everything
@@ -173,6 +200,10 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions)
 	}
 	fm, err := shard.Open(dir)
 	if err != nil {
+		return data, nil, 0, err
+	}
+	if err := checkFitMask(fm, src, cfg); err != nil {
+		fm.Close()
 		return data, nil, 0, err
 	}
 	if held == 0 {
@@ -233,7 +264,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		o.Log.Info("fit already complete", "L", L, "chain", chain)
 		return true, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return false, fmt.Errorf("fit: %w", err)
 	}
 	s, err := gibbs.NewSampler(data, samplerConfig(cfg, L, chain))
@@ -241,8 +272,8 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash()}
-	if err := restore(s, ckpt, meta); err != nil {
+	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
+	if err := restore(s, ckpt, meta, cfg.Shards); err != nil {
 		return false, err
 	}
 	label := fmt.Sprintf("L=%d chain %d", L, chain)
@@ -294,8 +325,8 @@ func complete(dir string) bool {
 }
 
 // restore loads a checkpoint into s when one exists, after checking that it
-// belongs to this fit and configuration.
-func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta) error {
+// belongs to this fit, configuration and shards (those at shards).
+func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta, shards string) error {
 	meta, payload, err := rundir.ReadCheckpoint(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -306,6 +337,10 @@ func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta) error {
 	if meta.L != want.L || meta.Chain != want.Chain || meta.ConfigHash != want.ConfigHash {
 		return fmt.Errorf("fit: checkpoint %s is for L=%d chain %d config %s, not L=%d chain %d config %s",
 			path, meta.L, meta.Chain, meta.ConfigHash, want.L, want.Chain, want.ConfigHash)
+	}
+	if meta.Shards != "" && meta.Shards != want.Shards {
+		return fmt.Errorf("fit: checkpoint %s was fitted to shards with fingerprint %.12s, not to %s (fingerprint %.12s): resume with the shards the run was started on",
+			path, meta.Shards, shards, want.Shards)
 	}
 	if err := s.UnmarshalBinary(payload); err != nil {
 		return fmt.Errorf("fit: checkpoint %s: %w", path, err)

@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true}); err != nil {
+		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true, Log: childLog()}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -233,7 +233,7 @@ func TestFitInterruptAndResume(t *testing.T) {
 		if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "--resume") {
 			t.Fatalf("interrupted fit returned %v", err)
 		}
-		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true}); err != nil {
+		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true, Log: childLog()}); err != nil {
 			t.Fatal(err)
 		}
 		if digest(t, cfg.Output) != want {
@@ -276,7 +276,7 @@ func TestFitInterruptAndResume(t *testing.T) {
 				t.Fatalf("child failed: %v\n%s", err, stderr.String())
 			}
 		}
-		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true}); err != nil {
+		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true, Log: childLog()}); err != nil {
 			t.Fatal(err)
 		}
 		if digest(t, cfg.Output) != want {

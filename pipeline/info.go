@@ -39,6 +39,9 @@ type InfoOptions struct {
 // Info summarises the shards in dir on w, after verifying every checksum
 // when asked.
 func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
+	if err := notShards(dir); err != nil {
+		return err
+	}
 	s, err := shard.Open(dir)
 	if err != nil {
 		return err

@@ -7,29 +7,27 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-)
 
-// tempInfix marks the temporary files of WriteFileAtomic; Fits ignores them.
-const tempInfix = ".tmp-"
+	"scpipe/internal/outlock"
+)
 
 // WriteFileAtomic writes path through write, so that path holds either its
 // old content or the complete new content, never a part.
 //
 // The bytes go to a temporary file in the same directory (named
-// ".<base>.tmp-<random>"), which is synced, closed, made world-readable
-// (mode 0644), renamed over path, and then the directory itself is synced so
-// that the rename survives a crash. If write or any step fails, the
-// temporary file is removed and an existing file at path is left untouched.
+// ".<base>.tmp-<12 hex digits>", see outlock.TempFile; mode 0666 less the
+// umask), which is synced, closed, renamed over path, and then the
+// directory itself is synced so that the rename survives a crash. If write
+// or any step fails, the temporary file is removed and an existing file at
+// path is left untouched; one that a killed process left is removed by the
+// next fit of the run (RemoveTemporaries).
 //
 // The writer handed to write is buffered and has no Close method, so
 // encoders that close their sink when they are done cannot close the file
 // behind our back.
 func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+tempInfix+"*")
+	dir := filepath.Dir(path)
+	f, err := outlock.TempFile(path, "tmp")
 	if err != nil {
 		return fmt.Errorf("rundir: %s: create temporary file: %w", path, err)
 	}
@@ -51,9 +49,6 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return fmt.Errorf("rundir: %s: write: %w", path, err)
 	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("rundir: %s: chmod: %w", path, err)
-	}
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("rundir: %s: sync: %w", path, err)
 	}
@@ -69,6 +64,15 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 		return fmt.Errorf("rundir: %s: sync directory: %w", path, err)
 	}
 	return nil
+}
+
+// RemoveTemporaries removes from run, and the folders in it, the
+// temporary files of writes that a killed process left (WriteFileAtomic's
+// .<name>.tmp-<12 hex digits>, and the unfinished fitmask shard folder) and
+// returns their paths. Only the holder of the run's lock may call it: the
+// temporaries of a live writer look the same.
+func RemoveTemporaries(run string) ([]string, error) {
+	return outlock.RemoveTempsIn(run)
 }
 
 // syncDir makes a rename in dir durable.

@@ -51,6 +51,7 @@ type CheckpointMeta struct {
 	Sweep      int64     `json:"sweep"`       // sweeps completed when the state was taken
 	ConfigHash string    `json:"config_hash"` // hash of the configuration the run was started with
 	Created    time.Time `json:"created"`
+	Shards     string    `json:"shards,omitempty"` // fingerprint of the shards fitted (ShardsIdentity); "" in older checkpoints
 }
 
 // WriteCheckpoint writes meta and payload to path as a checkpoint,

@@ -8,6 +8,7 @@
 // else):
 //
 //	RUN/config.toml                 resolved configuration
+//	RUN/shards.json                 the shards fitted: path, shape, fingerprint
 //	RUN/summary.tsv                 one row per (L, chain)
 //	RUN/selection.svg               held-out accuracy and log predictive vs L
 //	RUN/L05/chain1/codes.parquet    one row per gene: gene_id, gene_name, code_1 … code_L

@@ -105,8 +105,13 @@ func TestWriteFileAtomic(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.Mode().Perm() != 0o644 {
-					t.Errorf("mode %v, want 0644", st.Mode().Perm())
+				// The umask decides, as for a file any tool creates.
+				ref := filepath.Join(t.TempDir(), "ref")
+				if err := os.WriteFile(ref, nil, 0o666); err != nil {
+					t.Fatal(err)
+				}
+				if want := mode(t, ref); st.Mode().Perm() != want {
+					t.Errorf("mode %v, want %v (0666 less the umask)", st.Mode().Perm(), want)
 				}
 			}
 		})
@@ -595,7 +600,7 @@ func TestFits(t *testing.T) {
 		}
 	}
 	touch(10, 1, CodesFile, CellsFile, TraceFile, CheckpointFile)
-	touch(2, 2, CheckpointFile, "."+CodesFile+tempInfix+"123")
+	touch(2, 2, CheckpointFile, "."+CodesFile+".tmp-0123456789ab")
 	touch(2, 1, CodesFile, CellsFile, TraceFile)
 	for _, junk := range []string{"L5/chain1", "L05/chain01", "L05/chainX", "Lxx/chain1", "other"} {
 		if err := os.MkdirAll(filepath.Join(run, junk), 0o755); err != nil {

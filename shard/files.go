@@ -3,8 +3,6 @@ package shard
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -63,7 +61,7 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 	prot := mmap.RDONLY
 	if write {
 		prot = mmap.RDWR
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
 			err = f.Truncate(size)
 		}
@@ -98,7 +96,7 @@ func writeStarted(path string, data []byte, create, direct bool) (unsynced bool,
 	if create {
 		flag |= os.O_CREATE | os.O_EXCL
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := os.OpenFile(path, flag, 0o666)
 	if err != nil {
 		return false, fmt.Errorf("shard: %w", err)
 	}
@@ -136,13 +134,6 @@ func syncPath(path string) error {
 		return fmt.Errorf("shard: %s: fsync: %w", path, err)
 	}
 	return nil
-}
-
-// randomSuffix returns a short random hex string for temporary names.
-func randomSuffix() string {
-	var b [6]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // encodeTSV renders rows of columns as tab-separated lines. Each column is

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"scpipe/internal/directio"
+	"scpipe/internal/outlock"
 )
 
 // CreateOptions controls Create.
@@ -83,10 +84,12 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 		return nil, err
 	}
 	dst = filepath.Clean(dst)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-")
+	// Named after dst (outlock.TempDir), so that the next writer of dst
+	// holding its lock removes the folder a killed process left.
+	tmp, err := outlock.TempDir(dst)
 	if err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
 	}
@@ -578,7 +581,7 @@ func (w *Writer) install() error {
 	}
 	var old string
 	if _, err := os.Lstat(w.dst); err == nil {
-		old = w.dst + ".old-" + randomSuffix()
+		old = outlock.AsideName(w.dst)
 		if err := os.Rename(w.dst, old); err != nil {
 			return fmt.Errorf("shard: moving %s aside: %w", w.dst, err)
 		}

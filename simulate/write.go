@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 
 	"github.com/klauspost/compress/gzip"
+
+	"scpipe/internal/outlock"
 )
 
 // Output folder layout of a simulation (see WriteMTX and WriteShards).
@@ -166,7 +169,7 @@ func (t *Truth) writeEntries(ctx context.Context, w *bufio.Writer, nnz int64) er
 // writeTruth writes the planted programs and their usage as TSV plus a JSON
 // summary.
 func (t *Truth) writeTruth(dir string, sum Summary) error {
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o777); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	header := func(w *bufio.Writer, first string) {
@@ -262,19 +265,25 @@ func writeFile(path string, fill func(io.Writer) error) error {
 // commitDir runs fill on a fresh temporary folder beside dir and renames it
 // to dir when fill succeeds; on failure nothing is left behind. An existing
 // dir is refused unless force, in which case it is replaced only after the
-// new folder is complete.
+// new folder is complete. dir is locked meanwhile (a second simulation into
+// it fails at once), and the folders a killed simulation into it left are
+// removed first.
 func commitDir(dir string, force bool, fill func(tmp string) error) error {
 	if dir == "" {
 		return errNoOutput
 	}
+	lk, err := outlock.Acquire(dir, slog.Default())
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	defer lk.Release()
+	if _, err := lk.RemoveStale(); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
 	if _, err := os.Stat(dir); err == nil && !force {
 		return fmt.Errorf("simulate: %s already exists (use --force to replace it)", dir)
 	}
-	parent := filepath.Dir(filepath.Clean(dir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+".tmp-")
+	tmp, err := outlock.TempDir(dir)
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
@@ -284,7 +293,7 @@ func commitDir(dir string, force bool, fill func(tmp string) error) error {
 	}
 	old := ""
 	if _, err := os.Stat(dir); err == nil {
-		old = tmp + ".old"
+		old = outlock.AsideName(dir)
 		if err := os.Rename(dir, old); err != nil {
 			os.RemoveAll(tmp)
 			return fmt.Errorf("simulate: %w", err)

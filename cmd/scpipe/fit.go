@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -22,6 +24,7 @@ chain, one fit after another, each on all --threads cores, and writes the run
 directory:
 
    RUN/config.toml               resolved configuration (--config RUN/config.toml reproduces the run)
+   RUN/shards.json               the shards fitted (--resume refuses others)
    RUN/summary.tsv               one row per (L, chain): lambda, loglik, accuracies, held-out scores, R-hat
    RUN/selection.svg             held-out accuracy and log predictive against L
    RUN/L05/chain1/codes.parquet  per gene: posterior mean of each code (U)
@@ -31,7 +34,8 @@ directory:
 
 Results are identical for any -j. A run stopped by SIGINT or SIGTERM (SLURM
 pre-emption) checkpoints first; --resume continues it, and gives the same
-results as an uninterrupted run.
+results as an uninterrupted run. While a fit works on RUN it holds the lock
+.RUN.lock beside it: another fit of RUN (--resume, --force) is refused.
 
    scpipe fit shards -o run --L 2..10
    scpipe fit shards -o run --L 2,4,8 --chains 4 --holdout 0.02
@@ -91,8 +95,12 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	cfg := pipeline.DefaultFitConfig()
 	var err error
 	if c.Bool("resume") {
+		// A run folder without a configuration (a start that failed early)
+		// has nothing to resume: Fit starts it from the flags.
 		stored := filepath.Join(c.String("output"), rundir.ConfigFile)
-		if cfg, err = pipeline.LoadFitConfig(stored, pipeline.FitConfig{}); err != nil {
+		if loaded, err := pipeline.LoadFitConfig(stored, pipeline.FitConfig{}); err == nil {
+			cfg = loaded
+		} else if !errors.Is(err, fs.ErrNotExist) {
 			return cfg, fmt.Errorf("--resume: %w", err)
 		}
 	}

@@ -1,0 +1,324 @@
+// Package outlock keeps two processes from writing one output at once, and
+// names the temporary files and folders written beside an output so that the
+// next process to hold it can remove those a killed one left.
+//
+// An output is a path a command creates or replaces: a shard folder
+// (ingest), a simulation (simulate), a run directory (fit). Its lock is the
+// file .BASE.lock beside it (BASE is the output's last element), held with
+// flock(2) for the whole command and removed when released; a process that
+// dies for any reason, SIGKILL included, loses the lock with its file
+// descriptors. The lock file records the holder's pid, host and command, so
+// that a refused process can say who holds it.
+//
+// Temporaries beside an output are named after it with a kind and 12 random
+// hex digits (BASE.tmp-3f9c0a1b2c4d, .BASE.spill-…, BASE.old-…). Only a
+// holder of the output's lock writes them, so a holder finds those of a dead
+// process by name (Lock.RemoveStale) and removes them; the files written
+// inside a folder the holder owns outright, such as a run directory, are
+// found with RemoveTempsIn.
+//
+//	lk, err := outlock.Acquire(out, log)
+//	if err != nil {
+//		return err // names the holder
+//	}
+//	defer lk.Release()
+//	lk.RemoveStale()
+//
+// New folders are made with mode 0777 and files with 0666, so that the
+// process's umask decides who may read them, as for any Unix tool.
+package outlock
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ErrLocked is matched (errors.Is) by the error Acquire returns when
+// another process holds the output's lock.
+var ErrLocked = errors.New("output locked by another process")
+
+// lockedError names the output, its holder and the lock file.
+type lockedError struct {
+	output, holder, path string
+}
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("%s is being written by %s; wait for it to finish or stop it (lock file %s)", e.output, e.holder, e.path)
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
+// suffixLen is the number of random hex digits in a temporary's name.
+const suffixLen = 12
+
+// kinds are the temporaries an output may have beside it: tmp (a folder or
+// file being written), spill (ingest's entry file), old (a replaced output
+// being deleted).
+var kinds = []string{"tmp", "spill", "old"}
+
+// tempPattern matches the name of any temporary this package names.
+var tempPattern = regexp.MustCompile(`^.+\.(` + strings.Join(kinds, "|") + `)-[0-9a-f]{` + fmt.Sprint(suffixLen) + `}$`)
+
+// IsTemp reports whether name (a file name, not a path) is one that TempDir,
+// TempFile or AsideName gives.
+func IsTemp(name string) bool { return tempPattern.MatchString(name) }
+
+// holder is what a lock file records about the process holding it.
+type holder struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Since   time.Time `json:"since"`
+	Command string    `json:"command"`
+}
+
+func (h holder) String() string {
+	s := fmt.Sprintf("pid %d on host %s, since %s", h.PID, h.Host, h.Since.Local().Format("2006-01-02 15:04:05 MST"))
+	if h.Command != "" {
+		s += fmt.Sprintf(" (%s)", h.Command)
+	}
+	return s
+}
+
+// Lock is the lock of one output. The zero of its file means the file
+// system could not lock (see Acquire); such a Lock guards nothing.
+type Lock struct {
+	output, path string
+	f            *os.File
+}
+
+// Acquire takes the lock of output without waiting: when another process
+// holds it, it returns an error that matches ErrLocked and reads "OUTPUT is
+// being written by pid P on host H, since T (COMMAND); …". The
+// folder that will hold output is created when missing. Where the file
+// system cannot lock (Lustre mounted with noflock, NFS without a lock
+// manager), Acquire logs a warning on log (nil: none) and returns a Lock
+// that guards nothing, so that work goes on as before locks existed.
+func Acquire(output string, log *slog.Logger) (*Lock, error) {
+	abs, err := filepath.Abs(output)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", output, err)
+	}
+	dir, base := filepath.Split(abs)
+	if base == "" {
+		return nil, fmt.Errorf("%s: cannot lock a file system root", output)
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, err
+	}
+	l := &Lock{output: output, path: filepath.Join(dir, "."+base+".lock")}
+	err = l.lock()
+	if errors.Is(err, errUnsupported) {
+		os.Remove(l.path)
+		if log != nil {
+			log.Warn("the file system does not support locks: nothing stops another process from writing this output at the same time", "output", output, "error", err)
+		}
+		return l, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// lock takes the lock file. The holder removes the file when it releases
+// it, so a lock taken on a file that is no longer at l.path (unlinked by
+// the releasing holder between our open and our flock) guards nothing: it
+// is dropped and taken again on the file now there.
+func (l *Lock) lock() error {
+	for range 100 {
+		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o666)
+		if err != nil {
+			return fmt.Errorf("%s: lock: %w", l.output, err)
+		}
+		if err := flock(f); err != nil {
+			defer f.Close()
+			if errors.Is(err, errHeld) {
+				return &lockedError{l.output, readHolder(f), l.path}
+			}
+			return fmt.Errorf("%s: lock %s: %w", l.output, l.path, err)
+		}
+		if sameFile(f, l.path) {
+			l.f = f
+			return l.record()
+		}
+		f.Close()
+	}
+	return fmt.Errorf("%s: lock %s: the lock file keeps changing", l.output, l.path)
+}
+
+// sameFile reports whether f is the file now at path.
+func sameFile(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// record writes this process's description into the held lock file.
+func (l *Lock) record() error {
+	host, _ := os.Hostname()
+	h := holder{PID: os.Getpid(), Host: host, Since: time.Now().UTC(), Command: command()}
+	b, _ := json.Marshal(h)
+	if err := l.f.Truncate(0); err != nil {
+		return fmt.Errorf("%s: lock %s: %w", l.output, l.path, err)
+	}
+	if _, err := l.f.WriteAt(append(b, '\n'), 0); err != nil {
+		return fmt.Errorf("%s: lock %s: %w", l.output, l.path, err)
+	}
+	return nil
+}
+
+// command is the process's command line, shortened for a message.
+func command() string {
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	s := strings.Join(args, " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// readHolder describes the holder recorded in f, or says it is unknown (a
+// holder that has not written its record yet, or a foreign file).
+func readHolder(f *os.File) string {
+	b := make([]byte, 4096)
+	n, _ := f.ReadAt(b, 0)
+	var h holder
+	if err := json.Unmarshal(b[:n], &h); err != nil || h.PID == 0 {
+		return "another process"
+	}
+	return h.String()
+}
+
+// Held reports whether l holds its lock (false where the file system could
+// not lock).
+func (l *Lock) Held() bool { return l != nil && l.f != nil }
+
+// Release removes the lock file and releases the lock. It may be called on
+// a nil Lock and more than once.
+func (l *Lock) Release() error {
+	if !l.Held() {
+		return nil
+	}
+	// Removed while still locked: a process that opened the file before the
+	// removal finds, once it holds it, that it is no longer at l.path.
+	rerr := os.Remove(l.path)
+	cerr := l.f.Close()
+	l.f = nil
+	if rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		return fmt.Errorf("%s: unlock: %w", l.output, rerr)
+	}
+	return cerr
+}
+
+// RemoveStale removes the temporaries beside the output that TempDir,
+// TempFile and AsideName name after it: with the lock held, no live process
+// writes them. It returns the paths removed, and does nothing when l holds
+// no lock.
+func (l *Lock) RemoveStale() ([]string, error) {
+	if !l.Held() {
+		return nil, nil
+	}
+	dir, base := filepath.Split(filepath.Clean(l.output))
+	if dir == "" {
+		dir = "."
+	}
+	own := regexp.MustCompile(`^\.?` + regexp.QuoteMeta(base) + `\.(` + strings.Join(kinds, "|") + `)-[0-9a-f]{` + fmt.Sprint(suffixLen) + `}$`)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: removing leftovers: %w", l.output, err)
+	}
+	var removed []string
+	for _, e := range entries {
+		if own.MatchString(e.Name()) {
+			p := filepath.Join(dir, e.Name())
+			if err := os.RemoveAll(p); err != nil {
+				return removed, fmt.Errorf("%s: removing leftover %s: %w", l.output, p, err)
+			}
+			removed = append(removed, p)
+		}
+	}
+	return removed, nil
+}
+
+// RemoveTempsIn removes every temporary (IsTemp) in dir and its subfolders,
+// and returns their paths. Only for a folder that the caller owns outright
+// while it holds the folder's lock, such as a run directory.
+func RemoveTempsIn(dir string) ([]string, error) {
+	var removed []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir || !IsTemp(d.Name()) {
+			return nil
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+		removed = append(removed, p)
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return removed, fmt.Errorf("%s: removing leftovers: %w", dir, err)
+	}
+	return removed, nil
+}
+
+// TempDir creates a new folder beside output, named BASE.tmp-XXXXXXXXXXXX,
+// with mode 0777 less the umask.
+func TempDir(output string) (string, error) {
+	for range 100 {
+		p := tempName(output, "", "tmp")
+		err := os.Mkdir(p, 0o777)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("%s: no free temporary name", output)
+}
+
+// TempFile creates and opens a new file beside output for reading and
+// writing, named .BASE.KIND-XXXXXXXXXXXX (hidden), with mode 0666 less the
+// umask. kind is "tmp" or "spill".
+func TempFile(output, kind string) (*os.File, error) {
+	for range 100 {
+		f, err := os.OpenFile(tempName(output, ".", kind), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no free temporary name", output)
+}
+
+// AsideName returns a fresh name beside output, BASE.old-XXXXXXXXXXXX, to
+// move a replaced output to before deleting it.
+func AsideName(output string) string { return tempName(output, "", "old") }
+
+func tempName(output, prefix, kind string) string {
+	dir, base := filepath.Split(filepath.Clean(output))
+	var b [suffixLen / 2]byte
+	rand.Read(b[:])
+	return filepath.Join(dir, prefix+base+"."+kind+"-"+hex.EncodeToString(b[:]))
+}

@@ -1,0 +1,225 @@
+package outlock
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// holdEnv makes the test binary a process that takes the lock of the
+// output it names, says so on stdout and waits to be killed.
+const holdEnv = "OUTLOCK_TEST_HOLD"
+
+func TestMain(m *testing.M) {
+	if out := os.Getenv(holdEnv); out != "" {
+		if _, err := Acquire(out, nil); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+func TestLockInProcess(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sub", "shards")
+	a, err := Acquire(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Held() {
+		t.Fatal("lock not held on a local file system")
+	}
+	host, _ := os.Hostname()
+	_, err = Acquire(out, nil)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d on host %s", os.Getpid(), host)) {
+		t.Fatalf("second Acquire: %v (want ErrLocked naming pid %d and host %s)", err, os.Getpid(), host)
+	}
+	// Another output in the same folder is not locked.
+	b, err := Acquire(out+"2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	if err := a.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	if _, err := os.Stat(a.path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file left after Release: %v", err)
+	}
+	c, err := Acquire(out, nil)
+	if err != nil {
+		t.Fatalf("Acquire after Release: %v", err)
+	}
+	c.Release()
+}
+
+// TestLockAcrossProcesses holds the lock in a child process: another
+// process is refused with the child's pid while it lives, and gets the lock
+// once the child is killed with SIGKILL, which leaves the lock file behind.
+func TestLockAcrossProcesses(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), holdEnv+"="+out)
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	_, err = Acquire(out, nil)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", child.Process.Pid)) {
+		t.Fatalf("Acquire while the child holds the lock: %v (want the child's pid %d)", err, child.Process.Pid)
+	}
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	l, err := Acquire(out, nil)
+	if err != nil {
+		t.Fatalf("Acquire after the holder was killed: %v", err)
+	}
+	defer l.Release()
+	if !l.Held() {
+		t.Fatal("lock not held")
+	}
+}
+
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "shards")
+	const hex = "0123456789ab"
+	own := []string{"shards.tmp-" + hex, ".shards.spill-" + hex, "shards.old-" + hex, ".shards.tmp-" + hex}
+	others := []string{"shards", "shards.tmp-xyz", "shards.tmp-0123456789abc", "shards2.tmp-" + hex, "other.old-" + hex, ".shards.lock.tmp"}
+	for _, n := range append(slices.Clone(own), others...) {
+		p := filepath.Join(dir, n)
+		if strings.Contains(n, "tmp-") && !strings.HasPrefix(n, ".") {
+			if err := os.MkdirAll(filepath.Join(p, "inside"), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Without the lock nothing is removed.
+	var none *Lock
+	if removed, err := none.RemoveStale(); err != nil || len(removed) != 0 {
+		t.Fatalf("RemoveStale without the lock: %v, %v", removed, err)
+	}
+	l, err := Acquire(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	removed, err := l.RemoveStale()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != len(own) {
+		t.Errorf("removed %v, want %v", removed, own)
+	}
+	for _, n := range own {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			t.Errorf("%s not removed", n)
+		}
+	}
+	for _, n := range others {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s removed: %v", n, err)
+		}
+	}
+}
+
+func TestRemoveTempsIn(t *testing.T) {
+	run := t.TempDir()
+	keep := []string{"config.toml", "L02/chain1/state.ckpt", "fitmask/x0.bin"}
+	temps := []string{".config.toml.tmp-00000000000a", "L02/chain1/.state.ckpt.tmp-aaaaaaaaaaaa", "L02/chain1/.trace.parquet.tmp-bbbbbbbbbbbb", "fitmask.tmp-cccccccccccc/x0.bin"}
+	for _, n := range append(slices.Clone(keep), temps...) {
+		p := filepath.Join(run, n)
+		os.MkdirAll(filepath.Dir(p), 0o777)
+		if err := os.WriteFile(p, nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveTempsIn(run)
+	if err != nil || len(removed) != len(temps) {
+		t.Fatalf("removed %v, %v; want the %d temporaries", removed, err, len(temps))
+	}
+	for _, n := range keep {
+		if _, err := os.Stat(filepath.Join(run, n)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, n := range temps {
+		if _, err := os.Stat(filepath.Join(run, filepath.Dir(n))); strings.HasPrefix(n, "fitmask.tmp") && err == nil {
+			t.Errorf("%s left", filepath.Dir(n))
+		}
+		if _, err := os.Stat(filepath.Join(run, n)); err == nil {
+			t.Errorf("%s left", n)
+		}
+	}
+}
+
+// TestModesFollowUmask: temporaries (and so the outputs renamed from them)
+// and lock files get 0777 and 0666 less the umask, not a fixed mode.
+func TestModesFollowUmask(t *testing.T) {
+	for _, mask := range []int{0o002, 0o027, 0o077} {
+		old := syscall.Umask(mask)
+		dir := t.TempDir()
+		out := filepath.Join(dir, "out")
+		d, err := TempDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := TempFile(out, "tmp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		l, err := Acquire(out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lockMode := mode(t, l.path)
+		l.Release()
+		syscall.Umask(old)
+		if got, want := mode(t, d), os.FileMode(0o777&^mask); got != want {
+			t.Errorf("umask %03o: folder mode %03o, want %03o", mask, got, want)
+		}
+		if got, want := mode(t, f.Name()), os.FileMode(0o666&^mask); got != want {
+			t.Errorf("umask %03o: file mode %03o, want %03o", mask, got, want)
+		}
+		if want := os.FileMode(0o666 &^ mask); lockMode != want {
+			t.Errorf("umask %03o: lock file mode %03o, want %03o", mask, lockMode, want)
+		}
+		if !IsTemp(filepath.Base(d)) || !IsTemp(filepath.Base(f.Name())) || !IsTemp(filepath.Base(AsideName(out))) {
+			t.Errorf("IsTemp refuses %s, %s or %s", d, f.Name(), AsideName(out))
+		}
+	}
+}
+
+func mode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}

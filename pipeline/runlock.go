@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"scpipe/internal/outlock"
+	"scpipe/rundir"
+	"scpipe/shard"
+)
+
+// lockRun takes the run directory's lock for the whole fit, so that a
+// second fit of the same run (a requeued job while the first still runs, a
+// --force replacing it) fails at once with a message naming the holder.
+func lockRun(run string, log *slog.Logger) (*outlock.Lock, error) {
+	lk, err := outlock.Acquire(run, log)
+	if err != nil {
+		return nil, fmt.Errorf("fit: run directory %w", err)
+	}
+	return lk, nil
+}
+
+// shardsIdentity describes the shards at path, whose manifest is m, for
+// RUN/shards.json and the checkpoints.
+func shardsIdentity(path string, m *shard.Manifest) rundir.ShardsIdentity {
+	return rundir.ShardsIdentity{Path: path, Fingerprint: m.Fingerprint(), Cells: m.Cells, Genes: m.Genes, Ones: m.Ones}
+}
+
+// unstarted reports whether the existing folder run holds nothing but what
+// a start that failed before writing the configuration leaves: nothing,
+// shards.json, temporaries. Such a folder is started afresh, with or
+// without --resume; anything else in it (another program's files) keeps
+// it from being touched.
+func unstarted(run string) (bool, error) {
+	entries, err := os.ReadDir(run)
+	if err != nil {
+		return false, fmt.Errorf("fit: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() != rundir.ShardsFile && !outlock.IsTemp(e.Name()) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// checkShards refuses to resume run on shards other than those it was
+// started on. A run started by a version that did not record them is not
+// given a record now, lest it be of the wrong shards: the checkpoints
+// written from now on carry the fingerprint instead (see restore).
+func checkShards(run string, id rundir.ShardsIdentity, log *slog.Logger) error {
+	path := filepath.Join(run, rundir.ShardsFile)
+	stored, err := rundir.ReadShardsIdentity(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		log.Warn("the run does not record the shards it was started on (an older scpipe started it): they cannot be checked", "run", run, "shards", id.Path)
+		return nil
+	case err != nil:
+		return fmt.Errorf("fit: --resume: %w", err)
+	case stored.Fingerprint != id.Fingerprint:
+		return fmt.Errorf("fit: --resume: %s was started on the shards %s, not on %s: resume it with the shards it was started on, or start a new run (another -o, or --force to replace this one)",
+			run, stored, id)
+	case stored.Path != id.Path:
+		log.Info("resuming on the same shards at another path", "was", stored.Path, "now", id.Path)
+		return rundir.WriteShardsIdentity(path, id)
+	}
+	return nil
+}
+
+// removeLeftovers removes the temporaries that killed writes left in the
+// run directory (its lock held).
+func removeLeftovers(run string, log *slog.Logger) error {
+	removed, err := rundir.RemoveTemporaries(run)
+	for _, p := range removed {
+		log.Info("removed a leftover of an interrupted fit", "path", p)
+	}
+	if err != nil {
+		return fmt.Errorf("fit: %w", err)
+	}
+	return nil
+}
+
+// checkFitMask refuses a run's observed-entry mask made from other shards
+// than src (a run that records no shards, resumed on others): the sampler
+// would otherwise fail on the shapes.
+func checkFitMask(fm, src *shard.Shard, cfg FitConfig) error {
+	a, b := fm.Manifest(), src.Manifest()
+	if a.Cells != b.Cells || a.Genes != b.Genes {
+		return fmt.Errorf("fit: %s was made from shards of %d cells × %d genes, not from %s (%d cells × %d genes): the run was started on other shards",
+			fm.Dir(), a.Cells, a.Genes, cfg.Shards, b.Cells, b.Genes)
+	}
+	return nil
+}

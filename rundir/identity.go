@@ -1,0 +1,61 @@
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ShardsFile is RUN/shards.json: which shards the run is fitted to.
+const ShardsFile = "shards.json"
+
+// ShardsIdentity names the shards a run was started on: a resumed run must
+// be given shards with the same Fingerprint (the path may change, as when
+// the shards were moved).
+type ShardsIdentity struct {
+	Path        string `json:"path"`        // as given to scpipe fit
+	Fingerprint string `json:"fingerprint"` // shard.Manifest.Fingerprint: 64 hex digits
+	Cells       int    `json:"cells"`
+	Genes       int    `json:"genes"`
+	Ones        int64  `json:"ones"`
+}
+
+// String describes the shards for a message: path, shape and the
+// fingerprint's first 12 digits.
+func (id ShardsIdentity) String() string {
+	fp := id.Fingerprint
+	if len(fp) > 12 {
+		fp = fp[:12]
+	}
+	return fmt.Sprintf("%s (%d cells × %d genes, %d ones, fingerprint %s)", id.Path, id.Cells, id.Genes, id.Ones, fp)
+}
+
+// WriteShardsIdentity writes id to path (RUN/shards.json) atomically.
+func WriteShardsIdentity(path string, id ShardsIdentity) error {
+	b, err := json.MarshalIndent(id, "", "  ")
+	if err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// ReadShardsIdentity reads a file written by WriteShardsIdentity. A missing
+// file gives an error wrapping os.ErrNotExist.
+func ReadShardsIdentity(path string) (ShardsIdentity, error) {
+	var id ShardsIdentity
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return id, fmt.Errorf("rundir: %w", err)
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		return id, fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	if id.Fingerprint == "" {
+		return id, fmt.Errorf("rundir: %s: no fingerprint", path)
+	}
+	return id, nil
+}
