@@ -2,7 +2,8 @@
 
 package shard
 
-// useGFNI is false: there is no vector transposition here.
+// useGFNI is false: this build has no assembly transposition, and
+// transpose64 is the Go twin alone.
 var useGFNI = false
 
 // transpose64 transposes a 64×64 bit matrix in place (see transpose64Go).

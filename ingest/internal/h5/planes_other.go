@@ -2,6 +2,10 @@
 
 package h5
 
+// This build has no assembly: useAVX2 is false, so widen1 and widen2 widen
+// every element in Go, and the widening kernels, should they be called,
+// widen none and say so (they return 0).
+
 // useAVX2 is false: this build has no assembly plane widening.
 var useAVX2 = false
 

@@ -8,7 +8,7 @@ const (
 )
 
 // Adler32 returns the Adler-32 checksum of p (RFC 1950), as hash/adler32
-// does. Where the CPU has AVX2, whole 32-byte blocks go to adler32Blocks
+// does. Where the CPU has AVX2, whole 32-byte blocks go to adlerBlocks
 // (adler32_amd64.s); the rest, and every byte elsewhere, to adler32Words.
 func Adler32(p []byte) uint32 {
 	s1, s2 := adlerUpdate(1, 0, p)
@@ -35,11 +35,9 @@ func adlerUpdate(s1, s2 uint32, p []byte) (uint32, uint32) {
 	for len(p) > 0 {
 		q := p[:min(len(p), adlerNmax&^31)]
 		p = p[len(q):]
-		if n := len(q) &^ 31; useAVX2 && n > 0 {
-			sum, weighted, prefix := adler32Blocks(q[:n])
-			blocks := uint64(n / 32)
-			s2 = uint32((uint64(s2) + 32*blocks*uint64(s1) + 32*prefix + weighted) % adlerMod)
-			s1 = uint32((uint64(s1) + sum) % adlerMod)
+		if useAVX2 {
+			var n int
+			s1, s2, n = adlerBlocks(s1, s2, q)
 			q = q[n:]
 		}
 		s1, s2 = adler32Words(s1, s2, q)
