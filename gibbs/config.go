@@ -71,11 +71,19 @@ type Config struct {
 	Workers int
 	// PriorZ and PriorU are the priors of Z (cells × codes) and U (genes × codes).
 	PriorZ, PriorU Prior
-	// Lambda is the initial dispersion λ > 0, used by the first sweep.
+	// Noise is the likelihood of an entry given the Boolean product.
+	Noise Noise
+	// Lambda is the initial dispersion λ > 0 of the Symmetric likelihood,
+	// used by the first sweep.
 	Lambda float64
-	// FixLambda holds λ at Lambda instead of setting it to its maximum
-	// likelihood value after every sweep. With it the sampler is an exact
-	// MCMC sampler of p(Z, U | X, λ).
+	// Dropout and Background are the initial rates α and β of the Dropout
+	// likelihood, in [0, 1); 0 leaves them to the sampler: α = ½ and β half
+	// the data's density. Background must be below 1 − Dropout.
+	Dropout, Background float64
+	// FixLambda holds the likelihood's parameters (λ, or α and β) at their
+	// initial values instead of setting them to their maximum-likelihood
+	// values after every sweep. With it the sampler is an exact MCMC
+	// sampler of p(Z, U | X, λ) (or of p(Z, U | X, α, β)).
 	FixLambda bool
 	// KeepSamples retains every retained (thinned) state, so that
 	// Result.Predict can average the likelihood over samples.
@@ -114,6 +122,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Workers = %d", ErrConfig, c.Workers)
 	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 0):
 		return fmt.Errorf("%w: initial Lambda = %v is not a positive finite number", ErrConfig, c.Lambda)
+	case c.Noise > Dropout:
+		return fmt.Errorf("%w: unknown Noise %d", ErrConfig, c.Noise)
+	case !(c.Dropout >= 0 && c.Dropout < 1) || !(c.Background >= 0 && c.Background < 1):
+		return fmt.Errorf("%w: initial Dropout = %v and Background = %v must be in [0, 1)", ErrConfig, c.Dropout, c.Background)
+	case c.Dropout > 0 && c.Background > 0 && c.Background >= 1-c.Dropout:
+		return fmt.Errorf("%w: initial Background = %v is not below 1 − Dropout = %v: covering an entry must raise its chance of being a one", ErrConfig, c.Background, 1-c.Dropout)
 	case c.Init > InitData:
 		return fmt.Errorf("%w: unknown Init %d", ErrConfig, c.Init)
 	case c.Starts < 1:

@@ -15,8 +15,9 @@ type exactStats struct {
 	values []float64
 }
 
-// tinyStats evaluates the statistics for one state (z, u as n*L+l bit masks).
-func tinyStats(z, u uint64, n, d, L int, lambda float64) []float64 {
+// tinyStats evaluates the statistics for one state (z, u as n*L+l bit masks)
+// under rates r.
+func tinyStats(z, u uint64, n, d, L int, r rates) []float64 {
 	var out []float64
 	on := func(m uint64, i int) bool { return m>>uint(i)&1 != 0 }
 	for i := range n {
@@ -25,7 +26,7 @@ func tinyStats(z, u uint64, n, d, L int, lambda float64) []float64 {
 			for l := range L {
 				cov = cov || on(z, i*L+l) && on(u, j*L+l)
 			}
-			out = append(out, sigmoid(-lambda)+b2f(cov)*(sigmoid(lambda)-sigmoid(-lambda)))
+			out = append(out, r.off+b2f(cov)*(r.on-r.off))
 		}
 	}
 	k := 0
@@ -61,8 +62,8 @@ func b2f(b bool) float64 {
 }
 
 // exactPosterior enumerates every (Z, U) of a tiny problem and returns the
-// posterior expectations of tinyStats at fixed λ.
-func exactPosterior(x, obs [][]bool, L int, lambda float64, pz, pu []float64) []float64 {
+// posterior expectations of tinyStats at fixed rates r.
+func exactPosterior(x, obs [][]bool, L int, r rates, pz, pu []float64) []float64 {
 	n, d := len(x), len(x[0])
 	var logw []float64
 	var stats [][]float64
@@ -85,16 +86,19 @@ func exactPosterior(x, obs [][]bool, L int, lambda float64, pz, pu []float64) []
 					for l := range L {
 						cov = cov || z>>uint(i*L+l)&1 != 0 && u>>uint(j*L+l)&1 != 0
 					}
-					if cov == x[i][j] {
-						w += math.Log(sigmoid(lambda))
-					} else {
-						w += math.Log(sigmoid(-lambda))
+					p := r.off
+					if cov {
+						p = r.on
 					}
+					if !x[i][j] {
+						p = 1 - p
+					}
+					w += math.Log(p)
 				}
 			}
 			logw = append(logw, w)
 			maxw = max(maxw, w)
-			stats = append(stats, tinyStats(z, u, n, d, L, lambda))
+			stats = append(stats, tinyStats(z, u, n, d, L, r))
 		}
 	}
 	mean := make([]float64, len(stats[0]))
@@ -126,14 +130,18 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 	cases := []struct {
 		name      string
 		obs       [][]bool
-		lambda    float64
+		noise     Noise
+		lambda    float64 // Symmetric
+		drop, bg  float64 // Dropout
 		pz, pu    []float64
 		marginals bool // compare individual z_nl and u_ld
 	}{
-		{"uniform", all, 1.0, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
-		{"missing", holes, 1.5, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
-		{"per-code priors", all, 1.2, []float64{0.3, 0.7}, []float64{0.6, 0.2}, true},
-		{"per-code priors, missing", holes, 0.8, []float64{0.25, 0.6}, []float64{0.7, 0.35}, true},
+		{"uniform", all, Symmetric, 1.0, 0, 0, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
+		{"missing", holes, Symmetric, 1.5, 0, 0, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
+		{"per-code priors", all, Symmetric, 1.2, 0, 0, []float64{0.3, 0.7}, []float64{0.6, 0.2}, true},
+		{"per-code priors, missing", holes, Symmetric, 0.8, 0, 0, []float64{0.25, 0.6}, []float64{0.7, 0.35}, true},
+		{"dropout", all, Dropout, 1, 0.4, 0.1, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
+		{"dropout, per-code priors, missing", holes, Dropout, 1, 0.55, 0.2, []float64{0.3, 0.6}, []float64{0.65, 0.3}, true},
 	}
 	samples := 200000
 	if testing.Short() {
@@ -157,10 +165,15 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1000, samples, 1, 1
 			cfg.Seed = uint64(ci + 1)
 			cfg.Lambda, cfg.FixLambda, cfg.KeepSamples = tc.lambda, true, true
+			cfg.Noise, cfg.Dropout, cfg.Background = tc.noise, tc.drop, tc.bg
+			r := symmetricRates(tc.lambda)
+			if tc.noise == Dropout {
+				r = rates{on: 1 - tc.drop, off: tc.bg}
+			}
 			cfg.PriorZ, cfg.PriorU = FixedPrior(tc.pz...), FixedPrior(tc.pu...)
 			s, _ := runAll(t, data, cfg)
 
-			exact := exactPosterior(xbits, tc.obs, L, tc.lambda, tc.pz, tc.pu)
+			exact := exactPosterior(xbits, tc.obs, L, r, tc.pz, tc.pu)
 			// Statistics per retained sample, then batch means.
 			const batches = 50
 			per := len(s.kept) / batches
@@ -177,7 +190,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 							u |= (k.u[l] >> uint(j) & 1) << uint(j*L+l)
 						}
 					}
-					for i, v := range tinyStats(z, u, n, d, L, k.lambda) {
+					for i, v := range tinyStats(z, u, n, d, L, k.rates) {
 						batchMean[b][i] += v / float64(per)
 					}
 				}
@@ -206,10 +219,14 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 				t.Error(b)
 			}
 			// Power: the same comparison must reject the posterior of a
-			// slightly different model (λ off by 25%).
-			wrong := exactPosterior(xbits, tc.obs, L, tc.lambda*1.25, tc.pz, tc.pu)
-			if len(within(wrong)) == 0 {
-				t.Errorf("the tolerance cannot tell λ = %v from λ = %v", tc.lambda, tc.lambda*1.25)
+			// slightly different model (λ off by 25%, or the dropout rate
+			// off by a quarter of its distance to 1 − background).
+			wrongRates := symmetricRates(tc.lambda * 1.25)
+			if tc.noise == Dropout {
+				wrongRates = rates{on: r.on + (r.on-r.off)/4, off: r.off}
+			}
+			if len(within(exactPosterior(xbits, tc.obs, L, wrongRates, tc.pz, tc.pu))) == 0 {
+				t.Errorf("the tolerance cannot tell rates %+v from %+v", r, wrongRates)
 			}
 			// The sampler's own predictive agrees with the retained samples.
 			res, err := s.Result()

@@ -27,7 +27,7 @@ func runDigest(s *Sampler, res *Result) string {
 		put(uint64(st.Flips))
 	}
 	c := s.chains[0]
-	put(math.Float64bits(c.lambda))
+	put(math.Float64bits(c.rates.lambda))
 	for _, w := range c.z {
 		put(w)
 	}

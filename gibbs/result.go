@@ -21,8 +21,13 @@ type Result struct {
 	ZMean, UMean []float64
 	// Samples is the number of retained samples behind the means.
 	Samples int
-	// Lambda is λ after the last sweep; the plug-in predictive uses it.
-	Lambda float64
+	// Noise is the likelihood the chain ran with.
+	Noise Noise
+	// Lambda is λ after the last sweep (Symmetric; NaN under Dropout), and
+	// Dropout and Background the rates P(x = 0 | covered) and P(x = 1 |
+	// not covered) after it; the plug-in predictive uses them.
+	Lambda              float64
+	Dropout, Background float64
 	// Trace has one entry per sweep run so far.
 	Trace []SweepStats
 
@@ -34,8 +39,13 @@ func (s *Sampler) Result() (*Result, error) {
 	if s.retained == 0 {
 		return nil, ErrNoSamples
 	}
-	r := &Result{N: s.n, D: s.d, L: s.l, Samples: s.retained, Lambda: s.chains[0].lambda,
+	c := s.chains[0]
+	r := &Result{N: s.n, D: s.d, L: s.l, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
+		Dropout: 1 - c.rates.on, Background: c.rates.off,
 		Trace: append([]SweepStats(nil), s.trace...), kept: s.kept}
+	if s.cfg.Noise == Symmetric {
+		r.Lambda = c.rates.lambda
+	}
 	r.ZMean = means(s.zCount, s.retained)
 	r.UMean = means(s.uCount, s.retained)
 	return r, nil
@@ -70,13 +80,15 @@ func (r *Result) Reconstruct(n, d int) bool {
 type Method uint8
 
 const (
-	// PlugIn plugs the posterior means into the likelihood, as the paper's
-	// fast path does: P(x_nd = 1) = σ(λ·(1 − 2∏_l(1 − ẑ_nl·û_ld))) with the
-	// final λ.
+	// PlugIn plugs the expected coverage c = 1 − ∏_l(1 − ẑ_nl·û_ld) of the
+	// posterior means into the likelihood, as the paper's fast path does:
+	// P(x_nd = 1) = σ(λ·(2c − 1)) with the final λ (Symmetric), or
+	// β + (1 − α − β)·c with the final rates (Dropout).
 	PlugIn Method = iota
-	// SampleMean averages p(x_nd = 1 | Z⁽ˢ⁾, U⁽ˢ⁾, λ⁽ˢ⁾) over the retained
-	// samples: σ(λ⁽ˢ⁾) where some code covers (n, d), σ(−λ⁽ˢ⁾) elsewhere.
-	// It needs Config.KeepSamples.
+	// SampleMean averages p(x_nd = 1 | Z⁽ˢ⁾, U⁽ˢ⁾) over the retained
+	// samples, each with its own parameters: 1 − α⁽ˢ⁾ where some code covers
+	// (n, d), β⁽ˢ⁾ elsewhere (σ(±λ⁽ˢ⁾) under Symmetric). It needs
+	// Config.KeepSamples.
 	SampleMean
 )
 
@@ -111,7 +123,7 @@ func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) (
 		dst = append(dst, make([]float64, len(entries))...)
 		out := dst[start:]
 		for _, k := range r.kept {
-			pos, neg := sigmoid(k.lambda), sigmoid(-k.lambda)
+			pos, neg := k.rates.on, k.rates.off
 			for i, e := range entries {
 				if covered(k.z, k.u, r.L, e.Cell, e.Gene) {
 					out[i] += pos
@@ -156,7 +168,10 @@ func (r *Result) plugIn(n, d int) float64 {
 	for l := range r.L {
 		prod *= 1 - float64(r.ZMean[n*r.L+l]*r.UMean[d*r.L+l])
 	}
-	return sigmoid(r.Lambda * (1 - float64(2*prod)))
+	if r.Noise == Symmetric {
+		return sigmoid(r.Lambda * (1 - float64(2*prod)))
+	}
+	return r.Background + float64((1-r.Dropout-r.Background)*(1-prod))
 }
 
 // covered reports whether some code l has z_nl = u_ld = 1 in the interleaved

@@ -115,7 +115,7 @@ func TestTraceAndSummary(t *testing.T) {
 	for i, e := range entries {
 		want := 0.0
 		for _, k := range res.kept {
-			want += sigmoid(-k.lambda) + b2f(covered(k.z, k.u, 3, e.Cell, e.Gene))*(sigmoid(k.lambda)-sigmoid(-k.lambda))
+			want += sigmoid(-k.rates.lambda) + b2f(covered(k.z, k.u, 3, e.Cell, e.Gene))*(sigmoid(k.rates.lambda)-sigmoid(-k.rates.lambda))
 		}
 		if want /= 3; math.Abs(sm[i]-want) > 1e-12 {
 			t.Fatalf("sample mean at %v = %v, want %v", e, sm[i], want)

@@ -36,10 +36,14 @@ func (p Phase) String() string {
 // update). During a multi-start phase it describes the chain with the highest
 // log-likelihood after that sweep.
 type SweepStats struct {
-	Sweep    int     // 0-based index of the sweep
-	Phase    Phase   // burn-in or sample
-	Chains   int     // number of chains advanced in this sweep (Starts during the multi-start phase, else 1)
-	Lambda   float64 // λ after the update
+	Sweep  int   // 0-based index of the sweep
+	Phase  Phase // burn-in or sample
+	Chains int   // number of chains advanced in this sweep (Starts during the multi-start phase, else 1)
+	// Lambda is λ after the update (Symmetric; NaN under Dropout).
+	Lambda float64
+	// Dropout and Background are the rates after the update: P(x = 0 |
+	// covered) and P(x = 1 | not covered); under Symmetric both are σ(−λ).
+	Dropout, Background float64
 	LogLik   float64 // log p(X_obs | Z, U, λ) of the state after the sweep, at the reported λ
 	Accuracy float64 // fraction of observed entries the state's Boolean product predicts correctly
 	Flips    int64   // accepted flips of z_nl and u_ld in this sweep
@@ -50,9 +54,9 @@ type SweepStats struct {
 // interleaved by word: z[w*L+l] holds bits 64w … 64w+63 of column l of Z
 // (cells), u[w*L+l] the same for U (genes). Bits past N (or D) are zero.
 type chain struct {
-	seed   uint64
-	lambda float64
-	z, u   []uint64
+	seed  uint64
+	rates rates
+	z, u  []uint64
 }
 
 // Sampler runs the OrMachine's Metropolised Gibbs sampler over Data. It is not
@@ -66,6 +70,8 @@ type Sampler struct {
 	logitZ   []float64
 	logitU   []float64
 	observed int64         // observed entries
+	obsOnes  int64         // observed ones
+	start    rates         // the likelihood's parameters of every chain's first sweep
 	ones     []uint64      // all-ones mask words for unmasked data
 	vector   bool          // use the vector kernel (useVectorKernel when created; tests switch it off)
 	kernel   vectorKernel  // the vector kernel's variant (coverSumsVec when created)
@@ -84,8 +90,8 @@ type Sampler struct {
 
 // keptSample is one retained state, for sample-averaged prediction.
 type keptSample struct {
-	lambda float64
-	z, u   []uint64
+	rates rates
+	z, u  []uint64
 }
 
 // NewSampler checks data against cfg and returns a Sampler at sweep 0 with
@@ -147,6 +153,8 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	}
 	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
 	s.logitU = cfg.PriorU.logits(cfg.L, density)
+	s.obsOnes = ones
+	s.start = initialRates(&s.cfg, density)
 	s.vector, s.kernel = useVectorKernel, coverSumsVec
 	s.workers = workers
 	s.trace = make([]SweepStats, 0, min(s.Sweeps(), 1<<16))
@@ -175,7 +183,7 @@ func equalInts(a, b []int) bool {
 
 // newChain returns a chain initialised as cfg.Init says, keyed by seed.
 func (s *Sampler) newChain(seed uint64) *chain {
-	c := &chain{seed: seed, lambda: s.cfg.Lambda, z: make([]uint64, s.nw*s.l), u: make([]uint64, s.dw*s.l)}
+	c := &chain{seed: seed, rates: s.start, z: make([]uint64, s.nw*s.l), u: make([]uint64, s.dw*s.l)}
 	if s.cfg.Init == InitData {
 		s.seedCodes(c, streamKey(seed, 0, stepInit))
 		return c
@@ -293,7 +301,8 @@ func (s *Sampler) Step() (SweepStats, error) {
 		cs := s.sweepChain(c, s.sweep)
 		if ci == 0 || cs.LogLik > st.LogLik {
 			lead = ci
-			st.Lambda, st.LogLik, st.Accuracy, st.Flips = cs.Lambda, cs.LogLik, cs.Accuracy, cs.Flips
+			st.Lambda, st.Dropout, st.Background = cs.Lambda, cs.Dropout, cs.Background
+			st.LogLik, st.Accuracy, st.Flips = cs.LogLik, cs.Accuracy, cs.Flips
 		}
 	}
 	s.sweep++
@@ -315,7 +324,7 @@ func (s *Sampler) accumulate(c *chain) {
 	addCounts(s.uCount, c.u, s.l)
 	if s.cfg.KeepSamples {
 		s.kept = append(s.kept, keptSample{
-			lambda: c.lambda,
+			rates: c.rates,
 			z:      append([]uint64(nil), c.z...),
 			u:      append([]uint64(nil), c.u...),
 		})
@@ -343,10 +352,14 @@ type stepSpec struct {
 	mask   BitMatrix // nil: all observed
 	bounds []int
 	ones   []uint64
-	logit  []float64
-	lambda float64
-	key    uint64
-	L      int
+	logit []float64
+	// lik holds the rates of the step's likelihood; one and zero are the
+	// log-likelihood gains of covering an observed one and zero.
+	lik       rates
+	one, zero float64
+	symmetric bool // compute the conditional as the paper does, λ·(2·ones − entries)
+	key       uint64
+	L         int
 	// live holds the codes whose bitset in other is not empty. A code with
 	// an empty one covers no column: its conditional sum is 0, it adds
 	// nothing to a row's coverage, and flipping it changes no other code's
@@ -379,23 +392,35 @@ func (t *rowStats) add(counts uint64, flips int64) {
 	t.covered += covered
 }
 
-// sweepChain runs one sweep of c and updates its λ.
+// sweepChain runs one sweep of c and updates its likelihood's parameters.
 func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
-		logit: s.logitZ, lambda: c.lambda, key: streamKey(c.seed, sweep, stepZ)}
+		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ)}
+	s.setLikelihood(&z, c.rates)
 	zs := s.runStep(&z)
 	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
-		logit: s.logitU, lambda: c.lambda, key: streamKey(c.seed, sweep, stepU)}
+		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
+	s.setLikelihood(&u, c.rates)
 	us := s.runStep(&u)
-	correct := s.observed - us.miss
-	if !s.cfg.FixLambda {
-		c.lambda = mleLambda(correct, s.observed, c.lambda)
+	// The U step leaves the state of the sweep: its rows' counts are the
+	// counts of that state.
+	t := tally{observed: s.observed, ones: s.obsOnes, covered: us.covered, miss: us.miss}
+	c.rates = s.cfg.Noise.update(t, c.rates, s.cfg.FixLambda)
+	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Dropout: 1 - c.rates.on, Background: c.rates.off,
+		Flips: zs.flips + us.flips, LogLik: s.cfg.Noise.logLik(t, c.rates)}
+	if s.cfg.Noise == Symmetric {
+		st.Lambda = c.rates.lambda
 	}
-	st := SweepStats{Sweep: sweep, Lambda: c.lambda, Flips: zs.flips + us.flips, LogLik: logLik(correct, s.observed, c.lambda)}
 	if s.observed > 0 {
-		st.Accuracy = float64(correct) / float64(s.observed)
+		st.Accuracy = float64(s.observed-us.miss) / float64(s.observed)
 	}
 	return st
+}
+
+// setLikelihood gives sp the likelihood with rates r.
+func (s *Sampler) setLikelihood(sp *stepSpec, r rates) {
+	sp.lik, sp.symmetric = r, s.cfg.Noise == Symmetric
+	sp.one, sp.zero = r.gains()
 }
 
 // mleLambda returns λ maximising σ(λ)^P σ(−λ)^(obs−P) over λ ≥ 0, with
@@ -559,8 +584,7 @@ func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
 func (sp *stepSpec) decide(r *rowState, i int) bool {
 	L := sp.L
 	for l := r.next; l < L; l++ {
-		ones, all := splitCounts(r.acc[l])
-		c := float64(sp.lambda*float64(2*ones-all)) + sp.logit[l]
+		c := sp.conditional(r.acc[l]) + sp.logit[l]
 		if r.a>>uint(l)&1 != 0 {
 			c = -c
 		}
@@ -575,6 +599,18 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 		}
 	}
 	return false
+}
+
+// conditional returns the log-likelihood gain of switching a code on, from
+// the counts (packCounts) of the observed ones and entries that it alone
+// decides.
+func (sp *stepSpec) conditional(counts uint64) float64 {
+	ones, all := splitCounts(counts)
+	if sp.symmetric {
+		// The paper's accumulator, rounded as before the rates existed.
+		return float64(sp.lik.lambda * float64(2*ones-all))
+	}
+	return float64(sp.one*float64(ones)) + float64(sp.zero*float64(all-ones))
 }
 
 // accept reports whether u < e^c for c < 0 and u a multiple of 2⁻⁵³ in

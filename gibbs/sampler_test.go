@@ -11,8 +11,9 @@ import (
 
 // refState is the state of the plain reference sampler.
 type refState struct {
-	z, u   [][]bool // N × L, D × L
-	lambda float64
+	z, u  [][]bool // N × L, D × L
+	noise Noise
+	rates rates
 }
 
 // unpack converts interleaved bitsets of rows × L codes to rows of bools.
@@ -40,11 +41,19 @@ func column(m [][]bool, j int) []bool {
 // Algorithm 1 for the conditionals and the sampler's keyed random numbers.
 func refSweep(st *refState, x, obs [][]bool, logitZ, logitU []float64, seed uint64, sweep int, fix bool) {
 	L := len(logitZ)
+	one, zero := st.rates.gains()
 	update := func(own [][]bool, other [][]bool, data, seen [][]bool, logit []float64, key uint64) {
 		for i := range own {
 			for l := range L {
-				acc := refCondSum(l, own[i], other, data[i], seen[i])
-				c := float64(st.lambda*float64(acc)) + logit[l]
+				var c float64
+				if st.noise == Symmetric {
+					acc := refCondSum(l, own[i], other, data[i], seen[i])
+					c = float64(st.rates.lambda * float64(acc))
+				} else {
+					ones, all := refCondCounts(l, own[i], other, data[i], seen[i])
+					c = float64(one*float64(ones)) + float64(zero*float64(all-ones))
+				}
+				c += logit[l]
 				if own[i][l] {
 					c = -c
 				}
@@ -60,20 +69,21 @@ func refSweep(st *refState, x, obs [][]bool, logitZ, logitU []float64, seed uint
 		xt[d], obsT[d] = column(x, d), column(obs, d)
 	}
 	update(st.u, st.z, xt, obsT, logitU, streamKey(seed, sweep, stepU))
-	var correct, observed int64
+	var t tally
 	for n := range x {
 		for d := range x[n] {
 			if obs[n][d] {
-				observed++
+				t.observed++
+				if x[n][d] {
+					t.ones++
+				}
 			}
 		}
-		miss, _ := refMismatch(st.z[n], st.u, x[n], obs[n])
-		correct -= miss
+		miss, covered := refMismatch(st.z[n], st.u, x[n], obs[n])
+		t.miss += miss
+		t.covered += covered
 	}
-	correct += observed
-	if !fix {
-		st.lambda = mleLambda(correct, observed, st.lambda)
-	}
+	st.rates = st.noise.update(t, st.rates, fix)
 }
 
 // toBools returns m as rows of bools.
@@ -95,17 +105,23 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 	cases := []struct {
 		n, d, L, seg int
 		masked, fix  bool
+		noise        Noise
 	}{
-		{1, 1, 1, 0, false, false},
-		{3, 3, 2, 0, true, true},
-		{70, 130, 3, 64, false, false},
-		{70, 130, 3, 64, true, false},
-		{129, 65, 2, 128, true, false},
-		{64, 200, 5, 0, false, false},
-		{200, 64, 10, 64, true, false},
+		{1, 1, 1, 0, false, false, Symmetric},
+		{3, 3, 2, 0, true, true, Symmetric},
+		{70, 130, 3, 64, false, false, Symmetric},
+		{70, 130, 3, 64, true, false, Symmetric},
+		{129, 65, 2, 128, true, false, Symmetric},
+		{64, 200, 5, 0, false, false, Symmetric},
+		{200, 64, 10, 64, true, false, Symmetric},
+		{1, 1, 1, 0, false, false, Dropout},
+		{3, 3, 2, 0, true, true, Dropout},
+		{70, 130, 3, 64, false, false, Dropout},
+		{129, 65, 2, 128, true, false, Dropout},
+		{200, 64, 10, 64, true, false, Dropout},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%dx%d/L%d/seg%d/masked=%v", tc.n, tc.d, tc.L, tc.seg, tc.masked), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%dx%d/L%d/seg%d/masked=%v/%v", tc.n, tc.d, tc.L, tc.seg, tc.masked, tc.noise), func(t *testing.T) {
 			t.Parallel()
 			r := &testRNG{s: uint64(tc.n*7 + tc.d*13 + tc.L)}
 			x := randomMatrix(r, tc.n, tc.d, 0.35, tc.seg)
@@ -119,7 +135,7 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = tc.L, 4, 4, 1, 3
-			cfg.FixLambda, cfg.Lambda = tc.fix, 1.3
+			cfg.FixLambda, cfg.Lambda, cfg.Noise = tc.fix, 1.3, tc.noise
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
 			s, err := NewSampler(data, cfg)
 			if err != nil {
@@ -133,7 +149,7 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 				}
 			}
 			c := s.chains[0]
-			ref := &refState{z: unpack(c.z, tc.n, tc.L), u: unpack(c.u, tc.d, tc.L), lambda: c.lambda}
+			ref := &refState{z: unpack(c.z, tc.n, tc.L), u: unpack(c.u, tc.d, tc.L), noise: tc.noise, rates: c.rates}
 			xb := toBools(x)
 			for sweep := range s.Sweeps() {
 				if _, err := s.Step(); err != nil {
@@ -144,8 +160,8 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 				if !reflect.DeepEqual(unpack(c.z, tc.n, tc.L), ref.z) || !reflect.DeepEqual(unpack(c.u, tc.d, tc.L), ref.u) {
 					t.Fatalf("sweep %d: state differs from the reference sampler", sweep)
 				}
-				if c.lambda != ref.lambda {
-					t.Fatalf("sweep %d: λ = %v, reference %v", sweep, c.lambda, ref.lambda)
+				if c.rates != ref.rates {
+					t.Fatalf("sweep %d: rates %+v, reference %+v", sweep, c.rates, ref.rates)
 				}
 			}
 			if _, err := s.Step(); !errors.Is(err, ErrDone) {
@@ -182,9 +198,11 @@ func sameRun(t *testing.T, name string, a, b *Sampler, ra, rb *Result) {
 	switch {
 	case !reflect.DeepEqual(ra.ZMean, rb.ZMean) || !reflect.DeepEqual(ra.UMean, rb.UMean):
 		t.Errorf("%s: posterior means differ", name)
-	case ra.Lambda != rb.Lambda || ra.Samples != rb.Samples:
-		t.Errorf("%s: λ %v vs %v, samples %d vs %d", name, ra.Lambda, rb.Lambda, ra.Samples, rb.Samples)
-	case !reflect.DeepEqual(strip(ra.Trace), strip(rb.Trace)):
+	case math.Float64bits(ra.Lambda) != math.Float64bits(rb.Lambda) || ra.Dropout != rb.Dropout ||
+		ra.Background != rb.Background || ra.Samples != rb.Samples:
+		t.Errorf("%s: λ %v vs %v, rates %v/%v vs %v/%v, samples %d vs %d", name, ra.Lambda, rb.Lambda,
+			ra.Dropout, ra.Background, rb.Dropout, rb.Background, ra.Samples, rb.Samples)
+	case fmt.Sprint(strip(ra.Trace)) != fmt.Sprint(strip(rb.Trace)): // NaN λ under Dropout defeats DeepEqual
 		t.Errorf("%s: traces differ", name)
 	case !reflect.DeepEqual(a.chains[0].z, b.chains[0].z) || !reflect.DeepEqual(a.chains[0].u, b.chains[0].u):
 		t.Errorf("%s: final states differ", name)

@@ -11,7 +11,8 @@ import (
 var ErrState = errors.New("gibbs: bad sampler state")
 
 const stateMagic = "scpGIBBS"
-const stateVersion = 1
+// stateVersion 2 added the noise model and its rates.
+const stateVersion = 2
 
 // MarshalBinary encodes the full state of the sampler: the chains (Z, U, λ,
 // seed), the sweep number, the posterior counts, the retained samples and the
@@ -34,9 +35,10 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	}
 	u64(uint64(s.sweep))
 	u64(uint64(len(s.chains)))
+	putRates := func(r rates) { f64(r.lambda); f64(r.on); f64(r.off) }
 	for _, c := range s.chains {
 		u64(c.seed)
-		f64(c.lambda)
+		putRates(c.rates)
 		words(c.z)
 		words(c.u)
 	}
@@ -49,7 +51,7 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	}
 	u64(uint64(len(s.kept)))
 	for _, k := range s.kept {
-		f64(k.lambda)
+		putRates(k.rates)
 		words(k.z)
 		words(k.u)
 	}
@@ -59,6 +61,8 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 		u64(uint64(t.Phase))
 		u64(uint64(t.Chains))
 		f64(t.Lambda)
+		f64(t.Dropout)
+		f64(t.Background)
 		f64(t.LogLik)
 		f64(t.Accuracy)
 		u64(uint64(t.Flips))
@@ -80,7 +84,8 @@ func (s *Sampler) fingerprint() []uint64 {
 	}
 	return []uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
-		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed)}
+		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed),
+		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off)}
 }
 
 // stateReader decodes little-endian words and remembers the first error.
@@ -103,6 +108,8 @@ func (r *stateReader) u64() uint64 {
 }
 
 func (r *stateReader) f64() float64 { return math.Float64frombits(r.u64()) }
+
+func (r *stateReader) rates() rates { return rates{lambda: r.f64(), on: r.f64(), off: r.f64()} }
 
 // count reads a length and checks it against limit.
 func (r *stateReader) count(limit int) int {
@@ -164,7 +171,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	sweep := r.count(s.Sweeps())
 	chains := make([]*chain, r.count(s.cfg.Starts))
 	for i := range chains {
-		c := &chain{seed: r.u64(), lambda: r.f64()}
+		c := &chain{seed: r.u64(), rates: r.rates()}
 		c.z = r.words(s.nw * s.l)
 		c.u = r.words(s.dw * s.l)
 		chains[i] = c
@@ -174,12 +181,12 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	uCount := r.counts(s.d * s.l)
 	kept := make([]keptSample, r.count(retained))
 	for i := range kept {
-		kept[i] = keptSample{lambda: r.f64(), z: r.words(s.nw * s.l), u: r.words(s.dw * s.l)}
+		kept[i] = keptSample{rates: r.rates(), z: r.words(s.nw * s.l), u: r.words(s.dw * s.l)}
 	}
 	trace := make([]SweepStats, r.count(sweep))
 	for i := range trace {
 		trace[i] = SweepStats{Sweep: int(r.u64()), Phase: Phase(r.u64()), Chains: int(r.u64()),
-			Lambda: r.f64(), LogLik: r.f64(), Accuracy: r.f64(), Flips: int64(r.u64()), Seconds: r.f64()}
+			Lambda: r.f64(), Dropout: r.f64(), Background: r.f64(), LogLik: r.f64(), Accuracy: r.f64(), Flips: int64(r.u64()), Seconds: r.f64()}
 	}
 	if r.err != nil {
 		return r.err

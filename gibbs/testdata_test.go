@@ -68,3 +68,30 @@ func newPlanted(seed uint64, n, d, L int, density, noise float64) *planted {
 	}
 	return p
 }
+
+// worstJaccard matches each planted program to the inferred code whose MAP
+// gene set overlaps it most (Jaccard index) and returns the smallest of
+// these best overlaps: 1 when every program is recovered exactly.
+func (p *planted) worstJaccard(res *Result) float64 {
+	worst := 1.0
+	for l := range p.u[0] {
+		best := 0.0
+		for k := range res.L {
+			inter, union := 0, 0
+			for d := range p.u {
+				a, b := p.u[d][l], res.UMAP(d, k)
+				if a && b {
+					inter++
+				}
+				if a || b {
+					union++
+				}
+			}
+			if union > 0 {
+				best = max(best, float64(inter)/float64(union))
+			}
+		}
+		worst = min(worst, best)
+	}
+	return worst
+}
