@@ -44,10 +44,10 @@ type SweepStats struct {
 	// Dropout and Background are the rates after the update: P(x = 0 |
 	// covered) and P(x = 1 | not covered); under Symmetric both are σ(−λ).
 	Dropout, Background float64
-	LogLik   float64 // log p(X_obs | Z, U, λ) of the state after the sweep, at the reported λ
-	Accuracy float64 // fraction of observed entries the state's Boolean product predicts correctly
-	Flips    int64   // accepted flips of z_nl and u_ld in this sweep
-	Seconds  float64 // wall-clock time of the sweep; the only field that is not reproducible
+	LogLik              float64 // log p(X_obs | Z, U, λ) of the state after the sweep, at the reported λ
+	Accuracy            float64 // fraction of observed entries the state's Boolean product predicts correctly
+	Flips               int64   // accepted flips of z_nl and u_ld in this sweep
+	Seconds             float64 // wall-clock time of the sweep; the only field that is not reproducible
 }
 
 // chain is the state of one Markov chain. Z and U are stored transposed and
@@ -325,8 +325,8 @@ func (s *Sampler) accumulate(c *chain) {
 	if s.cfg.KeepSamples {
 		s.kept = append(s.kept, keptSample{
 			rates: c.rates,
-			z:      append([]uint64(nil), c.z...),
-			u:      append([]uint64(nil), c.u...),
+			z:     append([]uint64(nil), c.z...),
+			u:     append([]uint64(nil), c.u...),
 		})
 	}
 }
@@ -352,7 +352,7 @@ type stepSpec struct {
 	mask   BitMatrix // nil: all observed
 	bounds []int
 	ones   []uint64
-	logit []float64
+	logit  []float64
 	// lik holds the rates of the step's likelihood; one and zero are the
 	// log-likelihood gains of covering an observed one and zero.
 	lik       rates

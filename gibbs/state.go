@@ -11,6 +11,7 @@ import (
 var ErrState = errors.New("gibbs: bad sampler state")
 
 const stateMagic = "scpGIBBS"
+
 // stateVersion 2 added the noise model and its rates.
 const stateVersion = 2
 
