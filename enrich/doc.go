@@ -1,0 +1,2 @@
+// Package enrich turns a run directory into gene programs and their biology.
+package enrich
