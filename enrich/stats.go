@@ -51,7 +51,7 @@ func LogHypergeomSF(k, K, n, N int) float64 {
 		return 0
 	}
 	t := lchoose(K, lo) + lchoose(N-K, n-lo) - lchoose(N, n) // ln of the term at i = lo
-	top, sum := t, 1.0                                        // the sum is exp(top)·sum
+	top, sum := t, 1.0                                       // the sum is exp(top)·sum
 	for i := lo; i < hi; i++ {
 		// Term i+1 over term i; the products are exact in float64 for N < 2^26.
 		r := float64(K-i) * float64(n-i) / (float64(i+1) * float64(N-K-n+i+1))
