@@ -56,7 +56,7 @@ func TestConsensus(t *testing.T) {
 	const D, N = 20, 10
 	A, B := span(0, 6, 9), span(6, 10) // programs sharing gene 9
 	chains := []*chainFit{
-		fakeChain(1, D, N, [][]int{A, B, span(0, 20)}, [][]int{{0, 1, 2}, {5, 6}, nil}), // code 3 unused: its genes do not count
+		fakeChain(1, D, N, [][]int{A, B, span(0, 20)}, [][]int{{0, 1, 2}, {5, 6}, nil}),  // code 3 unused: its genes do not count
 		fakeChain(2, D, N, [][]int{B, span(0, 5, 9), nil}, [][]int{{5, 6}, {0, 1}, nil}), // A without gene 5
 		fakeChain(3, D, N, [][]int{B, nil, span(0, 6, 9, 10)}, [][]int{{5, 6, 7}, nil, {1, 2, 3}}),
 	}
