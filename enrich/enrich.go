@@ -184,8 +184,10 @@ func inside(path, dir string) bool {
 // finishedFits returns the finished fits of the run by L, and the L to read:
 // want, each of which must have a finished fit, or all of them.
 func finishedFits(run string, want []int, log *slog.Logger) (map[int][]rundir.Fit, []int, error) {
-	if st, err := os.Stat(run); err != nil || !st.IsDir() {
-		return nil, nil, fmt.Errorf("enrich: run directory %s: not a folder (%v)", run, err)
+	if st, err := os.Stat(run); err != nil {
+		return nil, nil, fmt.Errorf("enrich: run directory: %w", err)
+	} else if !st.IsDir() {
+		return nil, nil, fmt.Errorf("enrich: run directory %s: not a folder", run)
 	}
 	all, err := rundir.Fits(run)
 	if err != nil {

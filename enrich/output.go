@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"scpipe/rundir"
 )
 
 // The files and folders of an enrich output (README.md in this folder
@@ -84,14 +81,15 @@ func writeOutputs(o Options, rep *Report) error {
 	return syncDir(parent)
 }
 
+// syncDir makes the entries of dir durable. Some file systems refuse to
+// sync a folder; that is no error.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("enrich: %w", err)
 	}
-	defer d.Close()
-	d.Sync() // some file systems refuse to sync a folder; the rename is done either way
-	return nil
+	d.Sync()
+	return d.Close()
 }
 
 // outFile is one output file and what writes it.
@@ -132,12 +130,7 @@ func writeAll(dir string, o Options, rep *Report) error {
 		}
 	}
 	for _, f := range files {
-		err := rundir.WriteFileAtomic(filepath.Join(dir, f.name), func(w io.Writer) error {
-			bw := bufio.NewWriter(w)
-			f.write(bw)
-			return bw.Flush()
-		})
-		if err != nil {
+		if err := writeFile(filepath.Join(dir, f.name), f.write); err != nil {
 			return err
 		}
 	}
@@ -145,10 +138,38 @@ func writeAll(dir string, o Options, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("enrich: %s: %w", HierarchyJSON, err)
 	}
-	return rundir.WriteFileAtomic(filepath.Join(dir, HierarchyJSON), func(w io.Writer) error {
-		_, err := w.Write(js)
+	if err := writeFile(filepath.Join(dir, HierarchyJSON), func(w *bufio.Writer) { w.Write(js) }); err != nil {
 		return err
-	})
+	}
+	for _, d := range []string{filepath.Join(dir, GenesDir), filepath.Join(dir, EnrichmentDir), dir} {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile writes and syncs one file of the temporary output folder. The
+// folder as a whole is renamed into place, so the file needs no rename of
+// its own.
+func writeFile(path string, write func(w *bufio.Writer)) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("enrich: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	write(bw)
+	err = bw.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("enrich: %s: %w", path, err)
+	}
+	return nil
 }
 
 // tsv writes one tab-separated line.

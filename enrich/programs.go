@@ -42,7 +42,7 @@ type Program struct {
 	CellFrac float64
 	// Stability is the mean Jaccard index between the first chain's gene
 	// set and those of the codes matched to it in the other chains; NaN
-	// with one chain.
+	// with one chain, and for a code that is no program.
 	Stability float64
 	Chains    []ChainCode // the code in each chain, the first chain first
 }
@@ -205,6 +205,9 @@ func consensus(L int, chains []*chainFit, genes Genes) *Level {
 			p.Status = StatusEmpty
 		default:
 			p.Status = StatusProgram
+		}
+		if p.Status != StatusProgram {
+			p.Stability = math.NaN() // empty sets agree trivially; that is no stability
 		}
 	}
 	lv.setUnique(genes.Len())
