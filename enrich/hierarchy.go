@@ -42,6 +42,8 @@ type Node struct {
 	Containment, Jaccard float64
 	Parents, Children    []string // every linked program of the previous and next L
 	Event                Event
+
+	set codematch.Set // the program's genes
 }
 
 // Name is the node's program name.
@@ -72,15 +74,13 @@ type Hierarchy struct {
 func BuildHierarchy(levels []*Level, D int) *Hierarchy {
 	h := &Hierarchy{}
 	var all, prev []*Node
-	var prevSets []codematch.Set
 	order := make([][]int, len(levels)) // order[i][code-1]: position of the program, -1 if none
 	for i, lv := range levels {
 		var nodes []*Node
-		var sets []codematch.Set
 		for _, p := range lv.Programs {
 			if p.Status == StatusProgram {
-				nodes = append(nodes, &Node{L: p.L, Code: p.Code, Genes: len(p.Genes), Containment: math.NaN(), Jaccard: math.NaN()})
-				sets = append(sets, p.set(D))
+				nodes = append(nodes, &Node{L: p.L, Code: p.Code, Genes: len(p.Genes),
+					Containment: math.NaN(), Jaccard: math.NaN(), set: p.set(D)})
 			}
 		}
 		if i == 0 {
@@ -88,7 +88,7 @@ func BuildHierarchy(levels []*Level, D int) *Hierarchy {
 				n.Event = EventRoot
 			}
 		} else {
-			h.Edges = append(h.Edges, link(prev, prevSets, nodes, sets)...)
+			h.Edges = append(h.Edges, link(prev, nodes)...)
 		}
 		sortLevel(nodes, prev)
 		order[i] = make([]int, lv.L)
@@ -100,7 +100,7 @@ func BuildHierarchy(levels []*Level, D int) *Hierarchy {
 			order[i][n.Code-1] = j
 		}
 		all = append(all, nodes...)
-		prev, prevSets = nodes, sets
+		prev = nodes
 	}
 	for _, n := range all { // copied once the next L has set their children
 		h.Nodes = append(h.Nodes, *n)
@@ -118,12 +118,19 @@ func BuildHierarchy(levels []*Level, D int) *Hierarchy {
 
 // link records the edges between the programs of two neighbouring L and
 // sets the fine programs' parents and events and the coarse ones' children.
-func link(coarse []*Node, cs []codematch.Set, fine []*Node, fs []codematch.Set) []Edge {
+func link(coarse, fine []*Node) []Edge {
+	cs, fs := make([]codematch.Set, len(coarse)), make([]codematch.Set, len(fine))
+	for i, c := range coarse {
+		cs[i] = c.set
+	}
+	for j, f := range fine {
+		fs[j] = f.set
+	}
 	var edges []Edge
 	best, contained := codematch.Parents(cs, fs)
 	for j, f := range fine {
 		for i, c := range coarse {
-			shared := interCount(cs[i], fs[j])
+			shared := interCount(c.set, f.set)
 			toIn, fromIn := float64(shared)/float64(f.Genes), float64(shared)/float64(c.Genes)
 			if shared == 0 || (toIn < flowMin && fromIn < flowMin) {
 				continue

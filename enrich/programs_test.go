@@ -113,7 +113,8 @@ func TestConsensusOneChain(t *testing.T) {
 
 // TestHierarchy links hand-made programs over three L: a program that
 // continues, one that splits in two, their merge back, a new program with a
-// stray shared gene, and an unused code.
+// stray shared gene, and an unused code. The codes of L = 3 are numbered
+// out of the hierarchy's order, so that L = 4 is linked to a reordered level.
 func TestHierarchy(t *testing.T) {
 	t.Parallel()
 	prog := func(L, code int, genes []int) Program {
@@ -121,7 +122,7 @@ func TestHierarchy(t *testing.T) {
 	}
 	levels := []*Level{
 		{L: 2, Programs: []Program{prog(2, 1, span(0, 10)), prog(2, 2, span(10, 20))}},
-		{L: 3, Programs: []Program{prog(3, 1, span(0, 10)), prog(3, 2, span(15, 20)), prog(3, 3, span(10, 15))}},
+		{L: 3, Programs: []Program{prog(3, 1, span(15, 20)), prog(3, 2, span(0, 10)), prog(3, 3, span(10, 15))}},
 		{L: 4, Programs: []Program{prog(4, 1, span(10, 20)), prog(4, 2, span(0, 10)), prog(4, 3, span(20, 25, 0)),
 			{L: 4, Code: 4, Status: StatusUnused}}},
 	}
@@ -136,14 +137,14 @@ func TestHierarchy(t *testing.T) {
 		got = append(got, row{n.Name(), string(n.Event), n.Parent, n.Order, n.Parents, n.Children})
 	}
 	want := []row{
-		{"L02_code1", "root", "", 0, nil, []string{"L03_code1"}},
-		{"L02_code2", "root", "", 1, nil, []string{"L03_code2", "L03_code3"}},
-		{"L03_code1", "continues", "L02_code1", 0, []string{"L02_code1"}, []string{"L04_code2"}},
-		{"L03_code2", "split", "L02_code2", 1, []string{"L02_code2"}, []string{"L04_code1"}},
+		{"L02_code1", "root", "", 0, nil, []string{"L03_code2"}},
+		{"L02_code2", "root", "", 1, nil, []string{"L03_code1", "L03_code3"}},
+		{"L03_code2", "continues", "L02_code1", 0, []string{"L02_code1"}, []string{"L04_code2"}},
+		{"L03_code1", "split", "L02_code2", 1, []string{"L02_code2"}, []string{"L04_code1"}},
 		{"L03_code3", "split", "L02_code2", 2, []string{"L02_code2"}, []string{"L04_code1"}},
-		{"L04_code2", "continues", "L03_code1", 0, []string{"L03_code1"}, nil},
-		{"L04_code1", "merge", "L03_code2", 1, []string{"L03_code2", "L03_code3"}, nil},
-		{"L04_code3", "new", "", 2, nil, nil}, // shares gene 0 with L03_code1: 1/6 and 1/10, no link
+		{"L04_code2", "continues", "L03_code2", 0, []string{"L03_code2"}, nil},
+		{"L04_code1", "merge", "L03_code1", 1, []string{"L03_code1", "L03_code3"}, nil},
+		{"L04_code3", "new", "", 2, nil, nil}, // shares gene 0 with L03_code2: 1/6 and 1/10, no link
 	}
 	if len(got) != len(want) {
 		t.Fatalf("nodes %+v, want %+v", got, want)
@@ -163,20 +164,25 @@ func TestHierarchy(t *testing.T) {
 		t.Errorf("new program: containment %v, want NaN", n.Containment)
 	}
 	wantEdges := []Edge{
-		{"L02_code1", "L03_code1", 10, 1, 1, 1},
-		{"L02_code2", "L03_code2", 5, 1, 0.5, 0.5},
+		{"L02_code1", "L03_code2", 10, 1, 1, 1},
+		{"L02_code2", "L03_code1", 5, 1, 0.5, 0.5},
 		{"L02_code2", "L03_code3", 5, 1, 0.5, 0.5},
-		{"L03_code1", "L04_code2", 10, 1, 1, 1},
-		{"L03_code2", "L04_code1", 5, 0.5, 1, 0.5},
+		{"L03_code2", "L04_code2", 10, 1, 1, 1},
+		{"L03_code1", "L04_code1", 5, 0.5, 1, 0.5},
 		{"L03_code3", "L04_code1", 5, 0.5, 1, 0.5},
 	}
 	if !slices.Equal(h.Edges, wantEdges) {
 		t.Errorf("edges %+v\nwant %+v", h.Edges, wantEdges)
 	}
-	// Genes by the programs of L=2, then of L=3 (15-19 is L03_code2, ordered
+	// Genes by the programs of L=2, then of L=3 (15-19 is L03_code1, ordered
 	// before L03_code3), then the genes only L=4 has.
 	wantGenes := slices.Concat(span(0, 10), span(15, 20), span(10, 15), span(20, 25))
 	if !slices.Equal(h.GeneOrder, wantGenes) {
 		t.Errorf("gene order %v, want %v", h.GeneOrder, wantGenes)
+	}
+	for _, n := range h.Nodes {
+		if n.Jaccard > 1 || n.Containment > 1 {
+			t.Errorf("%s: containment %v, Jaccard %v above 1", n.Name(), n.Containment, n.Jaccard)
+		}
 	}
 }
