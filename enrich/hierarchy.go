@@ -22,11 +22,19 @@ type Event string
 
 // The events of the hierarchy.
 const (
-	EventRoot      Event = "root"      // a program of the smallest L
-	EventContinues Event = "continues" // one parent, which has no other child
-	EventSplit     Event = "split"     // one parent, which has other children
-	EventMerge     Event = "merge"     // two or more parents
-	EventNew       Event = "new"       // no parent
+	// EventRoot: a program of the smallest L.
+	EventRoot Event = "root"
+	// EventSplit: the program lies mostly inside its parent, and so does
+	// at least one other program of its L.
+	EventSplit Event = "split"
+	// EventMerge: two or more programs of the previous L lie mostly inside
+	// the program.
+	EventMerge Event = "merge"
+	// EventNew: the program is linked to no program of the previous L.
+	EventNew Event = "new"
+	// EventContinues: linked to the previous L, but neither split nor
+	// merged (a program that carries on, grows or shrinks).
+	EventContinues Event = "continues"
 )
 
 // Node is one program in the hierarchy across L.
@@ -128,6 +136,8 @@ func link(coarse, fine []*Node) []Edge {
 	}
 	var edges []Edge
 	best, contained := codematch.Parents(cs, fs)
+	sources := make([]int, len(fine))   // coarse programs mostly inside fine[j]
+	parts := make([][]int, len(coarse)) // fine programs mostly inside coarse[i]
 	for j, f := range fine {
 		for i, c := range coarse {
 			shared := interCount(c.set, f.set)
@@ -143,25 +153,31 @@ func link(coarse, fine []*Node) []Edge {
 			if best[j] == i {
 				f.Parent, f.Containment, f.Jaccard = e.From, contained[j], e.Jaccard
 			}
+			if fromIn >= flowMin {
+				sources[j]++
+			}
+			if toIn >= flowMin {
+				parts[i] = append(parts[i], j)
+			}
 		}
 	}
-	for _, f := range fine {
-		switch len(f.Parents) {
-		case 0:
+	for j, f := range fine {
+		switch {
+		case len(f.Parents) == 0:
 			f.Event = EventNew
-		case 1:
-			f.Event = EventContinues
-		default:
+		case sources[j] >= 2:
 			f.Event = EventMerge
+		default:
+			f.Event = EventContinues
 		}
 	}
-	for _, c := range coarse {
-		if len(c.Children) < 2 {
+	for i, js := range parts {
+		if len(js) < 2 {
 			continue
 		}
-		for _, f := range fine {
-			if len(f.Parents) == 1 && f.Parents[0] == c.Name() {
-				f.Event = EventSplit
+		for _, j := range js {
+			if best[j] == i && fine[j].Event == EventContinues {
+				fine[j].Event = EventSplit
 			}
 		}
 	}

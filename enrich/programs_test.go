@@ -186,3 +186,19 @@ func TestHierarchy(t *testing.T) {
 		}
 	}
 }
+
+// TestHierarchyNested: a program inside two nested programs of the
+// previous L is linked to both but merges neither (the larger one does not
+// lie mostly inside it), and its parent is the closer one.
+func TestHierarchyNested(t *testing.T) {
+	t.Parallel()
+	levels := []*Level{
+		{L: 2, Programs: []Program{{L: 2, Code: 1, Status: StatusProgram, Genes: span(0, 30)}, {L: 2, Code: 2, Status: StatusProgram, Genes: span(0, 10)}}},
+		{L: 3, Programs: []Program{{L: 3, Code: 1, Status: StatusProgram, Genes: span(0, 10)}}},
+	}
+	h := BuildHierarchy(levels, 30)
+	n := h.Nodes[2]
+	if n.Event != EventContinues || n.Parent != "L02_code2" || !slices.Equal(n.Parents, []string{"L02_code1", "L02_code2"}) {
+		t.Errorf("nested program: event %s, parent %s, parents %v; want continues under L02_code2", n.Event, n.Parent, n.Parents)
+	}
+}
