@@ -18,7 +18,7 @@ import (
 type Options struct {
 	Run string // run directory written by scpipe fit
 	Out string // output folder
-	// Ls are the latent sizes to read; nil reads every L with a finished
+	// Ls are the latent sizes to read; none reads every L with a finished
 	// fit.
 	Ls []int
 	// Threshold is the posterior mean at or above which a gene belongs to

@@ -43,7 +43,7 @@ func finishedFits(run string, want []int, log *slog.Logger) (map[int][]rundir.Fi
 			run, rundir.CodesFile, rundir.CellsFile, rundir.TraceFile, filepath.Join("L05", "chain1"))
 	}
 	Ls := finished
-	if want != nil {
+	if len(want) > 0 {
 		Ls = slices.Clone(want)
 		slices.Sort(Ls)
 		Ls = slices.Compact(Ls)
