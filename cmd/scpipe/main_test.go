@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/codematch"
+	"scpipe/enrich"
 	"scpipe/pipeline"
 	"scpipe/rundir"
 	"scpipe/simulate"
@@ -92,6 +94,70 @@ func TestPlantedRecoveryThroughCLI(t *testing.T) {
 		if best < 0.9 {
 			t.Errorf("planted program %d: best code overlaps with Jaccard %.3f", l+1, best)
 		}
+	}
+	enrichThroughCLI(t, runDir, dir, truth)
+}
+
+// enrichThroughCLI runs scpipe enrich on the planted run with a library of
+// the planted programs, their symbols in upper case (matched
+// case-insensitively to the run's), and checks that the flags reach enrich
+// and that bad ones are refused with nothing written.
+func enrichThroughCLI(t *testing.T, runDir, dir string, truth [][]string) {
+	t.Helper()
+	codes, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(runDir, 3, 1), rundir.CodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := map[string]string{}
+	for g, id := range codes.GeneIDs {
+		name[id] = codes.GeneNames[g]
+	}
+	var gmt strings.Builder
+	for l, ids := range truth {
+		fmt.Fprintf(&gmt, "planted_%d\t", l+1)
+		for _, id := range ids {
+			if n, ok := name[id]; ok {
+				gmt.WriteString("\t" + strings.ToUpper(n))
+			}
+		}
+		gmt.WriteString("\n")
+	}
+	lib := filepath.Join(dir, "planted.gmt")
+	if err := os.WriteFile(lib, []byte(gmt.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "enrich")
+	if err := run(t, "enrich", runDir, "-o", out, "--L", "3", "--gmt", lib, "--threshold", "0.6", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(out, enrich.IndexFile))
+	if err != nil || strings.Count(string(index), "\n") != 4 {
+		t.Errorf("index of --L 3: %v\n%s", err, index)
+	}
+	log, err := os.ReadFile(filepath.Join(out, enrich.LogFile))
+	if err != nil || !strings.Contains(string(log), "threshold\t0.6") {
+		t.Errorf("%s: %v\n%s", enrich.LogFile, err, log)
+	}
+	res, err := os.ReadFile(filepath.Join(out, enrich.EnrichmentDir, "planted.tsv"))
+	if err != nil || !strings.Contains(string(res), "L03_code1\t3\t1\tall\tplanted_") {
+		t.Errorf("enrichment/planted.tsv: %v\n%.300s", err, res)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"enrich", runDir, "-o", out}, "already exists (use --force"},
+		{[]string{"enrich", runDir, "-o", out + "2", "--threshold", "2"}, "threshold 2 outside [0, 1]"},
+		{[]string{"enrich", runDir, "-o", out + "2", "--L", "9"}, "no finished fit of L = 9"},
+		{[]string{"enrich", runDir, "-o", out + "2", "--L", "x"}, `L spec "x"`},
+		{[]string{"enrich", "-o", out + "2"}, "missing run directory"},
+	} {
+		if err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("scpipe %s: error %v, want one containing %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+	if _, err := os.Stat(out + "2"); !os.IsNotExist(err) {
+		t.Errorf("a failed enrich left %s2 (%v)", out, err)
 	}
 }
 

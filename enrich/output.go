@@ -1,0 +1,399 @@
+package enrich
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The files and folders of an enrich output (README.md in this folder
+// describes their columns).
+const (
+	IndexFile     = "index.tsv"           // one row per (L, code)
+	ChainsFile    = "chains.tsv"          // one row per (L, code, chain)
+	GMTFile       = "programs.gmt"        // every program of every L
+	UniqueGMTFile = "programs_unique.gmt" // the unique genes of every program that has some
+	HierarchyTSV  = "hierarchy.tsv"       // one row per program: order, parent, event
+	HierarchyJSON = "hierarchy.json"      // nodes, edges and the gene order
+	LogFile       = "enrich.log"          // settings and notes on the inputs
+	GenesDir      = "genes"               // per program: NAME.txt, NAME.unique.txt, NAME.tsv
+	EnrichmentDir = "enrichment"          // per library: LIBRARY.tsv
+)
+
+// programFiles returns the files of a program, relative to the output:
+// all genes, unique genes (one symbol per line) and the members table.
+func programFiles(p *Program) (all, unique, members string) {
+	base := filepath.Join(GenesDir, p.Name())
+	return base + ".txt", base + ".unique.txt", base + ".tsv"
+}
+
+// writeOutputs writes rep into a temporary folder beside o.Out and renames
+// it into place (replacing an existing o.Out only with o.Force).
+func writeOutputs(o Options, rep *Report) error {
+	parent, base := filepath.Split(filepath.Clean(o.Out))
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("enrich: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("enrich: %w", err)
+	}
+	if err := writeAll(tmp, o, rep); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("enrich: %w", err)
+	}
+	var old string
+	if _, err := os.Stat(o.Out); err == nil {
+		if !o.Force {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("enrich: %s already exists (use --force to replace it)", o.Out)
+		}
+		old = tmp + "-replaced"
+		if err := os.Rename(o.Out, old); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("enrich: move the old %s aside: %w", o.Out, err)
+		}
+	}
+	if err := os.Rename(tmp, o.Out); err != nil {
+		os.RemoveAll(tmp)
+		if old != "" {
+			os.Rename(old, o.Out) // put the old output back; the rename error is the one to report
+		}
+		return fmt.Errorf("enrich: rename %s into place: %w", o.Out, err)
+	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("enrich: remove the replaced output %s: %w", old, err)
+		}
+	}
+	return syncDir(parent)
+}
+
+// syncDir makes the entries of dir durable. Some file systems refuse to
+// sync a folder; that is no error.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("enrich: %w", err)
+	}
+	d.Sync()
+	return d.Close()
+}
+
+// outFile is one output file and what writes it.
+type outFile struct {
+	name  string // relative to the output folder
+	write func(w *bufio.Writer)
+}
+
+// writeAll writes every output file under dir.
+func writeAll(dir string, o Options, rep *Report) error {
+	for _, sub := range []string{GenesDir, EnrichmentDir} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			return fmt.Errorf("enrich: %w", err)
+		}
+	}
+	files := []outFile{
+		{IndexFile, func(w *bufio.Writer) { writeIndex(w, rep) }},
+		{ChainsFile, func(w *bufio.Writer) { writeChains(w, rep) }},
+		{GMTFile, func(w *bufio.Writer) { writeProgramsGMT(w, rep, false) }},
+		{UniqueGMTFile, func(w *bufio.Writer) { writeProgramsGMT(w, rep, true) }},
+		{HierarchyTSV, func(w *bufio.Writer) { writeHierarchyTSV(w, rep.Hierarchy) }},
+		{LogFile, func(w *bufio.Writer) { writeLog(w, o, rep) }},
+	}
+	for _, lib := range rep.Enrichment {
+		files = append(files, outFile{lib.File, func(w *bufio.Writer) { writeEnrichment(w, lib, rep.Genes) }})
+	}
+	for _, lv := range rep.Levels {
+		for i := range lv.Programs {
+			p := &lv.Programs[i]
+			if p.Status != StatusProgram {
+				continue
+			}
+			all, unique, members := programFiles(p)
+			files = append(files,
+				outFile{all, func(w *bufio.Writer) { writeSymbols(w, p.Genes, rep.Genes) }},
+				outFile{unique, func(w *bufio.Writer) { writeSymbols(w, p.Unique, rep.Genes) }},
+				outFile{members, func(w *bufio.Writer) { writeMembers(w, p, rep.Genes) }})
+		}
+	}
+	for _, f := range files {
+		if err := writeFile(filepath.Join(dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	js, err := hierarchyJSON(rep)
+	if err != nil {
+		return fmt.Errorf("enrich: %s: %w", HierarchyJSON, err)
+	}
+	if err := writeFile(filepath.Join(dir, HierarchyJSON), func(w *bufio.Writer) { w.Write(js) }); err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Join(dir, GenesDir), filepath.Join(dir, EnrichmentDir), dir} {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile writes and syncs one file of the temporary output folder. The
+// folder as a whole is renamed into place, so the file needs no rename of
+// its own.
+func writeFile(path string, write func(w *bufio.Writer)) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("enrich: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	write(bw)
+	err = bw.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("enrich: %s: %w", path, err)
+	}
+	return nil
+}
+
+// tsv writes one tab-separated line.
+func tsv(w *bufio.Writer, fields ...string) {
+	w.WriteString(strings.Join(fields, "\t"))
+	w.WriteByte('\n')
+}
+
+// num formats a float as rundir's summary.tsv does: the shortest decimal
+// that reads back exactly, NA for NaN.
+func num(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NA"
+	case math.IsInf(v, 1):
+		return "Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+// orNA returns s, or NA when s is empty.
+func orNA(s string) string {
+	if s == "" {
+		return "NA"
+	}
+	return s
+}
+
+func writeIndex(w *bufio.Writer, rep *Report) {
+	tsv(w, "L", "code", "program", "status", "n_genes", "n_unique", "n_cells", "frac_cells", "stability",
+		"genes_file", "unique_file", "members_file")
+	for _, lv := range rep.Levels {
+		for i := range lv.Programs {
+			p := &lv.Programs[i]
+			all, unique, members := programFiles(p)
+			if p.Status != StatusProgram {
+				all, unique, members = "", "", ""
+			}
+			tsv(w, itoa(p.L), itoa(p.Code), p.Name(), string(p.Status), itoa(len(p.Genes)), itoa(len(p.Unique)),
+				itoa(p.Cells), num(p.CellFrac), num(p.Stability), orNA(all), orNA(unique), orNA(members))
+		}
+	}
+}
+
+func writeChains(w *bufio.Writer, rep *Report) {
+	tsv(w, "L", "code", "program", "chain", "chain_code", "jaccard", "n_genes", "n_unique", "n_cells")
+	for _, lv := range rep.Levels {
+		for i := range lv.Programs {
+			p := &lv.Programs[i]
+			for _, c := range p.Chains {
+				tsv(w, itoa(p.L), itoa(p.Code), p.Name(), itoa(c.Chain), itoa(c.Code), num(c.Jaccard),
+					itoa(c.Genes), itoa(c.Unique), itoa(c.Cells))
+			}
+		}
+	}
+}
+
+// writeProgramsGMT writes every program as a GMT line, or with unique only
+// its unique genes (programs without any left out).
+func writeProgramsGMT(w *bufio.Writer, rep *Report, unique bool) {
+	var sets []GeneSet
+	for _, lv := range rep.Levels {
+		for i := range lv.Programs {
+			p := &lv.Programs[i]
+			genes := p.Genes
+			if unique {
+				genes = p.Unique
+			}
+			if p.Status != StatusProgram || len(genes) == 0 {
+				continue
+			}
+			desc := fmt.Sprintf("scpipe L=%d code=%d genes=%d unique=%d cells=%d stability=%s",
+				p.L, p.Code, len(p.Genes), len(p.Unique), p.Cells, num(p.Stability))
+			sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: symbolsOf(genes, rep.Genes)})
+		}
+	}
+	WriteGMT(w, sets)
+}
+
+func symbolsOf(idx []int, genes Genes) []string {
+	out := make([]string, len(idx))
+	for i, g := range idx {
+		out[i] = genes.Symbols[g]
+	}
+	return out
+}
+
+func writeSymbols(w *bufio.Writer, idx []int, genes Genes) {
+	for _, g := range idx {
+		w.WriteString(genes.Symbols[g])
+		w.WriteByte('\n')
+	}
+}
+
+func writeMembers(w *bufio.Writer, p *Program, genes Genes) {
+	tsv(w, "symbol", "gene_id", "posterior_mean", "support", "unique")
+	uniq := make(map[int]bool, len(p.Unique))
+	for _, g := range p.Unique {
+		uniq[g] = true
+	}
+	for i, g := range p.Genes {
+		u := "FALSE"
+		if uniq[g] {
+			u = "TRUE"
+		}
+		tsv(w, genes.Symbols[g], genes.IDs[g], num(p.Mean[i]), num(p.Support[i]), u)
+	}
+}
+
+// writeEnrichment writes one library's results with Enrichr's and gseapy's
+// columns after the program's.
+func writeEnrichment(w *bufio.Writer, lib LibraryResults, genes Genes) {
+	tsv(w, "Program", "L", "Code", "Query", "Term", "Overlap", "P-value", "Adjusted P-value", "Odds Ratio", "Combined Score", "Genes")
+	for _, t := range lib.Tests {
+		for _, r := range t.Results {
+			hits := make([]string, len(r.Genes))
+			for i, q := range r.Genes {
+				hits[i] = genes.Symbols[t.Genes[q]]
+			}
+			tsv(w, t.Program.Name(), itoa(t.Program.L), itoa(t.Program.Code), t.Query, r.Term,
+				itoa(r.Overlap)+"/"+itoa(r.TermSize), num(r.P()), num(r.Q()), num(r.OddsRatio), num(r.CombinedScore),
+				strings.Join(hits, ";"))
+		}
+	}
+}
+
+func writeHierarchyTSV(w *bufio.Writer, h *Hierarchy) {
+	tsv(w, "L", "code", "program", "order", "n_genes", "event", "parent", "containment", "jaccard", "parents", "children")
+	for _, n := range h.Nodes {
+		tsv(w, itoa(n.L), itoa(n.Code), n.Name(), itoa(n.Order+1), itoa(n.Genes), string(n.Event), orNA(n.Parent),
+			num(n.Containment), num(n.Jaccard), orNA(strings.Join(n.Parents, ";")), orNA(strings.Join(n.Children, ";")))
+	}
+}
+
+func writeLog(w *bufio.Writer, o Options, rep *Report) {
+	fmt.Fprintf(w, "scpipe enrich\n")
+	fmt.Fprintf(w, "run\t%s\nthreshold\t%v\nbackground\t%s\norganism\t%s\n", o.Run, o.Threshold, o.Background, rep.Organism)
+	for _, l := range o.Libraries {
+		fmt.Fprintf(w, "library\t%s\n", l)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note\t%s\n", n)
+	}
+}
+
+// jsonFloat is a float that encodes NaN as null.
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+func hierarchyJSON(rep *Report) ([]byte, error) {
+	type node struct {
+		Program     string    `json:"program"`
+		L           int       `json:"L"`
+		Code        int       `json:"code"`
+		Order       int       `json:"order"`
+		Genes       int       `json:"n_genes"`
+		Cells       int       `json:"n_cells"`
+		Stability   jsonFloat `json:"stability"`
+		Event       Event     `json:"event"`
+		Parent      *string   `json:"parent"`
+		Containment jsonFloat `json:"containment"`
+		Jaccard     jsonFloat `json:"jaccard"`
+		Parents     []string  `json:"parents"`
+		Children    []string  `json:"children"`
+	}
+	type edge struct {
+		From     string    `json:"from"`
+		To       string    `json:"to"`
+		Shared   int       `json:"shared"`
+		ToInFrom jsonFloat `json:"to_in_from"`
+		FromInTo jsonFloat `json:"from_in_to"`
+		Jaccard  jsonFloat `json:"jaccard"`
+	}
+	type gene struct {
+		Symbol string `json:"symbol"`
+		ID     string `json:"gene_id"`
+	}
+	cells := make(map[string]*Program)
+	var Ls []int
+	for _, lv := range rep.Levels {
+		Ls = append(Ls, lv.L)
+		for i := range lv.Programs {
+			cells[lv.Programs[i].Name()] = &lv.Programs[i]
+		}
+	}
+	doc := struct {
+		L     []int  `json:"L"`
+		Nodes []node `json:"nodes"`
+		Edges []edge `json:"edges"`
+		Genes []gene `json:"genes"`
+	}{L: Ls, Nodes: []node{}, Edges: []edge{}, Genes: []gene{}}
+	for _, n := range rep.Hierarchy.Nodes {
+		p := cells[n.Name()]
+		jn := node{Program: n.Name(), L: n.L, Code: n.Code, Order: n.Order + 1, Genes: n.Genes, Cells: p.Cells,
+			Stability: jsonFloat(p.Stability), Event: n.Event, Containment: jsonFloat(n.Containment),
+			Jaccard: jsonFloat(n.Jaccard), Parents: nonNil(n.Parents), Children: nonNil(n.Children)}
+		if n.Parent != "" {
+			jn.Parent = &n.Parent
+		}
+		doc.Nodes = append(doc.Nodes, jn)
+	}
+	for _, e := range rep.Hierarchy.Edges {
+		doc.Edges = append(doc.Edges, edge{e.From, e.To, e.Shared, jsonFloat(e.ToInFrom), jsonFloat(e.FromInTo), jsonFloat(e.Jaccard)})
+	}
+	for _, g := range rep.Hierarchy.GeneOrder {
+		doc.Genes = append(doc.Genes, gene{rep.Genes.Symbols[g], rep.Genes.IDs[g]})
+	}
+	js, err := json.MarshalIndent(doc, "", "  ")
+	return append(js, '\n'), err
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,262 @@
+package enrich
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"scpipe/codematch"
+	"scpipe/rundir"
+)
+
+// Status says whether a code is a gene program.
+type Status string
+
+// The statuses of a code.
+const (
+	// StatusProgram: some cell uses the code and it has genes.
+	StatusProgram Status = "program"
+	// StatusUnused: no cell uses the code. Its genes' posterior means stay
+	// at the prior, so its MAP set is no program.
+	StatusUnused Status = "unused"
+	// StatusEmpty: cells use the code but no gene reaches the threshold.
+	StatusEmpty Status = "empty"
+)
+
+// Program is one code of one L: its consensus over the chains of the run.
+// With one chain the consensus is the chain's code itself.
+type Program struct {
+	L, Code int // the code's number in the first chain's fit (its code_<Code> columns)
+	Status  Status
+	// Genes is the consensus gene set: the genes in the matched code of at
+	// least half of the chains. Mean and Support run parallel to it: the
+	// posterior mean of u averaged over the chains, and the fraction of
+	// chains whose code holds the gene.
+	Genes         []int
+	Mean, Support []float64
+	Unique        []int // the genes of Genes in no other program of this L
+	// Cells counts the cells that use the code in at least half of the
+	// chains; CellFrac is their fraction of all cells.
+	Cells    int
+	CellFrac float64
+	// Stability is the mean Jaccard index between the first chain's gene
+	// set and those of the codes matched to it in the other chains; NaN
+	// with one chain, and for a code that is no program.
+	Stability float64
+	Chains    []ChainCode // the code in each chain, the first chain first
+}
+
+// Name is the program's name in the outputs: L06_code3.
+func (p *Program) Name() string { return programName(p.L, p.Code) }
+
+func programName(L, code int) string { return fmt.Sprintf("L%02d_code%d", L, code) }
+
+// ChainCode is the code of one chain matched to a program.
+type ChainCode struct {
+	Chain, Code int
+	Jaccard     float64 // with the first chain's code (1 for the first chain)
+	// Genes is the size of the chain's MAP set (posterior mean of u at or
+	// above the threshold), Unique the genes of that set in no other code
+	// of the chain, Cells the cells whose posterior mean of z is at or
+	// above the threshold. A code no cell uses has no genes.
+	Genes, Unique, Cells int
+}
+
+// Level is every program of one L.
+type Level struct {
+	L        int
+	Chains   []int // the finished chains, ascending
+	Cells    int
+	Programs []Program // by code number
+}
+
+// chainFit is one fit read from the run, reduced to sets.
+type chainFit struct {
+	chain int
+	mean  []float64       // genes × L posterior means of u
+	genes []codematch.Set // MAP gene set of each code; empty for unused codes
+	cells []codematch.Set // cells using each code
+	nCell int
+}
+
+// readChain reads one fit and thresholds it. The gene axis must be genes.
+func readChain(f rundir.Fit, genes Genes, threshold float64) (*chainFit, error) {
+	codesPath := filepath.Join(f.Dir, rundir.CodesFile)
+	codes, err := rundir.ReadCodes(codesPath)
+	if err != nil {
+		return nil, err
+	}
+	if codes.L != f.L {
+		return nil, fmt.Errorf("enrich: %s: %d codes in a fit of L = %d", codesPath, codes.L, f.L)
+	}
+	if !slices.Equal(codes.GeneIDs, genes.IDs) {
+		return nil, fmt.Errorf("enrich: %s: its genes differ from those of the run's other fits", codesPath)
+	}
+	cellsPath := filepath.Join(f.Dir, rundir.CellsFile)
+	cells, err := rundir.ReadCells(cellsPath)
+	if err != nil {
+		return nil, err
+	}
+	if cells.L != f.L {
+		return nil, fmt.Errorf("enrich: %s: %d codes in a fit of L = %d", cellsPath, cells.L, f.L)
+	}
+	L, N, D := f.L, len(cells.Barcodes), genes.Len()
+	c := &chainFit{chain: f.Chain, mean: codes.Mean, nCell: N,
+		genes: make([]codematch.Set, L), cells: make([]codematch.Set, L)}
+	for k := range L {
+		c.genes[k], c.cells[k] = codematch.NewSet(D), codematch.NewSet(N)
+	}
+	for n := range N {
+		for k, z := range cells.Mean[n*L : (n+1)*L] {
+			if z >= threshold {
+				c.cells[k].Add(n)
+			}
+		}
+	}
+	for k := range L {
+		if c.cells[k].Len() == 0 {
+			continue // no cell: the code's genes say nothing
+		}
+		for g := range D {
+			if codes.Mean[g*L+k] >= threshold {
+				c.genes[k].Add(g)
+			}
+		}
+	}
+	return c, nil
+}
+
+// uniqueOf returns, for each set, its elements in no other set.
+func uniqueOf(sets []codematch.Set) []codematch.Set {
+	out := make([]codematch.Set, len(sets))
+	for k, s := range sets {
+		u := slices.Clone(s)
+		for j, o := range sets {
+			if j != k {
+				for w := range u {
+					u[w] &^= o[w]
+				}
+			}
+		}
+		out[k] = u
+	}
+	return out
+}
+
+// consensus builds the programs of one L from its chains, the first chain
+// the reference whose codes the others are matched to (Hungarian matching
+// of the MAP gene sets, codematch.Match).
+func consensus(L int, chains []*chainFit, genes Genes) *Level {
+	ref := chains[0]
+	lv := &Level{L: L, Cells: ref.nCell, Programs: make([]Program, L)}
+	// match[c][k]: the code of chain c matched to code k of the reference.
+	match := make([][]int, len(chains))
+	jac := make([][]float64, len(chains))
+	for c, ch := range chains {
+		lv.Chains = append(lv.Chains, ch.chain)
+		match[c], jac[c] = make([]int, L), make([]float64, L)
+		m := codematch.Match(ref.genes, ch.genes)
+		for k, to := range m.To {
+			match[c][to], jac[c][to] = k, m.Agreement[k]
+		}
+	}
+	C := len(chains)
+	unique := make([][]codematch.Set, C)
+	for c, ch := range chains {
+		unique[c] = uniqueOf(ch.genes)
+	}
+	for k := range L {
+		p := &lv.Programs[k]
+		p.L, p.Code, p.Stability = L, k+1, math.NaN()
+		for c, ch := range chains {
+			code := match[c][k]
+			p.Chains = append(p.Chains, ChainCode{Chain: ch.chain, Code: code + 1, Jaccard: jac[c][k],
+				Genes: ch.genes[code].Len(), Unique: unique[c][code].Len(), Cells: ch.cells[code].Len()})
+		}
+		if C > 1 {
+			s := 0.0
+			for c := 1; c < C; c++ {
+				s += jac[c][k]
+			}
+			p.Stability = s / float64(C-1)
+		}
+		p.Cells = countVotes(ref.nCell, C, func(c, n int) bool { return chains[c].cells[match[c][k]].Has(n) })
+		p.CellFrac = float64(p.Cells) / float64(max(ref.nCell, 1))
+		for g := range genes.Len() {
+			votes, sum := 0, 0.0
+			for c, ch := range chains {
+				code := match[c][k]
+				sum += ch.mean[g*L+code]
+				if ch.genes[code].Has(g) {
+					votes++
+				}
+			}
+			if 2*votes >= C && votes > 0 {
+				p.Genes = append(p.Genes, g)
+				p.Mean = append(p.Mean, sum/float64(C))
+				p.Support = append(p.Support, float64(votes)/float64(C))
+			}
+		}
+		switch {
+		case p.Cells == 0:
+			p.Status, p.Genes, p.Mean, p.Support = StatusUnused, nil, nil, nil
+		case len(p.Genes) == 0:
+			p.Status = StatusEmpty
+		default:
+			p.Status = StatusProgram
+		}
+		if p.Status != StatusProgram {
+			p.Stability = math.NaN() // empty sets agree trivially; that is no stability
+		}
+	}
+	lv.setUnique(genes.Len())
+	return lv
+}
+
+// countVotes counts the n < N for which at least half of the C voters say
+// yes.
+func countVotes(N, C int, yes func(c, n int) bool) int {
+	count := 0
+	for n := range N {
+		votes := 0
+		for c := range C {
+			if yes(c, n) {
+				votes++
+			}
+		}
+		if votes > 0 && 2*votes >= C {
+			count++
+		}
+	}
+	return count
+}
+
+// setUnique fills each program's unique genes: those in no other program
+// of the level.
+func (lv *Level) setUnique(D int) {
+	count := make([]int, D)
+	for _, p := range lv.Programs {
+		for _, g := range p.Genes {
+			count[g]++
+		}
+	}
+	for i := range lv.Programs {
+		p := &lv.Programs[i]
+		p.Unique = nil
+		for _, g := range p.Genes {
+			if count[g] == 1 {
+				p.Unique = append(p.Unique, g)
+			}
+		}
+	}
+}
+
+// set returns the program's genes as a set over D genes.
+func (p *Program) set(D int) codematch.Set {
+	s := codematch.NewSet(D)
+	for _, g := range p.Genes {
+		s.Add(g)
+	}
+	return s
+}
