@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"scpipe/gibbs"
 )
 
 // ErrConfig is wrapped by every error about an invalid fit configuration.
@@ -30,6 +32,9 @@ type FitConfig struct {
 	PriorU  string  `toml:"prior_u"` // "uniform", "empirical" or a probability such as "0.05"
 	PriorZ  string  `toml:"prior_z"` // likewise for Z
 	Holdout float64 `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
+	// Noise is the likelihood: "dropout" (separate dropout and background
+	// rates, for single-cell data) or "symmetric" (the paper's single λ).
+	Noise gibbs.Noise `toml:"noise"`
 	// Init is the chains' starting point: "data" seeds each code from the
 	// genes of a random cell; "random" is the paper's fair-coin start, which
 	// on sparse data such as single-cell expression collapses to nearly
@@ -60,6 +65,7 @@ func DefaultFitConfig() FitConfig {
 		PriorU:            "uniform",
 		PriorZ:            "uniform",
 		Holdout:           0.01,
+		Noise:             gibbs.Dropout,
 		Init:              "data",
 		Starts:            4,
 		StartSweeps:       5,
@@ -135,6 +141,8 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout = %v outside [0, 1)", c.Holdout)
+	case c.Noise != gibbs.Symmetric && c.Noise != gibbs.Dropout:
+		return bad("noise = %v: want dropout or symmetric", c.Noise)
 	case c.Init != "data" && c.Init != "random":
 		return bad("init = %q: want data or random", c.Init)
 	case c.Starts < 1:

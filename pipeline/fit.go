@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -229,6 +230,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	}
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
 	c.PriorU, c.PriorZ = prior(cfg.PriorU), prior(cfg.PriorZ)
+	c.Noise = cfg.Noise
 	c.Init = gibbs.InitData
 	if cfg.Init == "random" {
 		c.Init = gibbs.InitRandom
@@ -289,7 +291,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	}
 	lastSave := time.Now()
 	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
-		meter.Set(int64(st.Sweep+1), fmt.Sprintf("λ=%.3f loglik=%.4g acc=%.4f", st.Lambda, st.LogLik, st.Accuracy))
+		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
 		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
 			lastSave = time.Now()
 			return save()
@@ -309,7 +311,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err := save(); err != nil {
 		return false, err
 	}
-	meter.Done(fmt.Sprintf("λ=%.3f", res.Lambda))
+	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
 	return false, writeFit(dir, src.Manifest(), res)
 }
 
@@ -377,10 +379,20 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result) error {
 		if st.Phase == gibbs.Sample {
 			phase = rundir.PhaseSample
 		}
-		trace[i] = rundir.TraceRow{Sweep: int64(st.Sweep + 1), Phase: phase, Lambda: st.Lambda, LogLik: st.LogLik,
+		trace[i] = rundir.TraceRow{Sweep: int64(st.Sweep + 1), Phase: phase, Lambda: st.Lambda,
+			Dropout: st.Dropout, Background: st.Background, LogLik: st.LogLik,
 			TrainAccuracy: st.Accuracy, Flips: st.Flips, Seconds: st.Seconds}
 	}
 	return rundir.WriteTrace(filepath.Join(dir, rundir.TraceFile), trace)
+}
+
+// rateText describes a likelihood's parameters for a progress line: λ when
+// it has one, else the dropout and background rates.
+func rateText(lambda, dropout, background float64) string {
+	if !math.IsNaN(lambda) {
+		return fmt.Sprintf("λ=%.3f", lambda)
+	}
+	return fmt.Sprintf("dropout=%.3f background=%.4f", dropout, background)
 }
 
 // permuteCols returns the rows × L matrix m with column k taken from

@@ -63,19 +63,21 @@ func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
 		uMean[i] = r.Float64()
 	}
 	type score struct{ acc, logpred float64 }
-	var scores []score
-	for _, workers := range []int{1, 2, 5} {
-		acc, lp, err := scoreHeldOut(context.Background(), src, h, zMean, uMean, L, 1.7, workers)
-		if err != nil {
-			t.Fatal(err)
+	for _, lik := range []plugIn{{lambda: 1.7}, {lambda: math.NaN(), dropout: 0.6, background: 0.03}} {
+		var scores []score
+		for _, workers := range []int{1, 2, 5} {
+			acc, lp, err := scoreHeldOut(context.Background(), src, h, zMean, uMean, L, lik, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(acc >= 0 && acc <= 1) || !(lp < 0) {
+				t.Fatalf("%+v, workers %d: accuracy %v, log predictive %v", lik, workers, acc, lp)
+			}
+			scores = append(scores, score{acc, lp})
 		}
-		if !(acc >= 0 && acc <= 1) || !(lp < 0) {
-			t.Fatalf("workers %d: accuracy %v, log predictive %v", workers, acc, lp)
+		if scores[0] != scores[1] || scores[0] != scores[2] {
+			t.Errorf("%+v: held-out scores depend on the number of workers: %+v", lik, scores)
 		}
-		scores = append(scores, score{acc, lp})
-	}
-	if scores[0] != scores[1] || scores[0] != scores[2] {
-		t.Errorf("held-out scores depend on the number of workers: %+v", scores)
 	}
 }
 

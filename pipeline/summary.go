@@ -71,6 +71,7 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 	}
 	last := trace[len(trace)-1]
 	row.Sweeps, row.Lambda, row.LogLik, row.TrainAccuracy = len(trace), last.Lambda, last.LogLik, last.TrainAccuracy
+	row.Dropout, row.Background = last.Dropout, last.Background
 	var sampleLL []float64
 	for _, t := range trace {
 		row.Seconds += t.Seconds
@@ -90,16 +91,33 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
 		return row, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
-	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, f.L, last.Lambda, workers)
+	lik := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background}
+	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, f.L, lik, workers)
 	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, err
 }
 
+// plugIn is the plug-in predictive of a fit (gibbs.PlugIn): the expected
+// coverage c = 1 − ∏_l(1 − ẑ_nl û_ld) of the posterior means put into the
+// likelihood, P(x = 1) = σ(λ(2c − 1)) under symmetric noise (λ not NaN) and
+// β + (1 − α − β)·c under dropout noise.
+type plugIn struct{ lambda, dropout, background float64 }
+
+// p returns P(x = 1) given ∏_l(1 − ẑ_nl û_ld). The explicit conversions
+// forbid fused multiply-adds, whose rounding would differ between builds
+// (GOAMD64=v1 and v3).
+func (q plugIn) p(prod float64) float64 {
+	if !math.IsNaN(q.lambda) {
+		return 1 / (1 + math.Exp(-q.lambda*(1-float64(2*prod))))
+	}
+	return q.background + float64((1-q.dropout-q.background)*(1-prod))
+}
+
 // scoreHeldOut returns the accuracy and mean log predictive probability of
-// the held-out entries under the plug-in predictive
-// P(x = 1) = σ(λ(1 − 2∏_l(1 − ẑ_nl û_ld))); NaN when nothing is held out.
+// the held-out entries under the plug-in predictive lik; NaN when nothing
+// is held out.
 // Cells are scored in chunks on workers goroutines; the chunks' sums are
 // added in chunk order, so the result does not depend on workers.
-func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean []float64, L int, lambda float64, workers int) (acc, logpred float64, err error) {
+func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean []float64, L int, lik plugIn, workers int) (acc, logpred float64, err error) {
 	if h.Frac == 0 {
 		return math.NaN(), math.NaN(), nil
 	}
@@ -131,14 +149,11 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 				for i, w := range held {
 					for ; w != 0; w &= w - 1 {
 						d := i*64 + bits.TrailingZeros64(w)
-						// The explicit conversions forbid fused multiply-adds,
-						// whose rounding would differ between builds
-						// (GOAMD64=v1 and v3).
 						prod := 1.0
 						for _, l := range used {
 							prod *= 1 - float64(z[l]*uMean[d*L+l])
 						}
-						p := 1 / (1 + math.Exp(-lambda*(1-float64(2*prod))))
+						p := lik.p(prod)
 						one := x[i]>>(d%64)&1 == 1
 						if (p >= 0.5) == one {
 							s.correct++

@@ -337,7 +337,7 @@ func TestParquetSchemas(t *testing.T) {
 	}{
 		{codes, "codes", []wantColumn{named(str, "gene_id"), named(str, "gene_name"), named(dbl, "code_1"), named(dbl, "code_2"), named(dbl, "code_3")}},
 		{cells, "cells", []wantColumn{named(str, "barcode"), named(dbl, "code_1"), named(dbl, "code_2")}},
-		{trace, "trace", []wantColumn{named(i64, "sweep"), named(str, "phase"), named(dbl, "lambda"), named(dbl, "loglik"),
+		{trace, "trace", []wantColumn{named(i64, "sweep"), named(str, "phase"), named(dbl, "lambda"), named(dbl, "dropout"), named(dbl, "background"), named(dbl, "loglik"),
 			named(dbl, "train_accuracy"), named(i64, "flips"), named(dbl, "seconds")}},
 	} {
 		cols, kv := parquetColumns(t, tc.path)
@@ -424,7 +424,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 	// A variable, so that 0.1 + 0.2 is rounded at run time, not folded exactly.
 	tenth := 0.1
 	rows := []SummaryRow{ // sorted; the file is written from a shuffled copy
-		{L: 2, Chain: 1, Sweeps: 125, Lambda: 2.5, LogLik: -123456.789, TrainAccuracy: 0.91, HeldoutAccuracy: 0.9, HeldoutLogPred: -0.3, Seconds: 12.5, Agreement: 1, RHatLogLik: 1.01},
+		{L: 2, Chain: 1, Sweeps: 125, Lambda: 2.5, Dropout: 0.6, Background: 0.04, LogLik: -123456.789, TrainAccuracy: 0.91, HeldoutAccuracy: 0.9, HeldoutLogPred: -0.3, Seconds: 12.5, Agreement: 1, RHatLogLik: 1.01},
 		{L: 2, Chain: 2, Sweeps: 125, Lambda: tenth + 0.2, LogLik: -1e-300, TrainAccuracy: 1, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 0, Agreement: 0.75, RHatLogLik: 1.01},
 		{L: 10, Chain: 1, Sweeps: 3, Lambda: math.Inf(1), LogLik: math.Inf(-1), TrainAccuracy: 5e-324, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 1, Agreement: 1, RHatLogLik: nan},
 	}
@@ -437,13 +437,13 @@ func TestSummaryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
-	if want := "L\tchain\tsweeps\tlambda\tloglik\ttrain_accuracy\theldout_accuracy\theldout_logpred\tseconds\tagreement\trhat_loglik"; lines[0] != want {
+	if want := "L\tchain\tsweeps\tlambda\tloglik\ttrain_accuracy\theldout_accuracy\theldout_logpred\tseconds\tagreement\trhat_loglik\tdropout\tbackground"; lines[0] != want {
 		t.Errorf("header %q, want %q", lines[0], want)
 	}
-	if want := "10\t1\t3\tInf\t-Inf\t5e-324\tNA\tNA\t1\t1\tNA"; lines[3] != want {
+	if want := "10\t1\t3\tInf\t-Inf\t5e-324\tNA\tNA\t1\t1\tNA\t0\t0"; lines[3] != want {
 		t.Errorf("line 4 = %q, want %q", lines[3], want)
 	}
-	if want := "2\t2\t125\t0.30000000000000004\t-1e-300\t1\tNA\tNA\t0\t0.75\t1.01"; lines[2] != want {
+	if want := "2\t2\t125\t0.30000000000000004\t-1e-300\t1\tNA\tNA\t0\t0.75\t1.01\t0\t0"; lines[2] != want {
 		t.Errorf("line 3 = %q, want %q", lines[2], want)
 	}
 	got, err := ReadSummary(path)
@@ -470,12 +470,22 @@ func TestSummaryRoundTrip(t *testing.T) {
 func TestReadSummaryErrors(t *testing.T) {
 	t.Parallel()
 	header := strings.Join(summaryHeader, "\t") + "\n"
+	// row returns a data line of the header's width with field i set to v.
+	row := func(i int, v string) string {
+		f := make([]string, len(summaryHeader))
+		for k := range f {
+			f[k] = "1"
+		}
+		f[i] = v
+		return strings.Join(f, "\t") + "\n"
+	}
+	loglik := slices.Index(summaryHeader, "loglik")
 	for _, tc := range []struct{ name, text, want string }{
 		{"empty", "", "empty file"},
 		{"bad header", "L\tchains\n", "header column 2"},
 		{"short row", header + "2\t1\t125\n", "line 2"},
-		{"bad int", header + "2\tone\t125\t1\t1\t1\t1\t1\t1\t1\t1\n", "column chain"},
-		{"bad float", header + "2\t1\t125\t1\tx\t1\t1\t1\t1\t1\t1\n", "column loglik"},
+		{"bad int", header + row(1, "one"), "column chain"},
+		{"bad float", header + row(loglik, "x"), "column loglik"},
 	} {
 		path := filepath.Join(t.TempDir(), SummaryFile)
 		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
@@ -488,7 +498,7 @@ func TestReadSummaryErrors(t *testing.T) {
 	}
 	// Extra columns from a later version are ignored.
 	path := filepath.Join(t.TempDir(), SummaryFile)
-	text := strings.TrimSuffix(header, "\n") + "\tfuture\n2\t1\t125\t1\t1\t1\t1\t1\t1\t1\t1\tx\n"
+	text := strings.TrimSuffix(header, "\n") + "\tfuture\n" + strings.TrimSuffix(row(2, "125"), "\n") + "\tx\n"
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,9 @@ type SummaryRow struct {
 	Chain  int // 1-based chain number
 	Sweeps int // sweeps run, burn-in included
 
-	Lambda          float64 // final dispersion λ
+	Lambda          float64 // final dispersion λ (symmetric noise; NaN under dropout noise)
+	Dropout         float64 // final P(x = 0 | covered)
+	Background      float64 // final P(x = 1 | not covered)
 	LogLik          float64 // final log-likelihood of the training entries
 	TrainAccuracy   float64 // fraction of training entries reconstructed correctly
 	HeldoutAccuracy float64 // fraction of held-out entries predicted correctly
@@ -39,13 +41,14 @@ type SummaryRow struct {
 var summaryHeader = []string{
 	"L", "chain", "sweeps", "lambda", "loglik", "train_accuracy",
 	"heldout_accuracy", "heldout_logpred", "seconds", "agreement", "rhat_loglik",
+	"dropout", "background",
 }
 
 // floats returns pointers to the float columns of r, in header order from
 // the fourth column.
 func (r *SummaryRow) floats() []*float64 {
 	return []*float64{&r.Lambda, &r.LogLik, &r.TrainAccuracy, &r.HeldoutAccuracy,
-		&r.HeldoutLogPred, &r.Seconds, &r.Agreement, &r.RHatLogLik}
+		&r.HeldoutLogPred, &r.Seconds, &r.Agreement, &r.RHatLogLik, &r.Dropout, &r.Background}
 }
 
 // WriteSummary writes rows to path as summary.tsv, atomically: a header

@@ -42,7 +42,9 @@ const (
 type TraceRow struct {
 	Sweep         int64   // 1-based sweep number
 	Phase         Phase   // PhaseBurnIn or PhaseSample
-	Lambda        float64 // dispersion λ after the sweep
+	Lambda        float64 // dispersion λ after the sweep (symmetric noise; NaN under dropout noise)
+	Dropout       float64 // P(x = 0 | covered) after the sweep
+	Background    float64 // P(x = 1 | not covered) after the sweep
 	LogLik        float64 // log-likelihood of the training data
 	TrainAccuracy float64 // fraction of training entries reconstructed correctly
 	Flips         int64   // number of entries of Z and U that changed in the sweep
@@ -125,9 +127,10 @@ func checkMatrix(rows, L int, mean []float64) error {
 
 // traceNames and traceTypes are the columns of trace.parquet, in order.
 var (
-	traceNames = []string{"sweep", "phase", "lambda", "loglik", "train_accuracy", "flips", "seconds"}
+	traceNames = []string{"sweep", "phase", "lambda", "dropout", "background", "loglik", "train_accuracy", "flips", "seconds"}
 	traceTypes = []arrow.DataType{
 		arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64,
+		arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64,
 		arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Int64,
 		arrow.PrimitiveTypes.Float64,
 	}
@@ -142,16 +145,19 @@ func writeTrace(path string, rows []TraceRow, batch int) error {
 		sweep, flips                 = make([]int64, n), make([]int64, n)
 		phase                        = make([]string, n)
 		lambda, loglik, acc, seconds = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		dropout, background          = make([]float64, n), make([]float64, n)
 	)
 	for i, r := range rows {
 		if r.Phase != PhaseBurnIn && r.Phase != PhaseSample {
 			return fmt.Errorf("rundir: %s: row %d: phase %q, want %q or %q", path, i+1, r.Phase, PhaseBurnIn, PhaseSample)
 		}
 		sweep[i], phase[i], lambda[i], loglik[i] = r.Sweep, string(r.Phase), r.Lambda, r.LogLik
+		dropout[i], background[i] = r.Dropout, r.Background
 		acc[i], flips[i], seconds[i] = r.TrainAccuracy, r.Flips, r.Seconds
 	}
 	cols := []column{
 		int64Column("sweep", sweep), stringColumn("phase", phase), float64Column("lambda", lambda),
+		float64Column("dropout", dropout), float64Column("background", background),
 		float64Column("loglik", loglik), float64Column("train_accuracy", acc), int64Column("flips", flips),
 		float64Column("seconds", seconds),
 	}
@@ -164,6 +170,7 @@ func ReadTrace(path string) ([]TraceRow, error) {
 		sweep, flips                 []int64
 		phase                        []string
 		lambda, loglik, acc, seconds []float64
+		dropout, background          []float64
 	)
 	err := readTable(path, func(s *arrow.Schema, n int) ([]sink, error) {
 		if err := checkFields(s, 0, traceNames, traceTypes); err != nil {
@@ -174,8 +181,9 @@ func ReadTrace(path string) ([]TraceRow, error) {
 		}
 		sweep, flips, phase = make([]int64, n), make([]int64, n), make([]string, n)
 		lambda, loglik, acc, seconds = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-		return []sink{int64Sink(sweep), stringSink(phase), float64Sink(lambda), float64Sink(loglik),
-			float64Sink(acc), int64Sink(flips), float64Sink(seconds)}, nil
+		dropout, background = make([]float64, n), make([]float64, n)
+		return []sink{int64Sink(sweep), stringSink(phase), float64Sink(lambda), float64Sink(dropout),
+			float64Sink(background), float64Sink(loglik), float64Sink(acc), int64Sink(flips), float64Sink(seconds)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -186,7 +194,7 @@ func ReadTrace(path string) ([]TraceRow, error) {
 		if p != PhaseBurnIn && p != PhaseSample {
 			return nil, fmt.Errorf("rundir: %s: row %d: phase %q, want %q or %q", path, i+1, p, PhaseBurnIn, PhaseSample)
 		}
-		rows[i] = TraceRow{sweep[i], p, lambda[i], loglik[i], acc[i], flips[i], seconds[i]}
+		rows[i] = TraceRow{sweep[i], p, lambda[i], dropout[i], background[i], loglik[i], acc[i], flips[i], seconds[i]}
 	}
 	return rows, nil
 }

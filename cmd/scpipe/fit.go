@@ -25,11 +25,11 @@ directory:
 
    RUN/config.toml               resolved configuration (--config RUN/config.toml reproduces the run)
    RUN/shards.json               the shards fitted (--resume refuses others)
-   RUN/summary.tsv               one row per (L, chain): lambda, loglik, accuracies, held-out scores, R-hat
+   RUN/summary.tsv               one row per (L, chain): lambda or dropout and background rates, loglik, accuracies, held-out scores, R-hat
    RUN/selection.svg             held-out accuracy and log predictive against L
    RUN/L05/chain1/codes.parquet  per gene: posterior mean of each code (U)
    RUN/L05/chain1/cells.parquet  per cell: posterior mean of each code's usage (Z)
-   RUN/L05/chain1/trace.parquet  per sweep: lambda, loglik, accuracy, flips, seconds
+   RUN/L05/chain1/trace.parquet  per sweep: lambda, dropout, background, loglik, accuracy, flips, seconds
    RUN/L05/chain1/state.ckpt     checkpoint
 
 Results are identical for any -j. A run stopped by SIGINT or SIGTERM (SLURM
@@ -53,6 +53,7 @@ results as an uninterrupted run. While a fit works on RUN it holds the lock
 			&cli.StringFlag{Name: "prior-u", Value: d.PriorU, Usage: "prior of U: uniform, empirical or a probability"},
 			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ, Usage: "prior of Z: uniform, empirical or a probability"},
 			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
+			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ)"},
 			&cli.StringFlag{Name: "init", Value: d.Init, Usage: "starting point: data (codes seeded from random cells) or random (the paper's fair coin)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
 			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
@@ -124,6 +125,11 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("prior-u", func() { cfg.PriorU = c.String("prior-u") })
 	set("prior-z", func() { cfg.PriorZ = c.String("prior-z") })
 	set("holdout", func() { cfg.Holdout = c.Float64("holdout") })
+	if c.IsSet("noise") {
+		if err := cfg.Noise.UnmarshalText([]byte(c.String("noise"))); err != nil {
+			return cfg, fmt.Errorf("--noise: %w", err)
+		}
+	}
 	set("init", func() { cfg.Init = c.String("init") })
 	set("starts", func() { cfg.Starts = c.Int("starts") })
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
