@@ -55,6 +55,15 @@ const (
 	// single-cell expression) a random start's codes explain nothing and the
 	// chain collapses towards the empty factorisation; seeded codes avoid it.
 	InitData
+	// InitCluster sets Z to zero and seeds the codes from cell types: it
+	// clusters up to 4000 cells (drawn with the chain's seed) by bisecting
+	// spherical k-means on their ones, weighted by inverse detection
+	// frequency, always splitting the largest cluster and never leaving
+	// one below 1% of the cells (or 10), and seeds code l with the genes
+	// distinctive of cluster l (see seedClusters). A code seeded from one
+	// cell, as InitData does, follows that cell's depth as much as its
+	// type; a cluster's distinctive genes follow the type.
+	InitCluster
 )
 
 // Config holds the parameters of a Sampler. Start from DefaultConfig.
@@ -90,6 +99,11 @@ type Config struct {
 	KeepSamples bool
 	// Init selects the initial state of every chain.
 	Init Init
+	// Housekeeping adds a code that every cell uses (the last one, whose z
+	// are clamped to 1): it collects the genes detected everywhere
+	// (ribosomal, mitochondrial, …), at the covered rate, so that no other
+	// code is spent on them. It counts in L.
+	Housekeeping bool
 	// Starts chains are run for the first StartSweeps burn-in sweeps from
 	// seeds derived from Seed; the one with the highest log-likelihood is
 	// kept and continued. Starts = 1 runs a single chain keyed by Seed.
@@ -128,7 +142,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: initial Dropout = %v and Background = %v must be in [0, 1)", ErrConfig, c.Dropout, c.Background)
 	case c.Dropout > 0 && c.Background > 0 && c.Background >= 1-c.Dropout:
 		return fmt.Errorf("%w: initial Background = %v is not below 1 − Dropout = %v: covering an entry must raise its chance of being a one", ErrConfig, c.Background, 1-c.Dropout)
-	case c.Init > InitData:
+	case c.Housekeeping && c.L < 2:
+		return fmt.Errorf("%w: a housekeeping code needs L ≥ 2 (got %d)", ErrConfig, c.L)
+	case c.Init > InitCluster:
 		return fmt.Errorf("%w: unknown Init %d", ErrConfig, c.Init)
 	case c.Starts < 1:
 		return fmt.Errorf("%w: Starts = %d", ErrConfig, c.Starts)

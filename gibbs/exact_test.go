@@ -62,17 +62,29 @@ func b2f(b bool) float64 {
 }
 
 // exactPosterior enumerates every (Z, U) of a tiny problem and returns the
-// posterior expectations of tinyStats at fixed rates r.
-func exactPosterior(x, obs [][]bool, L int, r rates, pz, pu []float64) []float64 {
+// posterior expectations of tinyStats at fixed rates r. With clampLast, code
+// L−1 is used by every cell (only states with those z on are enumerated).
+func exactPosterior(x, obs [][]bool, L int, r rates, pz, pu []float64, clampLast bool) []float64 {
 	n, d := len(x), len(x[0])
 	var logw []float64
 	var stats [][]float64
 	maxw := math.Inf(-1)
+	var clamped uint64
+	for i := range n {
+		if clampLast {
+			clamped |= 1 << uint(i*L+L-1)
+		}
+	}
 	for z := uint64(0); z < 1<<uint(n*L); z++ {
+		if z&clamped != clamped {
+			continue
+		}
 		for u := uint64(0); u < 1<<uint(d*L); u++ {
 			w := 0.0
 			for i := range n * L {
-				w += math.Log(1 - pz[i%L] + float64(z>>uint(i)&1)*(2*pz[i%L]-1))
+				if clamped>>uint(i)&1 == 0 {
+					w += math.Log(1 - pz[i%L] + float64(z>>uint(i)&1)*(2*pz[i%L]-1))
+				}
 			}
 			for i := range d * L {
 				w += math.Log(1 - pu[i%L] + float64(u>>uint(i)&1)*(2*pu[i%L]-1))
@@ -135,13 +147,15 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 		drop, bg  float64 // Dropout
 		pz, pu    []float64
 		marginals bool // compare individual z_nl and u_ld
+		clamp     bool // the last code is a housekeeping code
 	}{
-		{"uniform", all, Symmetric, 1.0, 0, 0, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
-		{"missing", holes, Symmetric, 1.5, 0, 0, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
-		{"per-code priors", all, Symmetric, 1.2, 0, 0, []float64{0.3, 0.7}, []float64{0.6, 0.2}, true},
-		{"per-code priors, missing", holes, Symmetric, 0.8, 0, 0, []float64{0.25, 0.6}, []float64{0.7, 0.35}, true},
-		{"dropout", all, Dropout, 1, 0.4, 0.1, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false},
-		{"dropout, per-code priors, missing", holes, Dropout, 1, 0.55, 0.2, []float64{0.3, 0.6}, []float64{0.65, 0.3}, true},
+		{"uniform", all, Symmetric, 1.0, 0, 0, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false, false},
+		{"missing", holes, Symmetric, 1.5, 0, 0, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false, false},
+		{"per-code priors", all, Symmetric, 1.2, 0, 0, []float64{0.3, 0.7}, []float64{0.6, 0.2}, true, false},
+		{"per-code priors, missing", holes, Symmetric, 0.8, 0, 0, []float64{0.25, 0.6}, []float64{0.7, 0.35}, true, false},
+		{"dropout", all, Dropout, 1, 0.4, 0.1, []float64{0.5, 0.5}, []float64{0.5, 0.5}, false, false},
+		{"dropout, per-code priors, missing", holes, Dropout, 1, 0.55, 0.2, []float64{0.3, 0.6}, []float64{0.65, 0.3}, true, false},
+		{"dropout, housekeeping code", holes, Dropout, 1, 0.5, 0.15, []float64{0.4, 0.5}, []float64{0.5, 0.35}, true, true},
 	}
 	samples := 200000
 	if testing.Short() {
@@ -165,7 +179,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1000, samples, 1, 1
 			cfg.Seed = uint64(ci + 1)
 			cfg.Lambda, cfg.FixLambda, cfg.KeepSamples = tc.lambda, true, true
-			cfg.Noise, cfg.Dropout, cfg.Background = tc.noise, tc.drop, tc.bg
+			cfg.Noise, cfg.Dropout, cfg.Background, cfg.Housekeeping = tc.noise, tc.drop, tc.bg, tc.clamp
 			r := symmetricRates(tc.lambda)
 			if tc.noise == Dropout {
 				r = rates{on: 1 - tc.drop, off: tc.bg}
@@ -173,7 +187,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			cfg.PriorZ, cfg.PriorU = FixedPrior(tc.pz...), FixedPrior(tc.pu...)
 			s, _ := runAll(t, data, cfg)
 
-			exact := exactPosterior(xbits, tc.obs, L, r, tc.pz, tc.pu)
+			exact := exactPosterior(xbits, tc.obs, L, r, tc.pz, tc.pu, tc.clamp)
 			// Statistics per retained sample, then batch means.
 			const batches = 50
 			per := len(s.kept) / batches
@@ -225,7 +239,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			if tc.noise == Dropout {
 				wrongRates = rates{on: r.on + (r.on-r.off)/4, off: r.off}
 			}
-			if len(within(exactPosterior(xbits, tc.obs, L, wrongRates, tc.pz, tc.pu))) == 0 {
+			if len(within(exactPosterior(xbits, tc.obs, L, wrongRates, tc.pz, tc.pu, tc.clamp))) == 0 {
 				t.Errorf("the tolerance cannot tell rates %+v from %+v", r, wrongRates)
 			}
 			// The sampler's own predictive agrees with the retained samples.

@@ -72,6 +72,7 @@ type Sampler struct {
 	observed int64         // observed entries
 	obsOnes  int64         // observed ones
 	start    rates         // the likelihood's parameters of every chain's first sweep
+	clamped  uint64        // codes every cell uses (z fixed at 1)
 	ones     []uint64      // all-ones mask words for unmasked data
 	vector   bool          // use the vector kernel (useVectorKernel when created; tests switch it off)
 	kernel   vectorKernel  // the vector kernel's variant (coverSumsVec when created)
@@ -155,6 +156,9 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	s.logitU = cfg.PriorU.logits(cfg.L, density)
 	s.obsOnes = ones
 	s.start = initialRates(&s.cfg, density)
+	if cfg.Housekeeping {
+		s.clamped = 1 << uint(cfg.L-1)
+	}
 	s.vector, s.kernel = useVectorKernel, coverSumsVec
 	s.workers = workers
 	s.trace = make([]SweepStats, 0, min(s.Sweeps(), 1<<16))
@@ -184,8 +188,13 @@ func equalInts(a, b []int) bool {
 // newChain returns a chain initialised as cfg.Init says, keyed by seed.
 func (s *Sampler) newChain(seed uint64) *chain {
 	c := &chain{seed: seed, rates: s.start, z: make([]uint64, s.nw*s.l), u: make([]uint64, s.dw*s.l)}
-	if s.cfg.Init == InitData {
+	defer s.clamp(c)
+	switch s.cfg.Init {
+	case InitData:
 		s.seedCodes(c, streamKey(seed, 0, stepInit))
+		return c
+	case InitCluster:
+		s.seedClusters(c, streamKey(seed, 0, stepInit))
 		return c
 	}
 	fill := func(dst []uint64, rows int, key uint64) {
@@ -200,6 +209,19 @@ func (s *Sampler) newChain(seed uint64) *chain {
 	fill(c.z, s.n, streamKey(seed, 0, stepInit))
 	fill(c.u, s.d, streamKey(seed, 1, stepInit))
 	return c
+}
+
+// clamp sets the clamped codes of every cell of c on.
+func (s *Sampler) clamp(c *chain) {
+	for m := s.clamped; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		for w := range s.nw {
+			c.z[w*s.l+l] = ^uint64(0)
+		}
+		if r := s.n % 64; r != 0 {
+			c.z[(s.nw-1)*s.l+l] = 1<<uint(r) - 1
+		}
+	}
 }
 
 // seedCandidates is the number of random cells InitData examines per code.
@@ -360,6 +382,7 @@ type stepSpec struct {
 	symmetric bool // compute the conditional as the paper does, λ·(2·ones − entries)
 	key       uint64
 	L         int
+	fixed     uint64 // codes the step leaves as they are (the Z step's clamped codes)
 	// live holds the codes whose bitset in other is not empty. A code with
 	// an empty one covers no column: its conditional sum is 0, it adds
 	// nothing to a row's coverage, and flipping it changes no other code's
@@ -395,7 +418,7 @@ func (t *rowStats) add(counts uint64, flips int64) {
 // sweepChain runs one sweep of c and updates its likelihood's parameters.
 func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
-		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ)}
+		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
 	s.setLikelihood(&z, c.rates)
 	zs := s.runStep(&z)
 	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
@@ -502,7 +525,7 @@ func (sp *stepSpec) rowsRange(buf *rowScratch, w0, w1 int) rowStats {
 			rows := buf.rows[:min(rowGroup, sp.rows-i0)]
 			for k := range rows {
 				r, bit := &rows[k], uint((i0+k)%64)
-				r.a, r.want, r.next, r.flips = 0, sp.live, 0, 0
+				r.a, r.want, r.next, r.flips = 0, sp.live&^sp.fixed, 0, 0
 				for l, word := range ow {
 					r.a |= (word >> bit & 1) << uint(l)
 				}
@@ -584,6 +607,9 @@ func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
 func (sp *stepSpec) decide(r *rowState, i int) bool {
 	L := sp.L
 	for l := r.next; l < L; l++ {
+		if sp.fixed>>uint(l)&1 != 0 {
+			continue
+		}
 		c := sp.conditional(r.acc[l]) + sp.logit[l]
 		if r.a>>uint(l)&1 != 0 {
 			c = -c
@@ -593,7 +619,7 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 			r.flips++
 			if sp.live>>uint(l)&1 != 0 {
 				clear(r.acc[l+1 : L])
-				r.want, r.next = sp.live&^(2<<uint(l)-1), l+1
+				r.want, r.next = sp.live&^sp.fixed&^(2<<uint(l)-1), l+1
 				return true
 			}
 		}

@@ -39,12 +39,16 @@ func column(m [][]bool, j int) []bool {
 
 // refSweep is one sweep of Algorithm 2 of the paper written plainly, with
 // Algorithm 1 for the conditionals and the sampler's keyed random numbers.
-func refSweep(st *refState, x, obs [][]bool, logitZ, logitU []float64, seed uint64, sweep int, fix bool) {
+// The codes in clamped (bit l) are left on in every cell.
+func refSweep(st *refState, x, obs [][]bool, logitZ, logitU []float64, seed uint64, sweep int, fix bool, clamped uint64) {
 	L := len(logitZ)
 	one, zero := st.rates.gains()
-	update := func(own [][]bool, other [][]bool, data, seen [][]bool, logit []float64, key uint64) {
+	update := func(own [][]bool, other [][]bool, data, seen [][]bool, logit []float64, key uint64, fixed uint64) {
 		for i := range own {
 			for l := range L {
+				if fixed>>uint(l)&1 != 0 {
+					continue
+				}
 				var c float64
 				if st.noise == Symmetric {
 					acc := refCondSum(l, own[i], other, data[i], seen[i])
@@ -63,12 +67,12 @@ func refSweep(st *refState, x, obs [][]bool, logitZ, logitU []float64, seed uint
 			}
 		}
 	}
-	update(st.z, st.u, x, obs, logitZ, streamKey(seed, sweep, stepZ))
+	update(st.z, st.u, x, obs, logitZ, streamKey(seed, sweep, stepZ), clamped)
 	xt, obsT := make([][]bool, len(x[0])), make([][]bool, len(x[0]))
 	for d := range xt {
 		xt[d], obsT[d] = column(x, d), column(obs, d)
 	}
-	update(st.u, st.z, xt, obsT, logitU, streamKey(seed, sweep, stepU))
+	update(st.u, st.z, xt, obsT, logitU, streamKey(seed, sweep, stepU), 0)
 	var t tally
 	for n := range x {
 		for d := range x[n] {
@@ -106,22 +110,25 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 		n, d, L, seg int
 		masked, fix  bool
 		noise        Noise
+		housekeeping bool
 	}{
-		{1, 1, 1, 0, false, false, Symmetric},
-		{3, 3, 2, 0, true, true, Symmetric},
-		{70, 130, 3, 64, false, false, Symmetric},
-		{70, 130, 3, 64, true, false, Symmetric},
-		{129, 65, 2, 128, true, false, Symmetric},
-		{64, 200, 5, 0, false, false, Symmetric},
-		{200, 64, 10, 64, true, false, Symmetric},
-		{1, 1, 1, 0, false, false, Dropout},
-		{3, 3, 2, 0, true, true, Dropout},
-		{70, 130, 3, 64, false, false, Dropout},
-		{129, 65, 2, 128, true, false, Dropout},
-		{200, 64, 10, 64, true, false, Dropout},
+		{1, 1, 1, 0, false, false, Symmetric, false},
+		{3, 3, 2, 0, true, true, Symmetric, false},
+		{70, 130, 3, 64, false, false, Symmetric, false},
+		{70, 130, 3, 64, true, false, Symmetric, false},
+		{129, 65, 2, 128, true, false, Symmetric, false},
+		{64, 200, 5, 0, false, false, Symmetric, false},
+		{200, 64, 10, 64, true, false, Symmetric, false},
+		{1, 1, 1, 0, false, false, Dropout, false},
+		{3, 3, 2, 0, true, true, Dropout, false},
+		{70, 130, 3, 64, false, false, Dropout, false},
+		{129, 65, 2, 128, true, false, Dropout, false},
+		{200, 64, 10, 64, true, false, Dropout, false},
+		{70, 130, 3, 64, false, false, Dropout, true},
+		{200, 64, 10, 64, true, false, Symmetric, true},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%dx%d/L%d/seg%d/masked=%v/%v", tc.n, tc.d, tc.L, tc.seg, tc.masked, tc.noise), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%dx%d/L%d/seg%d/masked=%v/%v/housekeeping=%v", tc.n, tc.d, tc.L, tc.seg, tc.masked, tc.noise, tc.housekeeping), func(t *testing.T) {
 			t.Parallel()
 			r := &testRNG{s: uint64(tc.n*7 + tc.d*13 + tc.L)}
 			x := randomMatrix(r, tc.n, tc.d, 0.35, tc.seg)
@@ -135,7 +142,7 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = tc.L, 4, 4, 1, 3
-			cfg.FixLambda, cfg.Lambda, cfg.Noise = tc.fix, 1.3, tc.noise
+			cfg.FixLambda, cfg.Lambda, cfg.Noise, cfg.Housekeeping = tc.fix, 1.3, tc.noise, tc.housekeeping
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
 			s, err := NewSampler(data, cfg)
 			if err != nil {
@@ -149,13 +156,13 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 				}
 			}
 			c := s.chains[0]
-			ref := &refState{z: unpack(c.z, tc.n, tc.L), u: unpack(c.u, tc.d, tc.L), noise: tc.noise, rates: c.rates}
+			ref := &refState{z: unpack(c.z, tc.n, tc.L), u: unpack(c.u, tc.d, tc.L), noise: cfg.Noise, rates: c.rates}
 			xb := toBools(x)
 			for sweep := range s.Sweeps() {
 				if _, err := s.Step(); err != nil {
 					t.Fatal(err)
 				}
-				refSweep(ref, xb, obs, s.logitZ, s.logitU, cfg.Seed, sweep, cfg.FixLambda)
+				refSweep(ref, xb, obs, s.logitZ, s.logitU, cfg.Seed, sweep, cfg.FixLambda, s.clamped)
 				c := s.chains[0]
 				if !reflect.DeepEqual(unpack(c.z, tc.n, tc.L), ref.z) || !reflect.DeepEqual(unpack(c.u, tc.d, tc.L), ref.u) {
 					t.Fatalf("sweep %d: state differs from the reference sampler", sweep)

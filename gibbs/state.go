@@ -86,7 +86,7 @@ func (s *Sampler) fingerprint() []uint64 {
 	return []uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
 		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed),
-		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off)}
+		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off), s.clamped}
 }
 
 // stateReader decodes little-endian words and remembers the first error.

@@ -1,0 +1,219 @@
+package gibbs
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// clusterSample is the number of cells InitCluster clusters: enough to
+// find a program used by 1% of the cells (40 of them), few enough that a
+// chain's start costs a fraction of a sweep at the paper's size.
+const clusterSample = 4000
+
+// clusterSplits is the number of assignment rounds of each two-way split.
+const clusterSplits = 15
+
+// seedClusters seeds c's codes from cell types: it draws up to
+// clusterSample cells with key, splits them by bisecting spherical
+// k-means on their observed ones (weighted by inverse detection frequency,
+// so that genes detected everywhere count little), always splitting the
+// largest cluster and never leaving one below minSize, and sets code l to
+// the genes distinctive of cluster l: detected in at least a fifth of its
+// cells and at least twice as often (plus 5 points) as in the other cells.
+// Codes clamped on (the background code) start with the genes detected in
+// at least half of the sampled cells. Z starts at zero, as with InitData.
+//
+// Everything here is sequential and keyed by the chain's seed, so the
+// start does not depend on the number of workers.
+func (s *Sampler) seedClusters(c *chain, key uint64) {
+	rows := s.sampleRows(key)
+	m := len(rows)
+	count := make([]float64, s.d)
+	for _, r := range rows {
+		for _, g := range r {
+			count[g]++
+		}
+	}
+	weight := make([]float64, s.d)
+	for g := range weight {
+		weight[g] = math.Log((float64(m) + 1) / (count[g] + 1))
+	}
+	norm := make([]float64, m)
+	for i, r := range rows {
+		t := 0.0
+		for _, g := range r {
+			t += weight[g] * weight[g]
+		}
+		norm[i] = math.Sqrt(max(t, 1e-300))
+	}
+	k := s.l - bits.OnesCount64(s.clamped)
+	clusters := bisect(rows, weight, norm, s.d, k, max(10, m/100), key)
+	free := 0
+	for l := range s.l {
+		var genes []bool
+		if s.clamped>>uint(l)&1 != 0 {
+			genes = make([]bool, s.d)
+			for g, n := range count {
+				genes[g] = n >= float64(m)/2
+			}
+		} else {
+			if free >= len(clusters) {
+				continue
+			}
+			genes = distinctive(rows, clusters[free], count, s.d)
+			free++
+		}
+		for g, on := range genes {
+			if on {
+				c.u[g/64*s.l+l] |= 1 << uint(g%64)
+			}
+		}
+	}
+}
+
+// sampleRows returns the observed ones of up to clusterSample cells drawn
+// without replacement with key (all cells when there are fewer), in cell
+// order, each as a list of gene indices.
+func (s *Sampler) sampleRows(key uint64) [][]int32 {
+	cells := make([]int, s.n)
+	for i := range cells {
+		cells[i] = i
+	}
+	if s.n > clusterSample {
+		// A partial Fisher–Yates shuffle keyed by position.
+		for i := range clusterSample {
+			j := i + int(bitsAt(key, uint64(i))%uint64(s.n-i))
+			cells[i], cells[j] = cells[j], cells[i]
+		}
+		cells = cells[:clusterSample]
+		slices.Sort(cells)
+	}
+	b := s.data.X.Segments()
+	rows := make([][]int32, len(cells))
+	for i, n := range cells {
+		var r []int32
+		for seg := 0; seg+1 < len(b); seg++ {
+			x := s.data.X.Segment(n, seg)
+			for k, w := range x {
+				if s.data.Mask != nil {
+					w &= s.data.Mask.Segment(n, seg)[k]
+				}
+				for ; w != 0; w &= w - 1 {
+					r = append(r, int32(b[seg]+64*k+bits.TrailingZeros64(w)))
+				}
+			}
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// bisect splits the rows into up to k clusters (lists of row indices) by
+// bisecting spherical k-means: the largest cluster that can be split is
+// split in two, seeded by a member drawn with key and the member least like
+// it; a split that would leave a side below minSize is not made, and the
+// cluster is not tried again until another split changes the clusters.
+func bisect(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint64) [][]int {
+	all := make([]int, len(rows))
+	for i := range all {
+		all[i] = i
+	}
+	clusters := [][]int{all}
+	if len(rows) == 0 || k <= 1 {
+		return clusters
+	}
+	cent := [2][]float64{make([]float64, D), make([]float64, D)}
+	sim := func(i int, c []float64) float64 {
+		t := 0.0
+		for _, g := range rows[i] {
+			t += weight[g] * c[g]
+		}
+		return t / norm[i]
+	}
+	centroid := func(dst []float64, members []int) {
+		clear(dst)
+		for _, i := range members {
+			for _, g := range rows[i] {
+				dst[g] += weight[g] / norm[i]
+			}
+		}
+		t := 0.0
+		for _, v := range dst {
+			t += v * v
+		}
+		t = 1 / math.Sqrt(max(t, 1e-300))
+		for g := range dst {
+			dst[g] *= t
+		}
+	}
+	tried := make([]bool, 1, k)
+	for split := 0; len(clusters) < k; split++ {
+		big := -1
+		for i, c := range clusters {
+			if !tried[i] && len(c) >= 2*minSize && (big < 0 || len(c) > len(clusters[big])) {
+				big = i
+			}
+		}
+		if big < 0 {
+			break
+		}
+		c := clusters[big]
+		a := c[bitsAt(key, uint64(split))%uint64(len(c))]
+		centroid(cent[0], []int{a})
+		b := a
+		for lo, i := 2.0, 0; i < len(c); i++ {
+			if v := sim(c[i], cent[0]); v < lo {
+				b, lo = c[i], v
+			}
+		}
+		centroid(cent[1], []int{b})
+		var side [2][]int
+		for range clusterSplits {
+			side = [2][]int{}
+			for _, i := range c {
+				if sim(i, cent[0]) >= sim(i, cent[1]) {
+					side[0] = append(side[0], i)
+				} else {
+					side[1] = append(side[1], i)
+				}
+			}
+			if len(side[0]) == 0 || len(side[1]) == 0 {
+				break
+			}
+			centroid(cent[0], side[0])
+			centroid(cent[1], side[1])
+		}
+		if len(side[0]) < minSize || len(side[1]) < minSize {
+			tried[big] = true
+			continue
+		}
+		clusters[big] = side[0]
+		clusters = append(clusters, side[1])
+		tried = make([]bool, len(clusters), k)
+	}
+	return clusters
+}
+
+// distinctive returns the genes detected in at least a fifth of the
+// cluster's rows and at least twice as often, plus 5 points, as in the
+// other rows; count holds each gene's detections over all rows.
+func distinctive(rows [][]int32, members []int, count []float64, D int) []bool {
+	in := make([]float64, D)
+	for _, i := range members {
+		for _, g := range rows[i] {
+			in[g]++
+		}
+	}
+	inN, outN := float64(len(members)), float64(len(rows)-len(members))
+	genes := make([]bool, D)
+	for g := range genes {
+		rIn := in[g] / inN
+		rOut := 0.0
+		if outN > 0 {
+			rOut = (count[g] - in[g]) / outN
+		}
+		genes[g] = rIn >= 0.2 && rIn >= 2*rOut+0.05
+	}
+	return genes
+}
