@@ -3,14 +3,19 @@ package simulate
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 
 	"scpipe/internal/bernoulli"
 )
 
-// Params describe a planted dataset.
+// Params describe a planted dataset. Kind chooses the generative model;
+// CodeDensity, UsageDensity, FlipOn and FlipOff belong to the OrMachine kind
+// and SingleCell to the single-cell kind, and each must stay zero for the
+// other kind.
 type Params struct {
+	Kind         Kind
 	Cells, Genes int     // N and D
 	L            int     // number of planted programs
 	CodeDensity  float64 // P(u_ld = 1): fraction of genes in a program
@@ -19,6 +24,8 @@ type Params struct {
 	FlipOff      float64 // P(observed 0 | noise-free 1): dropout
 	Missing      float64 // P(entry unobserved); only shards can hold missing entries
 	Seed         uint64
+
+	SingleCell SingleCellParams `json:",omitzero"`
 }
 
 // DefaultParams is the embedded default of `scpipe demo`: a few thousand cells
@@ -40,31 +47,66 @@ func (p Params) Validate() error {
 		return fmt.Errorf("simulate: cells and genes must be positive (got %d × %d)", p.Cells, p.Genes)
 	case p.L < 1 || p.L > 64:
 		return fmt.Errorf("simulate: L must be in 1..64 (got %d)", p.L)
+	case !(p.Missing >= 0 && p.Missing <= 1):
+		return fmt.Errorf("simulate: missing must be in [0, 1] (got %v)", p.Missing)
 	}
-	for _, q := range []struct {
-		name string
-		v    float64
-	}{{"code density", p.CodeDensity}, {"usage density", p.UsageDensity}, {"flip-on", p.FlipOn}, {"flip-off", p.FlipOff}, {"missing", p.Missing}} {
-		if !(q.v >= 0 && q.v <= 1) {
-			return fmt.Errorf("simulate: %s must be in [0, 1] (got %v)", q.name, q.v)
+	switch p.Kind {
+	case OrMachine:
+		if p.SingleCell != (SingleCellParams{}) {
+			return fmt.Errorf("simulate: single-cell parameters given for the %s kind (set Kind to %s)", OrMachine, SingleCell)
 		}
+		for _, q := range []struct {
+			name string
+			v    float64
+		}{{"code density", p.CodeDensity}, {"usage density", p.UsageDensity}, {"flip-on", p.FlipOn}, {"flip-off", p.FlipOff}} {
+			if !(q.v >= 0 && q.v <= 1) {
+				return fmt.Errorf("simulate: %s must be in [0, 1] (got %v)", q.name, q.v)
+			}
+		}
+		return nil
+	case SingleCell:
+		for _, q := range []struct {
+			name string
+			v    float64
+		}{{"code density", p.CodeDensity}, {"usage density", p.UsageDensity}, {"flip-on", p.FlipOn}, {"flip-off", p.FlipOff}} {
+			if q.v != 0 {
+				return fmt.Errorf("simulate: %s belongs to the %s kind, not %s (got %v)", q.name, OrMachine, SingleCell, q.v)
+			}
+		}
+		return p.SingleCell.validate(p.Genes, p.L)
 	}
-	return nil
+	return fmt.Errorf("simulate: unknown kind %d", p.Kind)
 }
 
 // Truth is a planted model: the programs U and their usage Z, both stored as
-// one bitset per program (over genes and over cells respectively).
+// one bitset per program (over genes and over cells respectively), and for
+// the single-cell kind the rates that detection depends on.
 type Truth struct {
 	Params
-	U     [][]uint64 // U[l]: bitset over genes, Genes bits
-	Z     [][]uint64 // Z[l]: bitset over cells, Cells bits
-	words int        // words per cell row
+	U [][]uint64 // U[l]: bitset over genes, Genes bits
+	Z [][]uint64 // Z[l]: bitset over cells, Cells bits
+
+	// The single-cell kind's draws (nil for the OrMachine kind): cell n's
+	// size factor s_n, gene d's baseline rate μ_d and program lift ν_d, and
+	// whether d is a housekeeping gene (a bitset over genes).
+	SizeFactor   []float64
+	Baseline     []float64
+	Lift         []float64
+	Housekeeping []uint64
+
+	// Workers is the number of goroutines that draw rows when writing; 0
+	// means GOMAXPROCS. The output does not depend on it.
+	Workers int
+
+	words int       // words per cell row
+	bins  []geneBin // single-cell kind: genes grouped by baseline rate
 }
 
 // Words returns the number of uint64 words of one bit-packed cell row.
 func (t *Truth) Words() int { return t.words }
 
-// New draws the planted programs and their usage. Each program keeps at least
+// New draws the planted programs and their usage (and for the single-cell
+// kind the genes' rates and the cells' depths). Each program keeps at least
 // one gene, so that every planted program is recoverable in principle.
 func New(p Params) (*Truth, error) {
 	if err := p.Validate(); err != nil {
@@ -72,6 +114,10 @@ func New(p Params) (*Truth, error) {
 	}
 	t := &Truth{Params: p, words: (p.Genes + 63) / 64}
 	r := rand.New(rand.NewPCG(p.Seed, 0x5ca1ab1e))
+	if p.Kind == SingleCell {
+		t.drawSingleCell(r)
+		return t, nil
+	}
 	t.U = make([][]uint64, p.L)
 	for l := range t.U {
 		t.U[l] = make([]uint64, t.words)
@@ -106,6 +152,25 @@ func (t *Truth) CleanRow(n int, dst []uint64) {
 // the same length and holds the noise-free row afterwards. The row depends
 // only on (Seed, n).
 func (t *Truth) Row(n int, dst, clean []uint64) {
+	t.RowCounts(n, dst, clean, nil)
+}
+
+// RowCounts is Row that also writes, when counts is not nil (Genes long),
+// the UMI count of every observed one: counts[g] ≥ 1 where dst has bit g,
+// other entries are left unspecified. The counts do not change the row.
+func (t *Truth) RowCounts(n int, dst, clean []uint64, counts []uint32) {
+	if t.Kind == SingleCell {
+		t.singleCellRow(n, dst, clean, counts, rand.New(rand.NewPCG(t.Seed^singleCellStream, uint64(n)+1)))
+		return
+	}
+	t.orMachineRow(n, dst, clean)
+	if counts != nil {
+		geometricCounts(t.Seed, n, dst, counts)
+	}
+}
+
+// orMachineRow is Row for the OrMachine kind.
+func (t *Truth) orMachineRow(n int, dst, clean []uint64) {
 	t.CleanRow(n, clean)
 	copy(dst, clean)
 	r := rand.New(rand.NewPCG(t.Seed, uint64(n)+1))
@@ -135,6 +200,42 @@ func (t *Truth) ObservedRow(n int, dst []uint64) {
 	r := rand.New(rand.NewPCG(t.Seed^0x6d697373, uint64(n)+1))
 	bernoulli.Each(t.Genes, t.Missing, r, func(g int) { dst[g/64] &^= 1 << (g % 64) })
 }
+
+// geometricCounts gives each observed one of the OrMachine kind a count of
+// 1 + Geometric(½), from its own stream per cell, so that the files look like
+// UMI counts; the model itself has no counts.
+func geometricCounts(seed uint64, n int, row []uint64, counts []uint32) {
+	r := rand.New(rand.NewPCG(seed^0xc0ffee, uint64(n)+1))
+	for i, word := range row {
+		for word != 0 {
+			g := i*64 + bits.TrailingZeros64(word)
+			word &= word - 1
+			counts[g] = 1 + uint32(math.Floor(-math.Log(1-r.Float64())/math.Ln2))
+		}
+	}
+}
+
+// Detection returns P(x_ng = 1), the probability that cell n's gene g is
+// observed as 1 under the planted model.
+func (t *Truth) Detection(n, g int) float64 {
+	covered := false
+	for l := range t.L {
+		covered = covered || (bit(t.Z[l], n) && bit(t.U[l], g))
+	}
+	if t.Kind == SingleCell {
+		rate := t.Baseline[g]
+		if covered {
+			rate += t.Lift[g]
+		}
+		return -math.Expm1(-t.SizeFactor[n] * rate)
+	}
+	if covered {
+		return 1 - t.FlipOff
+	}
+	return t.FlipOn
+}
+
+func bit(ws []uint64, i int) bool { return ws[i/64]>>(i%64)&1 == 1 }
 
 // setRandom sets each of the first n bits of dst independently with
 // probability p.

@@ -18,39 +18,68 @@ const ShardsDir = "shards"
 // one at a time and the shard writer maps its files.
 func WriteShards(ctx context.Context, dir string, t *Truth, force bool) error {
 	return commitDir(dir, force, func(tmp string) error {
-		sum, err := t.summarise(ctx)
+		sum, err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir))
 		if err != nil {
-			return err
-		}
-		if err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir)); err != nil {
 			return err
 		}
 		return t.writeTruth(filepath.Join(tmp, TruthDir), sum)
 	})
 }
 
-func (t *Truth) writeShards(ctx context.Context, dst string) error {
+// writeShards writes the shards and counts the rows on the way, so that
+// every row is drawn once.
+func (t *Truth) writeShards(ctx context.Context, dst string) (Summary, error) {
 	masked := t.Missing > 0
 	w, err := shard.Create(dst, shard.Layout{Cells: t.Cells, Genes: t.Genes, Masked: masked}, shard.CreateOptions{})
 	if err != nil {
-		return err
+		return Summary{}, err
 	}
 	defer w.Abort()
-	obs := make([]uint64, t.words)
-	err = t.rows(ctx, func(n int, row, _ []uint64) error {
-		w.SetRowWords(n, row)
-		if masked {
-			t.ObservedRow(n, obs)
-			w.SetObservedRowWords(n, obs)
+	// A block is the rows of cells lo.. one after another, each followed by
+	// its observed-entry mask when there is one.
+	type block struct {
+		lo    int
+		words []uint64
+		count tally
+	}
+	quarter := t.quarters()
+	var sum tally
+	stride := t.words
+	if masked {
+		stride *= 2
+	}
+	err = eachBlock(ctx, t, func(b *rowBuf, lo, hi int) block {
+		blk := block{lo: lo, words: make([]uint64, 0, (hi-lo)*stride)}
+		for n := lo; n < hi; n++ {
+			t.draw(n, b)
+			blk.count.add(n, b, quarter)
+			blk.words = append(blk.words, b.row...)
+			if masked {
+				t.ObservedRow(n, b.clean)
+				blk.words = append(blk.words, b.clean...)
+			}
+		}
+		return blk
+	}, func(b block) error {
+		sum.merge(b.count)
+		for n, i := b.lo, 0; i < len(b.words); n, i = n+1, i+stride {
+			w.SetRowWords(n, b.words[i:i+t.words])
+			if masked {
+				w.SetObservedRowWords(n, b.words[i+t.words:i+stride])
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return Summary{}, err
+	}
+	kind := ""
+	if t.Kind != OrMachine {
+		kind = "kind=" + t.Kind.String() + " "
 	}
 	m := shard.Manifest{
 		Tool:   "scpipe simulate",
-		Source: shard.Source{Format: "simulate", Seed: t.Seed, Path: fmt.Sprintf("simulate(cells=%d genes=%d L=%d)", t.Cells, t.Genes, t.L)},
+		Source: shard.Source{Format: "simulate", Seed: t.Seed, Path: fmt.Sprintf("simulate(%scells=%d genes=%d L=%d)", kind, t.Cells, t.Genes, t.L)},
 		Filters: shard.Filters{
 			GenesBefore: t.Genes, GenesAfter: t.Genes,
 			CellsBefore: t.Cells, CellsAfter: t.Cells,
@@ -63,5 +92,5 @@ func (t *Truth) writeShards(ctx context.Context, dst string) error {
 	for n := range t.Cells {
 		m.Barcodes = append(m.Barcodes, Barcode(n))
 	}
-	return w.Commit(m)
+	return t.summary(sum), w.Commit(m)
 }

@@ -2,16 +2,16 @@ package simulate
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/bits"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/klauspost/compress/gzip"
@@ -21,10 +21,12 @@ import (
 
 // Output folder layout of a simulation (see WriteMTX and WriteShards).
 const (
-	TruthDir      = "truth"        // planted truth, beside the data
-	ProgramsFile  = "programs.tsv" // gene_id, gene_name, program_1 … program_L (0/1)
-	UsageFile     = "usage.tsv"    // barcode, program_1 … program_L (0/1)
-	TruthJSONFile = "truth.json"   // parameters and counts
+	TruthDir      = "truth"          // planted truth, beside the data
+	ProgramsFile  = "programs.tsv"   // gene_id, gene_name, program_1 … program_L (0/1)
+	UsageFile     = "usage.tsv"      // barcode, program_1 … program_L (0/1)
+	TruthJSONFile = "truth.json"     // parameters and counts
+	GeneRatesFile = "gene_rates.tsv" // single-cell kind: gene_id, gene_name, housekeeping, baseline, lift
+	CellDepthFile = "cell_depth.tsv" // single-cell kind: barcode, size_factor
 )
 
 // GeneID returns the id of simulated gene g (0-based), e.g. "SIMG000001".
@@ -54,46 +56,125 @@ func mix(z uint64) uint64 {
 
 // Summary counts what a simulation produced.
 type Summary struct {
-	Params       Params  `json:"params"`
-	CleanOnes    int64   `json:"clean_ones"`    // ones of the noise-free matrix
-	ObservedOnes int64   `json:"observed_ones"` // ones after noise
-	Density      float64 `json:"density"`       // observed ones / (cells × genes)
-	ProgramGenes []int   `json:"program_genes"` // genes per planted program
-	ProgramCells []int   `json:"program_cells"` // cells per planted program
+	Params          Params  `json:"params"`
+	CleanOnes       int64   `json:"clean_ones"`       // ones of the noise-free matrix (covered entries)
+	ObservedOnes    int64   `json:"observed_ones"`    // ones after noise
+	CoveredDetected int64   `json:"covered_detected"` // observed ones among the noise-free ones
+	BackgroundOnes  int64   `json:"background_ones"`  // observed ones among the noise-free zeros
+	Density         float64 `json:"density"`          // observed ones / (cells × genes)
+	ProgramGenes    []int   `json:"program_genes"`    // genes per planted program
+	ProgramCells    []int   `json:"program_cells"`    // cells per planted program
+
+	// The single-cell kind only: the number of housekeeping genes, and the
+	// fraction of the noise-free ones observed in each quarter of the cells
+	// ranked by size factor, shallowest first (with the quarters' largest
+	// size factors).
+	HousekeepingGenes       int       `json:"housekeeping_genes,omitempty"`
+	CoveredDetectionByDepth []float64 `json:"covered_detection_by_depth,omitempty"`
+	DepthQuartiles          []float64 `json:"depth_quartiles,omitempty"`
 }
 
-// rows calls fn for every cell with its observed and noise-free rows, in
-// cell order; the slices are reused between calls.
-func (t *Truth) rows(ctx context.Context, fn func(n int, row, clean []uint64) error) error {
-	row, clean := make([]uint64, t.words), make([]uint64, t.words)
-	for n := range t.Cells {
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		t.Row(n, row, clean)
-		if err := fn(n, row, clean); err != nil {
-			return err
+// depthQuarter returns, for every cell, the quarter (0..3) of the cells
+// ranked by size factor that it falls in, and each quarter's largest size
+// factor.
+func (t *Truth) depthQuarter() ([]uint8, []float64) {
+	order := make([]int, t.Cells)
+	for n := range order {
+		order[n] = n
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(t.SizeFactor[a], t.SizeFactor[b]), cmp.Compare(a, b))
+	})
+	quarter, top := make([]uint8, t.Cells), make([]float64, 4)
+	for i, n := range order {
+		q := 4 * i / t.Cells
+		quarter[n] = uint8(q)
+		top[q] = t.SizeFactor[n]
+	}
+	return quarter, top
+}
+
+// tally is the counts of a set of cells.
+type tally struct {
+	clean, observed, covered int64
+	depthClean, depthCovered [4]int64
+}
+
+// add counts the rows in b as cell n's; quarter is nil or from depthQuarter.
+func (c *tally) add(n int, b *rowBuf, quarter []uint8) {
+	var clean, covered, observed int64
+	for i, w := range b.clean {
+		clean += int64(bits.OnesCount64(w))
+		covered += int64(bits.OnesCount64(w & b.row[i]))
+		observed += int64(bits.OnesCount64(b.row[i]))
+	}
+	c.clean += clean
+	c.covered += covered
+	c.observed += observed
+	if quarter != nil {
+		c.depthClean[quarter[n]] += clean
+		c.depthCovered[quarter[n]] += covered
+	}
+}
+
+func (c *tally) merge(o tally) {
+	c.clean += o.clean
+	c.observed += o.observed
+	c.covered += o.covered
+	for q := range 4 {
+		c.depthClean[q] += o.depthClean[q]
+		c.depthCovered[q] += o.depthCovered[q]
+	}
+}
+
+// summary turns the counts of all cells into a Summary.
+func (t *Truth) summary(c tally) Summary {
+	s := Summary{
+		Params:    t.Params,
+		CleanOnes: c.clean, ObservedOnes: c.observed,
+		CoveredDetected: c.covered, BackgroundOnes: c.observed - c.covered,
+		Density: float64(c.observed) / (float64(t.Cells) * float64(t.Genes)),
+	}
+	if t.Kind == SingleCell {
+		_, s.DepthQuartiles = t.depthQuarter()
+		s.HousekeepingGenes = popcount(t.Housekeeping)
+		for q := range 4 {
+			s.CoveredDetectionByDepth = append(s.CoveredDetectionByDepth, float64(c.depthCovered[q])/float64(max(1, c.depthClean[q])))
 		}
 	}
-	return nil
-}
-
-// summarise counts the ones of the noise-free and observed matrices.
-func (t *Truth) summarise(ctx context.Context) (Summary, error) {
-	s := Summary{Params: t.Params}
-	err := t.rows(ctx, func(_ int, row, clean []uint64) error {
-		s.ObservedOnes += int64(popcount(row))
-		s.CleanOnes += int64(popcount(clean))
-		return nil
-	})
-	s.Density = float64(s.ObservedOnes) / (float64(t.Cells) * float64(t.Genes))
 	for l := range t.L {
 		s.ProgramGenes = append(s.ProgramGenes, popcount(t.U[l]))
 		s.ProgramCells = append(s.ProgramCells, popcount(t.Z[l]))
 	}
-	return s, err
+	return s
+}
+
+// quarters returns depthQuarter's quarters for the single-cell kind, nil
+// for the other.
+func (t *Truth) quarters() []uint8 {
+	if t.Kind != SingleCell {
+		return nil
+	}
+	q, _ := t.depthQuarter()
+	return q
+}
+
+// summarise draws every row and counts its ones.
+func (t *Truth) summarise(ctx context.Context) (Summary, error) {
+	quarter := t.quarters()
+	var sum tally
+	err := eachBlock(ctx, t, func(b *rowBuf, lo, hi int) tally {
+		var c tally
+		for n := lo; n < hi; n++ {
+			t.draw(n, b)
+			c.add(n, b, quarter)
+		}
+		return c
+	}, func(c tally) error {
+		sum.merge(c)
+		return nil
+	})
+	return t.summary(sum), err
 }
 
 // WriteMTX writes the simulated counts as a 10x v3 MTX folder (matrix.mtx.gz,
@@ -138,31 +219,32 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 }
 
 // writeEntries writes the MatrixMarket body in 10x orientation (genes ×
-// cells), cell by cell.
+// cells), cell by cell; workers format the entries of blocks of cells.
 func (t *Truth) writeEntries(ctx context.Context, w *bufio.Writer, nnz int64) error {
 	fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate integer general\n")
 	fmt.Fprintf(w, "%%metadata_json: {\"software_version\": \"scpipe-simulate\", \"format_version\": 2}\n")
 	fmt.Fprintf(w, "%d %d %d\n", t.Genes, t.Cells, nnz)
-	var buf []byte
-	return t.rows(ctx, func(n int, row, _ []uint64) error {
-		r := rand.New(rand.NewPCG(t.Seed^0xc0ffee, uint64(n)+1))
-		for i, word := range row {
-			for word != 0 {
-				g := i*64 + bits.TrailingZeros64(word)
-				word &= word - 1
-				count := 1 + int64(math.Floor(-math.Log(1-r.Float64())/math.Ln2))
-				buf = strconv.AppendInt(buf[:0], int64(g+1), 10)
-				buf = append(buf, ' ')
-				buf = strconv.AppendInt(buf, int64(n+1), 10)
-				buf = append(buf, ' ')
-				buf = strconv.AppendInt(buf, count, 10)
-				buf = append(buf, '\n')
-				if _, err := w.Write(buf); err != nil {
-					return err
+	return eachBlock(ctx, t, func(b *rowBuf, lo, hi int) []byte {
+		var text []byte
+		for n := lo; n < hi; n++ {
+			t.draw(n, b)
+			for i, word := range b.row {
+				for word != 0 {
+					g := i*64 + bits.TrailingZeros64(word)
+					word &= word - 1
+					text = strconv.AppendInt(text, int64(g+1), 10)
+					text = append(text, ' ')
+					text = strconv.AppendInt(text, int64(n+1), 10)
+					text = append(text, ' ')
+					text = strconv.AppendUint(text, uint64(b.counts[g]), 10)
+					text = append(text, '\n')
 				}
 			}
 		}
-		return nil
+		return text
+	}, func(text []byte) error {
+		_, err := w.Write(text)
+		return err
 	})
 }
 
@@ -206,10 +288,44 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 	}); err != nil {
 		return err
 	}
+	if t.Kind == SingleCell {
+		if err := t.writeRates(dir); err != nil {
+			return err
+		}
+	}
 	return writePlain(filepath.Join(dir, TruthJSONFile), func(w *bufio.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
+	})
+}
+
+// writeRates writes the single-cell kind's per-gene rates and per-cell
+// size factors, each number in the shortest form that reads back exactly.
+func (t *Truth) writeRates(dir string) error {
+	var buf []byte
+	if err := writePlain(filepath.Join(dir, GeneRatesFile), func(w *bufio.Writer) error {
+		w.WriteString("gene_id\tgene_name\thousekeeping\tbaseline\tlift\n")
+		for g := range t.Genes {
+			buf = append(buf[:0], GeneID(g)+"\t"+GeneName(g)+"\t"...)
+			buf = append(buf, '0'+byte(t.Housekeeping[g/64]>>(g%64)&1), '\t')
+			buf = strconv.AppendFloat(buf, t.Baseline[g], 'g', -1, 64)
+			buf = append(buf, '\t')
+			buf = strconv.AppendFloat(buf, t.Lift[g], 'g', -1, 64)
+			w.Write(append(buf, '\n'))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return writePlain(filepath.Join(dir, CellDepthFile), func(w *bufio.Writer) error {
+		w.WriteString("barcode\tsize_factor\n")
+		for n := range t.Cells {
+			buf = append(buf[:0], Barcode(n)+"\t"...)
+			buf = strconv.AppendFloat(buf, t.SizeFactor[n], 'g', -1, 64)
+			w.Write(append(buf, '\n'))
+		}
+		return nil
 	})
 }
 
