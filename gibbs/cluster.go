@@ -111,9 +111,9 @@ func (s *Sampler) sampleRows(key uint64) [][]int32 {
 
 // bisect splits the rows into up to k clusters (lists of row indices) by
 // bisecting spherical k-means: the largest cluster that can be split is
-// split in two, seeded by a member drawn with key and the member least like
-// it; a split that would leave a side below minSize is not made, and the
-// cluster is not tried again until another split changes the clusters.
+// split in two (split2); a cluster no split of which leaves both sides at
+// least minSize rows is not tried again until another split changes the
+// clusters.
 func bisect(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint64) [][]int {
 	all := make([]int, len(rows))
 	for i := range all {
@@ -159,14 +159,36 @@ func bisect(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint6
 			break
 		}
 		c := clusters[big]
-		a := c[bitsAt(key, uint64(split))%uint64(len(c))]
-		centroid(cent[0], []int{a})
-		b := a
-		for lo, i := 2.0, 0; i < len(c); i++ {
-			if v := sim(c[i], cent[0]); v < lo {
-				b, lo = c[i], v
-			}
+		side, ok := split2(c, sim, centroid, &cent, minSize, key, split)
+		if !ok {
+			tried[big] = true
+			continue
 		}
+		clusters[big] = side[0]
+		clusters = append(clusters, side[1])
+		tried = make([]bool, len(clusters), k)
+	}
+	return clusters
+}
+
+// clusterTrials is the number of two-way splits tried per cluster, from
+// different pairs of seed members; the best is kept.
+const clusterTrials = 5
+
+// split2 splits the rows c in two by spherical 2-means, trying
+// clusterTrials pairs of seed members drawn with key and keeping the split
+// whose rows are most similar to their own side's centroid among those
+// that leave both sides at least minSize rows; ok is false when none does.
+func split2(c []int, sim func(int, []float64) float64, centroid func([]float64, []int), cent *[2][]float64,
+	minSize int, key uint64, split int) (best [2][]int, ok bool) {
+	bestObj := math.Inf(-1)
+	for trial := range clusterTrials {
+		draw := uint64(split*clusterTrials+trial) * 2
+		a, b := c[bitsAt(key, draw)%uint64(len(c))], c[bitsAt(key, draw+1)%uint64(len(c))]
+		if a == b {
+			continue
+		}
+		centroid(cent[0], []int{a})
 		centroid(cent[1], []int{b})
 		var side [2][]int
 		for range clusterSplits {
@@ -185,14 +207,19 @@ func bisect(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint6
 			centroid(cent[1], side[1])
 		}
 		if len(side[0]) < minSize || len(side[1]) < minSize {
-			tried[big] = true
 			continue
 		}
-		clusters[big] = side[0]
-		clusters = append(clusters, side[1])
-		tried = make([]bool, len(clusters), k)
+		obj := 0.0
+		for k := range side {
+			for _, i := range side[k] {
+				obj += sim(i, cent[k])
+			}
+		}
+		if obj > bestObj {
+			best, bestObj, ok = side, obj, true
+		}
 	}
-	return clusters
+	return best, ok
 }
 
 // distinctive returns the genes detected in at least a fifth of the

@@ -66,6 +66,35 @@ const (
 	InitCluster
 )
 
+var initNames = [...]string{InitRandom: "random", InitData: "data", InitCluster: "cluster"}
+
+// String returns "random", "data" or "cluster".
+func (i Init) String() string {
+	if int(i) < len(initNames) {
+		return initNames[i]
+	}
+	return fmt.Sprintf("Init(%d)", i)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (i Init) MarshalText() ([]byte, error) {
+	if int(i) >= len(initNames) {
+		return nil, fmt.Errorf("gibbs: unknown init %d", i)
+	}
+	return []byte(i.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (i *Init) UnmarshalText(b []byte) error {
+	for k, name := range initNames {
+		if string(b) == name {
+			*i = Init(k)
+			return nil
+		}
+	}
+	return fmt.Errorf("init %q: want cluster, data or random", b)
+}
+
 // Config holds the parameters of a Sampler. Start from DefaultConfig.
 type Config struct {
 	// L is the number of latent codes, 1 ≤ L ≤ MaxL.

@@ -35,11 +35,16 @@ type FitConfig struct {
 	// Noise is the likelihood: "dropout" (separate dropout and background
 	// rates, for single-cell data) or "symmetric" (the paper's single λ).
 	Noise gibbs.Noise `toml:"noise"`
-	// Init is the chains' starting point: "data" seeds each code from the
-	// genes of a random cell; "random" is the paper's fair-coin start, which
-	// on sparse data such as single-cell expression collapses to nearly
-	// empty codes.
-	Init   string `toml:"init"`
+	// Init is the chains' starting point: "cluster" seeds the codes from
+	// cell types (bisecting k-means of up to 4000 cells); "data" seeds each
+	// code from the genes of a random cell; "random" is the paper's
+	// fair-coin start, which on sparse data such as single-cell expression
+	// collapses to nearly empty codes.
+	Init gibbs.Init `toml:"init"`
+	// Housekeeping adds a code that every cell uses, beside the L codes: it
+	// takes the genes detected everywhere (ribosomal, mitochondrial, …) so
+	// that none of the L codes is spent on them.
+	Housekeeping bool `toml:"housekeeping"`
 	Starts int    `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
@@ -66,7 +71,8 @@ func DefaultFitConfig() FitConfig {
 		PriorZ:            "uniform",
 		Holdout:           0.01,
 		Noise:             gibbs.Dropout,
-		Init:              "data",
+		Init:              gibbs.InitCluster,
+		Housekeeping:      true,
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,
@@ -143,8 +149,10 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("holdout = %v outside [0, 1)", c.Holdout)
 	case c.Noise != gibbs.Symmetric && c.Noise != gibbs.Dropout:
 		return bad("noise = %v: want dropout or symmetric", c.Noise)
-	case c.Init != "data" && c.Init != "random":
-		return bad("init = %q: want data or random", c.Init)
+	case c.Init > gibbs.InitCluster:
+		return bad("init = %v: want cluster, data or random", c.Init)
+	case c.Housekeeping && Ls[len(Ls)-1] >= MaxL:
+		return bad("L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", Ls[len(Ls)-1], Ls[len(Ls)-1]+1, MaxL)
 	case c.Starts < 1:
 		return bad("starts = %d: need at least 1", c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):

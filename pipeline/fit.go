@@ -231,9 +231,9 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
 	c.PriorU, c.PriorZ = prior(cfg.PriorU), prior(cfg.PriorZ)
 	c.Noise = cfg.Noise
-	c.Init = gibbs.InitData
-	if cfg.Init == "random" {
-		c.Init = gibbs.InitRandom
+	c.Init = cfg.Init
+	if cfg.Housekeeping {
+		c.L, c.Housekeeping = L+1, true
 	}
 	return c
 }
@@ -312,7 +312,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
-	return false, writeFit(dir, src.Manifest(), res)
+	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping)
 }
 
 // complete reports whether a fit's result tables are all written; the trace
@@ -353,17 +353,26 @@ func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta, shards s
 // writeFit writes a finished fit's tables, codes ordered by decreasing
 // number of genes (MAP) so that code_1 is the broadest program in every run.
 // A code that no cell uses counts as having no genes and comes last: its
-// genes' posterior means stay at the prior and say nothing.
-func writeFit(dir string, m *shard.Manifest, res *gibbs.Result) error {
-	order := codematch.SizeOrder(codematch.UsedMAPSets(res.UMean, res.ZMean, res.L))
-	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: res.L, Mean: permuteCols(res.UMean, res.L, order)}
+// genes' posterior means stay at the prior and say nothing. With a
+// housekeeping code (the sampler's last), that code goes to the
+// housekeeping column of codes.parquet and not among the codes.
+func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping bool) error {
+	L, uMean, zMean := res.L, res.UMean, res.ZMean
+	var hk []float64
+	if housekeeping {
+		L--
+		uMean, hk = dropLastCol(uMean, res.L)
+		zMean, _ = dropLastCol(zMean, res.L)
+	}
+	order := codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L))
+	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)
 	}
 	if len(codes.GeneNames) == 0 {
 		codes.GeneNames = codes.GeneIDs
 	}
-	cells := rundir.Cells{Barcodes: m.Barcodes, L: res.L, Mean: permuteCols(res.ZMean, res.L, order)}
+	cells := rundir.Cells{Barcodes: m.Barcodes, L: L, Mean: permuteCols(zMean, L, order)}
 	if len(cells.Barcodes) == 0 {
 		cells.Barcodes = numbered("cell", res.N)
 	}
@@ -393,6 +402,18 @@ func rateText(lambda, dropout, background float64) string {
 		return fmt.Sprintf("λ=%.3f", lambda)
 	}
 	return fmt.Sprintf("dropout=%.3f background=%.4f", dropout, background)
+}
+
+// dropLastCol splits the rows × L matrix m into its first L−1 columns and
+// its last.
+func dropLastCol(m []float64, L int) (rest, last []float64) {
+	rows := len(m) / L
+	rest, last = make([]float64, 0, rows*(L-1)), make([]float64, rows)
+	for i := range rows {
+		rest = append(rest, m[i*L:i*L+L-1]...)
+		last[i] = m[i*L+L-1]
+	}
+	return rest, last
 }
 
 // permuteCols returns the rows × L matrix m with column k taken from

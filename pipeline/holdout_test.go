@@ -66,7 +66,7 @@ func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
 	for _, lik := range []plugIn{{lambda: 1.7}, {lambda: math.NaN(), dropout: 0.6, background: 0.03}} {
 		var scores []score
 		for _, workers := range []int{1, 2, 5} {
-			acc, lp, err := scoreHeldOut(context.Background(), src, h, zMean, uMean, L, lik, workers)
+			acc, lp, err := scoreHeldOut(context.Background(), src, h, zMean, uMean, nil, L, lik, workers)
 			if err != nil {
 				t.Fatal(err)
 			}

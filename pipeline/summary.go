@@ -92,7 +92,7 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 		return row, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
 	lik := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background}
-	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, f.L, lik, workers)
+	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
 	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, err
 }
 
@@ -117,7 +117,7 @@ func (q plugIn) p(prod float64) float64 {
 // is held out.
 // Cells are scored in chunks on workers goroutines; the chunks' sums are
 // added in chunk order, so the result does not depend on workers.
-func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean []float64, L int, lik plugIn, workers int) (acc, logpred float64, err error) {
+func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean, hk []float64, L int, lik plugIn, workers int) (acc, logpred float64, err error) {
 	if h.Frac == 0 {
 		return math.NaN(), math.NaN(), nil
 	}
@@ -150,6 +150,10 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 					for ; w != 0; w &= w - 1 {
 						d := i*64 + bits.TrailingZeros64(w)
 						prod := 1.0
+						if hk != nil {
+							// Every cell uses the housekeeping code.
+							prod = 1 - hk[d]
+						}
 						for _, l := range used {
 							prod *= 1 - float64(z[l]*uMean[d*L+l])
 						}

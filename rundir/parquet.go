@@ -192,10 +192,10 @@ func checkFields(s *arrow.Schema, from int, names []string, types []arrow.DataTy
 	return nil
 }
 
-// codeColumns checks that fields from..end of s are code_1 … code_L of
-// type float64 and returns L.
-func codeColumns(s *arrow.Schema, from int) (int, error) {
-	L := s.NumFields() - from
+// codeColumns checks that the fields of s from from, but for the last tail,
+// are code_1 … code_L of type float64 and returns L.
+func codeColumns(s *arrow.Schema, from, tail int) (int, error) {
+	L := s.NumFields() - from - tail
 	if L < 1 {
 		return 0, errors.New("no code_1 … code_L columns")
 	}

@@ -15,7 +15,15 @@ type Codes struct {
 	// Mean is genes × L, row-major: Mean[g*L+k] is the posterior mean of
 	// u for gene g and code k+1 (column code_(k+1)).
 	Mean []float64
+	// Housekeeping, when not nil, is the posterior mean of each gene's u in
+	// the fit's housekeeping code, the code every cell uses (column
+	// housekeeping, after the codes); it is not one of the L codes.
+	Housekeeping []float64
 }
+
+// HousekeepingColumn names the column of codes.parquet that holds the
+// housekeeping code.
+const HousekeepingColumn = "housekeeping"
 
 // Cells is the content of cells.parquet: for each cell, the posterior mean
 // of its row of Z, the probability that the cell uses each code.
@@ -64,6 +72,12 @@ func writeCodes(path string, c Codes, batch int) error {
 	}
 	cols := append([]column{stringColumn("gene_id", c.GeneIDs), stringColumn("gene_name", c.GeneNames)},
 		matrixColumns(c.Mean, c.L)...)
+	if c.Housekeeping != nil {
+		if len(c.Housekeeping) != rows {
+			return fmt.Errorf("rundir: %s: %d housekeeping means for %d genes", path, len(c.Housekeeping), rows)
+		}
+		cols = append(cols, float64Column(HousekeepingColumn, c.Housekeeping))
+	}
 	return writeTable(path, "codes", cols, rows, batch)
 }
 
@@ -76,12 +90,25 @@ func ReadCodes(path string) (Codes, error) {
 		if err := checkFields(s, 0, []string{"gene_id", "gene_name"}, []arrow.DataType{str, str}); err != nil {
 			return nil, err
 		}
-		L, err := codeColumns(s, 2)
+		hk := s.NumFields() > 2 && s.Field(s.NumFields()-1).Name == HousekeepingColumn
+		tail := 0
+		if hk {
+			if err := checkFields(s, s.NumFields()-1, []string{HousekeepingColumn}, []arrow.DataType{arrow.PrimitiveTypes.Float64}); err != nil {
+				return nil, err
+			}
+			tail = 1
+		}
+		L, err := codeColumns(s, 2, tail)
 		if err != nil {
 			return nil, err
 		}
 		c = Codes{GeneIDs: make([]string, rows), GeneNames: make([]string, rows), L: L, Mean: make([]float64, rows*L)}
-		return append([]sink{stringSink(c.GeneIDs), stringSink(c.GeneNames)}, matrixSinks(c.Mean, L)...), nil
+		sinks := append([]sink{stringSink(c.GeneIDs), stringSink(c.GeneNames)}, matrixSinks(c.Mean, L)...)
+		if hk {
+			c.Housekeeping = make([]float64, rows)
+			sinks = append(sinks, float64Sink(c.Housekeeping))
+		}
+		return sinks, nil
 	})
 	return c, err
 }
@@ -105,7 +132,7 @@ func ReadCells(path string) (Cells, error) {
 		if err := checkFields(s, 0, []string{"barcode"}, []arrow.DataType{arrow.BinaryTypes.String}); err != nil {
 			return nil, err
 		}
-		L, err := codeColumns(s, 1)
+		L, err := codeColumns(s, 1, 0)
 		if err != nil {
 			return nil, err
 		}

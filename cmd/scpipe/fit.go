@@ -54,7 +54,8 @@ results as an uninterrupted run. While a fit works on RUN it holds the lock
 			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ, Usage: "prior of Z: uniform, empirical or a probability"},
 			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
 			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ)"},
-			&cli.StringFlag{Name: "init", Value: d.Init, Usage: "starting point: data (codes seeded from random cells) or random (the paper's fair coin)"},
+			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
+			&cli.BoolFlag{Name: "housekeeping", Value: d.Housekeeping, Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
 			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
 			&cli.IntFlag{Name: "checkpoint-every", Value: d.CheckpointEvery, Usage: "sweeps between checkpoints"},
@@ -130,7 +131,12 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 			return cfg, fmt.Errorf("--noise: %w", err)
 		}
 	}
-	set("init", func() { cfg.Init = c.String("init") })
+	if c.IsSet("init") {
+		if err := cfg.Init.UnmarshalText([]byte(c.String("init"))); err != nil {
+			return cfg, fmt.Errorf("--init: %w", err)
+		}
+	}
+	set("housekeeping", func() { cfg.Housekeeping = c.Bool("housekeeping") })
 	set("starts", func() { cfg.Starts = c.Int("starts") })
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
 	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })
