@@ -58,11 +58,13 @@ type FitConfig struct {
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
 // single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
-// one chain, uniform priors, 1% of entries held out.
+// two chains (for the convergence checks), uniform priors, 1% of entries
+// held out, dropout noise, codes seeded from cell types and a housekeeping
+// code.
 func DefaultFitConfig() FitConfig {
 	return FitConfig{
 		L:                 "2..10",
-		Chains:            1,
+		Chains:            2,
 		BurnIn:            25,
 		Samples:           100,
 		Thin:              1,

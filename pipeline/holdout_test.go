@@ -66,10 +66,11 @@ func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
 	for _, lik := range []plugIn{{lambda: 1.7}, {lambda: math.NaN(), dropout: 0.6, background: 0.03}} {
 		var scores []score
 		for _, workers := range []int{1, 2, 5} {
-			acc, lp, err := scoreHeldOut(context.Background(), src, h, zMean, uMean, nil, L, lik, workers)
+			sc, err := scoreHeldOut(context.Background(), src, h, zMean, uMean, nil, L, lik, workers)
 			if err != nil {
 				t.Fatal(err)
 			}
+			acc, lp := sc.accuracy, sc.logpred
 			if !(acc >= 0 && acc <= 1) || !(lp < 0) {
 				t.Fatalf("%+v, workers %d: accuracy %v, log predictive %v", lik, workers, acc, lp)
 			}

@@ -26,17 +26,27 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	byL := map[int][]int{} // L → indices into rows
 	sets := map[int][][]codematch.Set{}
 	traces := map[int][][]float64{}
+	perCell := map[int][]float32{} // L → held-out log predictive per cell, summed over chains
 	for _, f := range fits {
 		if !f.Complete() {
 			continue
 		}
-		row, codeSets, sampleLL, err := summariseFit(ctx, f, src, h, workers)
+		row, codeSets, sampleLL, cellLP, err := summariseFit(ctx, f, src, h, workers)
 		if err != nil {
 			return nil, err
 		}
 		byL[f.L] = append(byL[f.L], len(rows))
 		sets[f.L] = append(sets[f.L], codeSets)
 		traces[f.L] = append(traces[f.L], sampleLL)
+		if cellLP != nil {
+			if acc := perCell[f.L]; acc != nil {
+				for i, v := range cellLP {
+					acc[i] += v
+				}
+			} else {
+				perCell[f.L] = cellLP
+			}
+		}
 		rows = append(rows, row)
 	}
 	var points []rundir.SelectionPoint
@@ -46,8 +56,18 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 		if len(idx) > 1 {
 			rhat = codematch.GelmanRubin(traces[L])
 		}
+		converged := Converged(agree, rhat)
 		for k, i := range idx {
-			rows[i].Agreement, rows[i].RHatLogLik = agree[k], rhat
+			rows[i].Agreement, rows[i].RHatLogLik, rows[i].Converged = agree[k], rhat, converged
+		}
+		// Chains of one L are averaged per cell.
+		for i := range perCell[L] {
+			perCell[L][i] /= float32(len(idx))
+		}
+	}
+	if best := RecommendL(perCell); best > 0 {
+		for _, i := range byL[best] {
+			rows[i].Recommended = true
 		}
 	}
 	for _, r := range rows {
@@ -59,15 +79,18 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	return rows, rundir.WriteSelectionSVG(filepath.Join(run, rundir.SelectionFile), points)
 }
 
-// summariseFit reads one fit's tables and scores its held-out entries.
-func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout, workers int) (rundir.SummaryRow, []codematch.Set, []float64, error) {
+// summariseFit reads one fit's tables and scores its held-out entries; it
+// returns the summary row, the codes' MAP gene sets, the log-likelihood of
+// the sampling sweeps and the held-out log predictive per cell (nil when
+// nothing is held out).
+func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout, workers int) (rundir.SummaryRow, []codematch.Set, []float64, []float32, error) {
 	row := rundir.SummaryRow{L: f.L, Chain: f.Chain}
 	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
 	if err != nil {
-		return row, nil, nil, err
+		return row, nil, nil, nil, err
 	}
 	if len(trace) == 0 {
-		return row, nil, nil, fmt.Errorf("fit: %s has an empty trace", f.Dir)
+		return row, nil, nil, nil, fmt.Errorf("fit: %s has an empty trace", f.Dir)
 	}
 	last := trace[len(trace)-1]
 	row.Sweeps, row.Lambda, row.LogLik, row.TrainAccuracy = len(trace), last.Lambda, last.LogLik, last.TrainAccuracy
@@ -81,19 +104,20 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 	}
 	codes, err := rundir.ReadCodes(filepath.Join(f.Dir, rundir.CodesFile))
 	if err != nil {
-		return row, nil, nil, err
+		return row, nil, nil, nil, err
 	}
 	cells, err := rundir.ReadCells(filepath.Join(f.Dir, rundir.CellsFile))
 	if err != nil {
-		return row, nil, nil, err
+		return row, nil, nil, nil, err
 	}
 	m := src.Manifest()
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
-		return row, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
+		return row, nil, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
 	lik := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background}
-	row.HeldoutAccuracy, row.HeldoutLogPred, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
-	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, err
+	sc, err := scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
+	row.HeldoutAccuracy, row.HeldoutLogPred = sc.accuracy, sc.logpred
+	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, sc.perCell, err
 }
 
 // plugIn is the plug-in predictive of a fit (gibbs.PlugIn): the expected
@@ -112,14 +136,21 @@ func (q plugIn) p(prod float64) float64 {
 	return q.background + float64((1-q.dropout-q.background)*(1-prod))
 }
 
-// scoreHeldOut returns the accuracy and mean log predictive probability of
-// the held-out entries under the plug-in predictive lik; NaN when nothing
-// is held out.
+// heldOutScore is a fit's score on the held-out entries: the fraction
+// predicted correctly, the mean log predictive probability (both NaN when
+// nothing is held out) and each cell's summed log predictive (nil then).
+type heldOutScore struct {
+	accuracy, logpred float64
+	perCell           []float32
+}
+
+// scoreHeldOut scores the held-out entries under the plug-in predictive lik.
 // Cells are scored in chunks on workers goroutines; the chunks' sums are
 // added in chunk order, so the result does not depend on workers.
-func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean, hk []float64, L int, lik plugIn, workers int) (acc, logpred float64, err error) {
+func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean, hk []float64, L int, lik plugIn, workers int) (heldOutScore, error) {
+	none := heldOutScore{accuracy: math.NaN(), logpred: math.NaN()}
 	if h.Frac == 0 {
-		return math.NaN(), math.NaN(), nil
+		return none, nil
 	}
 	m := src.Manifest()
 	words := (m.Genes + 63) / 64
@@ -128,7 +159,8 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 		log        float64
 	}
 	parts := make([]sums, (m.Cells+cellChunk-1)/cellChunk)
-	err = forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
+	perCell := make([]float32, m.Cells)
+	err := forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
 		obs, held := make([]uint64, words), make([]uint64, words)
 		used := make([]int, 0, L)
 		return func(k, lo, hi int) {
@@ -146,6 +178,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 						used = append(used, l)
 					}
 				}
+				cell := 0.0
 				for i, w := range held {
 					for ; w != 0; w &= w - 1 {
 						d := i*64 + bits.TrailingZeros64(w)
@@ -165,15 +198,17 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 						if !one {
 							p = 1 - p
 						}
-						s.log += math.Log(max(p, 1e-300))
+						cell += math.Log(max(p, 1e-300))
 						s.n++
 					}
 				}
+				s.log += cell
+				perCell[c] = float32(cell)
 			}
 		}
 	})
 	if err != nil {
-		return 0, 0, err
+		return none, err
 	}
 	var tot sums
 	for _, s := range parts {
@@ -182,7 +217,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 		tot.log += s.log
 	}
 	if tot.n == 0 {
-		return math.NaN(), math.NaN(), nil
+		return none, nil
 	}
-	return float64(tot.correct) / float64(tot.n), tot.log / float64(tot.n), nil
+	return heldOutScore{accuracy: float64(tot.correct) / float64(tot.n), logpred: tot.log / float64(tot.n), perCell: perCell}, nil
 }

@@ -425,8 +425,8 @@ func TestSummaryRoundTrip(t *testing.T) {
 	tenth := 0.1
 	rows := []SummaryRow{ // sorted; the file is written from a shuffled copy
 		{L: 2, Chain: 1, Sweeps: 125, Lambda: 2.5, Dropout: 0.6, Background: 0.04, LogLik: -123456.789, TrainAccuracy: 0.91, HeldoutAccuracy: 0.9, HeldoutLogPred: -0.3, Seconds: 12.5, Agreement: 1, RHatLogLik: 1.01},
-		{L: 2, Chain: 2, Sweeps: 125, Lambda: tenth + 0.2, LogLik: -1e-300, TrainAccuracy: 1, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 0, Agreement: 0.75, RHatLogLik: 1.01},
-		{L: 10, Chain: 1, Sweeps: 3, Lambda: math.Inf(1), LogLik: math.Inf(-1), TrainAccuracy: 5e-324, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 1, Agreement: 1, RHatLogLik: nan},
+		{L: 2, Chain: 2, Sweeps: 125, Converged: "no", Lambda: tenth + 0.2, LogLik: -1e-300, TrainAccuracy: 1, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 0, Agreement: 0.75, RHatLogLik: 1.01},
+		{L: 10, Chain: 1, Sweeps: 3, Lambda: math.Inf(1), LogLik: math.Inf(-1), TrainAccuracy: 5e-324, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 1, Agreement: 1, RHatLogLik: nan, Recommended: true},
 	}
 	path := filepath.Join(t.TempDir(), SummaryFile)
 	if err := WriteSummary(path, []SummaryRow{rows[2], rows[1], rows[0]}); err != nil {
@@ -437,13 +437,13 @@ func TestSummaryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
-	if want := "L\tchain\tsweeps\tlambda\tloglik\ttrain_accuracy\theldout_accuracy\theldout_logpred\tseconds\tagreement\trhat_loglik\tdropout\tbackground"; lines[0] != want {
+	if want := "L\tchain\tsweeps\tlambda\tloglik\ttrain_accuracy\theldout_accuracy\theldout_logpred\tseconds\tagreement\trhat_loglik\tdropout\tbackground\tconverged\trecommended"; lines[0] != want {
 		t.Errorf("header %q, want %q", lines[0], want)
 	}
-	if want := "10\t1\t3\tInf\t-Inf\t5e-324\tNA\tNA\t1\t1\tNA\t0\t0"; lines[3] != want {
+	if want := "10\t1\t3\tInf\t-Inf\t5e-324\tNA\tNA\t1\t1\tNA\t0\t0\tNA\tyes"; lines[3] != want {
 		t.Errorf("line 4 = %q, want %q", lines[3], want)
 	}
-	if want := "2\t2\t125\t0.30000000000000004\t-1e-300\t1\tNA\tNA\t0\t0.75\t1.01\t0\t0"; lines[2] != want {
+	if want := "2\t2\t125\t0.30000000000000004\t-1e-300\t1\tNA\tNA\t0\t0.75\t1.01\t0\t0\tno\tno"; lines[2] != want {
 		t.Errorf("line 3 = %q, want %q", lines[2], want)
 	}
 	got, err := ReadSummary(path)
@@ -461,7 +461,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 				t.Errorf("row %d column %s: read %v, wrote %v", i, summaryHeader[3+j], *gf[j], *wf[j])
 			}
 		}
-		if g.L != w.L || g.Chain != w.Chain || g.Sweeps != w.Sweeps {
+		if g.L != w.L || g.Chain != w.Chain || g.Sweeps != w.Sweeps || g.Converged != w.Converged || g.Recommended != w.Recommended {
 			t.Errorf("row %d: read %+v, wrote %+v", i, g, w)
 		}
 	}
@@ -476,6 +476,7 @@ func TestReadSummaryErrors(t *testing.T) {
 		for k := range f {
 			f[k] = "1"
 		}
+		f[len(f)-2], f[len(f)-1] = "yes", "no"
 		f[i] = v
 		return strings.Join(f, "\t") + "\n"
 	}
@@ -486,6 +487,7 @@ func TestReadSummaryErrors(t *testing.T) {
 		{"short row", header + "2\t1\t125\n", "line 2"},
 		{"bad int", header + row(1, "one"), "column chain"},
 		{"bad float", header + row(loglik, "x"), "column loglik"},
+		{"bad yes/no", header + row(len(summaryHeader)-1, "maybe"), "not yes or no"},
 	} {
 		path := filepath.Join(t.TempDir(), SummaryFile)
 		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {

@@ -35,13 +35,20 @@ type SummaryRow struct {
 	// RHatLogLik is the split-R̂ of the log-likelihood over the sampling
 	// sweeps of all chains of this L: the same value on every row of an L.
 	RHatLogLik float64
+
+	// Converged is "yes" when the chains of this L agree (R̂ and agreement
+	// within their thresholds), "no" when they do not, and "" (written NA)
+	// with a single chain.
+	Converged string
+	// Recommended marks the rows of the L the run recommends.
+	Recommended bool
 }
 
 // summaryHeader lists the columns of summary.tsv in order.
 var summaryHeader = []string{
 	"L", "chain", "sweeps", "lambda", "loglik", "train_accuracy",
 	"heldout_accuracy", "heldout_logpred", "seconds", "agreement", "rhat_loglik",
-	"dropout", "background",
+	"dropout", "background", "converged", "recommended",
 }
 
 // floats returns pointers to the float columns of r, in header order from
@@ -79,11 +86,23 @@ func WriteSummary(path string, rows []SummaryRow) error {
 				line = append(line, '\t')
 				line = appendFloat(line, *f)
 			}
+			line = append(line, '\t')
+			line = appendText(line, r.Converged)
+			line = append(line, '\t')
+			line = appendText(line, map[bool]string{false: "no", true: "yes"}[r.Recommended])
 			line = append(line, '\n')
 			bw.Write(line)
 		}
 		return bw.Flush()
 	})
+}
+
+// appendText appends s, or NA when it is empty.
+func appendText(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "NA"...)
+	}
+	return append(b, s...)
 }
 
 func appendFloat(b []byte, v float64) []byte {
@@ -96,6 +115,17 @@ func appendFloat(b []byte, v float64) []byte {
 		return append(b, "-Inf"...)
 	}
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// yesNo reads a yes/no column; NA reads as "" where allowed.
+func yesNo(s string, na bool) (string, error) {
+	switch {
+	case s == "yes" || s == "no":
+		return s, nil
+	case na && (s == "NA" || s == ""):
+		return "", nil
+	}
+	return "", fmt.Errorf("%q is not yes or no", s)
 }
 
 func parseFloat(s string) (float64, error) {
@@ -148,10 +178,19 @@ func ReadSummary(path string) ([]SummaryRow, error) {
 				return nil, fmt.Errorf("rundir: %s line %d: column %s: %w", path, lineNo, summaryHeader[i], err)
 			}
 		}
+		nf := len(r.floats())
 		for i, p := range r.floats() {
 			if *p, err = parseFloat(fields[3+i]); err != nil {
 				return nil, fmt.Errorf("rundir: %s line %d: column %s: %w", path, lineNo, summaryHeader[3+i], err)
 			}
+		}
+		if r.Converged, err = yesNo(fields[3+nf], true); err == nil {
+			var rec string
+			rec, err = yesNo(fields[4+nf], false)
+			r.Recommended = rec == "yes"
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rundir: %s line %d: %w", path, lineNo, err)
 		}
 		rows = append(rows, r)
 	}
