@@ -205,14 +205,13 @@ func (d *devPart) term(q int64) int64 {
 // gene, for cells of total d.n: the loop of most entries, so term's
 // lookup is written out.
 func (d *devPart) addValues(val []float64, gene []int32) {
-	a := d.acc
-	sums := d.sums
+	sums, allKept, typeKept := d.sums, d.acc.allKept, d.acc.typeKept
 	gene = gene[:len(val)]
 	N, xlx, xlxN := d.N, d.xlx, d.xlxN
 	for i, v := range val {
 		g := gene[i]
 		q := quant(v)
-		if q == 0 || !(a.allKept || a.typeKept[g]) {
+		if q == 0 || !(allKept || typeKept[g]) {
 			continue
 		}
 		var t int64
