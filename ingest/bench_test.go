@@ -179,10 +179,13 @@ func resetHWM() {
 // memory left at the end. Between runs, with the timer stopped, the
 // previous output is deleted and the disks synced, as a user's run starts
 // with no output to replace and no deletion for its fsyncs to flush.
-func benchIngest(b *testing.B, in string, nnz int64) {
+func benchIngest(b *testing.B, in string, nnz int64, tune ...func(*Options)) {
 	out := filepath.Join(b.TempDir(), "shards")
 	opt := DefaultOptions()
 	opt.Input, opt.Output = in, out
+	for _, f := range tune {
+		f(&opt)
+	}
 	resetHWM()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -216,6 +219,9 @@ func benchIngest(b *testing.B, in string, nnz int64) {
 		b.ReportMetric(float64(nnz)*float64(b.N)/cpu, "nnz/cpu-s")
 	}
 	b.ReportMetric(rep.Count.Seconds(), "count-s")
+	if opt.SelectGenes > 0 {
+		b.ReportMetric(rep.Select.Seconds(), "select-s")
+	}
 	b.ReportMetric(rep.Write.Seconds(), "write-s")
 	b.ReportMetric(rep.Commit.Seconds(), "commit-s")
 	b.ReportMetric(vmHWM()/(1<<20), "peak-rss-MiB")
@@ -278,6 +284,26 @@ func BenchmarkIngestHDF5(b *testing.B) {
 				benchIngest(b, path, nnz)
 			})
 		}
+	}
+}
+
+// BenchmarkIngestHDF5Select is BenchmarkIngestHDF5 (chunks of 65 536)
+// with --select-genes: the deviance's sums in the counting pass, the runs
+// cut by range edges and the ranking. It asks for as many genes as the
+// input has, so that every gene the 1% filter keeps is kept and the write
+// pass is the same: its ratio to BenchmarkIngestHDF5 is the selection's
+// cost.
+func BenchmarkIngestHDF5Select(b *testing.B) {
+	for _, s := range benchLadder {
+		b.Run(s.String(), func(b *testing.B) {
+			skipBig(b, s)
+			key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk%d-deflate4-shuffle.h5", s, s.density, 1<<16)
+			path, nnz := benchInput(b, key, func(path string) (int64, error) {
+				return h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
+					h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
+			})
+			benchIngest(b, path, nnz, func(o *Options) { o.SelectGenes = s.genes })
+		})
 	}
 }
 

@@ -16,8 +16,10 @@
 //     MiB in memory, the rest to a temporary file beside the output,
 //     written and read back around the page cache (O_DIRECT) where the
 //     file system allows.
-//  2. Write: with the gene filter (MinCellFrac, MinCells: the paper drops
-//     genes expressed in fewer than 1% of cells) and the cell filter
+//  2. Write: with the gene filters (ExcludeGenes, by name; MinCellFrac,
+//     MinCells: the paper drops genes expressed in fewer than 1% of cells;
+//     then SelectGenes, the genes of largest binomial deviance, whose sums
+//     the counting pass also takes, see deviance.go) and the cell filter
 //     (MinGenes) decided from those counts, set the kept bits read back
 //     from the spill through a shard.Writer, which writes a temporary
 //     folder and renames it into place only when complete. An input that

@@ -42,6 +42,15 @@ type Options struct {
 	MinCellFrac float64
 	// MinCells keeps a gene only if it is 1 in at least this many cells.
 	MinCells int
+	// ExcludeGenes drops the genes whose names it matches (see
+	// ParseGenePattern) before the other gene filters; nil drops none.
+	ExcludeGenes *GenePattern
+	// SelectGenes keeps, of the genes that pass the other gene filters,
+	// the SelectGenes of largest binomial deviance (see deviance.go): on
+	// the counts of the kept feature types before binarising, over all
+	// input cells, each cell's total taken over all of those genes. 0
+	// selects none; a number above the genes left keeps them all.
+	SelectGenes int
 	// MinGenes keeps a cell only if it is 1 in at least this many genes of
 	// the kept feature type (counted before the gene filter, so that both
 	// filters are decided by the single counting pass).
@@ -90,6 +99,12 @@ type Report struct {
 	// with several genomes, when Options.Genome is set). The manifest's
 	// dropped_by_feature_type includes them.
 	DroppedByGenome int
+	// DroppedByExclude counts genes of the kept feature type that
+	// Options.ExcludeGenes matched.
+	DroppedByExclude int
+	// SelectedFrom counts the genes that passed every other gene filter,
+	// among which Options.SelectGenes chose (0 without selection).
+	SelectedFrom int
 	// CellsOut and GenesOut are the shape of the shards written.
 	CellsOut, GenesOut int
 	// NNZ is the number of entries stored in the input (including explicit
@@ -104,6 +119,8 @@ type Report struct {
 	Ones int64
 	// Count, Write, Commit and Total time the counting pass, the writing
 	// pass, the shard commit (Xᵀ, checksums, fsync, rename) and the whole
-	// run.
-	Count, Write, Commit, Total time.Duration
+	// run; Select the gene selection's work after the counting pass (the
+	// runs cut by range edges, or a second read of an input not stored
+	// cell by cell, and the ranking).
+	Count, Select, Write, Commit, Total time.Duration
 }

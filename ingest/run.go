@@ -73,6 +73,19 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("ingest: %s: no feature of type %q (types present: %s)", matrix, opt.FeatureType, featureTypeList(feat))
 	}
 
+	var excluded []bool
+	if opt.ExcludeGenes != nil {
+		excluded, rep.DroppedByExclude = opt.ExcludeGenes.matchGenes(feat, typeKept)
+		log.Info("ingest: excluding genes by pattern", "pattern", opt.ExcludeGenes.Expr, "matched", rep.DroppedByExclude)
+		if rep.DroppedByExclude == 0 {
+			log.Warn("ingest: the gene pattern matches no gene name", "pattern", opt.ExcludeGenes.String(), "names", geneNameKind(feat))
+		}
+	}
+	var dev *devAccum
+	if opt.SelectGenes > 0 {
+		dev = newDevAccum(cells, typeKept)
+	}
+
 	prog := &progress{fn: opt.Progress, total: 2 * max(nnz, 0)}
 	t0 := time.Now()
 	spill, err := createSpill(opt.Output, spillMemory)
@@ -80,7 +93,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	defer spill.remove()
-	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, spill, prog, defaultSplit())
+	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, spill, prog, defaultSplit(), dev)
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +111,16 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	rep.ValueSum, rep.OnesIn = c.sum, c.ones
 	rep.Count = time.Since(t0)
 
-	plan, err := decideFilters(&opt, c, typeKept)
+	plan, err := decideFilters(&opt, c, typeKept, excluded)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %s: %w", matrix, err)
+	}
+	if dev != nil {
+		t := time.Now()
+		if err := plan.selectGenes(ctx, &opt, src, dev, log); err != nil {
+			return nil, err
+		}
+		rep.SelectedFrom, rep.Select = plan.selection.Candidates, time.Since(t)
 	}
 	rep.CellsOut, rep.GenesOut = len(plan.cells), len(plan.genes)
 	log.Info("ingest: counted", "stored", nnz, "sum", c.sum, "ones", c.ones,
@@ -156,6 +176,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("ingest: min cells %d: want ≥ 0", o.MinCells)
 	case o.MinGenes < 0:
 		return fmt.Errorf("ingest: min genes %d: want ≥ 0", o.MinGenes)
+	case o.SelectGenes < 0:
+		return fmt.Errorf("ingest: select genes %d: want a positive number of genes (0: no selection)", o.SelectGenes)
 	}
 	return nil
 }
@@ -233,18 +255,19 @@ type counts struct {
 // to the spill in range order, so the spill holds the same entries in the
 // same order for any number of workers (a cell cut by a range edge is two
 // runs).
-func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit) (*counts, error) {
+func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit, dev *devAccum) (*counts, error) {
 	if r, ok := src.(ranger); ok {
 		if n, open := r.ranges(); n > 0 {
-			return countRanges(ctx, n, open, cells, genes, typeKept, thr, spill, prog, split)
+			return countRanges(ctx, n, open, cells, genes, typeKept, thr, spill, prog, split, dev)
 		}
 	}
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
 	parts := make([]countPart, max(split.workers, 1))
 	for r := range parts {
-		parts[r] = newCountPart(genes, typeKept)
+		parts[r] = newCountPart(genes, typeKept, dev)
 	}
 	var blockSums []float64
+	spans := 0 // the deviance's ranges put so far
 	err := src.scan(ctx, func(b *batch) error {
 		n := len(b.val)
 		blockSums = slices.Grow(blockSums[:0], n/split.block+1)[:(n+split.block-1)/split.block]
@@ -254,6 +277,10 @@ func countPass(ctx context.Context, src source, cells, genes int, typeKept []boo
 		for r := range m {
 			if err := spill.addSegment(&parts[r].seg); err != nil {
 				return err
+			}
+			if dev != nil {
+				dev.put(spans, parts[r].dev.edges)
+				spans++
 			}
 		}
 		// Plain float64 sums, block by block in input order: integer
@@ -286,13 +313,19 @@ type countPart struct {
 	ones         int64
 	seg          spillSegment
 	run          []int32
-	allKept      bool // every gene's type is kept: addCounted may skip the lookup
+	allKept      bool     // every gene's type is kept: addCounted may skip the lookup
+	dev          *devPart // the deviance's sums, when genes are selected by it
 }
 
 // newCountPart returns a worker's countPart for genes genes, of which
-// typeKept keeps those of the types asked for.
-func newCountPart(genes int, typeKept []bool) countPart {
-	return countPart{cellsPerGene: make([]int32, genes), allKept: !slices.Contains(typeKept, false)}
+// typeKept keeps those of the types asked for, adding to dev's sums unless
+// dev is nil.
+func newCountPart(genes int, typeKept []bool, dev *devAccum) countPart {
+	p := countPart{cellsPerGene: make([]int32, genes), allKept: !slices.Contains(typeKept, false)}
+	if dev != nil {
+		p.dev = dev.newPart()
+	}
+	return p
 }
 
 // count counts entries [lo, hi) of b, lo a multiple of block, storing the
@@ -302,10 +335,15 @@ func newCountPart(genes int, typeKept []bool) countPart {
 func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
 	cpg := p.cellsPerGene
 	p.seg.reset()
+	if p.dev != nil {
+		p.dev.beginSpan()
+		defer p.dev.endSpan()
+	}
 	if b.runs != nil {
 		p.countRuns(b, lo, hi, block, typeKept, thr, genesPerCell, sums)
 		return
 	}
+
 	blockSums(b.val, lo, hi, block, sums)
 	run := p.run[:0]
 	cur := int32(-1)
@@ -331,6 +369,9 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 	p.endRun(cur, run, genesPerCell)
 	p.run = run
 	p.ones += ones
+	if p.dev != nil {
+		p.dev.addEntries(b, lo, hi)
+	}
 }
 
 // countRuns is count for a batch that lists its cells in runs: the cell
@@ -346,6 +387,9 @@ func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr 
 			// Ranges may share a cell at their edges.
 			atomic.AddInt32(&genesPerCell[cell], int32(n))
 			ones += n
+		}
+		if p.dev != nil {
+			p.dev.addRun(cell, b.val[k:end], b.gene[k:end])
 		}
 		k = end
 	}
@@ -384,14 +428,16 @@ func (p *countPart) endRun(cell int32, run []int32, genesPerCell []int32) {
 type filterPlan struct {
 	cellMap, geneMap []int32
 	cells, genes     []int
-	minCount         int // the gene filter's minimum number of cells
+	minCount         int                  // the gene filter's minimum number of cells
+	selection        *shard.GeneSelection // nil: no selection
 }
 
-// decideFilters keeps a gene when it has the kept feature type and is 1 in
-// at least max(ceil(MinCellFrac × cells), MinCells) cells, and a cell when it
-// is 1 in at least MinGenes genes of the kept feature type. Both filters are
-// decided from the same counts of the unfiltered input.
-func decideFilters(opt *Options, c *counts, typeKept []bool) (*filterPlan, error) {
+// decideFilters keeps a gene when it has the kept feature type, is not
+// excluded (nil: none is) and is 1 in at least max(ceil(MinCellFrac ×
+// cells), MinCells) cells, and a cell when it is 1 in at least MinGenes
+// genes of the kept feature type. Both filters are decided from the same
+// counts of the unfiltered input.
+func decideFilters(opt *Options, c *counts, typeKept, excluded []bool) (*filterPlan, error) {
 	ncells := len(c.genesPerCell)
 	// The kept lists sized for all at once: grown by appends, they would
 	// allocate, copy and fault in about twice their final size, on the
@@ -404,13 +450,17 @@ func decideFilters(opt *Options, c *counts, typeKept []bool) (*filterPlan, error
 	}
 	// The small tolerance keeps 0.01 × 10000 at 100, not 101.
 	p.minCount = max(int(math.Ceil(opt.MinCellFrac*float64(ncells)-1e-9)), opt.MinCells)
-	typed := 0
+	typed, dropped := 0, 0
 	for g, n := range c.cellsPerGene {
 		p.geneMap[g] = -1
 		if !typeKept[g] {
 			continue
 		}
 		typed++
+		if excluded != nil && excluded[g] {
+			dropped++
+			continue
+		}
 		if int(n) >= p.minCount {
 			p.geneMap[g] = int32(len(p.genes))
 			p.genes = append(p.genes, g)
@@ -424,8 +474,8 @@ func decideFilters(opt *Options, c *counts, typeKept []bool) (*filterPlan, error
 		}
 	}
 	if len(p.genes) == 0 {
-		return nil, fmt.Errorf("every gene filtered out: none of %d genes is expressed (count > %v) in at least %d of %d cells (min cell fraction %v, min cells %d)",
-			typed, opt.Threshold, p.minCount, ncells, opt.MinCellFrac, opt.MinCells)
+		return nil, fmt.Errorf("every gene filtered out: none of %d genes (%d more matched the exclude pattern) is expressed (count > %v) in at least %d of %d cells (min cell fraction %v, min cells %d)",
+			typed-dropped, dropped, opt.Threshold, p.minCount, ncells, opt.MinCellFrac, opt.MinCells)
 	}
 	if len(p.cells) == 0 {
 		return nil, fmt.Errorf("every cell filtered out: none of %d cells expresses at least %d genes", ncells, opt.MinGenes)
@@ -447,6 +497,10 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 		}
 		return out
 	}
+	var exclude, preset string
+	if opt.ExcludeGenes != nil {
+		exclude, preset = opt.ExcludeGenes.Expr, opt.ExcludeGenes.Preset
+	}
 	return shard.Manifest{
 		Tool:         "scpipe ingest",
 		GeneIDs:      pick(f.IDs, p.genes),
@@ -467,8 +521,12 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 			MinCellFrac:          opt.MinCellFrac,
 			MinCells:             opt.MinCells,
 			MinGenes:             opt.MinGenes,
+			ExcludeGenes:         exclude,
+			ExcludePreset:        preset,
 			GenesBefore:          rep.GenesIn,
 			DroppedByFeatureType: rep.DroppedByFeatureType + rep.DroppedByGenome,
+			DroppedByExclude:     rep.DroppedByExclude,
+			Selection:            p.selection,
 			GenesAfter:           rep.GenesOut,
 			CellsBefore:          rep.CellsIn,
 			CellsAfter:           rep.CellsOut,

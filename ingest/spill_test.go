@@ -264,7 +264,13 @@ func benchRuns(cells int) ([][]int32, int) {
 
 // BenchmarkCountRuns counts a batch of 1000 cells as the count pass does
 // on one core: thresholds, per-gene counts and the spill's runs.
-func BenchmarkCountRuns(b *testing.B) {
+func BenchmarkCountRuns(b *testing.B) { benchCountRuns(b, false) }
+
+// BenchmarkCountRunsDeviance is BenchmarkCountRuns with the sums of the
+// binomial deviance (--select-genes).
+func BenchmarkCountRunsDeviance(b *testing.B) { benchCountRuns(b, true) }
+
+func benchCountRuns(b *testing.B, deviance bool) {
 	runs, n := benchRuns(1000)
 	bt := &batch{}
 	rng := rand.New(rand.NewPCG(2, 2))
@@ -279,12 +285,23 @@ func BenchmarkCountRuns(b *testing.B) {
 	for i := range typeKept {
 		typeKept[i] = true
 	}
-	p := newCountPart(20000, typeKept)
+	var dev *devAccum
+	if deviance {
+		dev = newDevAccum(len(runs), typeKept)
+	}
+	p := newCountPart(20000, typeKept, dev)
 	genesPerCell := make([]int32, len(runs))
 	sums := make([]float64, n/4096+1)
 	b.SetBytes(int64(n))
 	for b.Loop() {
 		p.count(bt, 0, n, 4096, typeKept, 0, genesPerCell, sums)
+		if dev != nil {
+			// The edge runs go back, as put would return them, and
+			// the cells' totals start again.
+			dev.free(p.dev.edges.head)
+			dev.free(p.dev.edges.tail)
+			clear(dev.cellTotal)
+		}
 	}
 }
 

@@ -22,6 +22,11 @@ type ShardInfo struct {
 	CellsBeforeFilter int     `json:"cells_before_filter"`
 	MinCellFrac       float64 `json:"min_cell_frac"`
 	Threshold         float64 `json:"threshold"`
+	ExcludeGenes      string  `json:"exclude_genes,omitempty"` // the preset's name, or the pattern
+	DroppedByExclude  int     `json:"dropped_by_exclude,omitempty"`
+	SelectMethod      string  `json:"gene_selection,omitempty"`
+	SelectGenes       int     `json:"select_genes,omitempty"`  // N asked for
+	SelectedFrom      int     `json:"selected_from,omitempty"` // the genes it chose among
 	Source            string  `json:"source"`
 	SourceFormat      string  `json:"source_format"`
 	Files             int     `json:"files"`
@@ -63,6 +68,13 @@ func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
 	for _, f := range m.Files {
 		info.BytesOnDisk += f.Bytes
 	}
+	info.ExcludeGenes, info.DroppedByExclude = m.Filters.ExcludeGenes, m.Filters.DroppedByExclude
+	if m.Filters.ExcludePreset != "" {
+		info.ExcludeGenes = m.Filters.ExcludePreset
+	}
+	if sel := m.Filters.Selection; sel != nil {
+		info.SelectMethod, info.SelectGenes, info.SelectedFrom = sel.Method, sel.N, sel.Candidates
+	}
 	if o.JSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -82,6 +94,12 @@ func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
 	row("cells_before_filter", info.CellsBeforeFilter)
 	row("min_cell_frac", info.MinCellFrac)
 	row("threshold", info.Threshold)
+	if info.ExcludeGenes != "" {
+		row("exclude_genes", fmt.Sprintf("%s (%d genes dropped)", info.ExcludeGenes, info.DroppedByExclude))
+	}
+	if info.SelectMethod != "" {
+		row("gene_selection", fmt.Sprintf("%s: %d of %d genes (asked for %d)", info.SelectMethod, info.Genes, info.SelectedFrom, info.SelectGenes))
+	}
 	row("source", fmt.Sprintf("%s (%s)", info.Source, info.SourceFormat))
 	row("files", info.Files)
 	row("cell_blocks", info.CellBlocks)

@@ -131,11 +131,24 @@ type Filters struct {
 	// feature type, counted before the gene filter (so that one counting
 	// pass decides both filters).
 	MinGenes int `json:"min_genes"`
+	// ExcludeGenes is the regular expression, matched case-insensitively
+	// against each gene's name (its id where the input has no names), of
+	// the genes dropped by pattern; "" when none were.
+	ExcludeGenes string `json:"exclude_genes"`
+	// ExcludePreset names the preset ExcludeGenes came from (e.g.
+	// "housekeeping"), or is "".
+	ExcludePreset string `json:"exclude_preset"`
 	// GenesBefore is the number of genes in the input.
 	GenesBefore int `json:"genes_before"`
 	// DroppedByFeatureType is the number of input genes dropped because their
 	// feature type was not kept.
 	DroppedByFeatureType int `json:"dropped_by_feature_type"`
+	// DroppedByExclude is the number of genes of the kept feature type
+	// dropped because ExcludeGenes matched their name.
+	DroppedByExclude int `json:"dropped_by_exclude"`
+	// Selection records the selection of informative genes, applied after
+	// every other gene filter; nil when none was made.
+	Selection *GeneSelection `json:"gene_selection"`
 	// GenesAfter is the number of genes kept (= Manifest.Genes).
 	GenesAfter int `json:"genes_after"`
 	// CellsBefore is the number of cells in the input.
@@ -144,6 +157,23 @@ type Filters struct {
 	CellsAfter int `json:"cells_after"`
 	// OnesBefore is the number of entries above Threshold before filtering.
 	OnesBefore int64 `json:"ones_before"`
+}
+
+// GeneSelection records how the kept genes were chosen among those that
+// passed the other gene filters.
+type GeneSelection struct {
+	// Method names the score: "binomial-deviance" (Townes et al., Genome
+	// Biology 2019), the genes of largest score kept, ties to the lower
+	// input index.
+	Method string `json:"method"`
+	// N is the number of genes asked for.
+	N int `json:"n"`
+	// Candidates is the number of genes the selection chose from; it kept
+	// min(N, Candidates) of them (= genes).
+	Candidates int `json:"candidates"`
+	// Scores holds each kept gene's score, in the order of the genes; empty
+	// when not recorded.
+	Scores []float64 `json:"scores"`
 }
 
 // File is one file of a shard folder.
@@ -199,6 +229,9 @@ func (m *Manifest) validate() error {
 	}
 	if m.Observed < 0 || m.Observed > total || (!l.Masked && m.Observed != 0) {
 		return fmt.Errorf("observed = %d invalid (masked = %v, cells × genes = %d)", m.Observed, l.Masked, total)
+	}
+	if err := m.Filters.Selection.check(m.Genes); err != nil {
+		return err
 	}
 	if m.Checksum != ChecksumAlgorithm {
 		return fmt.Errorf("checksum algorithm %q not supported (want %q)", m.Checksum, ChecksumAlgorithm)
@@ -303,6 +336,23 @@ func (m *Manifest) validateSideFiles(byName map[string]*File, n *int) error {
 	}
 	if len(m.GeneColumns) > 0 && m.GeneColumns[0] != ColumnID {
 		return fmt.Errorf("gene_columns %q: the first column must be %q", m.GeneColumns, ColumnID)
+	}
+	return nil
+}
+
+// check validates a selection (nil: none) that kept genes genes.
+func (s *GeneSelection) check(genes int) error {
+	switch {
+	case s == nil:
+		return nil
+	case s.Method == "":
+		return errors.New("gene_selection.method is empty")
+	case s.N <= 0 || s.Candidates < 0:
+		return fmt.Errorf("gene_selection: n = %d, candidates = %d: want n > 0 and candidates ≥ 0", s.N, s.Candidates)
+	case genes != min(s.N, s.Candidates):
+		return fmt.Errorf("gene_selection: %d genes kept, want min(n = %d, candidates = %d)", genes, s.N, s.Candidates)
+	case len(s.Scores) != 0 && len(s.Scores) != genes:
+		return fmt.Errorf("gene_selection: %d scores for %d genes", len(s.Scores), genes)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -19,6 +20,23 @@ func ingestCommand() *cli.Command {
 expressed in fewer than --min-cell-frac of cells (the paper's 1%), and writes
 bit-packed, memory-mapped shards (cells as rows) with a manifest.
 
+Gene filters, in this order (the manifest records each one's effect):
+   1. --feature-type, --genome   keep the features of that type and genome
+   2. --exclude-genes PATTERN    drop genes whose name matches PATTERN, a regular
+                                 expression (Go RE2 syntax) matched case-insensitively
+                                 against the gene symbol, or the gene id where the input
+                                 has no symbols; the preset "housekeeping" means
+                                 ribosomal proteins and mitochondrially encoded genes,
+                                 human or mouse:
+                                 ` + ingest.HousekeepingPattern + `
+   3. --min-cell-frac, --min-cells   keep genes expressed in enough cells
+   4. --select-genes N           keep the N remaining genes of largest binomial
+                                 deviance (Townes et al. 2019, scry's
+                                 devianceFeatureSelection), on the counts before
+                                 binarising, over all input cells; ties go to the
+                                 earlier gene; all are kept when fewer than N remain
+--min-genes drops cells by the genes they express, counted before any gene filter.
+
 Inputs, detected from content:
    10x HDF5       CellRanger v2 (/<genome>/...) and v3+ (/matrix/...), spaceranger
    10x MTX        folder with matrix.mtx[.gz], genes.tsv or features.tsv[.gz], barcodes.tsv[.gz]
@@ -29,6 +47,7 @@ Examples:
    scpipe ingest filtered_feature_bc_matrix.h5 -o shards
    scpipe ingest 1M_neurons_filtered_gene_bc_matrices_h5.h5 --genome mm10 -o brain
    scpipe ingest filtered_gene_bc_matrices/mm10 -o shards --min-cell-frac 0.05
+   scpipe ingest filtered_feature_bc_matrix.h5 -o shards --exclude-genes housekeeping --select-genes 2000
    scpipe ingest adata.h5ad --layer counts -o shards
    scpipe ingest matrix.mtx.gz --genes genes.tsv --barcodes barcodes.tsv -o shards`,
 		Flags: append(commonFlags(),
@@ -42,6 +61,8 @@ Examples:
 			&cli.Float64Flag{Name: "min-cell-frac", Value: d.MinCellFrac, Usage: "keep genes expressed in at least this fraction of cells"},
 			&cli.IntFlag{Name: "min-cells", Value: d.MinCells, Usage: "keep genes expressed in at least this many cells"},
 			&cli.IntFlag{Name: "min-genes", Value: d.MinGenes, Usage: "keep cells expressing at least this many genes"},
+			&cli.StringFlag{Name: "exclude-genes", Usage: `drop genes whose name matches this regular expression (case-insensitive), or "housekeeping" (ribosomal proteins, MT- genes)`},
+			&cli.IntFlag{Name: "select-genes", Usage: "keep the `N` genes of largest binomial deviance among those the other filters keep"},
 			&cli.StringFlag{Name: "genes", Usage: "genes/features file of a bare Matrix Market input"},
 			&cli.StringFlag{Name: "barcodes", Usage: "barcodes file of a bare Matrix Market input"},
 		),
@@ -60,6 +81,16 @@ Examples:
 			o.Threshold, o.MinCellFrac = c.Float64("threshold"), c.Float64("min-cell-frac")
 			o.MinCells, o.MinGenes = c.Int("min-cells"), c.Int("min-genes")
 			o.GenesFile, o.BarcodesFile = c.String("genes"), c.String("barcodes")
+			if c.IsSet("exclude-genes") {
+				if o.ExcludeGenes, err = ingest.ParseGenePattern(c.String("exclude-genes")); err != nil {
+					return fmt.Errorf("--exclude-genes: %w", err)
+				}
+			}
+			if c.IsSet("select-genes") {
+				if o.SelectGenes = c.Int("select-genes"); o.SelectGenes <= 0 {
+					return fmt.Errorf("--select-genes %d: want a positive number of genes", o.SelectGenes)
+				}
+			}
 			o.Logger = env.log
 			var meter *progress.Meter
 			o.Progress = func(done, total int64) {

@@ -250,12 +250,53 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"info", filepath.Join(dir, "nope")}, "nope"},
 		{[]string{"simulate", "-o", filepath.Join(dir, "s"), "--L", "0"}, "L must be"},
 		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "-j", "0"}, "--threads"},
+		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "--select-genes", "0"}, "--select-genes 0: want a positive number"},
+		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "--select-genes", "-3"}, "--select-genes -3: want a positive number"},
+		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "--exclude-genes", "RP[SL"}, `--exclude-genes: ingest: gene pattern "RP[SL"`},
 	}
 	for _, tt := range tests {
 		err := run(t, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("scpipe %s: error %v, want one containing %q", strings.Join(tt.args, " "), err, tt.want)
 		}
+	}
+}
+
+// TestIngestSelectInfo: a selection and an exclusion made at ingest show
+// in scpipe info, as text and as JSON.
+func TestIngestSelectInfo(t *testing.T) {
+	dir := t.TempDir()
+	sim, shards := filepath.Join(dir, "sim"), filepath.Join(dir, "shards")
+	steps := [][]string{
+		{"simulate", "-o", sim, "--cells", "200", "--genes", "120", "--L", "2", "--seed", "3", "--quiet"},
+		{"ingest", sim, "-o", shards, "--select-genes", "40", "--exclude-genes", "^gene_?1", "--min-cell-frac", "0", "--quiet"},
+	}
+	for _, args := range steps {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	text, err := captureStdout(t, func() error { return run(t, "info", shards) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "gene_selection") || !strings.Contains(text, "binomial-deviance: 40 of") || !strings.Contains(text, "^gene_?1 (") {
+		t.Errorf("info does not show the selection and the exclusion:\n%s", text)
+	}
+	out, err := captureStdout(t, func() error { return run(t, "info", shards, "--json") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Genes            int
+		GeneSelection    string `json:"gene_selection"`
+		SelectGenes      int    `json:"select_genes"`
+		SelectedFrom     int    `json:"selected_from"`
+		DroppedByExclude int    `json:"dropped_by_exclude"`
+	}
+	if err := json.Unmarshal([]byte(out), &info); err != nil || info.Genes != 40 || info.GeneSelection != "binomial-deviance" || info.SelectGenes != 40 ||
+		info.DroppedByExclude == 0 || info.SelectedFrom != 120-info.DroppedByExclude {
+		t.Errorf("info --json: %+v (%v)\n%s", info, err, out)
 	}
 }
 
