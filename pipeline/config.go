@@ -45,7 +45,7 @@ type FitConfig struct {
 	// takes the genes detected everywhere (ribosomal, mitochondrial, …) so
 	// that none of the L codes is spent on them.
 	Housekeeping bool `toml:"housekeeping"`
-	Starts int    `toml:"starts"` // short chains per fit, the best by log-likelihood continued
+	Starts       int  `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
 	// CheckpointEvery writes a checkpoint every so many sweeps…
