@@ -1,11 +1,8 @@
 package h5
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
-
-	"github.com/scigolib/hdf5"
 )
 
 // attr is an attribute reduced to its type, element count and raw data.
@@ -16,80 +13,34 @@ type attr struct {
 }
 
 // attribute finds attribute name of the object at obj; ok is false if the
-// object has no such attribute. scigolib parses the attribute messages
-// (including dense attribute storage); the values are decoded here so that
-// every integer width and variable-length strings work.
+// object has no such attribute. The attribute messages, in the object's
+// header or in dense storage, are decoded here, so that every integer width
+// and variable-length strings work.
 func (f *File) attribute(obj, name string) (a *attr, ok bool, err error) {
-	o, found := f.lookup(obj)
+	o, _, found := f.lookup(obj)
 	if !found {
 		return nil, false, fmt.Errorf("h5: %s: object %s not found", f.path, obj)
 	}
-	var list []attrView
-	switch x := o.(type) {
-	case *hdf5.Group:
-		as, err := x.Attributes()
-		if err != nil {
-			return nil, false, fmt.Errorf("h5: %s: attributes of %s: %w", f.path, obj, err)
-		}
-		for _, a := range as {
-			list = append(list, attrView{a.Name, encodeDatatype(uint8(a.Datatype.Class), a.Datatype.Version,
-				a.Datatype.Size, a.Datatype.ClassBitField, a.Datatype.Properties), a.Dataspace.Dimensions,
-				uint8(a.Dataspace.Type), a.Data})
-		}
-	case *hdf5.Dataset:
-		as, err := x.Attributes()
-		if err != nil {
-			return nil, false, fmt.Errorf("h5: %s: attributes of %s: %w", f.path, obj, err)
-		}
-		for _, a := range as {
-			list = append(list, attrView{a.Name, encodeDatatype(uint8(a.Datatype.Class), a.Datatype.Version,
-				a.Datatype.Size, a.Datatype.ClassBitField, a.Datatype.Properties), a.Dataspace.Dimensions,
-				uint8(a.Dataspace.Type), a.Data})
-		}
-	default:
-		return nil, false, fmt.Errorf("h5: %s: %s has no attributes", f.path, obj)
+	msgs, err := f.m.attributeMessages(o.msgs)
+	if err != nil {
+		return nil, false, fmt.Errorf("h5: %s: attributes of %s: %w", f.path, obj, err)
 	}
-	for _, v := range list {
-		if v.name != name {
+	for _, b := range msgs {
+		m, err := parseAttribute(b, f.m.lengthSize)
+		if err != nil {
+			return nil, false, fmt.Errorf("h5: %s: attributes of %s: %w", f.path, obj, err)
+		}
+		if m.name != name {
 			continue
 		}
-		t, _, err := parseDatatype(v.rawType)
-		if err != nil {
-			return nil, false, fmt.Errorf("h5: %s: attribute %s of %s: %w", f.path, name, obj, err)
+		n, ok := elements(m.space, uint64(len(m.data)))
+		if !ok || uint64(n)*uint64(m.typ.size) > uint64(len(m.data)) {
+			return nil, false, fmt.Errorf("h5: %s: attribute %s of %s: %w: shape %v of %d-byte elements in %d bytes",
+				f.path, name, obj, errFormat, m.space, m.typ.size, len(m.data))
 		}
-		n := 1
-		if v.spaceType == 2 { // null dataspace
-			n = 0
-		}
-		for _, d := range v.dims {
-			n *= int(d)
-		}
-		if n*t.size > len(v.data) {
-			return nil, false, fmt.Errorf("h5: %s: attribute %s of %s: %w: %d elements of %d bytes in %d bytes",
-				f.path, name, obj, errFormat, n, t.size, len(v.data))
-		}
-		return &attr{typ: t, n: n, data: v.data}, true, nil
+		return &attr{typ: m.typ, n: int(n), data: m.data}, true, nil
 	}
 	return nil, false, nil
-}
-
-// attrView holds the exported fields of scigolib's attribute type.
-type attrView struct {
-	name      string
-	rawType   []byte
-	dims      []uint64
-	spaceType uint8
-	data      []byte
-}
-
-// encodeDatatype rebuilds a datatype message from scigolib's parsed fields.
-func encodeDatatype(class, version uint8, size, bits uint32, props []byte) []byte {
-	b := make([]byte, 8+len(props))
-	b[0] = class&0x0f | version<<4
-	b[1], b[2], b[3] = byte(bits), byte(bits>>8), byte(bits>>16)
-	binary.LittleEndian.PutUint32(b[4:], size)
-	copy(b[8:], props)
-	return b
 }
 
 // AttrStrings returns the string values of attribute name of the object obj

@@ -84,7 +84,7 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out 
 			elide := planes && i == 1 && mask&1 == 0 && fs[0].id == filterShuffle
 			next, spans, err = inflateChunk(cur, want, elide)
 		case filterLZF:
-			next = getBuf(want)
+			next = getBuf(min(want, maxLZF*len(cur)))
 			var n int
 			n, err = lzf.Decode(next, cur)
 			next = next[:n]
@@ -167,11 +167,19 @@ func zeroPlanes(b []byte, f filter, spans []inflate.Span) uint64 {
 	return zero
 }
 
+// maxLZF bounds how many times larger than its input LZF data decodes to:
+// a three-byte back reference copies at most 264 bytes.
+const maxLZF = 88
+
 // inflateChunk decodes a deflate-filtered chunk into a pooled buffer of want
 // bytes, returning fewer when the stream is shorter (an edge chunk some
 // writers truncate) and an error when it is longer. With elide, long zero
-// runs are left unwritten and listed (see inflate.ZlibElide).
+// runs are left unwritten and listed (see inflate.ZlibElide). The buffer
+// is no larger than the stream can decode to: want comes from the file,
+// and a corrupted chunk shape must not allocate gigabytes for a short
+// stream.
 func inflateChunk(src []byte, want int, elide bool) ([]byte, []inflate.Span, error) {
+	want = min(want, maxInflate*len(src))
 	if len(src) >= 2 && src[0] == 0x1f && src[1] == 0x8b {
 		// A gzip member instead of a zlib stream: scigolib/hdf5 v0.14.0's
 		// writer produces these when shuffle precedes deflate.

@@ -1,0 +1,229 @@
+package h5
+
+import (
+	"encoding/binary"
+)
+
+// image builds HDF5 files byte by byte, as the specification lays them
+// out, for the structures no writer at hand produces conformingly: groups
+// and attributes in dense storage (fractal heaps indexed by version-2
+// B-trees; scigolib/hdf5's writer departs from the format there).
+// Addresses and lengths are 8 bytes.
+type image struct{ b []byte }
+
+const undef = ^uint64(0)
+
+func le(n int, v uint64) []byte {
+	b := make([]byte, 8)
+	binary.LittleEndian.PutUint64(b, v)
+	return b[:n]
+}
+
+func cat(parts ...[]byte) []byte {
+	var out []byte
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// withChecksum appends the lookup3 checksum of b.
+func withChecksum(b []byte) []byte { return append(b, le(4, uint64(lookup3(b)))...) }
+
+// alloc reserves n bytes (8-aligned) and returns their address.
+func (im *image) alloc(n int) uint64 {
+	at := uint64(len(im.b))
+	im.b = append(im.b, make([]byte, (n+7)&^7)...)
+	return at
+}
+
+// put writes b at a new address and returns it.
+func (im *image) put(b []byte) uint64 {
+	at := im.alloc(len(b))
+	copy(im.b[at:], b)
+	return at
+}
+
+// superblock writes a version-2 superblock at 0 for the root group at
+// root; call it last (it records the end of the file).
+func (im *image) superblock(root uint64) []byte {
+	sb := withChecksum(cat([]byte(signature), []byte{2, 8, 8, 0}, le(8, 0), le(8, undef), le(8, uint64(len(im.b))), le(8, root)))
+	copy(im.b, sb)
+	return im.b
+}
+
+type hdrMsg struct {
+	typ  byte
+	data []byte
+}
+
+// ohdr writes a version-2 object header holding msgs.
+func (im *image) ohdr(msgs ...hdrMsg) uint64 {
+	var body []byte
+	for _, m := range msgs {
+		body = append(body, m.typ)
+		body = append(body, le(2, uint64(len(m.data)))...)
+		body = append(body, 0)
+		body = append(body, m.data...)
+	}
+	return im.put(withChecksum(cat([]byte("OHDR"), []byte{2, 2}, le(4, uint64(len(body))), body)))
+}
+
+// int32Dataset writes a dataset of the given values, stored compactly.
+func (im *image) int32Dataset(vals ...int32) uint64 {
+	data := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(v))
+	}
+	space := cat([]byte{2, 1, 0, 1}, le(8, uint64(len(vals))))
+	dtype := cat([]byte{0x10, 0x08, 0, 0}, le(4, 4), le(2, 0), le(2, 32))
+	layout := cat([]byte{3, layoutCompact}, le(2, uint64(len(data))), data)
+	return im.ohdr(hdrMsg{msgDataspace, space}, hdrMsg{msgDatatype, dtype}, hdrMsg{msgLayout, layout})
+}
+
+// linkMessage encodes a hard link.
+func linkMessage(name string, addr uint64) []byte {
+	return cat([]byte{1, 0, byte(len(name))}, []byte(name), le(8, addr))
+}
+
+// stringAttribute encodes a version-3 attribute message holding a scalar
+// NUL-padded string of 16 bytes.
+func stringAttribute(name, value string) []byte {
+	dtype := cat([]byte{0x13, 0x01, 0, 0}, le(4, 16))
+	space := []byte{2, 0, 0, 0}
+	val := make([]byte, 16)
+	copy(val, value)
+	return cat([]byte{3, 0}, le(2, uint64(len(name)+1)), le(2, uint64(len(dtype))), le(2, uint64(len(space))), []byte{0},
+		[]byte(name), []byte{0}, dtype, space, val)
+}
+
+// heapParams are a fractal heap's doubling table: libhdf5's defaults for
+// groups, with rootRows 0 for a heap whose root is one direct block.
+type heapParams struct {
+	width, start, maxDirect, heapBits, rootRows int
+}
+
+// fractalHeap stores objs in a new fractal heap and returns its address
+// and the objects' 7-byte heap IDs (offsets of 4 bytes, lengths of 2).
+func (im *image) fractalHeap(p heapParams, objs [][]byte) (uint64, [][]byte) {
+	const offBytes = 4
+	hdr := im.alloc(22 + 12*8 + 3*8 + 4)
+	// Direct blocks in row order; a block is filled, then the next.
+	var ids [][]byte
+	var blocks []uint64
+	nblocks := 1
+	if p.rootRows > 0 {
+		nblocks = p.rootRows * p.width
+	}
+	k := 0
+	var blockOff uint64
+	for bl := 0; bl < nblocks; bl++ {
+		size := p.start
+		if r := bl / max(p.width, 1); p.rootRows > 0 && r > 1 {
+			size = p.start << (r - 1)
+		}
+		if k == len(objs) {
+			blocks = append(blocks, undef)
+			continue
+		}
+		b := cat([]byte("FHDB"), []byte{0}, le(8, hdr), le(offBytes, blockOff))
+		for k < len(objs) && len(b)+len(objs[k]) <= size {
+			ids = append(ids, cat([]byte{0}, le(offBytes, blockOff+uint64(len(b))), le(2, uint64(len(objs[k])))))
+			b = append(b, objs[k]...)
+			k++
+		}
+		b = append(b, make([]byte, size-len(b))...)
+		blocks = append(blocks, im.put(b))
+		blockOff += uint64(size)
+	}
+	if k != len(objs) {
+		panic("fractal heap test image: objects do not fit")
+	}
+	root := blocks[0]
+	if p.rootRows > 0 {
+		ib := cat([]byte("FHIB"), []byte{0}, le(8, hdr), le(offBytes, 0))
+		for _, a := range blocks {
+			ib = append(ib, le(8, a)...)
+		}
+		root = im.put(withChecksum(ib))
+	}
+	h := cat([]byte("FRHP"), []byte{0}, le(2, 7), le(2, 0), []byte{0}, le(4, 4096),
+		le(8, 0), le(8, undef), le(8, 0), le(8, undef), // next huge ID, huge B-tree, free space, its manager
+		le(8, 0), le(8, 0), le(8, 0), le(8, uint64(len(objs))), // managed space, allocated, iterator, objects
+		le(8, 0), le(8, 0), le(8, 0), le(8, 0), // huge and tiny objects
+		le(2, uint64(p.width)), le(8, uint64(p.start)), le(8, uint64(p.maxDirect)), le(2, uint64(p.heapBits)),
+		le(2, uint64(max(p.rootRows, 2))), le(8, root), le(2, uint64(p.rootRows)))
+	copy(im.b[hdr:], withChecksum(h))
+	return hdr, ids
+}
+
+// btree2 writes a version-2 B-tree of records of type typ (all of recSize
+// bytes) in nodes of nodeSize bytes: one leaf, or, when they do not fit,
+// an internal node over leaves (depth 1). The record counts of the child
+// pointers are one byte, as for leaves of fewer than 256 records.
+func (im *image) btree2(typ byte, nodeSize, recSize int, recs [][]byte) uint64 {
+	perLeaf := (nodeSize - 10) / recSize
+	leaf := func(rs [][]byte) uint64 {
+		b := cat([]byte("BTLF"), []byte{0, typ}, cat(rs...))
+		b = withChecksum(b)
+		return im.put(append(b, make([]byte, nodeSize-len(b))...))
+	}
+	root, depth := uint64(0), 0
+	if len(recs) <= perLeaf {
+		root = leaf(recs)
+	} else {
+		// Leaves of perLeaf-1 records, one record between each two.
+		depth = 1
+		var between [][]byte
+		var ptrs []byte
+		for i := 0; i < len(recs); {
+			n := min(perLeaf-1, len(recs)-i)
+			if len(recs)-i-n == 1 {
+				n-- // leave a record between this leaf and a last, non-empty one
+			}
+			ptrs = append(ptrs, cat(le(8, leaf(recs[i:i+n])), []byte{byte(n)})...)
+			i += n
+			if i < len(recs) {
+				between = append(between, recs[i])
+				i++
+			}
+		}
+		b := withChecksum(cat([]byte("BTIN"), []byte{0, typ}, cat(between...), ptrs))
+		root = im.put(append(b, make([]byte, nodeSize-len(b))...))
+		recs = between
+	}
+	return im.put(withChecksum(cat([]byte("BTHD"), []byte{0, typ}, le(4, uint64(nodeSize)), le(2, uint64(recSize)),
+		le(2, uint64(depth)), []byte{100, 40}, le(8, root), le(2, uint64(len(recs))), le(8, 0))))
+}
+
+// symbolEntry is a member of a symbol-table group; soft marks a soft link,
+// whose target is a path rather than addr.
+type symbolEntry struct {
+	name string
+	addr uint64
+	soft bool
+}
+
+// symbolTableGroup writes an old-style group: a local heap of names, one
+// symbol table node and a version-1 B-tree leaf pointing to it, and an
+// object header holding the symbol table message.
+func (im *image) symbolTableGroup(entries []symbolEntry) uint64 {
+	heap := []byte{0} // offset 0: the empty name
+	var snod []byte
+	for _, e := range entries {
+		off := len(heap)
+		heap = append(heap, e.name...)
+		heap = append(heap, 0)
+		cache := uint64(0)
+		if e.soft {
+			cache = 2
+		}
+		snod = append(snod, cat(le(8, uint64(off)), le(8, e.addr), le(4, cache), le(4, 0), make([]byte, 16))...)
+	}
+	data := im.put(heap)
+	lheap := im.put(cat([]byte("HEAP"), []byte{0, 0, 0, 0}, le(8, uint64(len(heap))), le(8, undef), le(8, data)))
+	node := im.put(cat([]byte("SNOD"), []byte{1, 0}, le(2, uint64(len(entries))), snod))
+	btree := im.put(cat([]byte("TREE"), []byte{btreeGroup, 0}, le(2, 1), le(8, undef), le(8, undef),
+		le(8, 0), le(8, node), le(8, uint64(len(heap)-1))))
+	return im.ohdr(hdrMsg{msgSymbolTable, cat(le(8, btree), le(8, lheap))})
+}
