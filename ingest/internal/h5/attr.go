@@ -13,34 +13,82 @@ type attr struct {
 }
 
 // attribute finds attribute name of the object at obj; ok is false if the
-// object has no such attribute. The attribute messages, in the object's
-// header or in dense storage, are decoded here, so that every integer width
-// and variable-length strings work.
+// object has no such attribute.
 func (f *File) attribute(obj, name string) (a *attr, ok bool, err error) {
 	o, _, found := f.lookup(obj)
 	if !found {
 		return nil, false, fmt.Errorf("h5: %s: object %s not found", f.path, obj)
 	}
-	msgs, err := f.m.attributeMessages(o.msgs)
+	a, ok, err = f.findAttribute(o.msgs, name)
 	if err != nil {
 		return nil, false, fmt.Errorf("h5: %s: attributes of %s: %w", f.path, obj, err)
 	}
-	for _, b := range msgs {
+	return a, ok, nil
+}
+
+// findAttribute finds attribute name among those of the object whose
+// header holds msgs. The attribute messages, in the header or in dense
+// storage, are decoded here, so that every integer width and
+// variable-length strings work.
+func (f *File) findAttribute(msgs []message, name string) (*attr, bool, error) {
+	raw, err := f.m.attributeMessages(msgs)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, b := range raw {
 		m, err := parseAttribute(b, f.m.lengthSize)
 		if err != nil {
-			return nil, false, fmt.Errorf("h5: %s: attributes of %s: %w", f.path, obj, err)
+			return nil, false, err
 		}
 		if m.name != name {
 			continue
 		}
 		n, ok := elements(m.space, uint64(len(m.data)))
 		if !ok || uint64(n)*uint64(m.typ.size) > uint64(len(m.data)) {
-			return nil, false, fmt.Errorf("h5: %s: attribute %s of %s: %w: shape %v of %d-byte elements in %d bytes",
-				f.path, name, obj, errFormat, m.space, m.typ.size, len(m.data))
+			return nil, false, fmt.Errorf("%w: attribute %s: shape %v of %d-byte elements in %d bytes",
+				errFormat, name, m.space, m.typ.size, len(m.data))
 		}
 		return &attr{typ: m.typ, n: int(n), data: m.data}, true, nil
 	}
 	return nil, false, nil
+}
+
+// strings decodes a string attribute.
+func (f *File) strings(a *attr) ([]string, error) {
+	if a.typ.class != classString && !a.typ.vlenStr {
+		return nil, fmt.Errorf("type %s is not a string", a.typ)
+	}
+	return f.decodeStrings(a.typ, a.data, a.typ.size, 0, a.n)
+}
+
+// int64s decodes an integer attribute, or a float one holding whole
+// numbers.
+func (a *attr) int64s() ([]int64, error) {
+	nt, numeric := a.typ.numeric()
+	if !numeric {
+		return nil, fmt.Errorf("type %s is not an integer", a.typ)
+	}
+	out := make([]int64, a.n)
+	if nt.class == classFloat {
+		fs := make([]float64, a.n)
+		dec, _ := newDecoder[float64](a.typ)
+		dec(fs, a.data)
+		for i, v := range fs {
+			if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+				return nil, fmt.Errorf("value %g is not an integer", v)
+			}
+			out[i] = int64(v)
+		}
+		return out, nil
+	}
+	dec, err := newDecoder[int64](a.typ)
+	if err != nil {
+		return nil, err
+	}
+	if i := dec(out, a.data); i >= 0 {
+		return nil, fmt.Errorf("value %d overflows int64", i)
+	}
+	return out, nil
 }
 
 // AttrStrings returns the string values of attribute name of the object obj
@@ -51,10 +99,7 @@ func (f *File) AttrStrings(obj, name string) ([]string, bool, error) {
 	if err != nil || !ok {
 		return nil, ok, err
 	}
-	if a.typ.class != classString && !a.typ.vlenStr {
-		return nil, true, fmt.Errorf("h5: %s: attribute %s of %s has type %s, not a string", f.path, name, obj, a.typ)
-	}
-	out, err := f.decodeStrings(a.typ, a.data, a.typ.size, 0, a.n)
+	out, err := f.strings(a)
 	if err != nil {
 		return nil, true, fmt.Errorf("h5: %s: attribute %s of %s: %w", f.path, name, obj, err)
 	}
@@ -83,29 +128,9 @@ func (f *File) AttrInt64s(obj, name string) ([]int64, bool, error) {
 	if err != nil || !ok {
 		return nil, ok, err
 	}
-	nt, numeric := a.typ.numeric()
-	if !numeric {
-		return nil, true, fmt.Errorf("h5: %s: attribute %s of %s has type %s, not an integer", f.path, name, obj, a.typ)
-	}
-	out := make([]int64, a.n)
-	if nt.class == classFloat {
-		fs := make([]float64, a.n)
-		dec, _ := newDecoder[float64](a.typ)
-		dec(fs, a.data)
-		for i, v := range fs {
-			if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-				return nil, true, fmt.Errorf("h5: %s: attribute %s of %s: value %g is not an integer", f.path, name, obj, v)
-			}
-			out[i] = int64(v)
-		}
-		return out, true, nil
-	}
-	dec, err := newDecoder[int64](a.typ)
+	out, err := a.int64s()
 	if err != nil {
 		return nil, true, fmt.Errorf("h5: %s: attribute %s of %s: %w", f.path, name, obj, err)
-	}
-	if i := dec(out, a.data); i >= 0 {
-		return nil, true, fmt.Errorf("h5: %s: attribute %s of %s: value %d overflows int64", f.path, name, obj, i)
 	}
 	return out, true, nil
 }

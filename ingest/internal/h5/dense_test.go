@@ -50,7 +50,7 @@ func groupHeap(rows int) heapParams {
 // openBytes opens a file image held in memory.
 func openBytes(t testing.TB, b []byte) *File {
 	t.Helper()
-	f, err := newFile("image.h5", bytes.NewReader(b), uint64(len(b)))
+	f, err := newFile("image.h5", &meta{r: bytes.NewReader(b), size: uint64(len(b))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func open(path string, osf *os.File) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := newFile(path, osf, uint64(st.Size()))
+	f, err := newFile(path, &meta{r: osf, size: uint64(st.Size())})
 	if err != nil {
 		return nil, err
 	}
@@ -114,25 +114,22 @@ func open(path string, osf *os.File) (*File, error) {
 	return f, nil
 }
 
-// newFile reads the superblock and the group tree of the size bytes of r.
-func newFile(path string, r io.ReaderAt, size uint64) (*File, error) {
-	b := make([]byte, min(size, 256))
-	if _, err := r.ReadAt(b, 0); err != nil {
+// newFile reads the superblock and the group tree of the file m reads,
+// and completes m with the superblock's sizes.
+func newFile(path string, m *meta) (*File, error) {
+	b := make([]byte, min(m.size, 256))
+	if _, err := m.r.ReadAt(b, 0); err != nil {
 		return nil, err
 	}
-	sb, err := parseSuperblock(b)
+	sb, err := parseSuperblock(b, m.skipChecksums)
 	if err != nil {
 		return nil, err
 	}
-	if sb.eof > size && !undefinedAddr(sb.eof, sb.offsetSize) {
-		return nil, fmt.Errorf("%w: the file is truncated: it has %d of its %d bytes", errFormat, size, sb.eof)
+	if sb.eof > m.size && !undefinedAddr(sb.eof, sb.offsetSize) {
+		return nil, fmt.Errorf("%w: the file is truncated: it has %d of its %d bytes", errFormat, m.size, sb.eof)
 	}
-	f := &File{
-		path:  path,
-		m:     &meta{r: r, size: size, offsetSize: sb.offsetSize, lengthSize: sb.lengthSize},
-		root:  sb.root,
-		heaps: map[uint64]map[uint16][]byte{},
-	}
+	m.offsetSize, m.lengthSize = sb.offsetSize, sb.lengthSize
+	f := &File{path: path, m: m, root: sb.root, heaps: map[uint64]map[uint16][]byte{}}
 	if err := f.loadTree(sb.root); err != nil {
 		return nil, err
 	}
@@ -144,6 +141,9 @@ func newFile(path string, r io.ReaderAt, size uint64) (*File, error) {
 
 // Close releases the file. Datasets opened from it become unusable.
 func (f *File) Close() error {
+	if f.os == nil { // a file read from memory (tests)
+		return nil
+	}
 	if err := f.os.Close(); err != nil {
 		return fmt.Errorf("h5: closing %s: %w", f.path, err)
 	}
