@@ -197,7 +197,7 @@ func (f *File) openDataset(path string, msgs []message) (*Dataset, error) {
 	if d.layout == nil {
 		return nil, d.errorf("%w: object header lacks a layout message", errFormat)
 	}
-	if err := checkFilters(d.filters); err != nil {
+	if err := checkFilters(d.filters, d.elemSize); err != nil {
 		return nil, d.errorf("%w", err)
 	}
 	if d.fill != nil && len(d.fill) != d.elemSize {

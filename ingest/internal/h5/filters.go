@@ -13,12 +13,18 @@ import (
 	"scpipe/ingest/internal/lzf"
 )
 
-// checkFilters rejects, when a dataset is opened, any filter this package
-// cannot undo, so that no read returns partial data.
-func checkFilters(fs []filter) error {
+// checkFilters rejects, when a dataset of elemSize-byte elements is opened,
+// any filter this package cannot undo, so that no read returns partial
+// data, and a byte shuffle of another element size (libhdf5 stores the
+// dataset's, and reads straight from the byte planes assume it).
+func checkFilters(fs []filter, elemSize int) error {
 	for _, f := range fs {
 		switch f.id {
-		case filterDeflate, filterShuffle, filterFletcher32, filterLZF:
+		case filterShuffle:
+			if shuffleSize(f) < 1 || shuffleSize(f) != elemSize {
+				return fmt.Errorf("%w: byte shuffle of %d-byte elements for elements of %d bytes", errFormat, shuffleSize(f), elemSize)
+			}
+		case filterDeflate, filterFletcher32, filterLZF:
 		default:
 			name := f.name
 			if name == "" {
@@ -89,12 +95,8 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out 
 			n, err = lzf.Decode(next, cur)
 			next = next[:n]
 		case filterShuffle:
-			es := 1
-			if len(f.client) > 0 {
-				es = int(f.client[0])
-			}
 			next = getBuf(len(cur))
-			unshuffle(next, cur, es)
+			unshuffle(next, cur, shuffleSize(f))
 		case filterFletcher32:
 			if err = verifyFletcher32(cur); err == nil {
 				cur = cur[:len(cur)-4]
@@ -129,10 +131,7 @@ func materialise(b []byte, spans []inflate.Span) {
 // are written and zero, such as a run's first byte, which is a literal. It
 // writes the zeros of the spans' bytes in every other plane.
 func zeroPlanes(b []byte, f filter, spans []inflate.Span) uint64 {
-	es := 1
-	if len(f.client) > 0 {
-		es = int(f.client[0])
-	}
+	es := shuffleSize(f)
 	n := len(b) / es
 	var zero uint64
 	for j := 0; j < min(es, 64) && n > 0 && len(spans) > 0; j++ {
@@ -221,6 +220,15 @@ func readInflated(zr io.Reader, want int) ([]byte, error) {
 		return nil, fmt.Errorf("deflate: inflated %d of %d bytes: %w", n, want, err)
 	}
 	return out, nil
+}
+
+// shuffleSize returns the element size of a shuffle filter, its first
+// client value (0 when absent: checkFilters rejects it).
+func shuffleSize(f filter) int {
+	if len(f.client) == 0 {
+		return 0
+	}
+	return int(f.client[0])
 }
 
 // unshuffle reverses HDF5's byte shuffle: byte j of element i was stored at

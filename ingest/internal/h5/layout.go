@@ -248,6 +248,9 @@ func (m *meta) parseLayout(b []byte, rank int) (*layout, error) {
 	default:
 		return nil, fmt.Errorf("%w: layout message version %d", errFormat, version)
 	}
+	if l.class != layoutCompact && l.class != layoutContiguous && l.class != layoutChunked {
+		return nil, fmt.Errorf("%w: layout class %d", errFormat, l.class)
+	}
 	if l.class == layoutChunked {
 		if len(l.chunk) != rank {
 			return nil, fmt.Errorf("%w: chunk rank %d differs from dataspace rank %d", errFormat, len(l.chunk), rank)
