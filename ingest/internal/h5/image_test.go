@@ -1,6 +1,8 @@
 package h5
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 )
 
@@ -226,4 +228,68 @@ func (im *image) symbolTableGroup(entries []symbolEntry) uint64 {
 	btree := im.put(cat([]byte("TREE"), []byte{btreeGroup, 0}, le(2, 1), le(8, undef), le(8, undef),
 		le(8, 0), le(8, node), le(8, uint64(len(heap)-1))))
 	return im.ohdr(hdrMsg{msgSymbolTable, cat(le(8, btree), le(8, lheap))})
+}
+
+// int32Type is the datatype message of a little-endian int32.
+var int32Type = cat([]byte{0x10, 0x08, 0, 0}, le(4, 4), le(2, 0), le(2, 32))
+
+// space1 is a version-1 dataspace message of one dimension of n.
+func space1(n uint64) []byte { return cat([]byte{1, 1, 0, 0, 0, 0, 0, 0}, le(8, n)) }
+
+// deflatePipeline is a version-1 filter pipeline of deflate at level 4.
+var deflatePipeline = cat([]byte{1, 1, 0, 0, 0, 0, 0, 0}, le(2, filterDeflate), le(2, 0), le(2, 0), le(2, 1), le(4, 4), le(4, 0))
+
+// chunkedInt32 writes a 1-D int32 dataset of vals in deflated chunks of
+// chunk elements (whole ones, as libhdf5 stores them), indexed by a
+// version-1 B-tree leaf, and returns its header's address and the
+// B-tree's.
+func (im *image) chunkedInt32(vals []int32, chunk int) (uint64, uint64) {
+	var body []byte
+	n := 0
+	for lo := 0; lo < len(vals); lo += chunk {
+		raw := make([]byte, 4*chunk)
+		for i := lo; i < min(lo+chunk, len(vals)); i++ {
+			binary.LittleEndian.PutUint32(raw[4*(i-lo):], uint32(vals[i]))
+		}
+		var z bytes.Buffer
+		w := zlib.NewWriter(&z)
+		w.Write(raw)
+		w.Close()
+		addr := im.put(z.Bytes())
+		body = append(body, cat(le(4, uint64(z.Len())), le(4, 0), le(8, uint64(lo)), le(8, 0), le(8, addr))...)
+		n++
+	}
+	body = append(body, cat(le(4, 0), le(4, 0), le(8, uint64(len(vals))), le(8, 0))...)
+	tree := im.put(cat([]byte("TREE"), []byte{btreeChunk, 0}, le(2, uint64(n)), le(8, undef), le(8, undef), body))
+	layout := cat([]byte{3, layoutChunked, 2}, le(8, tree), le(4, uint64(chunk)), le(4, 4))
+	return im.ohdr(hdrMsg{msgDataspace, space1(uint64(len(vals)))}, hdrMsg{msgDatatype, int32Type},
+		hdrMsg{msgLayout, layout}, hdrMsg{msgFilters, deflatePipeline}), tree
+}
+
+// vlenStrings writes a 1-D dataset of variable-length strings held in one
+// global heap collection.
+func (im *image) vlenStrings(ss ...string) uint64 {
+	var objs []byte
+	for i, s := range ss {
+		data := append([]byte(s), make([]byte, (8-len(s)%8)%8)...)
+		objs = append(objs, cat(le(2, uint64(i+1)), le(2, 1), le(4, 0), le(8, uint64(len(s))), data)...)
+	}
+	free := 4096 - 16 - len(objs) // a collection is at least 4 KiB; the rest is free space (object 0)
+	col := im.put(cat([]byte("GCOL"), []byte{1, 0, 0, 0}, le(8, 4096), objs, le(2, 0), le(2, 0), le(4, 0), le(8, uint64(free)), make([]byte, free-16)))
+	var refs []byte
+	for i, s := range ss {
+		refs = append(refs, cat(le(4, uint64(len(s))), le(8, col), le(4, uint64(i+1)))...)
+	}
+	vlen := cat([]byte{0x19, 0x01, 0, 0}, le(4, 16), []byte{0x13, 0, 0, 0}, le(4, 1))
+	layout := cat([]byte{3, layoutCompact}, le(2, uint64(len(refs))), refs)
+	return im.ohdr(hdrMsg{msgDataspace, space1(uint64(len(ss)))}, hdrMsg{msgDatatype, vlen}, hdrMsg{msgLayout, layout})
+}
+
+// group writes a new-style group of hard links.
+func (im *image) group(links ...link) uint64 {
+	var msgs []hdrMsg
+	for _, l := range links {
+		msgs = append(msgs, hdrMsg{msgLink, linkMessage(l.name, l.addr)})
+	}
+	return im.ohdr(msgs...)
 }
