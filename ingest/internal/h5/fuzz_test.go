@@ -56,7 +56,8 @@ const maxSeedFile = 130 << 10
 
 // seedFiles returns the HDF5 files of ../shared/data (when present; small
 // ones only unless all) and files built in code: dense storage, soft
-// links, and scigolib-written version-2 headers with every filter.
+// links, scigolib-written version-2 headers with every filter, and a
+// chunked matrix (the only two-dimensional dataset of a small file).
 func seedFiles(tb testing.TB, all bool) []seedFile {
 	tb.Helper()
 	var images [][]byte
@@ -93,6 +94,7 @@ func seedFiles(tb testing.TB, all bool) []seedFile {
 		}
 		images = append(images, b)
 	}
+	images = append(images, matrixFile(tb, filepath.Join(tmp, "m.h5")))
 	var out []seedFile
 	for _, b := range images {
 		f, err := newFile("seed", &meta{r: bytes.NewReader(b), size: uint64(len(b))})
@@ -123,6 +125,37 @@ func seedFiles(tb testing.TB, all bool) []seedFile {
 		out = append(out, s)
 	}
 	return out
+}
+
+// matrixFile writes, with scigolib's writer, a 30 × 20 float32 matrix in
+// shuffled, deflated 6 × 5 chunks (whole ones: its writer stores edge
+// chunks clipped, which this package reads only in one dimension) and
+// returns the file's bytes.
+func matrixFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	fw, err := hdf5.CreateForWrite(path, hdf5.CreateTruncate)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dw, err := fw.CreateDataset("/m", hdf5.Float32, []uint64{30, 20},
+		hdf5.WithChunkDims([]uint64{6, 5}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := dw.Write(fill(600, func(i int) float32 { return float32(i) / 4 })); err != nil {
+		tb.Fatal(err)
+	}
+	if err := dw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 // sharedDir returns ../shared/data beside the repository, if present.
