@@ -69,7 +69,13 @@ func putBuf(b []byte) {
 // unwritten (see inflate.ZlibElide): the planes they cover whole are
 // reported in zero (bit j: plane j), and hold garbage; every other byte is
 // written.
+//
+// No buffer is larger than the stored bytes can decode to through one
+// expanding filter (maxInflate times them): want comes from the file, and
+// a pipeline that expands twice (deflate upon deflate, which no writer
+// makes) would otherwise turn a few hundred bytes into gigabytes.
 func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out []byte, shuffled bool, zero uint64, err error) {
+	bound := min(want, maxInflate*len(raw))
 	cur := raw
 	var spans []inflate.Span
 	for i := len(fs) - 1; i >= 0; i-- {
@@ -88,9 +94,9 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out 
 		case filterDeflate:
 			// Zero runs are worth eliding only for a shuffle left undone.
 			elide := planes && i == 1 && mask&1 == 0 && fs[0].id == filterShuffle
-			next, spans, err = inflateChunk(cur, want, elide)
+			next, spans, err = inflateChunk(cur, bound, elide)
 		case filterLZF:
-			next = getBuf(min(want, maxLZF*len(cur)))
+			next = getBuf(min(bound, maxLZF*len(cur)))
 			var n int
 			n, err = lzf.Decode(next, cur)
 			next = next[:n]
