@@ -56,8 +56,9 @@ const maxSeedFile = 130 << 10
 
 // seedFiles returns the HDF5 files of ../shared/data (when present; small
 // ones only unless all) and files built in code: dense storage, soft
-// links, scigolib-written version-2 headers with every filter, and a
-// chunked matrix (the only two-dimensional dataset of a small file).
+// links, scigolib-written version-2 headers with every filter, a chunked
+// matrix (the only two-dimensional dataset of a small file), and the
+// version-4 chunk indexes and fill values of chunkIndexFile.
 func seedFiles(tb testing.TB, all bool) []seedFile {
 	tb.Helper()
 	var images [][]byte
@@ -94,7 +95,8 @@ func seedFiles(tb testing.TB, all bool) []seedFile {
 		}
 		images = append(images, b)
 	}
-	images = append(images, matrixFile(tb, filepath.Join(tmp, "m.h5")))
+	images = append(images, matrixFile(tb, filepath.Join(tmp, "m.h5")),
+		chunkIndexFile(fill(100, func(i int) int32 { return int32(i - 50) })))
 	var out []seedFile
 	for _, b := range images {
 		f, err := newFile("seed", &meta{r: bytes.NewReader(b), size: uint64(len(b))})

@@ -245,21 +245,12 @@ var deflatePipeline = cat([]byte{1, 1, 0, 0, 0, 0, 0, 0}, le(2, filterDeflate), 
 // B-tree's.
 func (im *image) chunkedInt32(vals []int32, chunk int) (uint64, uint64) {
 	var body []byte
-	n := 0
-	for lo := 0; lo < len(vals); lo += chunk {
-		raw := make([]byte, 4*chunk)
-		for i := lo; i < min(lo+chunk, len(vals)); i++ {
-			binary.LittleEndian.PutUint32(raw[4*(i-lo):], uint32(vals[i]))
-		}
-		var z bytes.Buffer
-		w := zlib.NewWriter(&z)
-		w.Write(raw)
-		w.Close()
-		addr := im.put(z.Bytes())
-		body = append(body, cat(le(4, uint64(z.Len())), le(4, 0), le(8, uint64(lo)), le(8, 0), le(8, addr))...)
-		n++
+	for i, c := range int32Chunks(vals, chunk) {
+		z := deflated(c)
+		body = append(body, cat(le(4, uint64(len(z))), le(4, 0), le(8, uint64(i*chunk)), le(8, 0), le(8, im.put(z)))...)
 	}
 	body = append(body, cat(le(4, 0), le(4, 0), le(8, uint64(len(vals))), le(8, 0))...)
+	n := (len(vals) + chunk - 1) / chunk
 	tree := im.put(cat([]byte("TREE"), []byte{btreeChunk, 0}, le(2, uint64(n)), le(8, undef), le(8, undef), body))
 	layout := cat([]byte{3, layoutChunked, 2}, le(8, tree), le(4, uint64(chunk)), le(4, 4))
 	return im.ohdr(hdrMsg{msgDataspace, space1(uint64(len(vals)))}, hdrMsg{msgDatatype, int32Type},
@@ -292,4 +283,76 @@ func (im *image) group(links ...link) uint64 {
 		msgs = append(msgs, hdrMsg{msgLink, linkMessage(l.name, l.addr)})
 	}
 	return im.ohdr(msgs...)
+}
+
+// deflated returns b as a zlib stream.
+func deflated(b []byte) []byte {
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write(b)
+	w.Close()
+	return z.Bytes()
+}
+
+// int32Chunks returns vals in whole chunks of chunk elements.
+func int32Chunks(vals []int32, chunk int) [][]byte {
+	var out [][]byte
+	for lo := 0; lo < len(vals); lo += chunk {
+		raw := make([]byte, 4*chunk)
+		for i := lo; i < min(lo+chunk, len(vals)); i++ {
+			binary.LittleEndian.PutUint32(raw[4*(i-lo):], uint32(vals[i]))
+		}
+		out = append(out, raw)
+	}
+	return out
+}
+
+// v4Int32 writes a 1-D int32 dataset of vals in chunks of chunk elements
+// under a version-4 layout message with the chunk index index: a single
+// deflated chunk (chunk must cover vals), chunks stored raw one after
+// another (implicit), or deflated chunks listed in a fixed array.
+func (im *image) v4Int32(vals []int32, chunk int, index byte) uint64 {
+	chunks := int32Chunks(vals, chunk)
+	msgs := []hdrMsg{{msgDataspace, space1(uint64(len(vals)))}, {msgDatatype, int32Type}}
+	layout := func(flags byte, extra []byte, addr uint64) []byte {
+		return cat([]byte{4, layoutChunked, flags, 2, 4}, le(4, uint64(chunk)), le(4, 4), []byte{index}, extra, le(8, addr))
+	}
+	switch index {
+	case indexSingle:
+		z := deflated(chunks[0])
+		msgs = append(msgs, hdrMsg{msgLayout, layout(2, cat(le(8, uint64(len(z))), le(4, 0)), im.put(z))},
+			hdrMsg{msgFilters, deflatePipeline})
+	case indexImplicit:
+		msgs = append(msgs, hdrMsg{msgLayout, layout(0, nil, im.put(cat(chunks...)))})
+	case indexFixedArray:
+		hdr := im.alloc(8 + 8 + 8 + 4)
+		var entries []byte
+		for _, c := range chunks {
+			z := deflated(c)
+			entries = append(entries, cat(le(8, im.put(z)), le(4, uint64(len(z))), le(4, 0))...)
+		}
+		dblock := im.put(withChecksum(cat([]byte("FADB"), []byte{0, 1}, le(8, hdr), entries)))
+		copy(im.b[hdr:], withChecksum(cat([]byte("FAHD"), []byte{0, 1, 16, 10}, le(8, uint64(len(chunks))), le(8, dblock))))
+		msgs = append(msgs, hdrMsg{msgLayout, layout(0, []byte{10}, hdr)}, hdrMsg{msgFilters, deflatePipeline})
+	}
+	return im.ohdr(msgs...)
+}
+
+// chunkIndexFile holds, under a new-style root group, the datasets
+// "single", "implicit" and "fixed" of v4Int32 over vals, and "unwritten",
+// as many elements never written (contiguous storage without an address)
+// of fill value 7.
+func chunkIndexFile(vals []int32) []byte {
+	im := &image{}
+	im.alloc(48)
+	unwritten := im.ohdr(hdrMsg{msgDataspace, space1(uint64(len(vals)))}, hdrMsg{msgDatatype, int32Type},
+		hdrMsg{msgFill, cat([]byte{2, 2, 2, 1}, le(4, 4), le(4, 7))},
+		hdrMsg{msgLayout, cat([]byte{3, layoutContiguous}, le(8, undef), le(8, 0))})
+	root := im.group(
+		link{"fixed", im.v4Int32(vals, 16, indexFixedArray)},
+		link{"implicit", im.v4Int32(vals, 16, indexImplicit)},
+		link{"single", im.v4Int32(vals, len(vals), indexSingle)},
+		link{"unwritten", unwritten},
+	)
+	return im.superblock(root)
 }
