@@ -310,7 +310,9 @@ type denseMatrix struct {
 
 func (m *denseMatrix) scan(ctx context.Context, fn func(*batch) error) error {
 	rowsPer := max(1, h5Batch/max(m.cols, 1))
-	buf := make([]float64, rowsPer*m.cols)
+	// At most the matrix's rows: with none, a corrupted column count must
+	// not size the buffer (h5 bounds rows × columns by the file's size).
+	buf := make([]float64, min(rowsPer, m.rows)*m.cols)
 	b := &batch{cell: make([]int32, 0, len(buf)), gene: make([]int32, 0, len(buf)), val: make([]float64, 0, len(buf))}
 	for r0 := 0; r0 < m.rows; r0 += rowsPer {
 		if err := ctx.Err(); err != nil {

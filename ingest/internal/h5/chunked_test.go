@@ -223,9 +223,9 @@ func TestBadFiles(t *testing.T) {
 	if err := d.ReadInt32(0, make([]int32, 1)); err != nil {
 		t.Fatal(err)
 	}
-	refs := d.index.refs
+	idx := d.index
 	f.Close()
-	lastChunk := refs[len(refs)-1]
+	lastChunk := idx.ref(idx.n - 1)
 	// Truncations: inside the superblock, and cutting into the last chunk.
 	for _, cut := range []int{40, int(lastChunk.addr + lastChunk.size/2)} {
 		p := filepath.Join(dir, fmt.Sprintf("trunc%d.h5", cut))
@@ -242,7 +242,7 @@ func TestBadFiles(t *testing.T) {
 	// A corrupted chunk must fail, not return garbage: its zlib checksum
 	// (or its deflate structure) no longer matches.
 	bad := append([]byte(nil), b...)
-	for i := refs[2].addr + 4; i < refs[2].addr+refs[2].size-2; i++ {
+	for i := idx.ref(2).addr + 4; i < idx.ref(2).addr+idx.ref(2).size-2; i++ {
 		bad[i] ^= 0x5a
 	}
 	p := filepath.Join(dir, "corrupt.h5")

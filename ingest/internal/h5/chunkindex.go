@@ -12,38 +12,45 @@ type chunkRef struct {
 	mask uint32 // filter mask: bit i set = filter i was not applied
 }
 
-// chunkGrid is the chunk index of a chunked dataset, built once: refs[k] is
-// the chunk whose grid coordinates, in row-major order, have linear index k
-// (size 0 = never written, read as fill value).
+// chunkGrid is the chunk index of a chunked dataset, built once: the chunk
+// whose grid coordinates, in row-major order, have linear index k is
+// ref(k) (size 0: never written, read as fill value). Only the chunks the
+// file stores take memory, so a corrupted extent cannot make the index
+// itself large.
 type chunkGrid struct {
-	grid []int64 // chunks per dimension
-	refs []chunkRef
+	grid     []int64 // chunks per dimension
+	n        int64   // chunks in all
+	refs     map[int64]chunkRef
+	implicit chunkRef // implicit index: chunk k at implicit.addr + k*implicit.size
 }
 
-func newGrid(dims []int64, chunk []uint64) (*chunkGrid, error) {
-	g := &chunkGrid{grid: make([]int64, len(dims))}
-	n := int64(1)
+func newGrid(dims []int64, chunk []uint64) *chunkGrid {
+	g := &chunkGrid{grid: make([]int64, len(dims)), n: 1, refs: map[int64]chunkRef{}}
 	for i, d := range dims {
-		c := int64(chunk[i])
+		c := int64(chunk[i]) // at most 2^32 (openDataset)
 		g.grid[i] = (d + c - 1) / c
-		n *= g.grid[i]
+		g.n *= g.grid[i] // at most the dataset's element count
 	}
-	if n > 1<<31 {
-		return nil, fmt.Errorf("%w: %d chunks", errFormat, n)
+	return g
+}
+
+// ref returns the location of chunk k.
+func (g *chunkGrid) ref(k int64) chunkRef {
+	if g.implicit.size != 0 {
+		return chunkRef{addr: g.implicit.addr + uint64(k)*g.implicit.size, size: g.implicit.size}
 	}
-	g.refs = make([]chunkRef, n)
-	return g, nil
+	return g.refs[k]
 }
 
 // set records the chunk whose first element has coordinates off.
 func (g *chunkGrid) set(off []uint64, chunk []uint64, r chunkRef) {
 	k := int64(0)
 	for i := range g.grid {
-		c := int64(off[i] / chunk[i])
-		if c >= g.grid[i] {
+		c := off[i] / chunk[i]
+		if c >= uint64(g.grid[i]) {
 			return // beyond the current extent (dataset shrunk): ignore
 		}
-		k = k*g.grid[i] + c
+		k = k*g.grid[i] + int64(c)
 	}
 	g.refs[k] = r
 }
@@ -51,17 +58,12 @@ func (g *chunkGrid) set(off []uint64, chunk []uint64, r chunkRef) {
 // buildIndex reads the dataset's chunk index into a grid.
 func (d *Dataset) buildIndex() (*chunkGrid, error) {
 	l := d.layout
-	g, err := newGrid(d.shape, l.chunk)
-	if err != nil {
-		return nil, err
-	}
-	if undefinedAddr(l.addr, d.f.m.offsetSize) {
+	g := newGrid(d.shape, l.chunk)
+	if undefinedAddr(l.addr, d.f.m.offsetSize) || g.n == 0 {
 		return g, nil // no chunk written yet
 	}
-	chunkBytes := uint64(d.elemSize)
-	for _, c := range l.chunk {
-		chunkBytes *= c
-	}
+	chunkBytes := uint64(d.chunkLen) * uint64(d.elemSize)
+	var err error
 	switch l.indexType {
 	case indexBTreeV1:
 		err = d.walkBTreeV1(g, l.addr)
@@ -72,8 +74,10 @@ func (d *Dataset) buildIndex() (*chunkGrid, error) {
 		}
 		g.refs[0] = chunkRef{addr: l.addr, size: size, mask: l.singleMask}
 	case indexImplicit:
-		for k := range g.refs {
-			g.refs[k] = chunkRef{addr: l.addr + uint64(k)*chunkBytes, size: chunkBytes}
+		// Every chunk is stored, one after another: they must all lie in
+		// the file.
+		if err = d.f.m.inFile(l.addr, uint64(g.n)*chunkBytes); err == nil {
+			g.implicit = chunkRef{addr: l.addr, size: chunkBytes}
 		}
 	case indexFixedArray:
 		err = d.readFixedArray(g, chunkBytes)
@@ -88,57 +92,27 @@ func (d *Dataset) buildIndex() (*chunkGrid, error) {
 
 // walkBTreeV1 collects the leaves of a version-1 B-tree of chunks ("TREE"
 // nodes of type 1), as written by PyTables, h5py and libhdf5 before 1.10.
+// A key holds the chunk's stored size, its filter mask and the offsets of
+// its first element (plus one for the element's bytes).
 func (d *Dataset) walkBTreeV1(g *chunkGrid, root uint64) error {
-	m := d.f.m
 	rank := len(d.shape)
-	keySize := 8 + 8*(rank+1)
-	hdrSize := 8 + 2*m.offsetSize
-	stack := []uint64{root}
-	seen := map[uint64]bool{}
 	off := make([]uint64, rank)
-	for len(stack) > 0 {
-		addr := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[addr] {
-			return fmt.Errorf("%w: B-tree node %d visited twice", errFormat, addr)
+	return d.f.m.walkBTree1(root, btreeChunk, 8+8*(rank+1), func(key []byte, child uint64) error {
+		for j := 0; j < rank; j++ {
+			off[j] = binary.LittleEndian.Uint64(key[8+8*j:])
 		}
-		seen[addr] = true
-		h, err := m.readAt(addr, hdrSize)
-		if err != nil {
-			return fmt.Errorf("B-tree node: %w", err)
-		}
-		if string(h[:4]) != "TREE" || h[4] != 1 {
-			return fmt.Errorf("%w: no chunk B-tree node at %d", errFormat, addr)
-		}
-		level := h[5]
-		n := int(binary.LittleEndian.Uint16(h[6:]))
-		body, err := m.readAt(addr+uint64(hdrSize), n*(keySize+m.offsetSize)+keySize)
-		if err != nil {
-			return fmt.Errorf("B-tree node: %w", err)
-		}
-		for i := 0; i < n; i++ {
-			key := body[i*(keySize+m.offsetSize):]
-			child := leUint(key[keySize:], m.offsetSize)
-			if level > 0 {
-				stack = append(stack, child)
-				continue
+		for j, c := range d.layout.chunk {
+			if off[j]%c != 0 {
+				return fmt.Errorf("%w: chunk offset %v not on the chunk grid", errFormat, off)
 			}
-			for j := 0; j < rank; j++ {
-				off[j] = binary.LittleEndian.Uint64(key[8+8*j:])
-			}
-			for j, c := range d.layout.chunk {
-				if off[j]%c != 0 {
-					return fmt.Errorf("%w: chunk offset %v not on the chunk grid", errFormat, off)
-				}
-			}
-			g.set(off, d.layout.chunk, chunkRef{
-				addr: child,
-				size: uint64(binary.LittleEndian.Uint32(key)),
-				mask: binary.LittleEndian.Uint32(key[4:]),
-			})
 		}
-	}
-	return nil
+		g.set(off, d.layout.chunk, chunkRef{
+			addr: child,
+			size: uint64(binary.LittleEndian.Uint32(key)),
+			mask: binary.LittleEndian.Uint32(key[4:]),
+		})
+		return nil
+	})
 }
 
 // readFixedArray reads a fixed-array chunk index (layout version 4, files
@@ -156,14 +130,21 @@ func (d *Dataset) readFixedArray(g *chunkGrid, chunkBytes uint64) error {
 	client, entrySize, pageBits := h[5], int(h[6]), int(h[7])
 	n := leUint(h[8:], ls)
 	dblock := leUint(h[8+ls:], os)
-	if n > uint64(len(g.refs)) {
-		return fmt.Errorf("%w: fixed array holds %d entries for %d chunks", errFormat, n, len(g.refs))
+	if n > uint64(g.n) {
+		return fmt.Errorf("%w: fixed array holds %d entries for %d chunks", errFormat, n, g.n)
+	}
+	w := entrySize - os - 4 // filtered chunks: bytes of the chunk size
+	if entrySize < os || client == 1 && (w < 1 || w > 8) {
+		return fmt.Errorf("%w: fixed array entries of %d bytes", errFormat, entrySize)
 	}
 	if n > uint64(1)<<pageBits {
 		return fmt.Errorf("paged fixed array (%d entries, pages of %d) is not supported", n, 1<<pageBits)
 	}
 	if undefinedAddr(dblock, os) {
 		return nil
+	}
+	if err := m.inFile(dblock, n*uint64(entrySize)); err != nil {
+		return fmt.Errorf("%w: fixed array data block: %w", errFormat, err)
 	}
 	b, err := m.readAt(dblock, 6+os+int(n)*entrySize)
 	if err != nil {
@@ -177,12 +158,11 @@ func (d *Dataset) readFixedArray(g *chunkGrid, chunkBytes uint64) error {
 		e := b[p+k*entrySize:]
 		r := chunkRef{addr: leUint(e, os), size: chunkBytes}
 		if client == 1 { // filtered chunks: address, size, mask
-			w := entrySize - os - 4
 			r.size = leUint(e[os:], w)
 			r.mask = binary.LittleEndian.Uint32(e[os+w:])
 		}
 		if !undefinedAddr(r.addr, os) {
-			g.refs[k] = r
+			g.refs[int64(k)] = r
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package h5
 import (
 	"fmt"
 	"runtime"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -125,14 +126,23 @@ func (d *Dataset) errorf(format string, args ...any) error {
 	return fmt.Errorf("h5: %s: dataset %s: "+format, append([]any{d.f.path, d.path}, args...)...)
 }
 
-// openDataset parses the object header at addr.
-func (f *File) openDataset(path string, addr uint64) (*Dataset, error) {
+// maxInflate bounds how many times larger than its stored bytes data can
+// decode to: DEFLATE's limit (a 258-byte match coded in two bits); LZF's
+// is 88 and the other filters do not expand. No dataset can hold more than
+// maxInflate times the file's size but as never-written fill values, which
+// this package does not materialise beyond that bound either.
+const maxInflate = 1032
+
+// maxChunk is HDF5's limit on the size of a chunk, 4 GiB less a byte.
+const maxChunk = 1<<32 - 1
+
+// openDataset parses a dataset's object header messages, and checks every
+// size they give against the file's size before anything is allocated
+// for them.
+func (f *File) openDataset(path string, msgs []message) (*Dataset, error) {
 	d := &Dataset{f: f, path: path, cacheK: -1}
-	msgs, err := f.m.objectHeader(addr)
-	if err != nil {
-		return nil, d.errorf("%w", err)
-	}
 	var haveSpace, haveType bool
+	var err error
 	for _, m := range msgs {
 		if m.flags&0x02 != 0 && (m.typ == msgDatatype || m.typ == msgDataspace || m.typ == msgFilters || m.typ == msgLayout) {
 			return nil, d.errorf("shared object header message (type %d) is not supported", m.typ)
@@ -167,10 +177,14 @@ func (f *File) openDataset(path string, addr uint64) (*Dataset, error) {
 	if !haveSpace || !haveType {
 		return nil, d.errorf("%w: object header lacks a dataspace or datatype message", errFormat)
 	}
-	d.elemSize = d.typ.size
-	d.n = 1
-	for _, s := range d.shape {
-		d.n *= s
+	if d.elemSize = d.typ.size; d.elemSize < 1 {
+		return nil, d.errorf("%w: elements of %d bytes", errFormat, d.elemSize)
+	}
+	limit := maxInflate * min(f.m.size, 1<<52) / uint64(d.elemSize) // elements the file can hold
+	var ok bool
+	if d.n, ok = elements(d.shape, limit); !ok {
+		return nil, d.errorf("%w: shape %v of %d-byte elements is more than a file of %d bytes can hold",
+			errFormat, d.shape, d.elemSize, f.m.size)
 	}
 	for _, m := range msgs {
 		// The layout is parsed last: its chunk dimensions depend on the rank.
@@ -183,32 +197,80 @@ func (f *File) openDataset(path string, addr uint64) (*Dataset, error) {
 	if d.layout == nil {
 		return nil, d.errorf("%w: object header lacks a layout message", errFormat)
 	}
-	if err := checkFilters(d.filters); err != nil {
+	if err := checkFilters(d.filters, d.elemSize); err != nil {
 		return nil, d.errorf("%w", err)
 	}
 	if d.fill != nil && len(d.fill) != d.elemSize {
 		d.fill = nil // a fill value of another size is not usable; libhdf5 would convert
 	}
-	switch d.layout.class {
-	case layoutChunked:
-		d.chunkLen = 1
-		for _, c := range d.layout.chunk {
-			d.chunkLen *= int64(c)
-		}
-	case layoutContiguous:
-		if d.layout.size == 0 {
-			d.layout.size = uint64(d.n) * uint64(d.elemSize)
-		}
-		if !undefinedAddr(d.layout.addr, f.m.offsetSize) && d.layout.size < uint64(d.n)*uint64(d.elemSize) {
-			return nil, d.errorf("%w: contiguous storage of %d bytes for %d elements of %d bytes",
-				errFormat, d.layout.size, d.n, d.elemSize)
-		}
-	case layoutCompact:
-		if int64(len(d.layout.compact)) < d.n*int64(d.elemSize) {
-			return nil, d.errorf("%w: compact storage of %d bytes for %d elements", errFormat, len(d.layout.compact), d.n)
-		}
+	if err := d.checkStorage(limit); err != nil {
+		return nil, d.errorf("%w", err)
 	}
 	return d, nil
+}
+
+// elements returns the product of dims, false when it exceeds limit.
+func elements(dims []int64, limit uint64) (int64, bool) {
+	if slices.Contains(dims, 0) {
+		return 0, true
+	}
+	n := uint64(1)
+	for _, x := range dims {
+		if uint64(x) > limit/n {
+			return 0, false
+		}
+		n *= uint64(x)
+	}
+	return int64(n), true
+}
+
+// checkStorage checks the layout against the shape and the file: the
+// contiguous bytes lie in the file, compact storage holds every element,
+// and a chunk is within HDF5's limit (and, beyond one dimension, where
+// fill-value chunks are made whole, within what the file can hold).
+func (d *Dataset) checkStorage(limit uint64) error {
+	es := uint64(d.elemSize)
+	switch d.layout.class {
+	case layoutChunked:
+		n, ok := elements(nonZero(d.layout.chunk), maxChunk/es)
+		if !ok {
+			return fmt.Errorf("%w: chunks of %v elements of %d bytes exceed HDF5's limit of 4 GiB", errFormat, d.layout.chunk, es)
+		}
+		if len(d.shape) > 1 && uint64(n) > limit {
+			return fmt.Errorf("%w: chunks of %v elements of %d bytes are more than a file of %d bytes can hold",
+				errFormat, d.layout.chunk, es, d.f.m.size)
+		}
+		d.chunkLen = n
+	case layoutContiguous:
+		bytes := uint64(d.n) * es
+		if d.layout.size == 0 {
+			d.layout.size = bytes
+		}
+		if undefinedAddr(d.layout.addr, d.f.m.offsetSize) {
+			return nil // never written: fill values
+		}
+		if d.layout.size < bytes {
+			return fmt.Errorf("%w: contiguous storage of %d bytes for %d elements of %d bytes", errFormat, d.layout.size, d.n, es)
+		}
+		if err := d.f.m.inFile(d.layout.addr, bytes); err != nil {
+			return fmt.Errorf("%w: contiguous storage: %w", errFormat, err)
+		}
+	case layoutCompact:
+		if uint64(len(d.layout.compact)) < uint64(d.n)*es {
+			return fmt.Errorf("%w: compact storage of %d bytes for %d elements", errFormat, len(d.layout.compact), d.n)
+		}
+	}
+	return nil
+}
+
+// nonZero converts chunk dimensions (at least 1 each, see parseLayout)
+// for elements.
+func nonZero(chunk []uint64) []int64 {
+	out := make([]int64, len(chunk))
+	for i, c := range chunk {
+		out[i] = int64(min(c, 1<<62))
+	}
+	return out
 }
 
 // parallelMin is the number of elements below which a read is decoded on the
@@ -243,7 +305,7 @@ func (d *Dataset) visit(start, n int64, fn func(dstOff int64, raw []byte) error,
 		for done := int64(0); done < n; {
 			k := min(n-done, per)
 			b := buf[:k*es]
-			if _, err := d.f.os.ReadAt(b, int64(d.layout.addr)+(start+done)*es); err != nil {
+			if _, err := d.f.m.r.ReadAt(b, int64(d.layout.addr)+(start+done)*es); err != nil {
 				return d.errorf("reading contiguous data at element %d: %w", start+done, err)
 			}
 			if err := fn(done, b); err != nil {
@@ -294,45 +356,42 @@ func (d *Dataset) chunk(k int64, planes bool) (out []byte, owned, shuffled bool,
 		return d.cacheBuf, false, d.cacheShuffled, d.cacheZero, nil
 	}
 	want := int(d.chunkLen) * d.elemSize
-	ref := d.index.refs[k]
+	// Of a 1-D dataset's chunk only the part within the extent is read: a
+	// shorter buffer serves, which a chunk far larger than the dataset
+	// needs (see unfilter).
+	inExtent := want
+	if len(d.shape) == 1 {
+		inExtent = int(min(d.chunkLen, d.n-k*d.chunkLen)) * d.elemSize
+	}
+	ref := d.index.ref(k)
 	if ref.size == 0 {
-		out = getBuf(want)
+		out = getBuf(inExtent)
 		if d.fill == nil {
 			clear(out)
 		} else {
-			for i := 0; i < want; i += d.elemSize {
+			for i := 0; i < inExtent; i += d.elemSize {
 				copy(out[i:], d.fill)
 			}
 		}
-	} else {
-		if ref.size > 1<<31 {
-			return nil, false, false, 0, d.errorf("%w: chunk %d claims %d bytes", errFormat, k, ref.size)
-		}
-		raw := getBuf(int(ref.size))
-		if _, err := d.f.os.ReadAt(raw, int64(ref.addr)); err != nil {
-			putBuf(raw)
-			return nil, false, false, 0, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
-		}
-		if out, shuffled, zero, err = unfilter(d.filters, ref.mask, raw, want, planes); err != nil {
-			return nil, false, false, 0, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
-		}
-		if len(out) < want {
-			// Only a 1-D edge chunk may be stored short (scigolib/hdf5's
-			// writer does this; libhdf5 always stores whole chunks), and
-			// only if it still covers the dataset's extent.
-			inExtent := min(d.chunkLen, d.n-k*d.chunkLen) * int64(d.elemSize)
-			if len(d.shape) != 1 || int64(len(out)) < inExtent {
-				putBuf(out)
-				return nil, false, false, 0, d.errorf("%w: chunk %d decoded to %d bytes, want %d", errFormat, k, len(out), want)
-			}
-			if cap(out) < want {
-				full := getBuf(want)
-				copy(full, out)
-				putBuf(out)
-				out = full
-			}
-			out = out[:want] // the tail beyond the extent is never read
-		}
+		return out, true, false, 0, nil
+	}
+	if err := d.f.m.inFile(ref.addr, ref.size); err != nil {
+		return nil, false, false, 0, d.errorf("%w: chunk %d: %w", errFormat, k, err)
+	}
+	raw := getBuf(int(ref.size))
+	if _, err := d.f.m.r.ReadAt(raw, int64(ref.addr)); err != nil {
+		putBuf(raw)
+		return nil, false, false, 0, d.errorf("reading chunk %d (%d bytes at offset %d): %w", k, ref.size, ref.addr, err)
+	}
+	if out, shuffled, zero, err = unfilter(d.filters, ref.mask, raw, want, planes); err != nil {
+		return nil, false, false, 0, d.errorf("chunk %d at offset %d: %w", k, ref.addr, err)
+	}
+	// Only a 1-D edge chunk may be stored short (scigolib/hdf5's writer
+	// does this; libhdf5 always stores whole chunks), and only if it still
+	// covers the dataset's extent; the tail beyond that is never read.
+	if len(out) < inExtent || len(out) < want && len(d.shape) != 1 {
+		putBuf(out)
+		return nil, false, false, 0, d.errorf("%w: chunk %d decoded to %d bytes, want %d", errFormat, k, len(out), want)
 	}
 	return out, true, shuffled, zero, nil
 }
@@ -423,7 +482,11 @@ func (d *Dataset) visitND(start, n int64, fn func(int64, []byte) error) error {
 	lo := make([]int64, rank)
 	hi := make([]int64, rank)
 	pos := make([]int64, rank)
-	for k := int64(0); k < int64(len(d.index.refs)); k++ {
+	// Only the chunk rows meeting the first-dimension range are visited.
+	perRow := d.index.n / max(g[0], 1) // chunks per chunk row
+	kLo := row0 / int64(chunk[0]) * perRow
+	kHi := min((row1/int64(chunk[0])+1)*perRow, d.index.n)
+	for k := kLo; k < kHi; k++ {
 		r := k
 		for i := rank - 1; i >= 0; i-- {
 			cidx[i] = r % g[i]

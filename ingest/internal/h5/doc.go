@@ -2,11 +2,20 @@
 // use: the group tree, attributes, string datasets and large 1-D numeric
 // arrays (10x Genomics `data`/`indices`/`indptr`, AnnData `X`).
 //
-// Groups and attribute messages come from github.com/scigolib/hdf5. Datasets
-// are read by this package's own code, because bulk reads need things that
-// library lacks: the chunk index is walked once and kept (version-1 B-trees
-// as PyTables and h5py write them, plus the single-chunk, implicit and
-// unpaged fixed-array indexes of newer files), chunks are read with ReadAt,
+// Everything is read by this package's own code, from the superblock
+// (versions 0 to 3) through object headers (versions 1 and 2), groups
+// (symbol tables with their B-trees and local heaps, link messages, and
+// dense storage in fractal heaps indexed by version-2 B-trees) and
+// attributes (compact and dense) to datasets. Every size read from the file
+// is checked against the file's size, and the dataset's shape, before
+// anything is allocated for it, so that a corrupted file is an error, never
+// an out-of-memory abort: no block of metadata is read beyond the file's
+// end, no dataset holds more than the file could decode to, no chunk
+// buffer is larger than its stored bytes can inflate to.
+//
+// For bulk reads, the chunk index is walked once and kept (version-1
+// B-trees as PyTables and h5py write them, plus the single-chunk, implicit
+// and unpaged fixed-array indexes of newer files), chunks are read with ReadAt,
 // and the filter pipeline (deflate, shuffle, Fletcher32, LZF) is undone
 // before elements are decoded straight into int32, int64, float32 or float64
 // from any 1/2/4/8-byte integer or 4/8-byte float of either byte order.

@@ -188,6 +188,9 @@ func parseDatatype(b []byte) (*dtype, int, error) {
 		t.base = base
 		n := int(bits & 0xffff)
 		for i := 0; i < n; i++ {
+			if err := need(0); err != nil { // a padded name may end past the message
+				return nil, 0, err
+			}
 			end := bytes.IndexByte(b[p:], 0)
 			if end < 0 {
 				return nil, 0, fmt.Errorf("%w: enum member name unterminated", errFormat)

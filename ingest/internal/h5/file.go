@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/scigolib/hdf5"
 )
 
 // signature is the HDF5 format signature.
@@ -24,8 +22,9 @@ var ErrNotHDF5 = errors.New("not an HDF5 file")
 type File struct {
 	path string
 	os   *os.File
-	lib  *hdf5.File
 	m    *meta
+	root uint64
+	objs map[uint64]*object // by object header address, loaded at Open
 
 	heapMu sync.Mutex
 	heaps  map[uint64]map[uint16][]byte // global heap collections by address
@@ -73,45 +72,79 @@ func findSignature(f *os.File) (int64, error) {
 }
 
 // Open opens the HDF5 file at path and loads its group tree.
+//
+// The superblock, object headers, symbol tables, local heaps, link
+// messages and dense storage (fractal heaps, version-2 B-trees) are read
+// by this package rather than by scigolib/hdf5 v0.14.0, which the package
+// used before: that library loads every group at open and allocates
+// buffers of sizes read from the file unchecked (a corrupted local heap
+// size made it panic or abort the process out of memory, which no
+// recover can catch). Here every size is checked against the file's size
+// before it is allocated.
 func Open(path string) (*File, error) {
 	osf, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("h5: %w", err)
 	}
+	f, err := open(path, osf)
+	if err != nil {
+		osf.Close()
+		return nil, fmt.Errorf("h5: %s: %w", path, err)
+	}
+	return f, nil
+}
+
+func open(path string, osf *os.File) (*File, error) {
 	off, err := findSignature(osf)
 	if err != nil {
-		osf.Close()
-		return nil, fmt.Errorf("h5: %s: %w", path, err)
+		return nil, err
 	}
 	if off != 0 {
-		osf.Close()
-		return nil, fmt.Errorf("h5: %s: HDF5 files with a %d-byte user block are not supported", path, off)
+		return nil, fmt.Errorf("HDF5 files with a %d-byte user block are not supported", off)
 	}
-	lib, err := hdf5.Open(path)
+	st, err := osf.Stat()
 	if err != nil {
-		osf.Close()
-		return nil, fmt.Errorf("h5: %s: %w", path, err)
+		return nil, err
 	}
-	sb := lib.Superblock()
-	f := &File{
-		path:  path,
-		os:    osf,
-		lib:   lib,
-		m:     &meta{r: osf, offsetSize: int(sb.OffsetSize), lengthSize: int(sb.LengthSize)},
-		heaps: map[uint64]map[uint16][]byte{},
+	f, err := newFile(path, &meta{r: osf, size: uint64(st.Size())})
+	if err != nil {
+		return nil, err
 	}
-	if f.m.offsetSize < 2 || f.m.offsetSize > 8 || f.m.lengthSize < 2 || f.m.lengthSize > 8 {
-		f.Close()
-		return nil, fmt.Errorf("h5: %s: %w: offset size %d, length size %d", path, errFormat, f.m.offsetSize, f.m.lengthSize)
+	f.os = osf
+	return f, nil
+}
+
+// newFile reads the superblock and the group tree of the file m reads,
+// and completes m with the superblock's sizes.
+func newFile(path string, m *meta) (*File, error) {
+	b := make([]byte, min(m.size, 256))
+	if _, err := m.r.ReadAt(b, 0); err != nil {
+		return nil, err
+	}
+	sb, err := parseSuperblock(b, m.skipChecksums)
+	if err != nil {
+		return nil, err
+	}
+	if sb.eof > m.size && !undefinedAddr(sb.eof, sb.offsetSize) {
+		return nil, fmt.Errorf("%w: the file is truncated: it has %d of its %d bytes", errFormat, m.size, sb.eof)
+	}
+	m.offsetSize, m.lengthSize = sb.offsetSize, sb.lengthSize
+	f := &File{path: path, m: m, root: sb.root, heaps: map[uint64]map[uint16][]byte{}}
+	if err := f.loadTree(sb.root); err != nil {
+		return nil, err
+	}
+	if !f.objs[sb.root].group {
+		return nil, fmt.Errorf("%w: the root object is not a group", errFormat)
 	}
 	return f, nil
 }
 
 // Close releases the file. Datasets opened from it become unusable.
 func (f *File) Close() error {
-	err1 := f.lib.Close()
-	err2 := f.os.Close()
-	if err := errors.Join(err1, err2); err != nil {
+	if f.os == nil { // a file read from memory (tests)
+		return nil
+	}
+	if err := f.os.Close(); err != nil {
 		return fmt.Errorf("h5: closing %s: %w", f.path, err)
 	}
 	return nil
@@ -127,76 +160,61 @@ type Child struct {
 }
 
 // lookup finds the object at path ("/" or "" is the root group).
-func (f *File) lookup(path string) (hdf5.Object, bool) {
-	var obj hdf5.Object = f.lib.Root()
+func (f *File) lookup(path string) (*object, uint64, bool) {
+	addr := f.root
+	obj := f.objs[addr]
 	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
 		if part == "" {
 			continue
 		}
-		g, ok := obj.(*hdf5.Group)
-		if !ok {
-			return nil, false
+		i := sort.Search(len(obj.links), func(i int) bool { return obj.links[i].name >= part })
+		if i == len(obj.links) || obj.links[i].name != part {
+			return nil, 0, false
 		}
-		found := false
-		for _, c := range g.Children() {
-			if c.Name() == part {
-				obj, found = c, true
-				break
-			}
-		}
-		if !found {
-			return nil, false
-		}
+		addr = obj.links[i].addr
+		obj = f.objs[addr]
 	}
-	return obj, true
+	return obj, addr, true
 }
 
 // Children lists the members of the group at path, sorted by name.
 func (f *File) Children(group string) ([]Child, error) {
-	obj, ok := f.lookup(group)
+	obj, _, ok := f.lookup(group)
 	if !ok {
 		return nil, fmt.Errorf("h5: %s: group %s not found", f.path, group)
 	}
-	g, ok := obj.(*hdf5.Group)
-	if !ok {
+	if !obj.group {
 		return nil, fmt.Errorf("h5: %s: %s is not a group", f.path, group)
 	}
-	var out []Child
-	for _, c := range g.Children() {
-		_, isGroup := c.(*hdf5.Group)
-		out = append(out, Child{Name: c.Name(), IsGroup: isGroup})
+	out := make([]Child, len(obj.links))
+	for i, l := range obj.links {
+		out[i] = Child{Name: l.name, IsGroup: f.objs[l.addr].group}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
 // Exists reports whether an object (group or dataset) exists at path.
 func (f *File) Exists(path string) bool {
-	_, ok := f.lookup(path)
+	_, _, ok := f.lookup(path)
 	return ok
 }
 
 // IsGroup reports whether path names a group.
 func (f *File) IsGroup(path string) bool {
-	obj, ok := f.lookup(path)
-	if !ok {
-		return false
-	}
-	_, isGroup := obj.(*hdf5.Group)
-	return isGroup
+	obj, _, ok := f.lookup(path)
+	return ok && obj.group
 }
 
 // Dataset opens the dataset at path. Its chunk index is read on the first read.
 func (f *File) Dataset(path string) (*Dataset, error) {
-	obj, ok := f.lookup(path)
+	obj, _, ok := f.lookup(path)
 	if !ok {
 		return nil, fmt.Errorf("h5: %s: dataset %s not found", f.path, path)
 	}
-	ds, ok := obj.(*hdf5.Dataset)
-	if !ok {
+	if !obj.has(msgLayout) {
 		return nil, fmt.Errorf("h5: %s: %s is not a dataset", f.path, path)
 	}
-	return f.openDataset(path, ds.Address())
+	return f.openDataset(path, obj.msgs)
 }
 
 // numericDataset opens path and checks that its elements are numbers.
@@ -387,7 +405,7 @@ func (f *File) readHeap(addr uint64) (map[uint16][]byte, error) {
 		if idx == 0 { // free space: the rest of the collection
 			break
 		}
-		if n < 0 || p+n > len(b) {
+		if n < 0 || n > len(b)-p {
 			return nil, fmt.Errorf("%w: heap object %d of %d bytes overruns the collection", errFormat, idx, n)
 		}
 		col[idx] = b[p : p+n]

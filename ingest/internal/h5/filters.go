@@ -13,12 +13,18 @@ import (
 	"scpipe/ingest/internal/lzf"
 )
 
-// checkFilters rejects, when a dataset is opened, any filter this package
-// cannot undo, so that no read returns partial data.
-func checkFilters(fs []filter) error {
+// checkFilters rejects, when a dataset of elemSize-byte elements is opened,
+// any filter this package cannot undo, so that no read returns partial
+// data, and a byte shuffle of another element size (libhdf5 stores the
+// dataset's, and reads straight from the byte planes assume it).
+func checkFilters(fs []filter, elemSize int) error {
 	for _, f := range fs {
 		switch f.id {
-		case filterDeflate, filterShuffle, filterFletcher32, filterLZF:
+		case filterShuffle:
+			if shuffleSize(f) < 1 || shuffleSize(f) != elemSize {
+				return fmt.Errorf("%w: byte shuffle of %d-byte elements for elements of %d bytes", errFormat, shuffleSize(f), elemSize)
+			}
+		case filterDeflate, filterFletcher32, filterLZF:
 		default:
 			name := f.name
 			if name == "" {
@@ -63,7 +69,13 @@ func putBuf(b []byte) {
 // unwritten (see inflate.ZlibElide): the planes they cover whole are
 // reported in zero (bit j: plane j), and hold garbage; every other byte is
 // written.
+//
+// No buffer is larger than the stored bytes can decode to through one
+// expanding filter (maxInflate times them): want comes from the file, and
+// a pipeline that expands twice (deflate upon deflate, which no writer
+// makes) would otherwise turn a few hundred bytes into gigabytes.
 func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out []byte, shuffled bool, zero uint64, err error) {
+	bound := min(want, maxInflate*len(raw))
 	cur := raw
 	var spans []inflate.Span
 	for i := len(fs) - 1; i >= 0; i-- {
@@ -82,19 +94,15 @@ func unfilter(fs []filter, mask uint32, raw []byte, want int, planes bool) (out 
 		case filterDeflate:
 			// Zero runs are worth eliding only for a shuffle left undone.
 			elide := planes && i == 1 && mask&1 == 0 && fs[0].id == filterShuffle
-			next, spans, err = inflateChunk(cur, want, elide)
+			next, spans, err = inflateChunk(cur, bound, elide)
 		case filterLZF:
-			next = getBuf(want)
+			next = getBuf(min(bound, maxLZF*len(cur)))
 			var n int
 			n, err = lzf.Decode(next, cur)
 			next = next[:n]
 		case filterShuffle:
-			es := 1
-			if len(f.client) > 0 {
-				es = int(f.client[0])
-			}
 			next = getBuf(len(cur))
-			unshuffle(next, cur, es)
+			unshuffle(next, cur, shuffleSize(f))
 		case filterFletcher32:
 			if err = verifyFletcher32(cur); err == nil {
 				cur = cur[:len(cur)-4]
@@ -129,10 +137,7 @@ func materialise(b []byte, spans []inflate.Span) {
 // are written and zero, such as a run's first byte, which is a literal. It
 // writes the zeros of the spans' bytes in every other plane.
 func zeroPlanes(b []byte, f filter, spans []inflate.Span) uint64 {
-	es := 1
-	if len(f.client) > 0 {
-		es = int(f.client[0])
-	}
+	es := shuffleSize(f)
 	n := len(b) / es
 	var zero uint64
 	for j := 0; j < min(es, 64) && n > 0 && len(spans) > 0; j++ {
@@ -167,11 +172,19 @@ func zeroPlanes(b []byte, f filter, spans []inflate.Span) uint64 {
 	return zero
 }
 
+// maxLZF bounds how many times larger than its input LZF data decodes to:
+// a three-byte back reference copies at most 264 bytes.
+const maxLZF = 88
+
 // inflateChunk decodes a deflate-filtered chunk into a pooled buffer of want
 // bytes, returning fewer when the stream is shorter (an edge chunk some
 // writers truncate) and an error when it is longer. With elide, long zero
-// runs are left unwritten and listed (see inflate.ZlibElide).
+// runs are left unwritten and listed (see inflate.ZlibElide). The buffer
+// is no larger than the stream can decode to: want comes from the file,
+// and a corrupted chunk shape must not allocate gigabytes for a short
+// stream.
 func inflateChunk(src []byte, want int, elide bool) ([]byte, []inflate.Span, error) {
+	want = min(want, maxInflate*len(src))
 	if len(src) >= 2 && src[0] == 0x1f && src[1] == 0x8b {
 		// A gzip member instead of a zlib stream: scigolib/hdf5 v0.14.0's
 		// writer produces these when shuffle precedes deflate.
@@ -213,6 +226,15 @@ func readInflated(zr io.Reader, want int) ([]byte, error) {
 		return nil, fmt.Errorf("deflate: inflated %d of %d bytes: %w", n, want, err)
 	}
 	return out, nil
+}
+
+// shuffleSize returns the element size of a shuffle filter, its first
+// client value (0 when absent: checkFilters rejects it).
+func shuffleSize(f filter) int {
+	if len(f.client) == 0 {
+		return 0
+	}
+	return int(f.client[0])
 }
 
 // unshuffle reverses HDF5's byte shuffle: byte j of element i was stored at

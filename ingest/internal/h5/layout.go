@@ -70,8 +70,10 @@ const (
 	filterLZF        = 32000
 )
 
+// parseDataspace returns the dimensions of a dataspace message: none for
+// a scalar, {0} for a null dataspace (no element).
 func parseDataspace(b []byte, lengthSize int) ([]int64, error) {
-	if len(b) < 2 {
+	if len(b) < 4 {
 		return nil, fmt.Errorf("%w: dataspace message too short", errFormat)
 	}
 	version, rank := b[0], int(b[1])
@@ -122,6 +124,9 @@ func (m *meta) parseLayout(b []byte, rank int) (*layout, error) {
 		}
 		nd := int(b[1])
 		l.class = int(b[2])
+		if nd < 1 {
+			return nil, fmt.Errorf("%w: layout message of rank %d", errFormat, nd)
+		}
 		p := 8
 		if l.class != layoutCompact {
 			if err := need(p + os); err != nil {
@@ -242,6 +247,9 @@ func (m *meta) parseLayout(b []byte, rank int) (*layout, error) {
 		}
 	default:
 		return nil, fmt.Errorf("%w: layout message version %d", errFormat, version)
+	}
+	if l.class != layoutCompact && l.class != layoutContiguous && l.class != layoutChunked {
+		return nil, fmt.Errorf("%w: layout class %d", errFormat, l.class)
 	}
 	if l.class == layoutChunked {
 		if len(l.chunk) != rank {

@@ -28,12 +28,17 @@ type message struct {
 // errFormat is wrapped by errors about malformed file structures.
 var errFormat = errors.New("malformed HDF5 structure")
 
-// meta holds the superblock sizes needed to decode addresses and lengths.
-// All HDF5 metadata is little-endian.
+// meta holds the superblock sizes needed to decode addresses and lengths,
+// and the file's size, against which every size read from the file is
+// checked before anything is allocated for it. All HDF5 metadata is
+// little-endian.
 type meta struct {
 	r          io.ReaderAt
+	size       uint64 // bytes in the file
 	offsetSize int
 	lengthSize int
+
+	skipChecksums bool // see checksummed
 }
 
 // uint reads a little-endian unsigned integer of n (1..8) bytes.
@@ -54,9 +59,22 @@ func undefinedAddr(a uint64, n int) bool {
 	return a == (uint64(1)<<(8*n))-1
 }
 
-// readAt reads exactly n bytes at off.
+// maxBlock is the largest metadata block read at once: object header
+// chunks, heaps and B-tree nodes are kilobytes, a global heap collection
+// of long strings a few megabytes.
+const maxBlock = 1 << 30
+
+// readAt reads exactly n bytes at off. A block that does not lie inside the
+// file is an error before anything is allocated: the size was read from the
+// file, and a corrupted one may ask for any amount of memory.
 func (m *meta) readAt(off uint64, n int) ([]byte, error) {
-	if n < 0 || n > 1<<30 {
+	if n < 0 {
+		return nil, fmt.Errorf("%w: block of negative size at offset %d", errFormat, off)
+	}
+	if err := m.inFile(off, uint64(n)); err != nil {
+		return nil, fmt.Errorf("%w: %w", errFormat, err)
+	}
+	if n > maxBlock {
 		return nil, fmt.Errorf("%w: implausible block size %d at offset %d", errFormat, n, off)
 	}
 	b := make([]byte, n)
@@ -66,11 +84,23 @@ func (m *meta) readAt(off uint64, n int) ([]byte, error) {
 	return b, nil
 }
 
+// errPastEnd is wrapped by errors about structures that do not fit in the
+// file.
+var errPastEnd = errors.New("runs past the end of the file")
+
+// inFile checks that the n bytes at off lie inside the file.
+func (m *meta) inFile(off, n uint64) error {
+	if off > m.size || n > m.size-off {
+		return fmt.Errorf("%d bytes at offset %d of a %d-byte file: %w", n, off, m.size, errPastEnd)
+	}
+	return nil
+}
+
 // objectHeader reads the messages of the object header at addr, following
 // continuation blocks. It understands version 1 headers (superblock v0/v1
 // files written by PyTables and h5py) and version 2 "OHDR" headers.
 // Adapted from the layout documented in the HDF5 file format specification
-// (section IV.A); scigolib/hdf5 does not export its parser.
+// (section IV.A).
 func (m *meta) objectHeader(addr uint64) ([]message, error) {
 	sig, err := m.readAt(addr, 4)
 	if err != nil {
@@ -120,12 +150,19 @@ type headerMessages struct {
 	addr   uint64
 	msgs   []message
 	blocks []headerBlock
+	read   uint64 // bytes of blocks read so far
 }
 
-// nextBlock reads the next queued block.
+// nextBlock reads the next queued block. The blocks of a header do not
+// overlap, so together they cannot exceed the file: more means that
+// continuation messages loop.
 func (hm *headerMessages) nextBlock() ([]byte, error) {
 	bl := hm.blocks[0]
 	hm.blocks = hm.blocks[1:]
+	if bl.size > maxBlock || hm.read+bl.size > hm.m.size {
+		return nil, fmt.Errorf("%w: object header at %d: blocks of more bytes than the file holds (continuations loop?)", errFormat, hm.addr)
+	}
+	hm.read += bl.size
 	buf, err := hm.m.readAt(bl.off, int(bl.size))
 	if err != nil {
 		return nil, fmt.Errorf("object header at %d: %w", hm.addr, err)
@@ -184,21 +221,28 @@ func (m *meta) objectHeaderV2(addr uint64) ([]message, error) {
 	}
 	chunk0 := leUint(h[p:], sizeBytes)
 	p += sizeBytes
-	hm := headerMessages{m: m, addr: addr, blocks: []headerBlock{{addr + uint64(p), chunk0}}}
-	first := true
-	for len(hm.blocks) > 0 {
+	if chunk0 > maxBlock {
+		return nil, fmt.Errorf("%w: OHDR at %d: first chunk of %d bytes", errFormat, addr, chunk0)
+	}
+	// The first block is read from the signature on, which its checksum
+	// covers; continuation blocks carry signature "OCHK" and a checksum.
+	hm := headerMessages{m: m, addr: addr, blocks: []headerBlock{{addr, uint64(p) + chunk0 + 4}}}
+	for first := true; len(hm.blocks) > 0; first = false {
 		buf, err := hm.nextBlock()
 		if err != nil {
 			return nil, err
 		}
-		if !first {
-			// Continuation blocks: "OCHK" signature, messages, checksum.
-			if len(buf) < 8 || string(buf[:4]) != "OCHK" {
-				return nil, fmt.Errorf("%w: object header at %d: continuation block lacks OCHK signature", errFormat, addr)
-			}
+		if !first && (len(buf) < 8 || string(buf[:4]) != "OCHK") {
+			return nil, fmt.Errorf("%w: object header at %d: continuation block lacks OCHK signature", errFormat, addr)
+		}
+		if !m.checksummed(buf) {
+			return nil, fmt.Errorf("%w: object header at %d: checksum mismatch", errFormat, addr)
+		}
+		if first {
+			buf = buf[p : len(buf)-4]
+		} else {
 			buf = buf[4 : len(buf)-4]
 		}
-		first = false
 		hdr := 4
 		if flags&0x04 != 0 {
 			hdr = 6
