@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,15 +22,22 @@ import (
 
 // Options configure a benchmark run. Start from DefaultOptions.
 type Options struct {
-	Sizes      []Size       // datasets, measured in order
-	Ls         []int        // latent sizes to time on every dataset
-	Workers    int          // sampler and stream workers (the -j of a fit)
-	Warmup     int          // untimed sweeps before the timed ones, so the state settles
-	Sweeps     int          // timed sweeps per (size, L)
-	StreamReps int          // timed stream-once passes per (size, L), after one untimed pass
-	Density    float64      // fraction of ones of the planted data
-	Seed       uint64       // seed of the planted data and of the sampler
-	Prior      string       // prior of Z and U as a fit takes it: "uniform" (a fit's default), "empirical" or a probability
+	Sizes      []Size      // datasets, measured in order
+	Ls         []int       // latent sizes to time on every dataset
+	Workers    int         // sampler and stream workers (the -j of a fit)
+	Warmup     int         // untimed sweeps before the timed ones, so the state settles
+	Sweeps     int         // timed sweeps per (size, L)
+	StreamReps int         // timed stream-once passes per (size, L), after one untimed pass
+	Density    float64     // fraction of ones of the planted data
+	Seed       uint64      // seed of the planted data and of the sampler
+	Prior      string      // prior of Z and U as a fit takes it: "uniform" (a fit's default), "empirical" or a probability
+	Noise      gibbs.Noise // the likelihood (a fit's default: dropout)
+	// Housekeeping adds a code every cell uses beside the L timed ones, as
+	// a fit does by default.
+	Housekeeping bool
+	// CellLevels is the number of per-cell background levels of dropout
+	// noise (a fit's default: 8).
+	CellLevels int
 	Work       string       // cache folder of generated datasets
 	CPUProfile string       // if not empty, write a CPU profile of the measurements here
 	Force      bool         // replace an existing CPUProfile file
@@ -43,10 +51,12 @@ type Options struct {
 // sweeps, 3 timed stream passes, data cached under DefaultWork.
 func DefaultOptions() Options {
 	sizes, _ := ParseSizes(DefaultSizes)
+	fit := pipeline.DefaultFitConfig()
 	return Options{
 		Sizes: sizes, Ls: []int{2, 10}, Workers: runtime.NumCPU(),
 		Warmup: 5, Sweeps: 5, StreamReps: 3,
-		Density: DefaultDensity, Seed: 1, Prior: pipeline.DefaultFitConfig().PriorU, Work: DefaultWork(),
+		Density: DefaultDensity, Seed: 1, Work: DefaultWork(),
+		Prior: fit.PriorU.String(), Noise: fit.Noise, Housekeeping: fit.Housekeeping, CellLevels: fit.CellLevels,
 	}
 }
 
@@ -120,11 +130,12 @@ type Result struct {
 	// by wall time × Workers: well below 1 means the cores were shared with
 	// other work (or the sampler idled), so the times are pessimistic.
 	CPUUtilisation float64 `json:"cpu_utilisation"`
-	// Lambda, Accuracy and Flips describe the chain over the timed sweeps
-	// (the last λ and accuracy, the median flips per sweep): a settled
-	// chain has stable λ and few flips.
-	Lambda   float64 `json:"lambda"`
-	Accuracy float64 `json:"accuracy"`
+	// Dropout, Background, Accuracy and Flips describe the chain over the
+	// timed sweeps (the last rates and accuracy, the median flips per
+	// sweep): a settled chain has stable rates and few flips.
+	Dropout    float64 `json:"dropout"`
+	Background float64 `json:"background"`
+	Accuracy   float64 `json:"accuracy"`
 	Flips    int64   `json:"flips_per_sweep"`
 
 	// Stream-once: a parallel popcount over every word of X and Xᵀ, timed
@@ -287,7 +298,11 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	cfg.L, cfg.Seed, cfg.Workers = L, o.Seed, o.Workers
 	cfg.Init, cfg.Starts = gibbs.InitData, 1
 	cfg.PriorZ, _ = samplerPrior(o.Prior) // validated by Options.Validate
-	cfg.PriorU = cfg.PriorZ
+	cfg.PriorU, cfg.Noise = cfg.PriorZ, o.Noise
+	cfg.CellLevelBits = bits.Len(uint(max(o.CellLevels, 1))) - 1
+	if o.Housekeeping {
+		cfg.L, cfg.Housekeeping = L+1, true
+	}
 	cfg.BurnIn, cfg.Samples, cfg.Thin = o.Warmup, o.Sweeps, 1 // timed sweeps are sample sweeps, as most of a fit's are
 	var s *gibbs.Sampler
 	var err error
@@ -304,7 +319,7 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 		if err != nil {
 			return r, fmt.Errorf("bench: warm-up sweep %d: %w", i, err)
 		}
-		log.Info("warm-up sweep", "L", L, "sweep", i, "seconds", st.Seconds, "lambda", st.Lambda, "flips", st.Flips, "accuracy", st.Accuracy)
+		log.Info("warm-up sweep", "L", L, "sweep", i, "seconds", st.Seconds, "dropout", st.Dropout, "background", st.Background, "flips", st.Flips, "accuracy", st.Accuracy)
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
@@ -359,9 +374,9 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 			return r, fmt.Errorf("bench: timed sweep %d: %w", i, err)
 		}
 		r.SweepSeconds = append(r.SweepSeconds, sec)
-		r.Lambda, r.Accuracy = st.Lambda, st.Accuracy
+		r.Dropout, r.Background, r.Accuracy = st.Dropout, st.Background, st.Accuracy
 		flips = append(flips, st.Flips)
-		log.Info("timed sweep", "L", L, "sweep", i, "seconds", sec, "lambda", st.Lambda, "flips", st.Flips, "accuracy", st.Accuracy)
+		log.Info("timed sweep", "L", L, "sweep", i, "seconds", sec, "dropout", st.Dropout, "background", st.Background, "flips", st.Flips, "accuracy", st.Accuracy)
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
@@ -388,19 +403,13 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	return r, nil
 }
 
-// samplerPrior maps a fit's prior setting onto the sampler's.
+// samplerPrior parses a fit's prior setting.
 func samplerPrior(s string) (gibbs.Prior, error) {
-	kind, p, err := pipeline.ParsePrior(s)
-	if err != nil {
-		return gibbs.Prior{}, fmt.Errorf("%w: %w", ErrOptions, err)
+	var pr gibbs.Prior
+	if err := pr.UnmarshalText([]byte(s)); err != nil {
+		return pr, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
-	switch kind {
-	case "empirical":
-		return gibbs.EmpiricalPrior(), nil
-	case "fixed":
-		return gibbs.FixedPrior(p), nil
-	}
-	return gibbs.Prior{}, nil
+	return pr, nil
 }
 
 // StateBytes returns the size of the sampler's state for one chain of a

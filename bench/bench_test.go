@@ -80,8 +80,8 @@ func TestRunReportIsConsistent(t *testing.T) {
 			if r.StateBytes != StateBytes(s, L) || r.StateBytes <= 0 {
 				t.Errorf("%v L=%d: state %d bytes, want %d", s, L, r.StateBytes, StateBytes(s, L))
 			}
-			if !(r.Lambda > 0 && r.Accuracy > 0.5 && r.Accuracy <= 1) {
-				t.Errorf("%v L=%d: λ %v, accuracy %v", s, L, r.Lambda, r.Accuracy)
+			if !(r.Background > 0 && r.Dropout > 0 && r.Background < 1-r.Dropout && r.Accuracy > 0.5 && r.Accuracy <= 1) {
+				t.Errorf("%v L=%d: dropout %v, background %v, accuracy %v", s, L, r.Dropout, r.Background, r.Accuracy)
 			}
 			if runtime.GOOS == "linux" {
 				if r.PeakAnonBytes <= 0 || r.PeakHWMBytes < r.PeakAnonBytes || r.AnonAboveStateBytes != r.PeakAnonBytes-r.StateBytes {

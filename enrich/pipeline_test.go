@@ -29,7 +29,10 @@ func fit(t *testing.T, shards, dir, L string, chains, sweeps int) string {
 	t.Helper()
 	cfg := pipeline.DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(dir, "run")
-	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples = L, chains, sweeps, sweeps
+	if err := cfg.L.UnmarshalText([]byte(L)); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Chains, cfg.BurnIn, cfg.Samples = chains, sweeps, sweeps
 	cfg.Holdout, cfg.Threads = 0, 2
 	cfg.StartSweeps = min(cfg.StartSweeps, sweeps)
 	if _, err := pipeline.Fit(context.Background(), cfg, pipeline.FitOptions{}); err != nil {

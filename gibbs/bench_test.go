@@ -129,7 +129,7 @@ func BenchmarkCondSums(b *testing.B) {
 			active := uint64(0b1011) & (1<<uint(L) - 1)
 			for _, k := range Kernels() {
 				b.Run(fmt.Sprintf("words%d/L%d/%s", words, L, k), func(b *testing.B) {
-					var acc [MaxL]uint64
+					var acc, lev [MaxL]uint64
 					var buf vecScratch
 					var row vecRow
 					var kern vectorKernel
@@ -144,7 +144,7 @@ func BenchmarkCondSums(b *testing.B) {
 						} else {
 							row.prepare(active, codesFrom(0, L), words)
 							row.scan(kern, &buf, planes, x, nil)
-							row.add(&acc)
+							row.add(&acc, &lev)
 						}
 					}
 					b.ReportMetric(float64(64*words)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")

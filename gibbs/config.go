@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // MaxL is the largest number of latent codes a Sampler supports: a row's codes
@@ -128,6 +130,14 @@ type Config struct {
 	KeepSamples bool
 	// Init selects the initial state of every chain.
 	Init Init
+	// CellLevelBits gives the Dropout likelihood per-cell background
+	// levels, 2^CellLevelBits of them (0: one background for every cell;
+	// at most MaxCellLevelBits): a cell that detects more genes has a
+	// higher background and a smaller gain per detected gene (depth.go).
+	// A sweep then updates U before Z, so that the Z step's per-cell
+	// counts describe the sweep's final state, from which the levels are
+	// set; and a chain's Z starts with a Z step given its first U.
+	CellLevelBits int
 	// Housekeeping adds a code that every cell uses (the last one, whose z
 	// are clamped to 1): it collects the genes detected everywhere
 	// (ribosomal, mitochondrial, …), at the covered rate, so that no other
@@ -171,6 +181,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: initial Dropout = %v and Background = %v must be in [0, 1)", ErrConfig, c.Dropout, c.Background)
 	case c.Dropout > 0 && c.Background > 0 && c.Background >= 1-c.Dropout:
 		return fmt.Errorf("%w: initial Background = %v is not below 1 − Dropout = %v: covering an entry must raise its chance of being a one", ErrConfig, c.Background, 1-c.Dropout)
+	case c.CellLevelBits < 0 || c.CellLevelBits > MaxCellLevelBits:
+		return fmt.Errorf("%w: CellLevelBits = %d outside 0..%d", ErrConfig, c.CellLevelBits, MaxCellLevelBits)
+	case c.CellLevelBits > 0 && c.Noise != Dropout:
+		return fmt.Errorf("%w: per-cell levels (CellLevelBits = %d) need the Dropout likelihood", ErrConfig, c.CellLevelBits)
 	case c.Housekeeping && c.L < 2:
 		return fmt.Errorf("%w: a housekeeping code needs L ≥ 2 (got %d)", ErrConfig, c.L)
 	case c.Init > InitCluster:
@@ -208,6 +222,61 @@ func empiricalQ(density float64, L int) float64 {
 	density = min(max(density, 0), 1)
 	q := math.Sqrt(1 - math.Pow(1-density, 1/float64(L)))
 	return min(max(q, 1e-6), 1-1e-6)
+}
+
+// String returns the prior as MarshalText writes it.
+func (pr Prior) String() string {
+	b, err := pr.MarshalText()
+	if err != nil {
+		return fmt.Sprintf("Prior(%d)", pr.Kind)
+	}
+	return string(b)
+}
+
+// MarshalText implements encoding.TextMarshaler: "uniform", "empirical",
+// or the Fixed probabilities separated by commas ("0.05", "0.1,0.3").
+func (pr Prior) MarshalText() ([]byte, error) {
+	switch pr.Kind {
+	case Uniform:
+		return []byte("uniform"), nil
+	case Empirical:
+		return []byte("empirical"), nil
+	case Fixed:
+		var b []byte
+		for i, p := range pr.P {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(b, p, 'g', -1, 64)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("gibbs: unknown prior kind %d", pr.Kind)
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler, reading what
+// MarshalText writes (case and spaces ignored). Probabilities must lie in
+// (0, 1).
+func (pr *Prior) UnmarshalText(text []byte) error {
+	s := strings.ToLower(strings.TrimSpace(string(text)))
+	switch s {
+	case "uniform":
+		*pr = Prior{}
+		return nil
+	case "empirical":
+		*pr = EmpiricalPrior()
+		return nil
+	}
+	var ps []float64
+	for part := range strings.SplitSeq(s, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(p > 0 && p < 1) {
+			return fmt.Errorf("prior %q: want uniform, empirical or probabilities in (0, 1)", text)
+		}
+		ps = append(ps, p)
+	}
+	*pr = FixedPrior(ps...)
+	return nil
 }
 
 // logits returns logit(p_l) for l < L under prior pr.

@@ -10,12 +10,20 @@
 //
 // func COVERSUMS(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
 //
+// FRAME is the TEXT directive's frame and argument sizes and MISS the
+// result's slot. The variants with lift planes (coverSumsLift*, see
+// condSumsLift) take three more arguments, lift *uint64, lstride int,
+// lev *[MaxL]uint64, and define LIFT_PASS1, LIFT_ZERO, LIFT_COUNT,
+// LIFT_SUM and LIFT_NEXT to count the summed level of each code's ones
+// (Z12–Z15); the others define them empty.
+//
 // Registers across chunks: SI the chunk's first plane word, DI its x, R8 its
 // obs (0: all observed), R9 the words left, R10 buf, CX the chunk's words,
 // Z30 all ones, Z31 the mismatches and covered columns per lane. Loads are masked to the chunk's
 // words, so nothing past x, obs or a plane's n words is read.
-TEXT COVERSUMS(SB), NOSPLIT, $8-96
+TEXT COVERSUMS(SB), NOSPLIT, FRAME
 	MOVQ       $0xff, ff-8(SP)
+	LIFT_SETUP
 	MOVQ       planes+0(FP), SI
 	MOVQ       x+8(FP), DI
 	MOVQ       obs+16(FP), R8
@@ -92,6 +100,7 @@ masks:
 	VPANDNQ  Z1, Z6, Z9 // obs &^ (c1|c2)
 	VMOVDQU64 Z8, (R10)(DX*8)
 	VMOVDQU64 Z9, 512(R10)(DX*8)
+	LIFT_PASS1
 	ADDQ     $8, DX
 	CMPQ     DX, CX
 	JLT      block1
@@ -112,6 +121,7 @@ code2:
 	ADDQ R10, R15       // its mask
 	VPXORQ Z10, Z10, Z10
 	VPXORQ Z11, Z11, Z11
+	LIFT_ZERO
 	XORQ DX, DX
 
 block2:
@@ -121,11 +131,13 @@ block2:
 	VMOVDQU64.Z (DI)(DX*8), K1, Z0
 	VPANDQ   Z0, Z4, Z5
 	COUNT(Z5, Z10)
+	LIFT_COUNT
 	COUNT_S(Z4)
 	ADDQ     $8, DX
 	CMPQ     DX, CX
 	JLT      block2
 
+	LIFT_SUM
 	FOLD(Z10)
 	FOLD(Z11)
 	VPSLLQ $32, Z11, Z11
@@ -137,6 +149,7 @@ block2:
 	JMP    code2
 
 next:
+	LIFT_NEXT
 	SUBQ CX, R9
 	JZ   done
 	ADDQ $512, SI
@@ -150,5 +163,5 @@ done:
 	VMOVDQA64 Z31, Z10
 	LANESUM(Z10, Y10, X10, Y12, X12, AX)
 	VZEROUPPER
-	MOVQ AX, miss+88(FP)
+	MOVQ AX, MISS
 	RET

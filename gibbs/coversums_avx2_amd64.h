@@ -4,7 +4,11 @@
 // (coverSumsAVX2X, which leaves Σ popcount(s) to the caller).
 //
 // func COVERSUMS(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
-TEXT COVERSUMS(SB), NOSPLIT, $0-96
+//
+// FRAME, MISS and the LIFT_ hooks are as in coversums_amd64.h; the lift
+// variant keeps its level sums in Y1–Y3, with Y6 as scratch, in pass 2.
+TEXT COVERSUMS(SB), NOSPLIT, FRAME
+	LIFT_SETUP
 	MOVQ           planes+0(FP), SI
 	MOVQ           x+8(FP), DI
 	MOVQ           obs+16(FP), R8
@@ -107,6 +111,7 @@ masks:
 	VPANDN  Y1, Y6, Y7 // obs &^ (c1|c2)
 	VMOVDQU Y5, (R10)(DX*8)
 	VMOVDQU Y7, 512(R10)(DX*8)
+	LIFT_PASS1
 	ADDQ    $4, DX
 	CMPQ    DX, R15
 	JLT     block1
@@ -134,6 +139,7 @@ code2:
 	ADDQ  R10, R15       // its mask
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
+	LIFT_ZERO
 	XORQ  DX, DX
 	TESTQ R13, R13
 	JZ    tail2
@@ -144,6 +150,7 @@ block2:
 	VPAND   (DI)(DX*8), Y4, Y5  // x & s
 	BYTEPC(Y5, Y5)
 	VPADDB  Y5, Y10, Y10
+	LIFT_COUNT
 	COUNT_S(Y4)
 	ADDQ    $4, DX
 	CMPQ    DX, R13
@@ -162,9 +169,11 @@ tail2:
 	VPAND      Y0, Y4, Y5
 	BYTEPC(Y5, Y5)
 	VPADDB     Y5, Y10, Y10
+	LIFT_COUNT
 	COUNT_S(Y4)
 
 sums2:
+	LIFT_SUM
 	VPSADBW Y12, Y10, Y10
 	VPSADBW Y12, Y11, Y11
 	VPSLLQ $32, Y11, Y11
@@ -176,6 +185,7 @@ sums2:
 	JMP    code2
 
 next:
+	LIFT_NEXT
 	SUBQ  CX, R9
 	JZ    done
 	ADDQ  $512, SI
@@ -188,5 +198,5 @@ next:
 done:
 	LANESUM4(Y8, X8, X13, AX)
 	VZEROUPPER
-	MOVQ AX, miss+88(FP)
+	MOVQ AX, MISS
 	RET

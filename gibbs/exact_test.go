@@ -16,8 +16,8 @@ type exactStats struct {
 }
 
 // tinyStats evaluates the statistics for one state (z, u as n*L+l bit masks)
-// under rates r.
-func tinyStats(z, u uint64, n, d, L int, r rates) []float64 {
+// under the rates of each cell, r[i] (one for all cells when len(r) = 1).
+func tinyStats(z, u uint64, n, d, L int, r ...rates) []float64 {
 	var out []float64
 	on := func(m uint64, i int) bool { return m>>uint(i)&1 != 0 }
 	for i := range n {
@@ -26,7 +26,8 @@ func tinyStats(z, u uint64, n, d, L int, r rates) []float64 {
 			for l := range L {
 				cov = cov || on(z, i*L+l) && on(u, j*L+l)
 			}
-			out = append(out, r.off+b2f(cov)*(r.on-r.off))
+			ri := r[min(i, len(r)-1)]
+			out = append(out, ri.off+b2f(cov)*(ri.on-ri.off))
 		}
 	}
 	k := 0
@@ -62,9 +63,10 @@ func b2f(b bool) float64 {
 }
 
 // exactPosterior enumerates every (Z, U) of a tiny problem and returns the
-// posterior expectations of tinyStats at fixed rates r. With clampLast, code
-// L−1 is used by every cell (only states with those z on are enumerated).
-func exactPosterior(x, obs [][]bool, L int, r rates, pz, pu []float64, clampLast bool) []float64 {
+// posterior expectations of tinyStats at fixed rates, r[i] those of cell i
+// (one for all cells when len(r) = 1). With clampLast, code L−1 is used by
+// every cell (only states with those z on are enumerated).
+func exactPosterior(x, obs [][]bool, L int, pz, pu []float64, clampLast bool, r ...rates) []float64 {
 	n, d := len(x), len(x[0])
 	var logw []float64
 	var stats [][]float64
@@ -98,9 +100,10 @@ func exactPosterior(x, obs [][]bool, L int, r rates, pz, pu []float64, clampLast
 					for l := range L {
 						cov = cov || z>>uint(i*L+l)&1 != 0 && u>>uint(j*L+l)&1 != 0
 					}
-					p := r.off
+					ri := r[min(i, len(r)-1)]
+					p := ri.off
 					if cov {
-						p = r.on
+						p = ri.on
 					}
 					if !x[i][j] {
 						p = 1 - p
@@ -110,7 +113,7 @@ func exactPosterior(x, obs [][]bool, L int, r rates, pz, pu []float64, clampLast
 			}
 			logw = append(logw, w)
 			maxw = max(maxw, w)
-			stats = append(stats, tinyStats(z, u, n, d, L, r))
+			stats = append(stats, tinyStats(z, u, n, d, L, r...))
 		}
 	}
 	mean := make([]float64, len(stats[0]))
@@ -187,7 +190,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			cfg.PriorZ, cfg.PriorU = FixedPrior(tc.pz...), FixedPrior(tc.pu...)
 			s, _ := runAll(t, data, cfg)
 
-			exact := exactPosterior(xbits, tc.obs, L, r, tc.pz, tc.pu, tc.clamp)
+			exact := exactPosterior(xbits, tc.obs, L, tc.pz, tc.pu, tc.clamp, r)
 			// Statistics per retained sample, then batch means.
 			const batches = 50
 			per := len(s.kept) / batches
@@ -239,7 +242,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			if tc.noise == Dropout {
 				wrongRates = rates{on: r.on + (r.on-r.off)/4, off: r.off}
 			}
-			if len(within(exactPosterior(xbits, tc.obs, L, wrongRates, tc.pz, tc.pu, tc.clamp))) == 0 {
+			if len(within(exactPosterior(xbits, tc.obs, L, tc.pz, tc.pu, tc.clamp, wrongRates))) == 0 {
 				t.Errorf("the tolerance cannot tell rates %+v from %+v", r, wrongRates)
 			}
 			// The sampler's own predictive agrees with the retained samples.

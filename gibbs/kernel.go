@@ -191,3 +191,49 @@ func condSums2(acc *[MaxL]uint64, active, want uint64, codes, x, obs []uint64, k
 	}
 	return packCounts(int64(miss), int64(covered))
 }
+
+// condSumsLift is condSums for a step whose columns carry lift levels: the
+// level of column c is Σ_j 2^j·bit c of lift[j] (len(lift) ≤ MaxLiftBits,
+// each plane len(x) words). Besides the counts of condSums it adds to
+// weight[l], for every wanted code l, the summed level of the observed ones
+// that code l alone decides: Σ_j 2^j·popcount(x & S & lift[j]).
+func condSumsLift(acc, weight *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uint64, lift [][]uint64) uint64 {
+	obs = obs[:len(x)]
+	codes = codes[:len(x)*L]
+	var list [MaxL]uint8
+	var keep [MaxL]uint64
+	n := 0
+	for m := want; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros64(m)
+		list[n], keep[n] = uint8(l), uint64(active>>uint(l)&1)-1
+		n++
+	}
+	var ones, all, lev [MaxL]int
+	var miss, covered int
+	for w, xw := range x {
+		cw := codes[w*L : w*L+L]
+		var c1, c2 uint64
+		for a := active; a != 0; a &= a - 1 {
+			u := cw[bits.TrailingZeros64(a)]
+			c2 |= c1 & u
+			c1 = (c1 | u) &^ c2
+		}
+		ow := obs[w]
+		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
+		covered += bits.OnesCount64((c1 | c2) & ow)
+		for k, l := range list[:n] {
+			s := cw[l] &^ (c2 | c1&keep[k]) & ow
+			a := xw & s
+			ones[k] += bits.OnesCount64(a)
+			all[k] += bits.OnesCount64(s)
+			for j, p := range lift {
+				lev[k] += bits.OnesCount64(a&p[w]) << uint(j)
+			}
+		}
+	}
+	for k, l := range list[:n] {
+		acc[l] += packCounts(int64(ones[k]), int64(all[k]))
+		weight[l] += uint64(lev[k])
+	}
+	return packCounts(int64(miss), int64(covered))
+}

@@ -15,14 +15,14 @@ var vectorKernels = func() (ks []vectorKernel) {
 	x := cpu.X86
 	if x.HasAVX2 && x.HasAVX512F && x.HasBMI2 {
 		if x.HasAVX512VPOPCNTDQ {
-			ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums, nil})
+			ks = append(ks, vectorKernel{"avx512-vpopcntdq", coverSums, nil, coverSumsLift})
 		}
 		if x.HasAVX512BW {
-			ks = append(ks, vectorKernel{"avx512bw", coverSumsBW, coverSumsBWX})
+			ks = append(ks, vectorKernel{"avx512bw", coverSumsBW, coverSumsBWX, coverSumsLiftBW})
 		}
 	}
 	if x.HasAVX2 {
-		ks = append(ks, vectorKernel{"avx2", coverSumsAVX2, coverSumsAVX2X})
+		ks = append(ks, vectorKernel{"avx2", coverSumsAVX2, coverSumsAVX2X, coverSumsLiftAVX2})
 	}
 	return ks
 }()
@@ -34,7 +34,15 @@ type vectorKernel struct {
 	// sumsX, when not nil, sums popcount(x & s) alone, for rows whose
 	// Σ popcount(s) comes from a stepTotals cache (vecRow.totals).
 	sumsX coverSumsFunc
+	// lift is sums that also counts the summed level of each code's ones
+	// over lift planes (condSumsLift).
+	lift coverSumsLiftFunc
 }
+
+// coverSumsLiftFunc is the signature of the lift variants: coverSums's
+// arguments, then MaxCellLevelBits planes lstride words apart from lift,
+// and the levels' sums.
+type coverSumsLiftFunc func(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64, lift *uint64, lstride int, lev *[MaxL]uint64) uint64
 
 // hasSumsX reports whether k can leave Σ popcount(s) to a stepTotals.
 func (k vectorKernel) hasSumsX() bool { return k.sumsX != nil }
@@ -68,6 +76,9 @@ type vecScratch struct {
 	// change), masks[1] its obs &^ (c1|c2) (those of an inactive code).
 	// coverSums writes them; they must be the first field.
 	masks [2][vecChunk]uint64
+	// lift[j] holds a chunk's x & lift plane j (the lift variants); the
+	// assembly addresses it right after masks.
+	lift [MaxCellLevelBits][vecChunk]uint64
 }
 
 // vecRow is one row's work for coverSums during a scan: the codes it reads,
@@ -80,6 +91,7 @@ type vecRow struct {
 	top, stride   int // highest code read, and words per code
 	want          uint64
 	res           [MaxL]uint64
+	lev           [MaxL]uint64 // the lift variants' level sums
 	// totals, when not nil, holds Σ popcount(s) of every code over the
 	// whole row (from stepTotals): scan then uses the kernel's sumsX and
 	// add subtracts them.
@@ -100,7 +112,7 @@ func (v *vecRow) prepare(active, want uint64, stride int) {
 	}
 	for m := want; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)
-		v.wnt[v.nw], v.sel[v.nw], v.res[v.nw] = l*stride*8, 0, 0
+		v.wnt[v.nw], v.sel[v.nw], v.res[v.nw], v.lev[v.nw] = l*stride*8, 0, 0, 0
 		if active>>uint(l)&1 == 0 {
 			v.sel[v.nw] = vecChunk * 8
 		}
@@ -132,16 +144,37 @@ func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, ob
 	return sums(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res)
 }
 
+// scanLift is scan with lift planes: lift[j*lstride:] holds plane j's words
+// over the segment's columns (MaxCellLevelBits planes; each readable for a
+// whole block of 8 words past n). The levels' sums go to v.lev.
+func (v *vecRow) scanLift(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64, lift []uint64, lstride int) uint64 {
+	n := len(x)
+	if n == 0 {
+		return 0
+	}
+	var obsp *uint64
+	if obs != nil {
+		obsp = &obs[:n][0]
+	}
+	if v.top >= 0 {
+		_ = planes[v.top*v.stride+n-1]
+	}
+	_ = lift[(MaxCellLevelBits-1)*lstride+n-1]
+	return kern.lift(&planes[0], &x[0], obsp, n, buf, &v.act, v.na, &v.wnt, &v.sel, v.nw, &v.res, &lift[0], lstride, &v.lev)
+}
+
 // setTotals makes the row's scans leave Σ popcount(s) to t, the totals of
 // the row's active codes (see stepTotals); prepare clears it.
 func (v *vecRow) setTotals(t *[MaxL]int64) { v.totals = t }
 
-// add adds the row's sums to acc (code l's to acc[l]).
-func (v *vecRow) add(acc *[MaxL]uint64) {
+// add adds the row's sums to acc (code l's to acc[l]) and the lift
+// variants' level sums to lev.
+func (v *vecRow) add(acc, lev *[MaxL]uint64) {
 	k := 0
 	for m := v.want; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)
 		acc[l] += v.res[k]
+		lev[l] += v.lev[k]
 		if v.totals != nil {
 			acc[l] += packCounts(0, v.totals[l])
 		}
@@ -204,3 +237,18 @@ func coverSumsAVX2X(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]i
 //
 //go:noescape
 func coverSumsBWX(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) (miss uint64)
+
+// coverSumsLift is coverSums with lift planes (see condSumsLift).
+//
+//go:noescape
+func coverSumsLift(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64, lift *uint64, lstride int, lev *[MaxL]uint64) (miss uint64)
+
+// coverSumsLiftBW is coverSumsBW with lift planes.
+//
+//go:noescape
+func coverSumsLiftBW(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64, lift *uint64, lstride int, lev *[MaxL]uint64) (miss uint64)
+
+// coverSumsLiftAVX2 is coverSumsAVX2 with lift planes.
+//
+//go:noescape
+func coverSumsLiftAVX2(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64, lift *uint64, lstride int, lev *[MaxL]uint64) (miss uint64)

@@ -66,6 +66,17 @@ GLOBL nibbleOnes<>(SB), RODATA|NOPTR, $16
 	VPADDQ       XT, X, X  \
 	VMOVQ        X, R
 
+// Variants without lift planes: the hooks of coversums_avx2_amd64.h are
+// empty.
+#define FRAME $0-96
+#define MISS miss+88(FP)
+#define LIFT_SETUP
+#define LIFT_PASS1
+#define LIFT_ZERO
+#define LIFT_COUNT
+#define LIFT_SUM
+#define LIFT_NEXT
+
 // coverSumsAVX2 sums popcount(x & s) and popcount(s) per wanted code.
 #define COVERSUMS ·coverSumsAVX2
 #define COUNT_S(s) \
@@ -80,4 +91,70 @@ GLOBL nibbleOnes<>(SB), RODATA|NOPTR, $16
 // takes it from a per-step cache (see stepSpec.totals).
 #define COVERSUMS ·coverSumsAVX2X
 #define COUNT_S(s)
+#include "coversums_avx2_amd64.h"
+#undef COVERSUMS
+#undef COUNT_S
+
+// coverSumsLiftAVX2 is coverSumsAVX2 with lift planes (see the lift
+// variants in kernel_amd64.s): pass 1 stores a chunk's x & plane j in
+// buf.lift[j], pass 2 sums the byte counts of s & buf.lift[j] in Y1–Y3.
+#undef FRAME
+#undef MISS
+#undef LIFT_SETUP
+#undef LIFT_PASS1
+#undef LIFT_ZERO
+#undef LIFT_COUNT
+#undef LIFT_SUM
+#undef LIFT_NEXT
+#define FRAME $16-120
+#define MISS miss+112(FP)
+#define LIFT_SETUP \
+	MOVQ lift+88(FP), R13    \
+	MOVQ R13, lp-8(SP)       \
+	MOVQ lstride+96(FP), R13 \
+	SHLQ $3, R13             \
+	MOVQ R13, ls-16(SP)
+#define LIFT_PASS1 \
+	MOVQ    lp-8(SP), R14        \
+	VMOVDQU (R14)(DX*8), Y2      \
+	VPAND   Y0, Y2, Y2           \
+	VMOVDQU Y2, 1024(R10)(DX*8)  \
+	ADDQ    ls-16(SP), R14       \
+	VMOVDQU (R14)(DX*8), Y2      \
+	VPAND   Y0, Y2, Y2           \
+	VMOVDQU Y2, 1536(R10)(DX*8)  \
+	ADDQ    ls-16(SP), R14       \
+	VMOVDQU (R14)(DX*8), Y2      \
+	VPAND   Y0, Y2, Y2           \
+	VMOVDQU Y2, 2048(R10)(DX*8)
+#define LIFT_ZERO \
+	VPXOR Y1, Y1, Y1 \
+	VPXOR Y2, Y2, Y2 \
+	VPXOR Y3, Y3, Y3
+#define LIFT_COUNT \
+	VPAND  1024(R10)(DX*8), Y4, Y6 \
+	BYTEPC(Y6, Y6)                 \
+	VPADDB Y6, Y1, Y1              \
+	VPAND  1536(R10)(DX*8), Y4, Y6 \
+	BYTEPC(Y6, Y6)                 \
+	VPADDB Y6, Y2, Y2              \
+	VPAND  2048(R10)(DX*8), Y4, Y6 \
+	BYTEPC(Y6, Y6)                 \
+	VPADDB Y6, Y3, Y3
+#define LIFT_SUM \
+	VPSADBW Y12, Y1, Y1           \
+	VPSADBW Y12, Y2, Y2           \
+	VPSADBW Y12, Y3, Y3           \
+	VPSLLQ  $1, Y2, Y2            \
+	VPSLLQ  $2, Y3, Y3            \
+	VPADDQ  Y2, Y1, Y1            \
+	VPADDQ  Y3, Y1, Y1            \
+	LANESUM4(Y1, X1, X13, R11)    \
+	MOVQ    lev+104(FP), R12      \
+	ADDQ    R11, (R12)(R14*8)
+#define LIFT_NEXT ADDQ $512, lp-8(SP)
+#define COVERSUMS ·coverSumsLiftAVX2
+#define COUNT_S(s) \
+	BYTEPC(s, s) \
+	VPADDB s, Y11, Y11
 #include "coversums_avx2_amd64.h"

@@ -20,20 +20,24 @@ type vecScratch struct{}
 
 // vecRow is the vector kernel's per-row state: none in this build, whose
 // sweeps never call its methods (useVectorKernel is false); they exist so
-// that stepSpec.scan compiles everywhere.
+// that stepSpec.scan compiles everywhere. As the other packages' stand-ins
+// for assembly do, they do no work: scans sum nothing and report no
+// mismatch.
 type vecRow struct{}
 
-func (v *vecRow) prepare(active, want uint64, stride int) {
-	panic("gibbs: no vector kernel in this build")
-}
+func (v *vecRow) prepare(active, want uint64, stride int) {}
 
 func (v *vecRow) scan(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64) uint64 {
-	panic("gibbs: no vector kernel in this build")
+	return 0
 }
 
-func (v *vecRow) add(acc *[MaxL]uint64) { panic("gibbs: no vector kernel in this build") }
+func (v *vecRow) scanLift(kern vectorKernel, buf *vecScratch, planes []uint64, x, obs []uint64, lift []uint64, lstride int) uint64 {
+	return 0
+}
 
-func (v *vecRow) setTotals(t *[MaxL]int64) { panic("gibbs: no vector kernel in this build") }
+func (v *vecRow) add(acc, lev *[MaxL]uint64) {}
+
+func (v *vecRow) setTotals(t *[MaxL]int64) {}
 
 // hasSumsX reports whether k can leave Σ popcount(s) to a stepTotals: no
 // kernel can in this build.

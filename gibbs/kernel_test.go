@@ -3,6 +3,7 @@ package gibbs
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"testing"
 )
@@ -334,4 +335,61 @@ func coverSumsVecDefault() vectorKernel {
 		return vectorKernel{}
 	}
 	return vectorKernels[0]
+}
+
+// TestCondSumsLiftMatchesCounts checks condSumsLift against condSums and a
+// direct count of each code's ones by level.
+func TestCondSumsLiftMatchesCounts(t *testing.T) {
+	t.Parallel()
+	r := &testRNG{s: 43}
+	for _, L := range []int{1, 2, 5} {
+		const words = 5
+		codes := make([]uint64, words*L)
+		for i := range codes {
+			codes[i] = r.next() & r.next()
+		}
+		x, obs := make([]uint64, words), make([]uint64, words)
+		for w := range words {
+			x[w], obs[w] = r.next(), r.next()|r.next()
+		}
+		level := make([]uint8, 64*words)
+		lift := make([][]uint64, 3)
+		for j := range lift {
+			lift[j] = make([]uint64, words)
+		}
+		for c := range level {
+			level[c] = uint8(r.next() % 8)
+			for j := range 3 {
+				if level[c]>>uint(j)&1 != 0 {
+					lift[j][c/64] |= 1 << uint(c%64)
+				}
+			}
+		}
+		active := r.next() & (1<<uint(L) - 1)
+		want := uint64(1)<<uint(L) - 1
+		var acc, lev, ref [MaxL]uint64
+		miss := condSumsLift(&acc, &lev, active, want, L, codes, x, obs, lift)
+		if refMiss := condSums(&ref, active, want, L, codes, x, obs); refMiss != miss || ref != acc {
+			t.Fatalf("L%d: counts %v/%#x, condSums %v/%#x", L, acc[:L], miss, ref[:L], refMiss)
+		}
+		for l := range L {
+			var sum uint64
+			for c := range level {
+				w, b := c/64, uint(c%64)
+				var cov1, cov2 uint64
+				for a := active &^ (1 << uint(l)); a != 0; a &= a - 1 {
+					u := codes[w*L+bits.TrailingZeros64(a)]
+					cov2 |= cov1 & u
+					cov1 |= u
+				}
+				_ = cov2
+				if codes[w*L+l]>>b&1 != 0 && (cov1>>b)&1 == 0 && obs[w]>>b&1 != 0 && x[w]>>b&1 != 0 {
+					sum += uint64(level[c])
+				}
+			}
+			if lev[l] != sum {
+				t.Errorf("L%d code %d: level sum %d, direct count %d", L, l, lev[l], sum)
+			}
+		}
+	}
 }

@@ -54,6 +54,9 @@ func (n *Noise) UnmarshalText(b []byte) error {
 type rates struct {
 	lambda  float64 // Symmetric only
 	on, off float64
+	// With per-cell levels (depth.go): ρ, and the gain of level 0 and the
+	// step between levels; on and off are then the means over the cells.
+	rho, lift0, step float64
 }
 
 // symmetricRates returns the rates of the paper's model with dispersion λ.

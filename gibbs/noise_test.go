@@ -157,3 +157,26 @@ func TestDropoutResumeAndWorkers(t *testing.T) {
 		t.Error("a Dropout state restored into a Symmetric sampler")
 	}
 }
+
+// TestPriorText checks that priors read from text write back unchanged and
+// that bad probabilities are refused.
+func TestPriorText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"uniform", "uniform", true}, {"Empirical", "empirical", true}, {"0.05", "0.05", true},
+		{"0.1, 0.3", "0.1,0.3", true}, {"0", "", false}, {"1", "", false}, {"sparse", "", false}, {"0.2,", "", false},
+	} {
+		var pr Prior
+		err := pr.UnmarshalText([]byte(tc.in))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: error %v, want ok = %v", tc.in, err, tc.ok)
+			continue
+		}
+		if tc.ok && pr.String() != tc.want {
+			t.Errorf("%q: written as %q, want %q", tc.in, pr.String(), tc.want)
+		}
+	}
+}

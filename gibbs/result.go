@@ -28,6 +28,9 @@ type Result struct {
 	// not covered) after it; the plug-in predictive uses them.
 	Lambda              float64
 	Dropout, Background float64
+	// CellDropout and CellBackground are each cell's rates (with per-cell
+	// levels, Config.CellLevelBits > 0; nil otherwise).
+	CellDropout, CellBackground []float64
 	// Trace has one entry per sweep run so far.
 	Trace []SweepStats
 
@@ -45,6 +48,13 @@ func (s *Sampler) Result() (*Result, error) {
 		Trace: append([]SweepStats(nil), s.trace...), kept: s.kept}
 	if s.cfg.Noise == Symmetric {
 		r.Lambda = c.rates.lambda
+	}
+	if c.level != nil {
+		r.CellDropout, r.CellBackground = make([]float64, s.n), make([]float64, s.n)
+		for n, k := range c.level {
+			on, off := c.rates.cellRates(k)
+			r.CellDropout[n], r.CellBackground[n] = 1-on, off
+		}
 	}
 	r.ZMean = means(s.zCount, s.retained)
 	r.UMean = means(s.uCount, s.retained)
@@ -125,6 +135,9 @@ func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) (
 		for _, k := range r.kept {
 			pos, neg := k.rates.on, k.rates.off
 			for i, e := range entries {
+				if k.level != nil {
+					pos, neg = k.rates.cellRates(k.level[e.Cell])
+				}
 				if covered(k.z, k.u, r.L, e.Cell, e.Gene) {
 					out[i] += pos
 				} else {
@@ -170,6 +183,9 @@ func (r *Result) plugIn(n, d int) float64 {
 	}
 	if r.Noise == Symmetric {
 		return sigmoid(r.Lambda * (1 - float64(2*prod)))
+	}
+	if r.CellBackground != nil {
+		return r.CellBackground[n] + float64((1-r.CellDropout[n]-r.CellBackground[n])*(1-prod))
 	}
 	return r.Background + float64((1-r.Dropout-r.Background)*(1-prod))
 }

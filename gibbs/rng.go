@@ -19,6 +19,9 @@ const (
 	stepZ    = 0
 	stepU    = 1
 	stepInit = 2
+	// stepInitZ keys a chain's first Z step given its seeded codes (with
+	// per-cell levels); a sweep's own keys have the sweep above the step.
+	stepInitZ = 3
 )
 
 // streamKey returns the key of the draws of one step of one sweep.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -57,6 +58,11 @@ type chain struct {
 	seed  uint64
 	rates rates
 	z, u  []uint64
+	// level holds each cell's background level and liftPlanes its bits
+	// over the cells (with per-cell levels only; depth.go).
+	level      []uint8
+	liftPlanes [][]uint64
+	liftBlock  []uint64 // the planes' storage (setLiftPlanes)
 }
 
 // Sampler runs the OrMachine's Metropolised Gibbs sampler over Data. It is not
@@ -69,16 +75,20 @@ type Sampler struct {
 	workers  int
 	logitZ   []float64
 	logitU   []float64
-	observed int64         // observed entries
-	obsOnes  int64         // observed ones
-	start    rates         // the likelihood's parameters of every chain's first sweep
-	clamped  uint64        // codes every cell uses (z fixed at 1)
-	ones     []uint64      // all-ones mask words for unmasked data
-	vector   bool          // use the vector kernel (useVectorKernel when created; tests switch it off)
-	kernel   vectorKernel  // the vector kernel's variant (coverSumsVec when created)
-	planes   []uint64      // code-major copy of a step's column codes, for the vector kernel
-	zeros    []uint64      // zero words, as many as the longest column segment (stepTotals)
-	scratch  []*rowScratch // per worker, reused from step to step
+	observed int64  // observed entries
+	obsOnes  int64  // observed ones
+	start    rates  // the likelihood's parameters of every chain's first sweep
+	clamped  uint64 // codes every cell uses (z fixed at 1)
+	// cellOnes and cellObs count each cell's observed ones and entries
+	// (with per-cell levels only).
+	cellOnes, cellObs []int32
+	cellStep          []uint64      // the Z step's per-cell counts (cellCountBuf)
+	ones              []uint64      // all-ones mask words for unmasked data
+	vector            bool          // use the vector kernel (useVectorKernel when created; tests switch it off)
+	kernel            vectorKernel  // the vector kernel's variant (coverSumsVec when created)
+	planes            []uint64      // code-major copy of a step's column codes, for the vector kernel
+	zeros             []uint64      // zero words, as many as the longest column segment (stepTotals)
+	scratch           []*rowScratch // per worker, reused from step to step
 
 	sweep    int
 	chains   []*chain
@@ -92,6 +102,7 @@ type Sampler struct {
 // keptSample is one retained state, for sample-averaged prediction.
 type keptSample struct {
 	rates rates
+	level []uint8 // with per-cell levels
 	z, u  []uint64
 }
 
@@ -159,6 +170,9 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	if cfg.Housekeeping {
 		s.clamped = 1 << uint(cfg.L-1)
 	}
+	if cfg.CellLevelBits > 0 {
+		s.cellOnes, s.cellObs = rowCounts(data.X, data.Mask, n, d)
+	}
 	s.vector, s.kernel = useVectorKernel, coverSumsVec
 	s.workers = workers
 	s.trace = make([]SweepStats, 0, min(s.Sweeps(), 1<<16))
@@ -186,7 +200,25 @@ func equalInts(a, b []int) bool {
 }
 
 // newChain returns a chain initialised as cfg.Init says, keyed by seed.
+// With per-cell levels, whose sweeps update U first, a chain seeded with
+// codes and no usage (InitData, InitCluster) then takes one Z step given
+// those codes, so that its first U step sees cells using them.
 func (s *Sampler) newChain(seed uint64) *chain {
+	c := s.seedChain(seed)
+	if s.cfg.CellLevelBits > 0 {
+		s.initialLevels(c)
+		if s.cfg.Init != InitRandom {
+			z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
+				logit: s.logitZ, key: streamKey(seed, 0, stepInitZ), fixed: s.clamped}
+			s.setLikelihood(&z, c)
+			s.runStep(&z)
+		}
+	}
+	return c
+}
+
+// seedChain returns a chain with Z and U as cfg.Init says, keyed by seed.
+func (s *Sampler) seedChain(seed uint64) *chain {
 	c := &chain{seed: seed, rates: s.start, z: make([]uint64, s.nw*s.l), u: make([]uint64, s.dw*s.l)}
 	defer s.clamp(c)
 	switch s.cfg.Init {
@@ -347,6 +379,7 @@ func (s *Sampler) accumulate(c *chain) {
 	if s.cfg.KeepSamples {
 		s.kept = append(s.kept, keptSample{
 			rates: c.rates,
+			level: slices.Clone(c.level),
 			z:     append([]uint64(nil), c.z...),
 			u:     append([]uint64(nil), c.u...),
 		})
@@ -380,6 +413,18 @@ type stepSpec struct {
 	lik       rates
 	one, zero float64
 	symmetric bool // compute the conditional as the paper does, λ·(2·ones − entries)
+	// With per-cell levels: in the Z step, each row's (cell's) level and
+	// the gain of an observed one at each level; in the U step, the levels'
+	// bit planes over the columns (cells), and the gain of level 0 and the
+	// step between levels in lik.
+	rowLevel   []uint8
+	levelOne   [1 << MaxCellLevelBits]float64
+	lift       [][]uint64
+	liftBlock  []uint64 // lift's storage, liftStride words a plane (setLiftPlanes)
+	liftStride int
+	// rowCounts, when not nil, receives each row's counts after the step
+	// (packCounts: mispredicted, covered).
+	rowCounts []uint64
 	key       uint64
 	L         int
 	fixed     uint64 // codes the step leaves as they are (the Z step's clamped codes)
@@ -417,13 +462,16 @@ func (t *rowStats) add(counts uint64, flips int64) {
 
 // sweepChain runs one sweep of c and updates its likelihood's parameters.
 func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
+	if s.cfg.CellLevelBits > 0 {
+		return s.sweepLevels(c, sweep)
+	}
 	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
 		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
-	s.setLikelihood(&z, c.rates)
+	s.setLikelihood(&z, c)
 	zs := s.runStep(&z)
 	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
 		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
-	s.setLikelihood(&u, c.rates)
+	s.setLikelihood(&u, c)
 	us := s.runStep(&u)
 	// The U step leaves the state of the sweep: its rows' counts are the
 	// counts of that state.
@@ -440,10 +488,70 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	return st
 }
 
-// setLikelihood gives sp the likelihood with rates r.
-func (s *Sampler) setLikelihood(sp *stepSpec, r rates) {
+// sweepLevels is sweepChain with per-cell levels: a U step, then a Z step
+// whose per-cell counts (the sweep's final state) set the levels and rates.
+func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
+	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
+		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
+	s.setLikelihood(&u, c)
+	us := s.runStep(&u)
+	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
+		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
+	s.setLikelihood(&z, c)
+	z.rowCounts = s.cellCountBuf()
+	zs := s.runStep(&z)
+	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips,
+		LogLik: s.updateLevels(c, z.rowCounts, s.cfg.FixLambda)}
+	c.rates.on, c.rates.off = s.meanRates(c)
+	st.Dropout, st.Background = 1-c.rates.on, c.rates.off
+	if s.observed > 0 {
+		st.Accuracy = float64(s.observed-zs.miss) / float64(s.observed)
+	}
+	return st
+}
+
+// cellCountBuf returns a buffer for the Z step's per-cell counts, reused
+// from sweep to sweep.
+func (s *Sampler) cellCountBuf() []uint64 {
+	if len(s.cellStep) != s.n {
+		s.cellStep = make([]uint64, s.n)
+	}
+	return s.cellStep
+}
+
+// meanRates returns P(x = 1 | covered) and P(x = 1 | not covered) averaged
+// over the cells, for the trace.
+func (s *Sampler) meanRates(c *chain) (on, off float64) {
+	byLevel := make([]float64, s.levels())
+	for _, k := range c.level {
+		byLevel[k]++
+	}
+	for k, n := range byLevel {
+		b := levelBackground(c.rates.rho, c.rates.lift(uint8(k)))
+		on += n * (1 - c.rates.rho*(1-b))
+		off += n * b
+	}
+	return on / float64(s.n), off / float64(s.n)
+}
+
+// setLikelihood gives sp the likelihood of chain c: its rates, and with
+// per-cell levels the Z step's gain per row or the U step's lift planes.
+func (s *Sampler) setLikelihood(sp *stepSpec, c *chain) {
+	r := c.rates
 	sp.lik, sp.symmetric = r, s.cfg.Noise == Symmetric
 	sp.one, sp.zero = r.gains()
+	if s.cfg.CellLevelBits == 0 {
+		return
+	}
+	sp.zero = math.Log(r.rho)
+	if sp.m == s.data.X {
+		for k := range s.levels() {
+			sp.levelOne[k] = r.lift(uint8(k))
+		}
+		sp.rowLevel = c.level
+		return
+	}
+	sp.lift, sp.liftBlock, sp.liftStride = c.liftPlanes, c.liftBlock, s.nw
 }
 
 // mleLambda returns λ maximising σ(λ)^P σ(−λ)^(obs−P) over λ ≥ 0, with
@@ -480,7 +588,9 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 		s.planes = codeMajor(s.planes, sp.other, s.l)
 		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
 	}
-	s.startTotals(sp)
+	if sp.lift == nil {
+		s.startTotals(sp)
+	}
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
 	if w <= 1 {
@@ -530,11 +640,15 @@ func (sp *stepSpec) rowsRange(buf *rowScratch, w0, w1 int) rowStats {
 					r.a |= (word >> bit & 1) << uint(l)
 				}
 				clear(r.acc[:L])
+				clear(r.lev[:L])
 			}
 			sp.updateRows(buf, i0, rows)
 			for k := range rows {
 				r, bit := &rows[k], uint((i0+k)%64)
 				tot.add(r.counts, r.flips)
+				if sp.rowCounts != nil {
+					sp.rowCounts[i0+k] = r.counts
+				}
 				for l := range ow {
 					ow[l] = ow[l]&^(1<<bit) | (r.a>>uint(l)&1)<<bit
 				}
@@ -556,6 +670,7 @@ const rowGroup = 16
 // rowState is a row of a group being updated.
 type rowState struct {
 	acc   [MaxL]uint64 // counts of the codes still to be decided (packCounts: ones, entries)
+	lev   [MaxL]uint64 // with lift planes: the summed level of those ones (condSumsLift)
 	a     uint64       // current codes
 	want  uint64       // codes whose sums the next scan adds to acc
 	next  int          // next code to decide
@@ -572,8 +687,9 @@ type rowState struct {
 type rowScratch struct {
 	rows  [rowGroup]rowState
 	vec   vecScratch
-	vrows [rowGroup]vecRow // the rows' vector-kernel state, when sp.planes is set
-	tot   vecRow           // a row of zeros, for computing stepTotals
+	vrows [rowGroup]vecRow           // the rows' vector-kernel state, when sp.planes is set
+	lift  [MaxCellLevelBits][]uint64 // a segment's lift planes
+	tot   vecRow                     // a row of zeros, for computing stepTotals
 }
 
 // updateRows proposes to flip each code of rows i0 … i0+len(rows)−1 in
@@ -610,7 +726,7 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 		if sp.fixed>>uint(l)&1 != 0 {
 			continue
 		}
-		c := sp.conditional(r.acc[l]) + sp.logit[l]
+		c := sp.conditional(r, l, i) + sp.logit[l]
 		if r.a>>uint(l)&1 != 0 {
 			c = -c
 		}
@@ -619,6 +735,7 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 			r.flips++
 			if sp.live>>uint(l)&1 != 0 {
 				clear(r.acc[l+1 : L])
+				clear(r.lev[l+1 : L])
 				r.want, r.next = sp.live&^sp.fixed&^(2<<uint(l)-1), l+1
 				return true
 			}
@@ -627,14 +744,20 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 	return false
 }
 
-// conditional returns the log-likelihood gain of switching a code on, from
-// the counts (packCounts) of the observed ones and entries that it alone
-// decides.
-func (sp *stepSpec) conditional(counts uint64) float64 {
-	ones, all := splitCounts(counts)
-	if sp.symmetric {
+// conditional returns the log-likelihood gain of switching code l of row i
+// on, from the counts of the observed ones and entries that it alone
+// decides (r.acc[l], packCounts) and, with lift planes, their summed level.
+func (sp *stepSpec) conditional(r *rowState, l, i int) float64 {
+	ones, all := splitCounts(r.acc[l])
+	switch {
+	case sp.symmetric:
 		// The paper's accumulator, rounded as before the rates existed.
 		return float64(sp.lik.lambda * float64(2*ones-all))
+	case sp.rowLevel != nil:
+		return float64(sp.levelOne[sp.rowLevel[i]]*float64(ones)) + float64(sp.zero*float64(all-ones))
+	case sp.lift != nil:
+		return float64(sp.lik.lift0*float64(ones)) + float64(sp.lik.step*float64(r.lev[l])) +
+			float64(sp.zero*float64(all-ones))
 	}
 	return float64(sp.one*float64(ones)) + float64(sp.zero*float64(all-ones))
 }
@@ -690,7 +813,16 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 				if sp.mask == nil {
 					obs = nil
 				}
-				r.counts += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
+				if sp.lift != nil {
+					r.counts += buf.vrows[k].scanLift(sp.kernel, &buf.vec, sp.planes[off:], x, obs, sp.liftBlock[off:], sp.liftStride)
+				} else {
+					r.counts += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
+				}
+			} else if sp.lift != nil {
+				for j, p := range sp.lift {
+					buf.lift[j] = p[off : off+len(x)]
+				}
+				r.counts += condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, buf.lift[:len(sp.lift)])
 			} else {
 				r.counts += condSumsMode(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
 			}
@@ -701,7 +833,7 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 		r := &rows[k]
 		switch {
 		case vec:
-			buf.vrows[k].add(&r.acc)
+			buf.vrows[k].add(&r.acc, &r.lev)
 		case r.tot != nil:
 			for m := r.want; m != 0; m &= m - 1 {
 				l := bits.TrailingZeros64(m)

@@ -12,8 +12,9 @@ var ErrState = errors.New("gibbs: bad sampler state")
 
 const stateMagic = "scpGIBBS"
 
-// stateVersion 2 added the noise model and its rates.
-const stateVersion = 2
+// stateVersion 2 added the noise model and its rates, 3 the per-cell
+// levels.
+const stateVersion = 3
 
 // MarshalBinary encodes the full state of the sampler: the chains (Z, U, λ,
 // seed), the sweep number, the posterior counts, the retained samples and the
@@ -36,10 +37,15 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	}
 	u64(uint64(s.sweep))
 	u64(uint64(len(s.chains)))
-	putRates := func(r rates) { f64(r.lambda); f64(r.on); f64(r.off) }
+	putRates := func(r rates) {
+		for _, v := range []float64{r.lambda, r.on, r.off, r.rho, r.lift0, r.step} {
+			f64(v)
+		}
+	}
 	for _, c := range s.chains {
 		u64(c.seed)
 		putRates(c.rates)
+		b = append(b, c.level...)
 		words(c.z)
 		words(c.u)
 	}
@@ -53,6 +59,7 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	u64(uint64(len(s.kept)))
 	for _, k := range s.kept {
 		putRates(k.rates)
+		b = append(b, k.level...)
 		words(k.z)
 		words(k.u)
 	}
@@ -86,7 +93,8 @@ func (s *Sampler) fingerprint() []uint64 {
 	return []uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
 		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed),
-		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off), s.clamped}
+		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off), s.clamped,
+		uint64(s.cfg.CellLevelBits)}
 }
 
 // stateReader decodes little-endian words and remembers the first error.
@@ -110,7 +118,30 @@ func (r *stateReader) u64() uint64 {
 
 func (r *stateReader) f64() float64 { return math.Float64frombits(r.u64()) }
 
-func (r *stateReader) rates() rates { return rates{lambda: r.f64(), on: r.f64(), off: r.f64()} }
+func (r *stateReader) rates() rates {
+	return rates{lambda: r.f64(), on: r.f64(), off: r.f64(), rho: r.f64(), lift0: r.f64(), step: r.f64()}
+}
+
+// levels reads n per-cell levels, each below k.
+func (r *stateReader) levels(n, k int) []uint8 {
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if len(r.b) < n {
+		r.err = fmt.Errorf("%w: truncated", ErrState)
+		return nil
+	}
+	out := make([]uint8, n)
+	for i, v := range r.b[:n] {
+		if int(v) >= k {
+			r.err = fmt.Errorf("%w: cell level %d, want below %d", ErrState, v, k)
+			return nil
+		}
+		out[i] = v
+	}
+	r.b = r.b[n:]
+	return out
+}
 
 // count reads a length and checks it against limit.
 func (r *stateReader) count(limit int) int {
@@ -169,10 +200,15 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: field %d of the configuration fingerprint is %d, this sampler has %d", ErrState, i, got, want)
 		}
 	}
+	levelCells := 0
+	if s.cfg.CellLevelBits > 0 {
+		levelCells = s.n
+	}
 	sweep := r.count(s.Sweeps())
 	chains := make([]*chain, r.count(s.cfg.Starts))
 	for i := range chains {
 		c := &chain{seed: r.u64(), rates: r.rates()}
+		c.level = r.levels(levelCells, s.levels())
 		c.z = r.words(s.nw * s.l)
 		c.u = r.words(s.dw * s.l)
 		chains[i] = c
@@ -182,7 +218,8 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	uCount := r.counts(s.d * s.l)
 	kept := make([]keptSample, r.count(retained))
 	for i := range kept {
-		kept[i] = keptSample{rates: r.rates(), z: r.words(s.nw * s.l), u: r.words(s.dw * s.l)}
+		kept[i] = keptSample{rates: r.rates(), level: r.levels(levelCells, s.levels())}
+		kept[i].z, kept[i].u = r.words(s.nw*s.l), r.words(s.dw*s.l)
 	}
 	trace := make([]SweepStats, r.count(sweep))
 	for i := range trace {
@@ -207,6 +244,11 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	if len(chains) == 0 || len(trace) != sweep {
 		return fmt.Errorf("%w: %d chains and %d trace entries at sweep %d", ErrState, len(chains), len(trace), sweep)
+	}
+	if s.cfg.CellLevelBits > 0 {
+		for _, c := range chains {
+			s.setLiftPlanes(c)
+		}
 	}
 	s.sweep, s.chains, s.retained = sweep, chains, retained
 	s.zCount, s.uCount, s.kept, s.trace = zCount, uCount, kept, trace

@@ -132,9 +132,9 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 	}
 	padded := append([]byte(nil), good...)
 	// The first chain's Z words start after the magic, version, fingerprint,
-	// sweep, chain count, seed and rates (λ, P(1|covered), P(1|not
-	// covered)); set a bit past cell 100 in its last word.
-	zStart := 8 + 8*(1+len(s.fingerprint())+2+1+3)
+	// sweep, chain count, seed and the six rates (no per-cell levels
+	// here); set a bit past cell 100 in its last word.
+	zStart := 8 + 8*(1+len(s.fingerprint())+2+1+6)
 	padded[zStart+8*(len(s.chains[0].z)-1)+7] |= 0x80
 	other := cfg
 	other.Seed = 2

@@ -69,7 +69,8 @@ func (t *stepTotals) get(sp *stepSpec, buf *rowScratch, a uint64) *[MaxL]int64 {
 			off := sp.bounds[seg] / 64
 			v.scan(sp.kernel, &buf.vec, sp.planes[off:], sp.zeros[:sp.segWords[seg]], nil)
 		}
-		v.add(&acc)
+		var lev [MaxL]uint64
+		v.add(&acc, &lev)
 	} else {
 		for seg := 0; seg+1 < len(sp.bounds); seg++ {
 			off, n := sp.bounds[seg]/64, sp.segWords[seg]

@@ -21,20 +21,24 @@ var ErrConfig = errors.New("invalid configuration")
 // so that a run can be reproduced exactly. Every field can be set in a TOML
 // file (--config) under the name in its tag, and by the flag of the same name.
 type FitConfig struct {
-	Shards  string  `toml:"shards"`  // input shard folder
-	Output  string  `toml:"output"`  // run directory
-	L       string  `toml:"L"`       // latent sizes: "5", "2..10" or "2,4,8"
-	Chains  int     `toml:"chains"`  // independent chains per L
-	BurnIn  int     `toml:"burn_in"` // discarded sweeps
-	Samples int     `toml:"samples"` // sweeps after burn-in
-	Thin    int     `toml:"thin"`    // keep every Thin-th sample
-	Seed    uint64  `toml:"seed"`    // master seed; chain c of size L uses a seed derived from (Seed, L, c)
-	PriorU  string  `toml:"prior_u"` // "uniform", "empirical" or a probability such as "0.05"
-	PriorZ  string  `toml:"prior_z"` // likewise for Z
-	Holdout float64 `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
+	Shards  string      `toml:"shards"`  // input shard folder
+	Output  string      `toml:"output"`  // run directory
+	L       LSizes      `toml:"L"`       // latent sizes: "5", "2..10" or "2,4,8"
+	Chains  int         `toml:"chains"`  // independent chains per L
+	BurnIn  int         `toml:"burn_in"` // discarded sweeps
+	Samples int         `toml:"samples"` // sweeps after burn-in
+	Thin    int         `toml:"thin"`    // keep every Thin-th sample
+	Seed    uint64      `toml:"seed"`    // master seed; chain c of size L uses a seed derived from (Seed, L, c)
+	PriorU  gibbs.Prior `toml:"prior_u"` // "uniform", "empirical" or a probability such as "0.05"
+	PriorZ  gibbs.Prior `toml:"prior_z"` // likewise for Z
+	Holdout float64     `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
 	// Noise is the likelihood: "dropout" (separate dropout and background
 	// rates, for single-cell data) or "symmetric" (the paper's single λ).
 	Noise gibbs.Noise `toml:"noise"`
+	// CellLevels is the number of per-cell background levels of dropout
+	// noise (1, 2, 4 or 8): a cell that detects more genes has a higher
+	// background, so that no code is spent on depth.
+	CellLevels int `toml:"cell_levels"`
 	// Init is the chains' starting point: "cluster" seeds the codes from
 	// cell types (bisecting k-means of up to 4000 cells); "data" seeds each
 	// code from the genes of a random cell; "random" is the paper's
@@ -63,16 +67,17 @@ type FitConfig struct {
 // code.
 func DefaultFitConfig() FitConfig {
 	return FitConfig{
-		L:                 "2..10",
+		L:                 LSizes{2, 3, 4, 5, 6, 7, 8, 9, 10},
 		Chains:            2,
 		BurnIn:            25,
 		Samples:           100,
 		Thin:              1,
 		Seed:              1,
-		PriorU:            "uniform",
-		PriorZ:            "uniform",
+		PriorU:            gibbs.Prior{},
+		PriorZ:            gibbs.Prior{},
 		Holdout:           0.01,
 		Noise:             gibbs.Dropout,
+		CellLevels:        8,
 		Init:              gibbs.InitCluster,
 		Housekeeping:      true,
 		Starts:            4,
@@ -127,9 +132,9 @@ func (c FitConfig) EncodeTOML() ([]byte, error) {
 
 // Validate checks every field and returns the latent sizes to fit.
 func (c FitConfig) Validate() ([]int, error) {
-	Ls, err := ParseLSpec(c.L)
-	if err != nil {
-		return nil, err
+	Ls := []int(c.L)
+	if len(Ls) == 0 {
+		return nil, fmt.Errorf("%w: no latent size L given (examples: 5, 2..10, 2,4,8)", ErrConfig)
 	}
 	bad := func(format string, a ...any) ([]int, error) {
 		return nil, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
@@ -151,6 +156,10 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("holdout = %v outside [0, 1)", c.Holdout)
 	case c.Noise != gibbs.Symmetric && c.Noise != gibbs.Dropout:
 		return bad("noise = %v: want dropout or symmetric", c.Noise)
+	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
+		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
+	case c.CellLevels > 1 && c.Noise != gibbs.Dropout:
+		return bad("cell_levels = %d needs noise = dropout (set cell_levels = 1 with symmetric noise)", c.CellLevels)
 	case c.Init > gibbs.InitCluster:
 		return bad("init = %v: want cluster, data or random", c.Init)
 	case c.Housekeeping && Ls[len(Ls)-1] >= MaxL:
@@ -166,9 +175,20 @@ func (c FitConfig) Validate() ([]int, error) {
 	case c.Threads < 0:
 		return bad("threads = %d is negative", c.Threads)
 	}
-	for _, p := range []struct{ name, v string }{{"prior_u", c.PriorU}, {"prior_z", c.PriorZ}} {
-		if _, _, err := ParsePrior(p.v); err != nil {
-			return bad("%s: %v", p.name, err)
+	for _, p := range []struct {
+		name string
+		pr   gibbs.Prior
+	}{{"prior_u", c.PriorU}, {"prior_z", c.PriorZ}} {
+		if p.pr.Kind > gibbs.Empirical {
+			return bad("%s: unknown prior", p.name)
+		}
+		for _, q := range p.pr.P {
+			if !(q > 0 && q < 1) {
+				return bad("%s: probability %v outside (0, 1)", p.name, q)
+			}
+		}
+		if n := len(p.pr.P); p.pr.Kind == gibbs.Fixed && n != 1 && n != Ls[0] || n > 1 && Ls[0] != Ls[len(Ls)-1] {
+			return bad("%s: %d probabilities: give one, or one per code with a single L", p.name, n)
 		}
 	}
 	return Ls, nil
@@ -214,16 +234,44 @@ func ParseLSpec(spec string) ([]int, error) {
 	return slices.Compact(Ls), nil
 }
 
-// ParsePrior parses a prior setting: "uniform", "empirical", or a
-// probability in (0, 1). It returns the kind and the probability.
-func ParsePrior(s string) (kind string, p float64, err error) {
-	switch s = strings.ToLower(strings.TrimSpace(s)); s {
-	case "uniform", "empirical":
-		return s, 0, nil
+// LSizes is a sorted set of latent sizes without repeats; as text it is
+// "5", "2..10" or "2,4,8" (ParseLSpec).
+type LSizes []int
+
+// MarshalText writes the sizes as ranges and single values: "2..10",
+// "2,4,8", "2..4,8".
+func (ls LSizes) MarshalText() ([]byte, error) {
+	var b []byte
+	for i := 0; i < len(ls); {
+		j := i
+		for j+1 < len(ls) && ls[j+1] == ls[j]+1 {
+			j++
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(ls[i]), 10)
+		if j > i {
+			b = append(b, ".."...)
+			b = strconv.AppendInt(b, int64(ls[j]), 10)
+		}
+		i = j + 1
 	}
-	p, err = strconv.ParseFloat(s, 64)
-	if err != nil || !(p > 0 && p < 1) {
-		return "", 0, fmt.Errorf("prior %q: want uniform, empirical or a probability in (0, 1)", s)
+	return b, nil
+}
+
+// UnmarshalText parses the sizes with ParseLSpec.
+func (ls *LSizes) UnmarshalText(text []byte) error {
+	v, err := ParseLSpec(string(text))
+	if err != nil {
+		return err
 	}
-	return "fixed", p, nil
+	*ls = v
+	return nil
+}
+
+// String returns the sizes as MarshalText writes them.
+func (ls LSizes) String() string {
+	b, _ := ls.MarshalText()
+	return string(b)
 }

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"scpipe/gibbs"
 )
 
 func TestParseLSpec(t *testing.T) {
@@ -39,24 +42,19 @@ func TestParseLSpec(t *testing.T) {
 	}
 }
 
-func TestParsePrior(t *testing.T) {
-	tests := []struct {
-		in   string
-		kind string
-		p    float64
-		ok   bool
-	}{
-		{"uniform", "uniform", 0, true},
-		{"Empirical", "empirical", 0, true},
-		{"0.05", "fixed", 0.05, true},
-		{"0", "", 0, false},
-		{"1", "", 0, false},
-		{"sparse", "", 0, false},
-	}
-	for _, tt := range tests {
-		kind, p, err := ParsePrior(tt.in)
-		if (err == nil) != tt.ok || kind != tt.kind || p != tt.p {
-			t.Errorf("ParsePrior(%q) = %q, %v, %v", tt.in, kind, p, err)
+// TestLSizesText checks that L sizes read from text write back in their
+// canonical form, as config.toml records them.
+func TestLSizesText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"5", "5"}, {"2..10", "2..10"}, {"2,4,8", "2,4,8"}, {"8,2,3,4", "2..4,8"}, {" 3 , 3..4 ", "3..4"},
+	} {
+		var ls LSizes
+		if err := ls.UnmarshalText([]byte(tt.in)); err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		if got := ls.String(); got != tt.want {
+			t.Errorf("%q: written as %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -75,7 +73,7 @@ func TestLoadFitConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.L != "2,3" || c.Chains != 4 || c.Holdout != 0.05 || c.BurnIn != DefaultFitConfig().BurnIn {
+	if c.L.String() != "2..3" || c.Chains != 4 || c.Holdout != 0.05 || c.BurnIn != DefaultFitConfig().BurnIn {
 		t.Errorf("loaded %+v", c)
 	}
 	unknown := write("unknown.toml", "L = \"2\"\nchain = 4\n")
@@ -90,7 +88,8 @@ func TestLoadFitConfig(t *testing.T) {
 
 func TestConfigRoundTrip(t *testing.T) {
 	c := DefaultFitConfig()
-	c.Shards, c.Output, c.L, c.Seed = "shards", "run", "3,5", 42
+	c.Shards, c.Output, c.L, c.Seed = "shards", "run", LSizes{3, 5}, 42
+	c.PriorU, c.PriorZ = gibbs.FixedPrior(0.05), gibbs.EmpiricalPrior()
 	data, err := c.EncodeTOML()
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +100,7 @@ func TestConfigRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != c {
+	if !reflect.DeepEqual(got, c) {
 		t.Errorf("round trip: got %+v, want %+v", got, c)
 	}
 }

@@ -31,7 +31,7 @@ type DemoOptions struct {
 // enough for a laptop.
 func DemoFitConfig() FitConfig {
 	c := DefaultFitConfig()
-	c.L, c.Chains, c.BurnIn, c.Samples = "2..8", 2, 25, 25
+	c.L, c.Chains, c.BurnIn, c.Samples = LSizes{2, 3, 4, 5, 6, 7, 8}, 2, 25, 25
 	return c
 }
 

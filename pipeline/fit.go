@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -266,8 +267,9 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
-	c.PriorU, c.PriorZ = prior(cfg.PriorU), prior(cfg.PriorZ)
+	c.PriorU, c.PriorZ = cfg.PriorU, cfg.PriorZ
 	c.Noise = cfg.Noise
+	c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
 	c.Init = cfg.Init
 	if cfg.Housekeeping {
 		c.L, c.Housekeeping = L+1, true
@@ -282,17 +284,6 @@ func chainSeed(seed uint64, L, chain int) uint64 {
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31
-}
-
-func prior(s string) gibbs.Prior {
-	kind, p, _ := ParsePrior(s) // validated by FitConfig.Validate
-	switch kind {
-	case "empirical":
-		return gibbs.EmpiricalPrior()
-	case "fixed":
-		return gibbs.FixedPrior(p)
-	}
-	return gibbs.Prior{}
 }
 
 // fitOne runs (or resumes, or skips when complete) the fit of one

@@ -60,7 +60,7 @@ var smallPlanted = simulate.Params{Cells: 500, Genes: 200, L: 4, CodeDensity: 0.
 func smallConfig(shards, out string) FitConfig {
 	c := DefaultFitConfig()
 	c.Shards, c.Output = shards, out
-	c.L, c.Chains, c.BurnIn, c.Samples = "3..5", 2, 30, 20
+	c.L, c.Chains, c.BurnIn, c.Samples = LSizes{3, 4, 5}, 2, 30, 20
 	c.Holdout, c.CheckpointEvery, c.Threads = 0.02, 5, 2
 	return c
 }
@@ -183,7 +183,7 @@ func TestFitThreadsIdentical(t *testing.T) {
 	var digests []string
 	for _, threads := range []int{1, 2} {
 		cfg := smallConfig(shards, filepath.Join(t.TempDir(), fmt.Sprint("run", threads)))
-		cfg.L, cfg.Chains, cfg.Threads = "3", 1, threads
+		cfg.L, cfg.Chains, cfg.Threads = LSizes{3}, 1, threads
 		if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -289,18 +289,22 @@ func TestFitRefusesBadInput(t *testing.T) {
 	shards, _ := plantedShards(t, smallPlanted)
 	ctx := context.Background()
 	base := smallConfig(shards, filepath.Join(t.TempDir(), "run"))
-	base.L, base.Chains, base.BurnIn, base.Samples, base.Starts = "2", 1, 2, 2, 1
+	base.L, base.Chains, base.BurnIn, base.Samples, base.Starts = LSizes{2}, 1, 2, 2, 1
 
 	t.Run("L spec", func(t *testing.T) {
 		for _, spec := range []string{"5..2", "0", "two"} {
-			cfg := base
-			cfg.L = spec
-			if _, err := Fit(ctx, cfg, FitOptions{}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), spec) {
+			var ls LSizes
+			if err := ls.UnmarshalText([]byte(spec)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), spec) {
 				t.Errorf("L=%q: %v", spec, err)
 			}
-			if _, err := os.Stat(cfg.Output); err == nil {
-				t.Errorf("L=%q: run directory created", spec)
-			}
+		}
+		cfg := base
+		cfg.L = nil
+		if _, err := Fit(ctx, cfg, FitOptions{}); !errors.Is(err, ErrConfig) {
+			t.Errorf("no L: %v", err)
+		}
+		if _, err := os.Stat(cfg.Output); err == nil {
+			t.Error("no L: run directory created")
 		}
 	})
 

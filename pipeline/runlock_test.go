@@ -67,7 +67,7 @@ func startFitChild(t *testing.T, cfg FitConfig, env ...string) (*exec.Cmd, *bufi
 // tests spell the L setting).
 func tinyConfig(shards, out string, L int) FitConfig {
 	c := smallConfig(shards, out)
-	c.L, c.Chains, c.BurnIn, c.Samples, c.Starts = fmt.Sprint(L), 1, 3, 3, 1
+	c.L, c.Chains, c.BurnIn, c.Samples, c.Starts = LSizes{L}, 1, 3, 3, 1
 	return c
 }
 

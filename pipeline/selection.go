@@ -34,11 +34,22 @@ func Converged(agreement []float64, rhat float64) string {
 // over the cells' paired differences from the best (the one-standard-error
 // rule of cross-validation, with cells as the independent units). A larger
 // L that predicts the held-out entries no better than that is fitting
-// noise or splitting programs. It returns 0 when no fit scored held-out
-// entries.
-func RecommendL(perCell map[int][]float32) int {
-	best, bestMean := 0, math.Inf(-1)
+// noise or splitting programs. When the chains of some L have converged
+// (converged[L] = "yes"), only those L compete: an L whose chains find
+// different codes offers no single answer to recommend, however well it
+// predicts. It returns 0 when no fit scored held-out entries.
+func RecommendL(perCell map[int][]float32, converged map[int]string) int {
+	candidates := map[int][]float32{}
 	for L, v := range perCell {
+		if converged[L] == "yes" {
+			candidates[L] = v
+		}
+	}
+	if len(candidates) == 0 {
+		candidates = perCell
+	}
+	best, bestMean := 0, math.Inf(-1)
+	for L, v := range candidates {
 		if m := meanOf(v); m > bestMean || m == bestMean && L < best {
 			best, bestMean = L, m
 		}
@@ -47,7 +58,7 @@ func RecommendL(perCell map[int][]float32) int {
 		return 0
 	}
 	rec := best
-	for L, v := range perCell {
+	for L, v := range candidates {
 		if L >= rec {
 			continue
 		}

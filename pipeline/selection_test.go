@@ -62,10 +62,19 @@ func TestRecommendL(t *testing.T) {
 		{"best is the largest", map[int][]float32{2: shift(-3, 1), 3: shift(-2, 1), 4: shift(-1, 1), 5: shift(0, 1)}, 5},
 	} {
 		for range 5 { // maps iterate in a different order each time
-			if got := RecommendL(tc.per); got != tc.want {
+			if got := RecommendL(tc.per, nil); got != tc.want {
 				t.Errorf("%s: RecommendL = %d, want %d", tc.name, got, tc.want)
 				break
 			}
 		}
+	}
+	// Converged L compete alone: 3 is recommended over the better 5.
+	per := map[int][]float32{2: shift(-2, 1), 3: shift(-1, 1), 4: shift(-0.5, 1), 5: shift(0, 1)}
+	conv := map[int]string{2: "yes", 3: "yes", 4: "no", 5: "no"}
+	if got := RecommendL(per, conv); got != 3 {
+		t.Errorf("converged 2 and 3 only: RecommendL = %d, want 3", got)
+	}
+	if got := RecommendL(per, map[int]string{2: "no", 3: "no", 4: "no", 5: ""}); got != 5 {
+		t.Errorf("none converged: RecommendL = %d, want 5 (all compete)", got)
 	}
 }

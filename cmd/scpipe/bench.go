@@ -44,6 +44,9 @@ entries/11,000 cells) or CELLSxGENES shapes:
 			&cli.Float64Flag{Name: "density", Value: d.Density, Usage: "fraction of ones of the planted data"},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the planted data and the sampler"},
 			&cli.StringFlag{Name: "prior", Value: d.Prior, Usage: "prior of Z and U: uniform (as fit), empirical or a probability"},
+			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (as fit) or symmetric (the paper's)"},
+			&cli.BoolFlag{Name: "housekeeping", Value: d.Housekeeping, Usage: "time a housekeeping code beside the L codes, as fit does (--housekeeping=false: none)"},
+			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise, as fit (1, 2, 4 or 8)"},
 			&cli.StringFlag{Name: "work", Value: d.Work, Usage: "folder caching the generated shards"},
 			&cli.StringFlag{Name: "kernel", Usage: "sampler kernel to measure (" + strings.Join(gibbs.Kernels(), ", ") + "; default: the first, the fastest this CPU runs)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the measurements (labels: phase, size, L)"},
@@ -67,6 +70,10 @@ entries/11,000 cells) or CELLSxGENES shapes:
 			}
 			o.Workers, o.Sweeps, o.Warmup, o.StreamReps = env.threads, c.Int("sweeps"), c.Int("warmup"), c.Int("stream-passes")
 			o.Density, o.Seed, o.Prior, o.Work = c.Float64("density"), c.Uint64("seed"), c.String("prior"), c.String("work")
+			o.Housekeeping, o.CellLevels = c.Bool("housekeeping"), c.Int("cell-levels")
+			if err := o.Noise.UnmarshalText([]byte(c.String("noise"))); err != nil {
+				return fmt.Errorf("bench: --noise: %w", err)
+			}
 			o.CPUProfile, o.Force, o.Kernel = c.String("cpuprofile"), c.Bool("force"), c.String("kernel")
 			o.Command, o.Log = strings.Join(os.Args, " "), env.log
 			rep, err := bench.Run(c.Context, o)

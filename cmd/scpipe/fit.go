@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,16 +45,17 @@ results as an uninterrupted run. While a fit works on RUN it holds the lock
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "run directory"},
 			&cli.StringFlag{Name: "config", Usage: "TOML file setting any of the options below (flags override it)"},
-			&cli.StringFlag{Name: "L", Value: d.L, Usage: `latent sizes: "5", "2..10" or "2,4,8"`},
+			&cli.StringFlag{Name: "L", Value: d.L.String(), Usage: `latent sizes: "5", "2..10" or "2,4,8"`},
 			&cli.IntFlag{Name: "chains", Value: d.Chains, Usage: "chains per L"},
 			&cli.IntFlag{Name: "burn-in", Value: d.BurnIn, Usage: "discarded sweeps"},
 			&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
 			&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "master seed"},
-			&cli.StringFlag{Name: "prior-u", Value: d.PriorU, Usage: "prior of U: uniform, empirical or a probability"},
-			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ, Usage: "prior of Z: uniform, empirical or a probability"},
+			&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: uniform, empirical or a probability"},
+			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: uniform, empirical or a probability"},
 			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
 			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ)"},
+			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8 (deeper cells, higher background)"},
 			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
 			&cli.BoolFlag{Name: "housekeeping", Value: d.Housekeeping, Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
@@ -117,26 +119,26 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 			apply()
 		}
 	}
-	set("L", func() { cfg.L = c.String("L") })
+	for _, t := range []struct {
+		flag string
+		dst  encoding.TextUnmarshaler
+	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"init", &cfg.Init}} {
+		if c.IsSet(t.flag) {
+			if err := t.dst.UnmarshalText([]byte(c.String(t.flag))); err != nil {
+				return cfg, fmt.Errorf("--%s: %w", t.flag, err)
+			}
+		}
+	}
 	set("chains", func() { cfg.Chains = c.Int("chains") })
 	set("burn-in", func() { cfg.BurnIn = c.Int("burn-in") })
 	set("samples", func() { cfg.Samples = c.Int("samples") })
 	set("thin", func() { cfg.Thin = c.Int("thin") })
 	set("seed", func() { cfg.Seed = c.Uint64("seed") })
-	set("prior-u", func() { cfg.PriorU = c.String("prior-u") })
-	set("prior-z", func() { cfg.PriorZ = c.String("prior-z") })
+
 	set("holdout", func() { cfg.Holdout = c.Float64("holdout") })
-	if c.IsSet("noise") {
-		if err := cfg.Noise.UnmarshalText([]byte(c.String("noise"))); err != nil {
-			return cfg, fmt.Errorf("--noise: %w", err)
-		}
-	}
-	if c.IsSet("init") {
-		if err := cfg.Init.UnmarshalText([]byte(c.String("init"))); err != nil {
-			return cfg, fmt.Errorf("--init: %w", err)
-		}
-	}
+
 	set("housekeeping", func() { cfg.Housekeeping = c.Bool("housekeeping") })
+	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })
 	set("starts", func() { cfg.Starts = c.Int("starts") })
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
 	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })

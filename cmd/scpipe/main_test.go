@@ -201,7 +201,7 @@ func TestBrainSubsetEndToEnd(t *testing.T) {
 	if err := run(t, "ingest", input, "-o", shards, "--genome", "mm10", "--quiet"); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(t, "fit", shards, "-o", runDir, "--L", "2..4", "--burn-in", "4", "--samples", "4", "--starts", "1", "--quiet"); err != nil {
+	if err := run(t, "fit", shards, "-o", runDir, "--L", "2..4", "--chains", "1", "--burn-in", "4", "--samples", "4", "--starts", "1", "--quiet"); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := rundir.ReadSummary(filepath.Join(runDir, rundir.SummaryFile))
@@ -334,7 +334,7 @@ func TestFitConfigPrecedence(t *testing.T) {
 		if err := app.Run(flagsFirst(app, args)); err != nil {
 			t.Fatal(err)
 		}
-		if got.L != tt.wantL || got.Chains != tt.wantChains || got.Threads != tt.wantThread {
+		if got.L.String() != tt.wantL || got.Chains != tt.wantChains || got.Threads != tt.wantThread {
 			t.Errorf("%v (SCPIPE_THREADS=%q): L=%q chains=%d threads=%d; want %q, %d, %d", tt.args, tt.env, got.L, got.Chains, got.Threads, tt.wantL, tt.wantChains, tt.wantThread)
 		}
 	}

@@ -1,0 +1,238 @@
+package gibbs
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// MaxCellLevelBits bounds Config.CellLevelBits: up to 8 per-cell levels.
+const MaxCellLevelBits = 3
+
+// The Dropout likelihood with per-cell levels (Config.CellLevelBits > 0)
+// gives each cell n a level k_n of background: with ρ shared by all cells,
+//
+//	P(x_nd = 0 | covered) = ρ · P(x_nd = 0 | not covered)
+//	log P(x_nd = 1 | covered) / P(x_nd = 1 | not covered) = g(k_n) = lift0 + step·k_n
+//
+// so that the background of level k is β_k = (1 − ρ)/(e^g(k) − ρ): a cell
+// that detects more genes (deeper sequencing) sits at a lower level, with a
+// higher background and a smaller gain per detected gene. Covering an
+// observed zero changes the log-likelihood by log ρ in every cell, so a
+// step's zeros need only counts, as before; an observed one changes it by
+// g(k_n), which is constant along a Z step's row (a cell) and, along a U
+// step's row (a gene), the sum lift0·ones + step·Σ_j 2^j·ones_j, where
+// ones_j counts the ones in cells with bit j of their level set: the
+// kernel counts them over the level's bit planes (condSumsLift).
+//
+// Without per-cell levels a deep cell's extra detections are explained by a
+// code that only deep cells use; measured on pbmc3k-600 such a code took a
+// few dozen cells and a thousand genes, and made the chains disagree.
+
+// rowCounts returns each row's observed ones and observed entries of x
+// (rows × cols) under mask (nil: all observed).
+func rowCounts(x, mask BitMatrix, rows, cols int) (ones, observed []int32) {
+	ones, observed = make([]int32, rows), make([]int32, rows)
+	b := x.Segments()
+	for i := range rows {
+		for seg := 0; seg+1 < len(b); seg++ {
+			xs := x.Segment(i, seg)
+			for k, w := range xs {
+				if mask != nil {
+					m := mask.Segment(i, seg)[k]
+					w &= m
+					observed[i] += int32(bits.OnesCount64(m))
+				}
+				ones[i] += int32(bits.OnesCount64(w))
+			}
+		}
+		if mask == nil {
+			observed[i] = int32(cols)
+		}
+	}
+	return ones, observed
+}
+
+// levels returns the number of cell levels of a Sampler, 1 without them.
+func (s *Sampler) levels() int { return 1 << uint(s.cfg.CellLevelBits) }
+
+// minLiftStep keeps the levels apart when the cells' backgrounds barely
+// differ.
+const minLiftStep = 0.02
+
+// lift returns g(k), the gain of covering an observed one in a cell of
+// level k.
+func (r rates) lift(k uint8) float64 { return r.lift0 + r.step*float64(k) }
+
+// cellRates returns P(x = 1 | covered) and P(x = 1 | not covered) in a
+// cell of level k.
+func (r rates) cellRates(k uint8) (on, off float64) {
+	b := levelBackground(r.rho, r.lift(k))
+	return 1 - r.rho*(1-b), b
+}
+
+// levelBackground returns β for a level whose gain is g, under ρ.
+func levelBackground(rho, g float64) float64 { return (1 - rho) / (math.Exp(g) - rho) }
+
+// levelCounts are the observed entries of a set of cells by coverage and
+// value, as float64 for the likelihood's sums.
+type levelCounts struct{ covOnes, covZeros, uncOnes, uncZeros float64 }
+
+// logLik returns the log-likelihood of counts c at ρ and gain g.
+func (c levelCounts) logLik(rho, g float64) float64 {
+	b := levelBackground(rho, g)
+	term := func(k, logp float64) float64 {
+		if k == 0 {
+			return 0
+		}
+		return float64(k * logp)
+	}
+	return term(c.covOnes, math.Log1p(-rho*(1-b))) + term(c.covZeros, math.Log(rho)+math.Log1p(-b)) +
+		term(c.uncOnes, math.Log(b)) + term(c.uncZeros, math.Log1p(-b))
+}
+
+// cellCounts splits the observed entries of cell n into levelCounts, from
+// the Z step's counts (packCounts: mispredicted, covered).
+func (s *Sampler) cellCounts(n int, counts uint64) levelCounts {
+	miss, covered := splitCounts(counts)
+	t := tally{observed: int64(s.cellObs[n]), ones: int64(s.cellOnes[n]), covered: covered, miss: miss}
+	co, cz, uo, uz := t.split()
+	return levelCounts{float64(co), float64(cz), float64(uo), float64(uz)}
+}
+
+// updateLevels sets c's levels and rates to their maximum-likelihood values
+// given the state whose per-cell counts the Z step left (counts[n]), and
+// returns the state's log-likelihood under them. Two rounds of coordinate
+// ascent: each cell's background given ρ (a root of a quadratic), the
+// levels' grid spanning the 2nd to 98th percentile of the cells' gains,
+// each cell at the nearest level, then ρ given the levels (golden-section
+// search). Everything runs in cell order, so the result is the same for
+// any number of workers. With fixed, only the log-likelihood is computed.
+func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
+	K := s.levels()
+	cells := make([]levelCounts, s.n)
+	for n := range cells {
+		cells[n] = s.cellCounts(n, counts[n])
+	}
+	if !fixed {
+		g := make([]float64, s.n)
+		for range 2 {
+			for n, cc := range cells {
+				b := cellBackground(cc, c.rates.rho)
+				g[n] = math.Log1p(-c.rates.rho*(1-b)) - math.Log(b)
+			}
+			sorted := slices.Clone(g)
+			slices.Sort(sorted)
+			lo, hi := sorted[len(sorted)*2/100], sorted[(len(sorted)-1)*98/100]
+			c.rates.lift0, c.rates.step = lo, max((hi-lo)/float64(max(K-1, 1)), minLiftStep)
+			for n, gn := range g {
+				c.level[n] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
+			}
+			byLevel := s.levelTotals(c, cells)
+			c.rates.rho = goldenMax(1e-3, 1-1e-3, func(rho float64) float64 {
+				t := 0.0
+				for k, lc := range byLevel {
+					t += lc.logLik(rho, c.rates.lift(uint8(k)))
+				}
+				return t
+			})
+		}
+		s.setLiftPlanes(c)
+	}
+	t := 0.0
+	for k, lc := range s.levelTotals(c, cells) {
+		t += lc.logLik(c.rates.rho, c.rates.lift(uint8(k)))
+	}
+	return t
+}
+
+// levelTotals adds up the cells' counts by level.
+func (s *Sampler) levelTotals(c *chain, cells []levelCounts) []levelCounts {
+	out := make([]levelCounts, s.levels())
+	for n, cc := range cells {
+		o := &out[c.level[n]]
+		o.covOnes += cc.covOnes
+		o.covZeros += cc.covZeros
+		o.uncOnes += cc.uncOnes
+		o.uncZeros += cc.uncZeros
+	}
+	return out
+}
+
+// cellBackground returns the background β in (0, 1) that maximises a
+// cell's likelihood given ρ, with half an entry added to its uncovered ones
+// and zeros so that it stays inside (0, 1):
+//
+//	U1·log β + Z·log(1 − β) + O1·log(1 − ρ(1 − β)),
+//
+// U1 the uncovered ones, Z all the zeros, O1 the covered ones; setting its
+// derivative to zero gives aβ² + bβ + c = 0 with a < 0 ≤ c, whose one root
+// in [0, 1] is the maximum (the function is concave).
+func cellBackground(cc levelCounts, rho float64) float64 {
+	u1, z, o1 := cc.uncOnes+0.5, cc.uncZeros+cc.covZeros+0.5, cc.covOnes
+	a := -rho * (u1 + z + o1)
+	b := rho*(u1+o1) - (1-rho)*(u1+z)
+	c := u1 * (1 - rho)
+	beta := (-b - math.Sqrt(b*b-4*a*c)) / (2 * a)
+	return min(max(beta, 1e-9), 1-1e-9)
+}
+
+// goldenMax returns the maximum of a unimodal f on [lo, hi] by
+// golden-section search to a width of 1e-9.
+func goldenMax(lo, hi float64, f func(float64) float64) float64 {
+	const r = 0.6180339887498949
+	a, b := hi-r*(hi-lo), lo+r*(hi-lo)
+	fa, fb := f(a), f(b)
+	for hi-lo > 1e-9 {
+		if fa < fb {
+			lo, a, fa = a, b, fb
+			b = lo + r*(hi-lo)
+			fb = f(b)
+		} else {
+			hi, b, fb = b, a, fa
+			a = hi - r*(hi-lo)
+			fa = f(a)
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// setLiftPlanes writes c's levels as bit planes over the cells, for the U
+// step: bit n of plane j is bit j of cell n's level. The planes lie in one
+// block, s.nw words apart, MaxCellLevelBits of them (those past the
+// levels' bits stay zero, for the vector kernels, which always read them)
+// and a block of 8 words more that a vector load may touch.
+func (s *Sampler) setLiftPlanes(c *chain) {
+	nb := s.cfg.CellLevelBits
+	if c.liftBlock == nil {
+		c.liftBlock = make([]uint64, MaxCellLevelBits*s.nw+8)
+		c.liftPlanes = make([][]uint64, nb)
+		for j := range c.liftPlanes {
+			c.liftPlanes[j] = c.liftBlock[j*s.nw : (j+1)*s.nw]
+		}
+	}
+	clear(c.liftBlock)
+	for n, k := range c.level {
+		for j := range nb {
+			if k>>uint(j)&1 != 0 {
+				c.liftPlanes[j][n/64] |= 1 << uint(n%64)
+			}
+		}
+	}
+}
+
+// initialLevels gives c its starting levels and grid: every cell at the
+// middle level, whose gain and ρ are those of the initial rates.
+func (s *Sampler) initialLevels(c *chain) {
+	K := s.levels()
+	on, off := s.start.on, s.start.off
+	c.rates.rho = (1 - on) / (1 - off)
+	mid := math.Log(on) - math.Log(off)
+	c.rates.step = 0.2
+	c.rates.lift0 = mid - c.rates.step*float64(K/2)
+	c.level = make([]uint8, s.n)
+	for n := range c.level {
+		c.level[n] = uint8(K / 2)
+	}
+	s.setLiftPlanes(c)
+}
