@@ -136,7 +136,7 @@ type Result struct {
 	Dropout    float64 `json:"dropout"`
 	Background float64 `json:"background"`
 	Accuracy   float64 `json:"accuracy"`
-	Flips    int64   `json:"flips_per_sweep"`
+	Flips      int64   `json:"flips_per_sweep"`
 
 	// Stream-once: a parallel popcount over every word of X and Xᵀ, timed
 	// with a warm page cache in the same run.
