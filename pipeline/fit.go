@@ -138,7 +138,7 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 		}
 	}
 	if recommended > 0 {
-		log.Info("recommended L: the smallest whose held-out log predictive is within one standard error of the best", "L", recommended)
+		log.Info("recommended L: the smallest whose held-out log predictive is within one standard error, or 5% of the gain across L, of the best", "L", recommended)
 	} else {
 		log.Info("no L recommended: no entries were held out (--holdout)")
 	}

@@ -28,37 +28,37 @@ func Converged(agreement []float64, rhat float64) string {
 	return "yes"
 }
 
+// ElbowShare is the share of the held-out gain across the fitted L that
+// RecommendL lets a smaller L forgo.
+const ElbowShare = 0.05
+
 // RecommendL picks L from the held-out log predictive of each cell under
 // each L (perCell[L], chains averaged): the smallest L whose mean over cells
-// is within one standard error of the best L's, the standard error taken
-// over the cells' paired differences from the best (the one-standard-error
-// rule of cross-validation, with cells as the independent units). A larger
-// L that predicts the held-out entries no better than that is fitting
-// noise or splitting programs. When the chains of some L have converged
-// (converged[L] = "yes"), only those L compete: an L whose chains find
-// different codes offers no single answer to recommend, however well it
-// predicts. It returns 0 when no fit scored held-out entries.
-func RecommendL(perCell map[int][]float32, converged map[int]string) int {
-	candidates := map[int][]float32{}
-	for L, v := range perCell {
-		if converged[L] == "yes" {
-			candidates[L] = v
-		}
-	}
-	if len(candidates) == 0 {
-		candidates = perCell
-	}
+// falls short of the best L's by no more than one standard error of their
+// paired difference (the one-standard-error rule of cross-validation, with
+// cells as the independent units) or ElbowShare of the gain from the worst
+// fitted L to the best, whichever is larger. The second bound is the elbow
+// of the curve: past the L that captures the data's programs, more codes
+// keep improving the held-out score a little (they split programs or fit
+// what the model leaves out, such as genes' detection rates), and with
+// thousands of cells even that little is many standard errors. It returns
+// 0 when no fit scored held-out entries.
+func RecommendL(perCell map[int][]float32) int {
 	best, bestMean := 0, math.Inf(-1)
-	for L, v := range candidates {
-		if m := meanOf(v); m > bestMean || m == bestMean && L < best {
+	worst := math.Inf(1)
+	for L, v := range perCell {
+		m := meanOf(v)
+		if m > bestMean || m == bestMean && L < best {
 			best, bestMean = L, m
 		}
+		worst = min(worst, m)
 	}
 	if best == 0 {
 		return 0
 	}
+	elbow := ElbowShare * (bestMean - worst)
 	rec := best
-	for L, v := range candidates {
+	for L, v := range perCell {
 		if L >= rec {
 			continue
 		}
@@ -67,7 +67,7 @@ func RecommendL(perCell map[int][]float32, converged map[int]string) int {
 			diff[i] = float64(perCell[best][i]) - float64(v[i])
 		}
 		mean, se := meanAndSE(diff)
-		if mean <= se {
+		if mean <= max(se, elbow) {
 			rec = L
 		}
 	}

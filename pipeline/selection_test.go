@@ -62,19 +62,16 @@ func TestRecommendL(t *testing.T) {
 		{"best is the largest", map[int][]float32{2: shift(-3, 1), 3: shift(-2, 1), 4: shift(-1, 1), 5: shift(0, 1)}, 5},
 	} {
 		for range 5 { // maps iterate in a different order each time
-			if got := RecommendL(tc.per, nil); got != tc.want {
+			if got := RecommendL(tc.per); got != tc.want {
 				t.Errorf("%s: RecommendL = %d, want %d", tc.name, got, tc.want)
 				break
 			}
 		}
 	}
-	// Converged L compete alone: 3 is recommended over the better 5.
-	per := map[int][]float32{2: shift(-2, 1), 3: shift(-1, 1), 4: shift(-0.5, 1), 5: shift(0, 1)}
-	conv := map[int]string{2: "yes", 3: "yes", 4: "no", 5: "no"}
-	if got := RecommendL(per, conv); got != 3 {
-		t.Errorf("converged 2 and 3 only: RecommendL = %d, want 3", got)
-	}
-	if got := RecommendL(per, map[int]string{2: "no", 3: "no", 4: "no", 5: ""}); got != 5 {
-		t.Errorf("none converged: RecommendL = %d, want 5 (all compete)", got)
+	// Past the elbow: 6 captures 98% of the gain from 2; 8 is better by
+	// many standard errors but by under 5% of the gain, so 6.
+	per := map[int][]float32{2: shift(-4, 0.2), 4: shift(-1, 0.2), 6: shift(-0.08, 0.2), 8: shift(0, 0.2)}
+	if got := RecommendL(per); got != 6 {
+		t.Errorf("elbow: RecommendL = %d, want 6", got)
 	}
 }

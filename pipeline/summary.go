@@ -50,7 +50,6 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 		rows = append(rows, row)
 	}
 	var points []rundir.SelectionPoint
-	convergedL := map[int]string{}
 	for L, idx := range byL {
 		agree := codematch.ChainAgreement(sets[L])
 		rhat := math.NaN()
@@ -58,7 +57,6 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 			rhat = codematch.GelmanRubin(traces[L])
 		}
 		converged := Converged(agree, rhat)
-		convergedL[L] = converged
 		for k, i := range idx {
 			rows[i].Agreement, rows[i].RHatLogLik, rows[i].Converged = agree[k], rhat, converged
 		}
@@ -67,7 +65,7 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 			perCell[L][i] /= float32(len(idx))
 		}
 	}
-	if best := RecommendL(perCell, convergedL); best > 0 {
+	if best := RecommendL(perCell); best > 0 {
 		for _, i := range byL[best] {
 			rows[i].Recommended = true
 		}

@@ -40,7 +40,8 @@ type SummaryRow struct {
 	// within their thresholds), "no" when they do not, and "" (written NA)
 	// with a single chain.
 	Converged string
-	// Recommended marks the rows of the L the run recommends.
+	// Recommended marks the rows of the L the run recommends
+	// (pipeline.RecommendL).
 	Recommended bool
 }
 
