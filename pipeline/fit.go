@@ -400,7 +400,8 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping boo
 	if len(codes.GeneNames) == 0 {
 		codes.GeneNames = codes.GeneIDs
 	}
-	cells := rundir.Cells{Barcodes: m.Barcodes, L: L, Mean: permuteCols(zMean, L, order)}
+	cells := rundir.Cells{Barcodes: m.Barcodes, L: L, Mean: permuteCols(zMean, L, order),
+		Dropout: res.CellDropout, Background: res.CellBackground}
 	if len(cells.Barcodes) == 0 {
 		cells.Barcodes = numbered("cell", res.N)
 	}

@@ -114,7 +114,8 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
 		return row, nil, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
-	lik := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background}
+	lik := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
+		cellDropout: cells.Dropout, cellBackground: cells.Background}
 	sc, err := scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
 	row.HeldoutAccuracy, row.HeldoutLogPred = sc.accuracy, sc.logpred
 	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, sc.perCell, err
@@ -124,16 +125,25 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 // coverage c = 1 − ∏_l(1 − ẑ_nl û_ld) of the posterior means put into the
 // likelihood, P(x = 1) = σ(λ(2c − 1)) under symmetric noise (λ not NaN) and
 // β + (1 − α − β)·c under dropout noise.
-type plugIn struct{ lambda, dropout, background float64 }
+type plugIn struct {
+	lambda, dropout, background float64
+	// cellDropout and cellBackground, when not nil, hold each cell's rates
+	// (per-cell levels), which replace the shared ones.
+	cellDropout, cellBackground []float64
+}
 
-// p returns P(x = 1) given ∏_l(1 − ẑ_nl û_ld). The explicit conversions
-// forbid fused multiply-adds, whose rounding would differ between builds
-// (GOAMD64=v1 and v3).
-func (q plugIn) p(prod float64) float64 {
+// p returns P(x = 1) of cell n given ∏_l(1 − ẑ_nl û_ld). The explicit
+// conversions forbid fused multiply-adds, whose rounding would differ
+// between builds (GOAMD64=v1 and v3).
+func (q plugIn) p(n int, prod float64) float64 {
 	if !math.IsNaN(q.lambda) {
 		return 1 / (1 + math.Exp(-q.lambda*(1-float64(2*prod))))
 	}
-	return q.background + float64((1-q.dropout-q.background)*(1-prod))
+	dropout, background := q.dropout, q.background
+	if q.cellDropout != nil {
+		dropout, background = q.cellDropout[n], q.cellBackground[n]
+	}
+	return background + float64((1-dropout-background)*(1-prod))
 }
 
 // heldOutScore is a fit's score on the held-out entries: the fraction
@@ -190,7 +200,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 						for _, l := range used {
 							prod *= 1 - float64(z[l]*uMean[d*L+l])
 						}
-						p := lik.p(prod)
+						p := lik.p(c, prod)
 						one := x[i]>>(d%64)&1 == 1
 						if (p >= 0.5) == one {
 							s.correct++

@@ -641,3 +641,48 @@ func TestFits(t *testing.T) {
 		t.Error("Fits of a missing run: no error")
 	}
 }
+
+// TestOptionalColumnsRoundTrip writes the columns that not every fit has
+// (the housekeeping code, each cell's rates) and reads them back, and
+// checks that a fit without them still reads as before.
+func TestOptionalColumnsRoundTrip(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	const genes, cells, L = 9, 6, 3
+	codes := Codes{GeneIDs: make([]string, genes), GeneNames: make([]string, genes), L: L, Mean: randomMatrix(r, genes, L),
+		Housekeeping: randomMatrix(r, genes, 1)}
+	for i := range codes.GeneIDs {
+		codes.GeneIDs[i], codes.GeneNames[i] = fmt.Sprintf("g%d", i), fmt.Sprintf("G%d", i)
+	}
+	cl := Cells{Barcodes: make([]string, cells), L: L, Mean: randomMatrix(r, cells, L),
+		Dropout: randomMatrix(r, cells, 1), Background: randomMatrix(r, cells, 1)}
+	for i := range cl.Barcodes {
+		cl.Barcodes[i] = fmt.Sprintf("bc%d", i)
+	}
+	dir := t.TempDir()
+	if err := WriteCodes(filepath.Join(dir, CodesFile), codes); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCells(filepath.Join(dir, CellsFile), cl); err != nil {
+		t.Fatal(err)
+	}
+	gotCodes, err := ReadCodes(filepath.Join(dir, CodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotCodes.L != L || !slices.Equal(gotCodes.Mean, codes.Mean) || !slices.Equal(gotCodes.Housekeeping, codes.Housekeeping) {
+		t.Errorf("codes: read back %+v, wrote %+v", gotCodes, codes)
+	}
+	gotCells, err := ReadCells(filepath.Join(dir, CellsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotCells.L != L || !slices.Equal(gotCells.Mean, cl.Mean) || !slices.Equal(gotCells.Dropout, cl.Dropout) ||
+		!slices.Equal(gotCells.Background, cl.Background) {
+		t.Errorf("cells: read back %+v, wrote %+v", gotCells, cl)
+	}
+	cl.Background = nil
+	if err := WriteCells(filepath.Join(dir, "bad.parquet"), cl); err == nil {
+		t.Error("cells with dropout rates but no background rates written")
+	}
+}

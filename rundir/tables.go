@@ -33,7 +33,18 @@ type Cells struct {
 	// Mean is cells × L, row-major: Mean[n*L+k] is the posterior mean of z
 	// for cell n and code k+1.
 	Mean []float64
+	// Dropout and Background, when not nil, are each cell's rates at the
+	// end of the fit, P(x = 0 | covered) and P(x = 1 | not covered)
+	// (dropout noise with per-cell levels): columns dropout and background,
+	// after the codes.
+	Dropout, Background []float64
 }
+
+// The columns of cells.parquet that hold each cell's rates.
+const (
+	DropoutColumn    = "dropout"
+	BackgroundColumn = "background"
+)
 
 // Phase tells the burn-in sweeps of a trace from the sampling sweeps whose
 // draws enter the posterior means.
@@ -122,6 +133,12 @@ func writeCells(path string, c Cells, batch int) error {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	cols := append([]column{stringColumn("barcode", c.Barcodes)}, matrixColumns(c.Mean, c.L)...)
+	if (c.Dropout == nil) != (c.Background == nil) || c.Dropout != nil && (len(c.Dropout) != rows || len(c.Background) != rows) {
+		return fmt.Errorf("rundir: %s: %d dropout and %d background rates for %d cells", path, len(c.Dropout), len(c.Background), rows)
+	}
+	if c.Dropout != nil {
+		cols = append(cols, float64Column(DropoutColumn, c.Dropout), float64Column(BackgroundColumn, c.Background))
+	}
 	return writeTable(path, "cells", cols, rows, batch)
 }
 
@@ -132,12 +149,27 @@ func ReadCells(path string) (Cells, error) {
 		if err := checkFields(s, 0, []string{"barcode"}, []arrow.DataType{arrow.BinaryTypes.String}); err != nil {
 			return nil, err
 		}
-		L, err := codeColumns(s, 1, 0)
+		f := s.NumFields()
+		rated := f > 3 && s.Field(f-2).Name == DropoutColumn && s.Field(f-1).Name == BackgroundColumn
+		tail := 0
+		if rated {
+			dbl := arrow.PrimitiveTypes.Float64
+			if err := checkFields(s, f-2, []string{DropoutColumn, BackgroundColumn}, []arrow.DataType{dbl, dbl}); err != nil {
+				return nil, err
+			}
+			tail = 2
+		}
+		L, err := codeColumns(s, 1, tail)
 		if err != nil {
 			return nil, err
 		}
 		c = Cells{Barcodes: make([]string, rows), L: L, Mean: make([]float64, rows*L)}
-		return append([]sink{stringSink(c.Barcodes)}, matrixSinks(c.Mean, L)...), nil
+		sinks := append([]sink{stringSink(c.Barcodes)}, matrixSinks(c.Mean, L)...)
+		if rated {
+			c.Dropout, c.Background = make([]float64, rows), make([]float64, rows)
+			sinks = append(sinks, float64Sink(c.Dropout), float64Sink(c.Background))
+		}
+		return sinks, nil
 	})
 	return c, err
 }
