@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"image/png"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -39,7 +42,7 @@ func TestDigitsRecoverSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	var best []codematch.Set
-	bestLL, bestPixels := 0.0, 0
+	bestLL, bestPixels, bestChain := 0.0, 0, 0
 	for _, r := range rep.Summary {
 		codes, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(cfg.Output, 7, r.Chain), rundir.CodesFile))
 		if err != nil {
@@ -51,7 +54,7 @@ func TestDigitsRecoverSegments(t *testing.T) {
 			pixels += s.Len()
 		}
 		if best == nil || r.LogLik > bestLL || r.LogLik == bestLL && pixels < bestPixels {
-			best, bestLL, bestPixels = sets, r.LogLik, pixels
+			best, bestLL, bestPixels, bestChain = sets, r.LogLik, pixels, r.Chain
 		}
 	}
 	for l := range simulate.DigitsL {
@@ -69,5 +72,32 @@ func TestDigitsRecoverSegments(t *testing.T) {
 	}
 	if bestPixels != 60 {
 		t.Errorf("the best chain's codes hold %d pixels, the segments 60", bestPixels)
+	}
+
+	// The best chain reconstructs every pixel of the digits, and its
+	// codes and reconstructions are drawn as images.
+	o := DefaultEvaluateOptions()
+	o.Run, o.Out, o.Truth, o.Images = cfg.Output, filepath.Join(t.TempDir(), "eval"), filepath.Join(filepath.Dir(shards), simulate.TruthDir), true
+	ev, err := Evaluate(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ev.Rows {
+		if r.Chain == bestChain && (r.Target != TargetTruth || r.N != 10*170 || r.Accuracy != 1) {
+			t.Errorf("best chain against the truth: %+v", r)
+		}
+	}
+	f, err := os.Open(filepath.Join(o.Out, EvalImagesDir, fmt.Sprintf("L07_chain%d.png", bestChain)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Eleven rows (codes, then ten digits) of images 17 × 8 screen pixels high.
+	if h := img.Bounds().Dy(); h < 11*17*8 {
+		t.Errorf("figure %v: too small for 11 rows of digits", img.Bounds())
 	}
 }
