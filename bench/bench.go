@@ -299,7 +299,9 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	cfg.Init, cfg.Starts = gibbs.InitData, 1
 	cfg.PriorZ, _ = samplerPrior(o.Prior) // validated by Options.Validate
 	cfg.PriorU, cfg.Noise = cfg.PriorZ, o.Noise
-	cfg.CellLevelBits = bits.Len(uint(max(o.CellLevels, 1))) - 1
+	if o.Noise == gibbs.Dropout {
+		cfg.CellLevelBits = bits.Len(uint(max(o.CellLevels, 1))) - 1
+	}
 	if o.Housekeeping {
 		cfg.L, cfg.Housekeeping = L+1, true
 	}

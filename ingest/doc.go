@@ -39,6 +39,11 @@
 // groups (/matrix for 10x v3, genome groups for v2, X/obs for AnnData), or
 // the %%MatrixMarket banner (gzip or not) for text.
 //
+// RunRatings reads user–item ratings instead (MovieLens u.data, ratings.dat
+// and ratings.csv layouts): users become cells and items genes, a rating
+// above the threshold (the global mean by default) is 1, and an unrated
+// entry is missing, recorded in the shards' observed mask, not 0.
+//
 //	opt := ingest.DefaultOptions()
 //	opt.Input, opt.Output = "filtered_feature_bc_matrix.h5", "pbmc.shards"
 //	rep, err := ingest.Run(ctx, opt)

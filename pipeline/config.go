@@ -36,8 +36,9 @@ type FitConfig struct {
 	// rates, for single-cell data) or "symmetric" (the paper's single λ).
 	Noise gibbs.Noise `toml:"noise"`
 	// CellLevels is the number of per-cell background levels of dropout
-	// noise (1, 2, 4 or 8): a cell that detects more genes has a higher
-	// background, so that no code is spent on depth.
+	// noise (1, 2, 4 or 8; symmetric noise has none and ignores it): a cell
+	// that detects more genes has a higher background, so that no code is
+	// spent on depth.
 	CellLevels int `toml:"cell_levels"`
 	// Init is the chains' starting point: "cluster" seeds the codes from
 	// cell types (bisecting k-means of up to 4000 cells); "data" seeds each
@@ -158,8 +159,7 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("noise = %v: want dropout or symmetric", c.Noise)
 	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
 		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
-	case c.CellLevels > 1 && c.Noise != gibbs.Dropout:
-		return bad("cell_levels = %d needs noise = dropout (set cell_levels = 1 with symmetric noise)", c.CellLevels)
+
 	case c.Init > gibbs.InitCluster:
 		return bad("init = %v: want cluster, data or random", c.Init)
 	case c.Housekeeping && Ls[len(Ls)-1] >= MaxL:

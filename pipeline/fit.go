@@ -269,7 +269,9 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
 	c.PriorU, c.PriorZ = cfg.PriorU, cfg.PriorZ
 	c.Noise = cfg.Noise
-	c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
+	if cfg.Noise == gibbs.Dropout {
+		c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
+	}
 	c.Init = cfg.Init
 	if cfg.Housekeeping {
 		c.L, c.Housekeeping = L+1, true

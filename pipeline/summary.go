@@ -114,8 +114,7 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
 		return row, nil, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
-	lik := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
-		cellDropout: cells.Dropout, cellBackground: cells.Background}
+	lik := newPlugIn(last, cells)
 	sc, err := scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
 	row.HeldoutAccuracy, row.HeldoutLogPred = sc.accuracy, sc.logpred
 	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, sc.perCell, err
@@ -130,6 +129,13 @@ type plugIn struct {
 	// cellDropout and cellBackground, when not nil, hold each cell's rates
 	// (per-cell levels), which replace the shared ones.
 	cellDropout, cellBackground []float64
+}
+
+// newPlugIn returns the plug-in predictive of a fit whose last sweep is last
+// and whose cells.parquet is cells.
+func newPlugIn(last rundir.TraceRow, cells rundir.Cells) plugIn {
+	return plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
+		cellDropout: cells.Dropout, cellBackground: cells.Background}
 }
 
 // p returns P(x = 1) of cell n given ∏_l(1 − ẑ_nl û_ld). The explicit
@@ -208,11 +214,12 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 						if !one {
 							p = 1 - p
 						}
-						cell += math.Log(max(p, 1e-300))
+						lp := math.Log(max(p, 1e-300))
+						s.log += lp
+						cell += lp
 						s.n++
 					}
 				}
-				s.log += cell
 				perCell[c] = float32(cell)
 			}
 		}

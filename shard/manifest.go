@@ -85,6 +85,9 @@ type Manifest struct {
 	Source Source `json:"source"`
 	// Filters records the filters applied and their effect.
 	Filters Filters `json:"filters"`
+	// Ratings describes the ratings a shard made from a ratings file holds
+	// (scpipe ingest --format ratings); zero for other inputs.
+	Ratings Ratings `json:"ratings"`
 
 	// Checksum is the checksum algorithm of Files (ChecksumAlgorithm).
 	// Filled by Commit.
@@ -174,6 +177,21 @@ type GeneSelection struct {
 	// Scores holds each kept gene's score, in the order of the genes; empty
 	// when not recorded.
 	Scores []float64 `json:"scores"`
+}
+
+// Ratings describes a shard made from user–item ratings: users are cells,
+// items genes, a rated entry is observed (the mask) and is 1 when its rating
+// is greater than Filters.Threshold; an unrated entry is missing, not 0.
+type Ratings struct {
+	// Count is the number of ratings (= Manifest.Observed).
+	Count int64 `json:"count"`
+	// Mean, Min and Max summarise the ratings.
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	// ThresholdFrom says where Filters.Threshold came from: "mean" (the
+	// global mean rating) or "given" (set by the user).
+	ThresholdFrom string `json:"threshold_from"`
 }
 
 // File is one file of a shard folder.

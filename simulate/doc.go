@@ -1,5 +1,5 @@
 // Package simulate draws binary single-cell-like data with a planted truth,
-// from one of two generative models (Params.Kind).
+// from one of three generative models (Params.Kind).
 //
 // Both plant L gene programs U and their usage Z; the noise-free expression
 // of cell n is the Boolean product c_n = OR_l (z_nl AND u_l).
@@ -34,6 +34,15 @@
 // binarised 10x PBMC and brain data. The MTX holds the model's Poisson
 // counts, and the truth adds each gene's rates and each cell's size factor.
 //
+// The Digits kind is the paper's calculator digits (Fig. calc): image n
+// shows the digit n mod 10 as the lit segments of a seven-segment display on
+// a 10 × 17 pixel grid, each grid cell Scale × Scale pixels (Scale 10 with
+// 100 images is the paper's high-resolution set, N·D = 1.7e6). The seven
+// segments are disjoint pixel sets, the planted codes (L = 7), and each
+// image uses its digit's segments; flip noise and missing pixels are the
+// OrMachine kind's. Genes are pixels named "r<row>c<col>", cells
+// "digit<d>-<n+1>", so that images can be drawn again from any fit.
+//
 // Every cell row is drawn from its own random stream keyed by (Seed, cell), so
 // a dataset is the same whatever the order or parallelism of generation
 // (Truth.Workers), and rows can be generated on demand without holding the
@@ -44,7 +53,7 @@
 // rate of a group of genes whose baselines lie within a factor of two,
 // thinned to each gene's own rate.
 //
-//	t, err := simulate.New(simulate.DefaultParams())         // or DefaultSingleCellParams()
+//	t, err := simulate.New(simulate.DefaultParams())         // or DefaultSingleCellParams(), DefaultDigitsParams()
 //	err = simulate.WriteMTX(ctx, "sim", t, false)              // 10x v3 folder + truth
 //	err = simulate.WriteShards(ctx, "shards", t, false)        // shards + truth
 package simulate

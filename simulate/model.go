@@ -12,8 +12,9 @@ import (
 
 // Params describe a planted dataset. Kind chooses the generative model;
 // CodeDensity, UsageDensity, FlipOn and FlipOff belong to the OrMachine kind
-// and SingleCell to the single-cell kind, and each must stay zero for the
-// other kind.
+// (the digits kind takes FlipOn and FlipOff too), SingleCell to the
+// single-cell kind and Digits to the digits kind, and each must stay zero
+// for the other kinds.
 type Params struct {
 	Kind         Kind
 	Cells, Genes int     // N and D
@@ -26,6 +27,7 @@ type Params struct {
 	Seed         uint64
 
 	SingleCell SingleCellParams `json:",omitzero"`
+	Digits     DigitsParams     `json:",omitzero"`
 }
 
 // DefaultParams is the embedded default of `scpipe demo`: a few thousand cells
@@ -50,7 +52,15 @@ func (p Params) Validate() error {
 	case !(p.Missing >= 0 && p.Missing <= 1):
 		return fmt.Errorf("simulate: missing must be in [0, 1] (got %v)", p.Missing)
 	}
+	if p.Kind != Digits && p.Digits != (DigitsParams{}) {
+		return fmt.Errorf("simulate: digits parameters given for the %s kind (set Kind to %s)", p.Kind, Digits)
+	}
 	switch p.Kind {
+	case Digits:
+		if p.SingleCell != (SingleCellParams{}) {
+			return fmt.Errorf("simulate: single-cell parameters given for the %s kind (set Kind to %s)", Digits, SingleCell)
+		}
+		return p.Digits.validate(p)
 	case OrMachine:
 		if p.SingleCell != (SingleCellParams{}) {
 			return fmt.Errorf("simulate: single-cell parameters given for the %s kind (set Kind to %s)", OrMachine, SingleCell)
@@ -114,8 +124,12 @@ func New(p Params) (*Truth, error) {
 	}
 	t := &Truth{Params: p, words: (p.Genes + 63) / 64}
 	r := rand.New(rand.NewPCG(p.Seed, 0x5ca1ab1e))
-	if p.Kind == SingleCell {
+	switch p.Kind {
+	case SingleCell:
 		t.drawSingleCell(r)
+		return t, nil
+	case Digits:
+		t.drawDigits()
 		return t, nil
 	}
 	t.U = make([][]uint64, p.L)

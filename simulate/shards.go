@@ -86,11 +86,11 @@ func (t *Truth) writeShards(ctx context.Context, dst string) (Summary, error) {
 		},
 	}
 	for g := range t.Genes {
-		m.GeneIDs = append(m.GeneIDs, GeneID(g))
-		m.GeneNames = append(m.GeneNames, GeneName(g))
+		m.GeneIDs = append(m.GeneIDs, t.GeneID(g))
+		m.GeneNames = append(m.GeneNames, t.GeneName(g))
 	}
 	for n := range t.Cells {
-		m.Barcodes = append(m.Barcodes, Barcode(n))
+		m.Barcodes = append(m.Barcodes, t.Barcode(n))
 	}
 	return t.summary(sum), w.Commit(m)
 }

@@ -20,9 +20,14 @@ const (
 	// rate per gene, a depth per cell, and Poisson detection that depends on
 	// both (SingleCellParams).
 	SingleCell
+	// Digits draws the calculator digits of the paper's Fig. calc: the
+	// seven segments of a seven-segment display as codes, each image a
+	// digit lighting some of them, with the OrMachine kind's flip noise
+	// (DigitsParams).
+	Digits
 )
 
-var kindNames = [...]string{OrMachine: "ormachine", SingleCell: "singlecell"}
+var kindNames = [...]string{OrMachine: "ormachine", SingleCell: "singlecell", Digits: "digits"}
 
 // String returns the kind's name as ParseKind reads it.
 func (k Kind) String() string {
@@ -32,14 +37,14 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// ParseKind reads a kind's name: "ormachine" or "singlecell".
+// ParseKind reads a kind's name: "ormachine", "singlecell" or "digits".
 func ParseKind(s string) (Kind, error) {
 	for k, name := range kindNames {
 		if s == name {
 			return Kind(k), nil
 		}
 	}
-	return 0, fmt.Errorf("simulate: unknown kind %q (want %s or %s)", s, OrMachine, SingleCell)
+	return 0, fmt.Errorf("simulate: unknown kind %q (want %s, %s or %s)", s, OrMachine, SingleCell, Digits)
 }
 
 // MarshalText writes the kind's name, so that truth.json says "singlecell".

@@ -540,12 +540,12 @@ func TestSingleCellValidate(t *testing.T) {
 	if _, err := New(DefaultSingleCellParams()); err != nil {
 		t.Errorf("defaults rejected: %v", err)
 	}
-	for _, s := range []string{"ormachine", "singlecell"} {
+	for _, s := range []string{"ormachine", "singlecell", "digits"} {
 		if k, err := ParseKind(s); err != nil || k.String() != s {
 			t.Errorf("ParseKind(%q) = %v, %v", s, k, err)
 		}
 	}
-	if _, err := ParseKind("scrnaseq"); err == nil || !strings.Contains(err.Error(), `unknown kind "scrnaseq" (want ormachine or singlecell)`) {
+	if _, err := ParseKind("scrnaseq"); err == nil || !strings.Contains(err.Error(), `unknown kind "scrnaseq" (want ormachine, singlecell or digits)`) {
 		t.Errorf("ParseKind(scrnaseq): %v", err)
 	}
 }

@@ -199,7 +199,7 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 		}
 		if err := writeGz(filepath.Join(tmp, "features.tsv.gz"), func(w *bufio.Writer) error {
 			for g := range t.Genes {
-				fmt.Fprintf(w, "%s\t%s\tGene Expression\n", GeneID(g), GeneName(g))
+				fmt.Fprintf(w, "%s\t%s\tGene Expression\n", t.GeneID(g), t.GeneName(g))
 			}
 			return nil
 		}); err != nil {
@@ -207,7 +207,7 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 		}
 		if err := writeGz(filepath.Join(tmp, "barcodes.tsv.gz"), func(w *bufio.Writer) error {
 			for n := range t.Cells {
-				w.WriteString(Barcode(n))
+				w.WriteString(t.Barcode(n))
 				w.WriteByte('\n')
 			}
 			return nil
@@ -271,7 +271,7 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 	if err := writePlain(filepath.Join(dir, ProgramsFile), func(w *bufio.Writer) error {
 		header(w, "gene_id\tgene_name")
 		for g := range t.Genes {
-			w.WriteString(GeneID(g) + "\t" + GeneName(g))
+			w.WriteString(t.GeneID(g) + "\t" + t.GeneName(g))
 			bitsRow(w, t.U, g)
 		}
 		return nil
@@ -281,7 +281,7 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 	if err := writePlain(filepath.Join(dir, UsageFile), func(w *bufio.Writer) error {
 		header(w, "barcode")
 		for n := range t.Cells {
-			w.WriteString(Barcode(n))
+			w.WriteString(t.Barcode(n))
 			bitsRow(w, t.Z, n)
 		}
 		return nil
@@ -307,7 +307,7 @@ func (t *Truth) writeRates(dir string) error {
 	if err := writePlain(filepath.Join(dir, GeneRatesFile), func(w *bufio.Writer) error {
 		w.WriteString("gene_id\tgene_name\thousekeeping\tbaseline\tlift\n")
 		for g := range t.Genes {
-			buf = append(buf[:0], GeneID(g)+"\t"+GeneName(g)+"\t"...)
+			buf = append(buf[:0], t.GeneID(g)+"\t"+t.GeneName(g)+"\t"...)
 			buf = append(buf, '0'+byte(t.Housekeeping[g/64]>>(g%64)&1), '\t')
 			buf = strconv.AppendFloat(buf, t.Baseline[g], 'g', -1, 64)
 			buf = append(buf, '\t')
@@ -321,7 +321,7 @@ func (t *Truth) writeRates(dir string) error {
 	return writePlain(filepath.Join(dir, CellDepthFile), func(w *bufio.Writer) error {
 		w.WriteString("barcode\tsize_factor\n")
 		for n := range t.Cells {
-			buf = append(buf[:0], Barcode(n)+"\t"...)
+			buf = append(buf[:0], t.Barcode(n)+"\t"...)
 			buf = strconv.AppendFloat(buf, t.SizeFactor[n], 'g', -1, 64)
 			w.Write(append(buf, '\n'))
 		}

@@ -14,7 +14,7 @@ func ingestCommand() *cli.Command {
 	d := ingest.DefaultOptions()
 	return &cli.Command{
 		Name:      "ingest",
-		Usage:     "turn a 10x HDF5 / MTX / h5ad count matrix into binary shards",
+		Usage:     "turn a 10x HDF5 / MTX / h5ad count matrix, or a ratings file, into binary shards",
 		ArgsUsage: "INPUT",
 		Description: `Reads a count matrix, binarises it (count > --threshold is 1), drops genes
 expressed in fewer than --min-cell-frac of cells (the paper's 1%), and writes
@@ -43,21 +43,32 @@ Inputs, detected from content:
    Matrix Market  bare .mtx[.gz] with optional --genes / --barcodes files
    AnnData        .h5ad: X (CSR, CSC or dense), --layer NAME, raw/X
 
+--format ratings reads user-item ratings instead (users as cells, items as
+genes), with one of three layouts detected from the first line:
+   user<TAB>item<TAB>rating[<TAB>timestamp]     MovieLens 100k u.data
+   user::item::rating[::timestamp]              MovieLens 1M, 10M ratings.dat
+   CSV with a header userId,movieId,rating,...  MovieLens latest ratings.csv
+A rating above --threshold is 1 (default: the global mean rating, as the
+paper does); an unrated entry is missing, not 0 (the shards' observed mask).
+No gene or cell filter applies.
+
 Examples:
    scpipe ingest filtered_feature_bc_matrix.h5 -o shards
    scpipe ingest 1M_neurons_filtered_gene_bc_matrices_h5.h5 --genome mm10 -o brain
    scpipe ingest filtered_gene_bc_matrices/mm10 -o shards --min-cell-frac 0.05
    scpipe ingest filtered_feature_bc_matrix.h5 -o shards --exclude-genes housekeeping --select-genes 2000
    scpipe ingest adata.h5ad --layer counts -o shards
-   scpipe ingest matrix.mtx.gz --genes genes.tsv --barcodes barcodes.tsv -o shards`,
+   scpipe ingest matrix.mtx.gz --genes genes.tsv --barcodes barcodes.tsv -o shards
+   scpipe ingest --format ratings ml-100k/u.data -o ml100k`,
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "shard folder to create"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing output folder"},
+			&cli.StringFlag{Name: "format", Value: "auto", Usage: "auto (10x HDF5, MTX or h5ad, detected from content) or ratings"},
 			&cli.StringFlag{Name: "genome", Usage: "genome to keep: the genome group of a CellRanger v2 file, or the features' genome (10x v3, h5ad var genome)"},
 			&cli.StringFlag{Name: "feature-type", Value: d.FeatureType, Usage: `feature type to keep, from 10x features or h5ad var feature_types ("" keeps all)`},
 			&cli.StringFlag{Name: "layer", Usage: "AnnData matrix: X (default), raw, or a name under layers/"},
 			&cli.BoolFlag{Name: "transpose", Usage: "the input is stored the other way round (h5ad genes × cells)"},
-			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "a count above this is 1"},
+			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "a count above this is 1 (ratings: a rating above this; default the global mean)"},
 			&cli.Float64Flag{Name: "min-cell-frac", Value: d.MinCellFrac, Usage: "keep genes expressed in at least this fraction of cells"},
 			&cli.IntFlag{Name: "min-cells", Value: d.MinCells, Usage: "keep genes expressed in at least this many cells"},
 			&cli.IntFlag{Name: "min-genes", Value: d.MinGenes, Usage: "keep cells expressing at least this many genes"},
@@ -74,6 +85,13 @@ Examples:
 			env, err := newEnv(c)
 			if err != nil {
 				return err
+			}
+			switch c.String("format") {
+			case "auto":
+			case "ratings":
+				return ingestRatings(c, env, in)
+			default:
+				return fmt.Errorf("--format %q: want auto or ratings", c.String("format"))
 			}
 			o := ingest.DefaultOptions()
 			o.Input, o.Output, o.Force = in, c.String("output"), c.Bool("force")

@@ -2,21 +2,29 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
 	"scpipe/simulate"
 )
 
-// The flags that belong to one kind of simulation only.
+// The flags that belong to some kinds of simulation only.
 var (
-	orMachineFlags  = []string{"code-density", "usage-density", "flip-on", "flip-off", "flip"}
+	flipFlags       = []string{"flip-on", "flip-off", "flip"}
+	orMachineFlags  = append([]string{"code-density", "usage-density"}, flipFlags...)
 	singleCellFlags = []string{"depth-sigma", "baseline-median", "baseline-sigma", "housekeeping-fraction", "housekeeping-median",
 		"housekeeping-sigma", "lift-median", "lift-sigma", "program-size-min", "program-size-max", "programs-per-cell-min", "programs-per-cell-max"}
+	digitsFlags = append([]string{"scale"}, flipFlags...)
+	// kindFlags lists the flags of each kind, in the order of the kinds.
+	kindFlags = [...][]string{simulate.OrMachine: orMachineFlags, simulate.SingleCell: singleCellFlags, simulate.Digits: digitsFlags}
+	// The digits kind's pixels come from --scale and its L is the seven
+	// segments.
+	notDigitsFlags = []string{"genes", "L"}
 )
 
 func simulateCommand() *cli.Command {
-	d, sc := simulate.DefaultParams(), simulate.DefaultSingleCell()
+	d, sc, dg := simulate.DefaultParams(), simulate.DefaultSingleCell(), simulate.DefaultDigitsParams()
 	return &cli.Command{
 		Name:  "simulate",
 		Usage: "draw planted data from the OrMachine or a single-cell-like generative model",
@@ -31,24 +39,35 @@ do: each cell has a depth (lognormal size factor s, median 1), each gene a
 baseline rate μ (lognormal; a few housekeeping genes high), each program gene
 a lift ν, and an entry's UMI count is Poisson(s·(μ + ν·covered)), so dropout
 falls with depth and background rises with it; its truth adds
-gene_rates.tsv and cell_depth.tsv. Output is the same for any -j.
+gene_rates.tsv and cell_depth.tsv. --kind digits draws the calculator
+digits of the paper's Fig. calc: image n shows the digit n mod 10 as the lit
+segments of a seven-segment display on a 10 × 17 pixel grid (--scale s: each
+grid cell s × s pixels; s = 10 with 100 images is the paper's
+high-resolution set, N·D = 1.7e6), with --flip noise and --missing pixels
+(shards); its truth is the seven segments as codes (L = 7), its genes are
+pixels named r<row>c<col> and its cells digit<d>-<n>. Output is the same
+for any -j.
 
    scpipe simulate -o sim                               # the demo's default
    scpipe simulate -o sim --cells 1000 --genes 1000 --L 5 --code-density 0.3 \
        --usage-density 0.3 --flip 0.05                   # the paper's symmetric noise
    scpipe simulate -o sc --kind singlecell               # PBMC-like sparsity and depth
-   scpipe simulate -o big --shards --cells 1300000 --genes 11000 --L 2`,
+   scpipe simulate -o big --shards --cells 1300000 --genes 11000 --L 2
+   scpipe simulate -o calc --kind digits                 # the ten digits, noise-free
+   scpipe simulate -o calc50 --kind digits --cells 50 --missing 0.7 --shards
+   scpipe simulate -o calc-hires --kind digits --cells 100 --scale 10 --flip 0.05`,
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "output folder"},
-			&cli.StringFlag{Name: "kind", Value: simulate.OrMachine.String(), Usage: "generative model: ormachine or singlecell"},
-			&cli.IntFlag{Name: "cells", Value: d.Cells, Usage: "number of cells"},
+			&cli.StringFlag{Name: "kind", Value: simulate.OrMachine.String(), Usage: "generative model: ormachine, singlecell or digits"},
+			&cli.IntFlag{Name: "cells", Value: d.Cells, Usage: fmt.Sprintf("number of cells (digits: images, default %d)", dg.Cells)},
 			&cli.IntFlag{Name: "genes", Value: d.Genes, Usage: "number of genes"},
 			&cli.IntFlag{Name: "L", Value: d.L, Usage: "number of planted programs"},
+			&cli.IntFlag{Name: "scale", Value: dg.Digits.Scale, Usage: "digits: pixels per side of a cell of the 10 × 17 grid"},
 			&cli.Float64Flag{Name: "code-density", Value: d.CodeDensity, Usage: "ormachine: fraction of genes in each program"},
 			&cli.Float64Flag{Name: "usage-density", Value: d.UsageDensity, Usage: "ormachine: fraction of cells using each program"},
-			&cli.Float64Flag{Name: "flip-on", Value: d.FlipOn, Usage: "ormachine: probability that a noise-free 0 is observed as 1"},
-			&cli.Float64Flag{Name: "flip-off", Value: d.FlipOff, Usage: "ormachine: probability that a noise-free 1 is observed as 0 (dropout)"},
-			&cli.Float64Flag{Name: "flip", Usage: "ormachine: symmetric flip noise: sets both --flip-on and --flip-off"},
+			&cli.Float64Flag{Name: "flip-on", Value: d.FlipOn, Usage: "ormachine, digits (default 0): probability that a noise-free 0 is observed as 1"},
+			&cli.Float64Flag{Name: "flip-off", Value: d.FlipOff, Usage: "ormachine, digits (default 0): probability that a noise-free 1 is observed as 0 (dropout)"},
+			&cli.Float64Flag{Name: "flip", Usage: "ormachine, digits: symmetric flip noise: sets both --flip-on and --flip-off"},
 			&cli.Float64Flag{Name: "depth-sigma", Value: sc.DepthSigma, Usage: "singlecell: σ of the log size factor of cells"},
 			&cli.Float64Flag{Name: "baseline-median", Value: sc.BaselineMedian, Usage: "singlecell: median baseline rate μ of ordinary genes"},
 			&cli.Float64Flag{Name: "baseline-sigma", Value: sc.BaselineSigma, Usage: "singlecell: σ of log μ of ordinary genes"},
@@ -106,16 +125,19 @@ func simulateParams(c *cli.Context) (simulate.Params, error) {
 		Cells: c.Int("cells"), Genes: c.Int("genes"), L: c.Int("L"),
 		Missing: c.Float64("missing"), Seed: c.Uint64("seed"),
 	}
-	foreign := singleCellFlags
-	if kind == simulate.SingleCell {
-		foreign = orMachineFlags
+	foreign := func(name string) bool {
+		if slices.Contains(notDigitsFlags, name) {
+			return kind == simulate.Digits
+		}
+		return !slices.Contains(kindFlags[kind], name)
 	}
-	for _, name := range foreign {
-		if c.IsSet(name) {
+	for _, name := range slices.Concat(slices.Concat(kindFlags[:]...), notDigitsFlags) {
+		if c.IsSet(name) && foreign(name) {
 			return p, fmt.Errorf("--%s does not apply to --kind %s", name, kind)
 		}
 	}
-	if kind == simulate.SingleCell {
+	switch kind {
+	case simulate.SingleCell:
 		p.SingleCell = simulate.SingleCellParams{
 			DepthSigma:     c.Float64("depth-sigma"),
 			BaselineMedian: c.Float64("baseline-median"), BaselineSigma: c.Float64("baseline-sigma"),
@@ -126,9 +148,24 @@ func simulateParams(c *cli.Context) (simulate.Params, error) {
 			ProgramsPerCellMin: c.Int("programs-per-cell-min"), ProgramsPerCellMax: c.Int("programs-per-cell-max"),
 		}
 		return p, nil
+	case simulate.Digits:
+		dg := simulate.DefaultDigitsParams()
+		p.Digits.Scale = c.Int("scale")
+		p.Genes, p.L = simulate.DigitsGenes(p.Digits.Scale), dg.L
+		if !c.IsSet("cells") {
+			p.Cells = dg.Cells
+		}
+		// Noise-free unless asked: the paper's Fig. calc.
+		if c.IsSet("flip-on") {
+			p.FlipOn = c.Float64("flip-on")
+		}
+		if c.IsSet("flip-off") {
+			p.FlipOff = c.Float64("flip-off")
+		}
+	default:
+		p.CodeDensity, p.UsageDensity = c.Float64("code-density"), c.Float64("usage-density")
+		p.FlipOn, p.FlipOff = c.Float64("flip-on"), c.Float64("flip-off")
 	}
-	p.CodeDensity, p.UsageDensity = c.Float64("code-density"), c.Float64("usage-density")
-	p.FlipOn, p.FlipOff = c.Float64("flip-on"), c.Float64("flip-off")
 	if c.IsSet("flip") {
 		p.FlipOn, p.FlipOff = c.Float64("flip"), c.Float64("flip")
 	}

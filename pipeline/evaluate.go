@@ -1,0 +1,588 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sync/errgroup"
+
+	"scpipe/evaluate"
+	"scpipe/internal/outlock"
+	"scpipe/rundir"
+	"scpipe/shard"
+	"scpipe/simulate"
+)
+
+// What Evaluate scores the predictions of a fit against.
+const (
+	// TargetHeldOut is the entries held out from the fits (observed in the
+	// shards, not in the run's fitmask), against their observed values.
+	TargetHeldOut = "heldout"
+	// TargetTruth is every entry, against the planted noise-free matrix.
+	TargetTruth = "truth"
+	// TargetTruthUnseen is the entries the fits did not see (missing in the
+	// shards or held out), against the planted noise-free matrix.
+	TargetTruthUnseen = "truth_unseen"
+)
+
+var targets = []string{TargetHeldOut, TargetTruth, TargetTruthUnseen}
+
+// The files Evaluate writes (see README.md, "scpipe evaluate").
+const (
+	EvalScoresFile      = "scores.tsv"
+	EvalROCFile         = "roc.tsv"
+	EvalCalibrationFile = "calibration.tsv"
+	EvalThresholdsFile  = "thresholds.tsv"
+	EvalImagesDir       = "images"
+)
+
+// EvaluateOptions configure Evaluate.
+type EvaluateOptions struct {
+	Run string // run directory
+	Out string // output folder, created
+	// Truth is a simulation's truth folder (OUT/truth of scpipe simulate),
+	// or "" for none.
+	Truth string
+	// Shards replaces the shards' path recorded in RUN/shards.json, for
+	// shards that moved; they must have the recorded fingerprint.
+	Shards string
+	// Ls restricts the fits scored; nil scores every finished fit.
+	Ls []int
+	// FPRs are the target false-positive rates of the threshold table.
+	FPRs []float64
+	// CalibrationBins is the number of equal bins of the calibration curve.
+	CalibrationBins int
+	// Images draws each fit's codes and the reconstructions of the first
+	// ImageCells cells as images (genes must be pixels named r<row>c<col>).
+	Images     bool
+	ImageCells int
+	Force      bool // replace an existing Out
+	Workers    int  // cores; 0: all
+	Log        *slog.Logger
+}
+
+// DefaultEvaluateOptions returns the defaults of scpipe evaluate.
+func DefaultEvaluateOptions() EvaluateOptions {
+	return EvaluateOptions{FPRs: []float64{0.001, 0.01, 0.05, 0.1, 0.2}, CalibrationBins: 10, ImageCells: 10}
+}
+
+// EvaluateRow is the scores of one fit against one target.
+type EvaluateRow struct {
+	L, Chain int
+	Target   string
+	evaluate.Scores
+}
+
+// EvaluateReport is what Evaluate wrote.
+type EvaluateReport struct {
+	Out  string
+	Rows []EvaluateRow
+}
+
+// Evaluate scores the plug-in predictive of every finished fit of a run
+// (section 3.3 of the paper: the posterior means of U and Z put into the
+// likelihood) against the run's held-out entries and, with a truth folder,
+// against the planted noise-free matrix, and writes the scores, ROC
+// curves, calibration curves and threshold tables as TSV and SVG into
+// o.Out (written under a temporary name, renamed when complete; an
+// existing o.Out is replaced only with o.Force).
+//
+// Against held-out entries, the prediction is the plug-in predictive of an
+// observation, P(x = 1) = σ(λ(2c − 1)) under symmetric noise and
+// β + (1 − α − β)·c under dropout noise, with c = 1 − ∏_l(1 − ẑ_nl û_ld)
+// (the housekeeping code, when the fit has one, used by every cell).
+// Against the truth, it is c itself: the posterior probability that the
+// noise-free entry is 1. The paper's second estimate, the predictive
+// averaged over posterior samples, needs the samples, which a run does not
+// keep. Results do not depend on o.Workers.
+func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	in, err := openEvalInput(o)
+	if err != nil {
+		return nil, err
+	}
+	defer in.close()
+	fits, err := rundir.Fits(o.Run)
+	if err != nil {
+		return nil, err
+	}
+	fits = slices.DeleteFunc(fits, func(f rundir.Fit) bool { return !f.Complete() || o.Ls != nil && !slices.Contains(o.Ls, f.L) })
+	if len(fits) == 0 {
+		return nil, fmt.Errorf("evaluate: %s has no finished fit%s", o.Run, lText(o.Ls))
+	}
+	rep := &EvaluateReport{Out: o.Out}
+	series := make([][]evaluate.Series, len(targets)) // by target
+	figures := map[string]func(io.Writer) error{}
+	for _, f := range fits {
+		m, err := loadFitModel(f, in.src.Manifest())
+		if err != nil {
+			return nil, err
+		}
+		tallies, err := in.score(ctx, m, o)
+		if err != nil {
+			return nil, err
+		}
+		for t, tl := range tallies {
+			if tl == nil {
+				continue
+			}
+			name := fmt.Sprintf("L=%d chain %d", f.L, f.Chain)
+			series[t] = append(series[t], evaluate.Series{Keys: []string{strconv.Itoa(f.L), strconv.Itoa(f.Chain), targets[t]}, Name: name, Tally: tl})
+			rep.Rows = append(rep.Rows, EvaluateRow{L: f.L, Chain: f.Chain, Target: targets[t], Scores: tl.Scores()})
+		}
+		if o.Images {
+			fig, err := in.figure(f, m, o.ImageCells)
+			if err != nil {
+				return nil, err
+			}
+			base := filepath.Join(EvalImagesDir, fmt.Sprintf("L%02d_chain%d", f.L, f.Chain))
+			figures[base+".png"], figures[base+".svg"] = fig.WritePNG, fig.WriteSVG
+		}
+		o.Log.Info("evaluated", "L", f.L, "chain", f.Chain)
+	}
+	return rep, writeEvaluation(o, series, figures)
+}
+
+func lText(Ls []int) string {
+	if Ls == nil {
+		return ""
+	}
+	return fmt.Sprintf(" at L in %v", Ls)
+}
+
+func (o *EvaluateOptions) check() error {
+	switch {
+	case o.Run == "":
+		return errors.New("evaluate: no run directory")
+	case o.Out == "":
+		return errors.New("evaluate: no output folder (-o)")
+	case o.CalibrationBins < 1 || o.CalibrationBins > 1000:
+		return fmt.Errorf("evaluate: %d calibration bins: want 1..1000", o.CalibrationBins)
+	case o.Images && o.ImageCells < 0:
+		return fmt.Errorf("evaluate: %d image cells: want at least 0", o.ImageCells)
+	}
+	for _, a := range o.FPRs {
+		if !(a >= 0 && a <= 1) {
+			return fmt.Errorf("evaluate: target false-positive rate %v outside [0, 1]", a)
+		}
+	}
+	if filepath.Clean(o.Out) == filepath.Clean(o.Run) {
+		return fmt.Errorf("evaluate: the output %s is the run directory: write to a folder of its own", o.Out)
+	}
+	return nil
+}
+
+// evalInput is what every fit of a run is scored on: the shards, the
+// fits' observed-entry mask and the planted truth, aligned with the
+// shards.
+type evalInput struct {
+	src *shard.Shard
+	fm  *shard.Shard // nil: the fits saw every observed entry
+	// With a truth: the planted programs of each shard gene and cell.
+	geneSets, cellSets []uint64
+	enabled            [3]bool // by index of targets
+	bins               int
+	words              int
+}
+
+func openEvalInput(o EvaluateOptions) (*evalInput, error) {
+	id, err := rundir.ReadShardsIdentity(filepath.Join(o.Run, rundir.ShardsFile))
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %s is not a run directory of scpipe fit: %w", o.Run, err)
+	}
+	path := id.Path
+	if o.Shards != "" {
+		path = o.Shards
+	}
+	src, err := shard.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: the run's shards: %w (give their new path with --shards if they moved)", err)
+	}
+	in := &evalInput{src: src, bins: o.CalibrationBins}
+	if fp := src.Manifest().Fingerprint(); fp != id.Fingerprint {
+		in.close()
+		return nil, fmt.Errorf("evaluate: %s are not the shards %s was fitted to (%s)", path, o.Run, id)
+	}
+	m := src.Manifest()
+	in.words = (m.Genes + 63) / 64
+	fmDir := filepath.Join(o.Run, FitMaskDir)
+	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
+		if in.fm, err = shard.Open(fmDir); err != nil {
+			in.close()
+			return nil, err
+		}
+		if a := in.fm.Manifest(); a.Cells != m.Cells || a.Genes != m.Genes {
+			in.close()
+			return nil, fmt.Errorf("evaluate: %s holds %d cells × %d genes, the shards %d × %d", fmDir, a.Cells, a.Genes, m.Cells, m.Genes)
+		}
+		in.enabled[0] = true
+	}
+	if o.Truth != "" {
+		if err := in.alignTruth(o.Truth); err != nil {
+			in.close()
+			return nil, err
+		}
+		in.enabled[1], in.enabled[2] = true, in.fm != nil || src.Mask() != nil
+	}
+	if !slices.Contains(in.enabled[:], true) {
+		in.close()
+		return nil, fmt.Errorf("evaluate: nothing to score: %s holds no entries out (fit with --holdout) and no --truth was given", o.Run)
+	}
+	return in, nil
+}
+
+// alignTruth reads the planted truth and finds each shard gene and cell in
+// it, by gene id and barcode (shards without names: by position).
+func (in *evalInput) alignTruth(dir string) error {
+	p, err := simulate.ReadTruth(dir)
+	if err != nil {
+		return fmt.Errorf("evaluate: --truth: %w", err)
+	}
+	m := in.src.Manifest()
+	var err1, err2 error
+	in.geneSets, err1 = alignSets(m.GeneIDs, m.Genes, p.GeneIDs, p.Genes, "gene", dir)
+	in.cellSets, err2 = alignSets(m.Barcodes, m.Cells, p.Barcodes, p.Cells, "cell", dir)
+	return errors.Join(err1, err2)
+}
+
+// alignSets returns the truth's set of each of the n shard items named
+// names (by position when the shards name none).
+func alignSets(names []string, n int, truthNames []string, truthSets []uint64, what, dir string) ([]uint64, error) {
+	if len(names) == 0 {
+		if n != len(truthSets) {
+			return nil, fmt.Errorf("evaluate: --truth %s has %d %ss, the shards %d (and no names to match them by)", dir, len(truthSets), what, n)
+		}
+		return truthSets, nil
+	}
+	index := make(map[string]int, len(truthNames))
+	for i, s := range truthNames {
+		index[s] = i
+	}
+	out := make([]uint64, n)
+	for i, s := range names {
+		j, ok := index[s]
+		if !ok {
+			return nil, fmt.Errorf("evaluate: the shards' %s %q is not in the truth %s: is it the truth of these data?", what, s, dir)
+		}
+		out[i] = truthSets[j]
+	}
+	return out, nil
+}
+
+func (in *evalInput) close() {
+	if in.fm != nil {
+		in.fm.Close()
+	}
+	in.src.Close()
+}
+
+// fitModel is what the predictive of one fit needs.
+type fitModel struct {
+	L            int
+	uMean, zMean []float64
+	hk           []float64 // nil without a housekeeping code
+	lik          plugIn
+	geneNames    []string
+	barcodes     []string
+}
+
+func loadFitModel(f rundir.Fit, m *shard.Manifest) (*fitModel, error) {
+	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(trace) == 0 {
+		return nil, fmt.Errorf("evaluate: %s has an empty trace", f.Dir)
+	}
+	codes, err := rundir.ReadCodes(filepath.Join(f.Dir, rundir.CodesFile))
+	if err != nil {
+		return nil, err
+	}
+	cells, err := rundir.ReadCells(filepath.Join(f.Dir, rundir.CellsFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
+		return nil, fmt.Errorf("evaluate: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
+	}
+	last := trace[len(trace)-1]
+	return &fitModel{L: f.L, uMean: codes.Mean, zMean: cells.Mean, hk: codes.Housekeeping,
+		lik:       newPlugIn(last, cells),
+		geneNames: codes.GeneNames, barcodes: cells.Barcodes}, nil
+}
+
+// cellRow is one cell's view of the data and of a fit.
+type cellRow struct {
+	obs, fit, x []uint64 // observed, seen by the fit, data
+	used        []int    // codes the cell uses (ẑ > 0)
+}
+
+// load fills r for cell c; obs and fit are r's own scratch.
+func (in *evalInput) load(r *cellRow, m *fitModel, c int) {
+	observedRow(in.src, c, r.obs)
+	r.fit = r.obs
+	if in.fm != nil {
+		r.fit = in.fm.X().Segment(c, 0)
+	}
+	r.x = in.src.X().Segment(c, 0)
+	z := m.zMean[c*m.L : (c+1)*m.L]
+	r.used = r.used[:0]
+	for l, zl := range z {
+		if zl != 0 {
+			r.used = append(r.used, l)
+		}
+	}
+}
+
+// prod returns ∏_l(1 − ẑ_cl û_dl) over the codes the cell uses (and the
+// housekeeping code), in the order and rounding of scoreHeldOut, so that
+// the held-out accuracy equals summary.tsv's.
+func (m *fitModel) prod(r *cellRow, c, d int) float64 {
+	z := m.zMean[c*m.L : (c+1)*m.L]
+	prod := 1.0
+	if m.hk != nil {
+		prod = 1 - m.hk[d]
+	}
+	for _, l := range r.used {
+		prod *= 1 - float64(z[l]*m.uMean[d*m.L+l])
+	}
+	return prod
+}
+
+// score returns the tallies of one fit, one per target (nil when the
+// target is not scored). Cells are scored in chunks on o.Workers
+// goroutines and the chunks' tallies merged in chunk order, so the sums do
+// not depend on the number of workers.
+func (in *evalInput) score(ctx context.Context, m *fitModel, o EvaluateOptions) ([]*evaluate.Tally, error) {
+	cells := in.src.Manifest().Cells
+	genes := in.src.Manifest().Genes
+	newSet := func() []*evaluate.Tally {
+		set := make([]*evaluate.Tally, len(targets))
+		for t, on := range in.enabled {
+			if on {
+				set[t] = evaluate.NewTally(in.bins)
+			}
+		}
+		return set
+	}
+	total := newSet()
+	err := orderedChunks(ctx, cells, o.Workers, newSet, func(set []*evaluate.Tally, lo, hi int) {
+		r := &cellRow{obs: make([]uint64, in.words)}
+		for c := lo; c < hi; c++ {
+			in.load(r, m, c)
+			if t := set[0]; t != nil {
+				eachBit(r.obs, r.fit, true, genes, func(d int) {
+					t.Add(m.lik.p(c, m.prod(r, c, d)), r.x[d/64]>>(d%64)&1 == 1)
+				})
+			}
+			if set[1] == nil {
+				continue
+			}
+			for d := range genes {
+				clean := in.cellSets[c]&in.geneSets[d] != 0
+				p := 1 - m.prod(r, c, d)
+				set[1].Add(p, clean)
+				if set[2] != nil && r.fit[d/64]>>(d%64)&1 == 0 {
+					set[2].Add(p, clean)
+				}
+			}
+		}
+	}, func(set []*evaluate.Tally) {
+		for t, tl := range set {
+			if tl != nil {
+				total[t].Merge(tl)
+				tl.Reset()
+			}
+		}
+	})
+	return total, err
+}
+
+// eachBit calls f for every d < n set in a and, with andNot, not set in b
+// (a &^ b).
+func eachBit(a, b []uint64, andNot bool, n int, f func(d int)) {
+	for i, w := range a {
+		if andNot {
+			w &^= b[i]
+		}
+		for ; w != 0; w &= w - 1 {
+			if d := i*64 + bits.TrailingZeros64(w); d < n {
+				f(d)
+			}
+		}
+	}
+}
+
+// orderedChunks runs work on the cell chunks [k·cellChunk, …) on workers
+// goroutines (all cores when workers ≤ 0) and hands each chunk's result to
+// merge in chunk order. Each worker owns two results made by newResult,
+// which merge must leave ready for reuse: memory stays O(workers) whatever
+// the number of chunks.
+func orderedChunks[R any](ctx context.Context, cells, workers int, newResult func() R, work func(r R, lo, hi int), merge func(R)) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	chunks := (cells + cellChunk - 1) / cellChunk
+	W := max(1, min(workers, chunks))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	outs, free := make([]chan R, W), make([]chan R, W)
+	for w := range W {
+		outs[w], free[w] = make(chan R, 1), make(chan R, 2)
+		free[w] <- newResult()
+		free[w] <- newResult()
+		g.Go(func() error {
+			defer close(outs[w])
+			for k := w; k < chunks; k += W {
+				var r R
+				select {
+				case r = <-free[w]:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				work(r, k*cellChunk, min((k+1)*cellChunk, cells))
+				select {
+				case outs[w] <- r:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+	for k := range chunks {
+		r, ok := <-outs[k%W]
+		if !ok {
+			break // a worker stopped: g.Wait says why
+		}
+		merge(r)
+		free[k%W] <- r
+	}
+	return g.Wait()
+}
+
+// writeEvaluation writes the tables, the figures of each target scored and
+// the images into a temporary folder and renames it to o.Out.
+func writeEvaluation(o EvaluateOptions, series [][]evaluate.Series, images map[string]func(io.Writer) error) error {
+	var all []evaluate.Series
+	for _, ss := range series {
+		all = append(all, ss...)
+	}
+	keys := []string{"L", "chain", "target"}
+	files := map[string]func(io.Writer) error{
+		EvalScoresFile:      func(w io.Writer) error { return evaluate.WriteScores(w, keys, all) },
+		EvalROCFile:         func(w io.Writer) error { return evaluate.WriteROC(w, keys, all) },
+		EvalCalibrationFile: func(w io.Writer) error { return evaluate.WriteCalibration(w, keys, all) },
+		EvalThresholdsFile:  func(w io.Writer) error { return evaluate.WriteThresholds(w, keys, all, o.FPRs) },
+	}
+	what := map[string]string{TargetHeldOut: "held-out entries", TargetTruth: "every entry against the truth", TargetTruthUnseen: "unseen entries against the truth"}
+	for t, ss := range series {
+		if len(ss) == 0 {
+			continue
+		}
+		files["roc_"+targets[t]+".svg"] = func(w io.Writer) error {
+			return evaluate.WriteROCSVG(w, "ROC: "+what[targets[t]], ss)
+		}
+		files["calibration_"+targets[t]+".svg"] = func(w io.Writer) error {
+			return evaluate.WriteCalibrationSVG(w, "Calibration: "+what[targets[t]], ss)
+		}
+	}
+	for name, f := range images {
+		files[name] = f
+	}
+	return commitFolder(o.Out, o.Force, o.Log, func(tmp string) error {
+		names := slices.Sorted(func(yield func(string) bool) {
+			for n := range files {
+				if !yield(n) {
+					return
+				}
+			}
+		})
+		for _, name := range names {
+			if err := writeFileIn(tmp, name, files[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeFileIn writes tmp/name through write, creating its folder.
+func writeFileIn(tmp, name string, write func(io.Writer) error) error {
+	path := filepath.Join(tmp, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("evaluate: writing %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	return nil
+}
+
+// commitFolder fills a temporary folder beside dir and renames it to dir,
+// holding dir's lock meanwhile; an existing dir is refused unless force,
+// and then replaced only once the new folder is complete.
+func commitFolder(dir string, force bool, log *slog.Logger, fill func(tmp string) error) error {
+	lk, err := outlock.Acquire(dir, log)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	defer lk.Release()
+	if _, err := lk.RemoveStale(); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if _, err := os.Stat(dir); err == nil && !force {
+		return fmt.Errorf("evaluate: %s already exists (use --force to replace it)", dir)
+	}
+	tmp, err := outlock.TempDir(dir)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if err := fill(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	old := ""
+	if _, err := os.Stat(dir); err == nil {
+		old = outlock.AsideName(dir)
+		if err := os.Rename(dir, old); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("evaluate: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
