@@ -33,7 +33,9 @@ func Converged(agreement []float64, rhat float64) string {
 const ElbowShare = 0.05
 
 // RecommendL picks L from the held-out log predictive of each cell under
-// each L (perCell[L], chains averaged): the smallest L whose mean over cells
+// each L (perCell[L], from the L's chain of highest training
+// log-likelihood: a chain stuck in a poorer mode says nothing about what L
+// codes can explain): the smallest L whose mean over cells
 // falls short of the best L's by no more than one standard error of their
 // paired difference (the one-standard-error rule of cross-validation, with
 // cells as the independent units) or ElbowShare of the gain from the worst

@@ -26,7 +26,8 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	byL := map[int][]int{} // L → indices into rows
 	sets := map[int][][]codematch.Set{}
 	traces := map[int][][]float64{}
-	perCell := map[int][]float32{} // L → held-out log predictive per cell, summed over chains
+	perCell := map[int][]float32{} // L → held-out log predictive per cell of the L's most likely chain
+	bestLL := map[int]float64{}
 	for _, f := range fits {
 		if !f.Complete() {
 			continue
@@ -38,14 +39,8 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 		byL[f.L] = append(byL[f.L], len(rows))
 		sets[f.L] = append(sets[f.L], codeSets)
 		traces[f.L] = append(traces[f.L], sampleLL)
-		if cellLP != nil {
-			if acc := perCell[f.L]; acc != nil {
-				for i, v := range cellLP {
-					acc[i] += v
-				}
-			} else {
-				perCell[f.L] = cellLP
-			}
+		if ll, seen := bestLL[f.L]; cellLP != nil && (!seen || row.LogLik > ll) {
+			perCell[f.L], bestLL[f.L] = cellLP, row.LogLik
 		}
 		rows = append(rows, row)
 	}
@@ -59,10 +54,6 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 		converged := Converged(agree, rhat)
 		for k, i := range idx {
 			rows[i].Agreement, rows[i].RHatLogLik, rows[i].Converged = agree[k], rhat, converged
-		}
-		// Chains of one L are averaged per cell.
-		for i := range perCell[L] {
-			perCell[L][i] /= float32(len(idx))
 		}
 	}
 	if best := RecommendL(perCell); best > 0 {
