@@ -2,12 +2,62 @@
 // Matrix Factorisation", sections 3.1–3.3 and 3.5): a Metropolised Gibbs
 // sampler for binary data X (N cells × D genes) explained as a noisy Boolean
 // product of Z (N × L: which codes a cell uses) and U (D × L: which genes a
-// code switches on),
+// code switches on), with independent Bernoulli priors on every z_nl and
+// u_ld and x̃ = 0 for unobserved entries. Two likelihoods of an observed
+// entry given c_nd = OR_l z_nl u_ld (whether the product covers it):
 //
-//	p(x_nd | Z, U, λ) = σ(λ · x̃_nd · (1 − 2 ∏_l (1 − z_nl u_ld))),   x̃ ∈ {−1, 0, +1},
+// Symmetric, the paper's: p(x_nd | c) = σ(λ · x̃_nd · (2c − 1)), x̃ ∈ {−1, +1}.
 //
-// with x̃ = 0 for unobserved entries and independent Bernoulli priors on every
-// z_nl and u_ld.
+// Dropout, for single-cell data: P(x_nd = 1 | c = 1) = 1 − α and
+// P(x_nd = 1 | c = 0) = β, a rate for dropouts and one for background.
+// With Config.CellLevelBits = b > 0 each cell n has a level k_n < 2^b and
+//
+//	P(x = 0 | c = 1) = ρ · P(x = 0 | c = 0),   log P(x = 1 | c = 1)/P(x = 1 | c = 0) = g(k_n) = lift0 + step·k_n,
+//
+// so that a cell's background is β(k) = (1 − ρ)/(e^g(k) − ρ): a cell that
+// detects more genes sits at a level of higher background (smaller g).
+//
+// # Conditionals
+//
+// Let S be the observed entries that variable v (z_nl in a Z step, u_ld
+// in a U step) alone decides: the entries of its row (cell n, or gene d)
+// in its code l's bitset over the other factor (U_l, or Z_l) that no other
+// active code of the row covers. Turning v on covers exactly S, so the
+// logit of its full conditional is
+//
+//	c = Σ_{e ∈ S} [log p(x_e | c_e = 1) − log p(x_e | c_e = 0)] + logit(p_l),
+//
+// a sum of gains over S: with o ones and z zeros in S,
+//
+//	Symmetric:               λ·(o − z) = λ·(2o − |S|)      (the paper's eq. update_z)
+//	Dropout:                 o·log((1−α)/β) + z·log(α/(1−β))
+//	Dropout, per-cell levels: Σ_{ones e} g(k_{cell(e)}) + z·log ρ
+//
+// In a Z step (a cell's row) g is constant along the row; in a U step (a
+// gene's row) the ones' sum is lift0·o + step·Σ_j 2^j·o_j, o_j the ones in
+// cells with bit j of their level set. Every term is a count, so the
+// kernels count o, |S| and the o_j and the conditional is put together in
+// floating point in one fixed order: results do not depend on how rows
+// are split among workers or columns among segments. The tests compare
+// the chains with the enumerated posterior of 3 × 3 problems under each
+// likelihood (exact_test.go, depth_test.go).
+//
+// The parameters (λ; α and β; ρ, the levels' grid and each cell's level)
+// are set to their maximum-likelihood values after every sweep from
+// integer counts of the sweep's final state: the observed entries, the
+// ones, the covered entries and the mispredicted ones, which the kernel
+// counts as it scans (per cell, with levels). With levels a sweep updates
+// U before Z, so that the Z step's per-cell counts are those of the final
+// state: each cell's background given ρ is a root of a quadratic, the
+// grid spans the 2nd to 98th percentile of the cells' gains, each cell
+// takes the nearest level, and ρ maximises the likelihood given the levels
+// (golden-section search); two rounds. A chain seeded with codes and no
+// usage first takes one Z step, so that its first U step sees cells using
+// them.
+//
+// A housekeeping code (Config.Housekeeping) is code L−1 with z clamped to
+// 1 in every cell: the Z step never proposes it, and it takes the genes
+// detected everywhere at the covered rate.
 //
 // # Sampler
 //
@@ -20,25 +70,31 @@
 // is the logit of its full conditional (eq. update_z), evaluated with
 // Algorithm 1's shortcut: only genes where u_ld = 1 and no other active code
 // already covers d contribute. With Config.FixLambda the chain is an exact
-// MCMC sampler of p(Z, U | X, λ); the tests compare it with the enumerated
-// posterior of tiny problems.
+// MCMC sampler of p(Z, U | X, λ) (or of the Dropout likelihood's fixed
+// rates); the tests compare it with the enumerated posterior of tiny
+// problems.
 //
 // λ is updated as σ(λ) = P / (observed entries), P the observed entries the
 // current Boolean product predicts correctly, clamped to
 // [1/2, 1 − 1/(2·observed)]: λ stays finite when every entry is explained, and
 // is 0 (the data carry no signal under the model, which requires λ ≥ 0) when
-// at most half are.
+// at most half are. Dropout's rates are their frequencies among the covered
+// and the uncovered entries, half an entry from 0 and 1; when covering does
+// not raise the chance of a one, both become the data's density.
 //
 // # Bit-packed kernel
 //
 // X is read by cell rows for the Z step and Xᵀ by gene rows for the U step.
 // Z and U are kept transposed as L bitsets each, interleaved by word. For a
 // row with active codes A, the columns covered by exactly one code of A
-// (cov1) and by two or more (cov2) are built word by word in registers; the
-// accumulator of code l is then 2·popcount(x ∧ S ∧ obs) − popcount(S ∧ obs)
-// with S = U_l ∧ ¬cov2 if l ∈ A and S = U_l ∧ ¬(cov1 ∨ cov2) if not. The same
-// pass counts the mispredicted observed entries, popcount((x ⊕ (cov1 ∨ cov2)) ∧ obs),
-// so the U step yields P for the λ update at no extra cost. After a flip
+// (cov1) and by two or more (cov2) are built word by word in registers; code
+// l's counts are then o = popcount(x ∧ S ∧ obs) and |S| = popcount(S ∧ obs)
+// with S = U_l ∧ ¬cov2 if l ∈ A and S = U_l ∧ ¬(cov1 ∨ cov2) if not, packed
+// in one word (o in the low 32 bits). The same pass counts the mispredicted
+// observed entries, popcount((x ⊕ (cov1 ∨ cov2)) ∧ obs), and the covered
+// ones, popcount((cov1 ∨ cov2) ∧ obs), so the step yields the parameters'
+// counts at no extra cost. With per-cell levels the U step's kernel also
+// counts popcount(x ∧ S ∧ obs ∧ P_j) over the levels' bit planes P_j. After a flip
 // the pass is repeated for the codes still to be visited, unless the flipped
 // code's bitset over the columns is empty: such a code (one no cell uses, in
 // the U step) covers nothing, so its flip leaves every other sum unchanged,
@@ -87,7 +143,11 @@
 // factorisation (planted 4000 × 600 data of density 7% are reconstructed
 // with accuracy 0.96 instead of 1.00). InitData seeds each code from the
 // uncovered ones of a cell chosen among random candidates (see InitData) and
-// recovers the planted codes; use it, with a few starts, for single-cell data.
+// recovers the planted codes. On real cells a code seeded from one cell
+// follows that cell's depth as much as its type; InitCluster seeds the codes
+// from cell types (bisecting k-means of up to 4000 cells, cluster.go), which
+// on pbmc3k-600 gives the B-cell and NK codes that the other starts miss.
+// scpipe fit uses InitCluster.
 //
 // # Posterior summaries and prediction
 //
