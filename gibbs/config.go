@@ -147,6 +147,10 @@ type Config struct {
 	// seeds derived from Seed; the one with the highest log-likelihood is
 	// kept and continued. Starts = 1 runs a single chain keyed by Seed.
 	Starts, StartSweeps int
+	// Kernel names the sweep kernel, one of Kernels; "" picks the fastest
+	// this build and CPU run (the first). Every kernel gives bit-identical
+	// results, so the choice only measures one against another.
+	Kernel string
 }
 
 // DefaultConfig returns the defaults: L = 2, 100 burn-in and 100 sample
@@ -193,6 +197,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Starts = %d", ErrConfig, c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
 		return fmt.Errorf("%w: StartSweeps = %d outside 1..BurnIn (%d)", ErrConfig, c.StartSweeps, c.BurnIn)
+	}
+	if err := checkKernel(c.Kernel); err != nil {
+		return err
 	}
 	for _, p := range []struct {
 		name string

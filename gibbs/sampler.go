@@ -84,8 +84,8 @@ type Sampler struct {
 	cellOnes, cellObs []int32
 	cellStep          []uint64      // the Z step's per-cell counts (cellCountBuf)
 	ones              []uint64      // all-ones mask words for unmasked data
-	vector            bool          // use the vector kernel (useVectorKernel when created; tests switch it off)
-	kernel            vectorKernel  // the vector kernel's variant (coverSumsVec when created)
+	vector            bool          // use the vector kernel (Config.Kernel)
+	kernel            vectorKernel  // the vector kernel's variant
 	planes            []uint64      // code-major copy of a step's column codes, for the vector kernel
 	zeros             []uint64      // zero words, as many as the longest column segment (stepTotals)
 	scratch           []*rowScratch // per worker, reused from step to step
@@ -173,7 +173,7 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	if cfg.CellLevelBits > 0 {
 		s.cellOnes, s.cellObs = rowCounts(data.X, data.Mask, n, d)
 	}
-	s.vector, s.kernel = useVectorKernel, coverSumsVec
+	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers
 	s.trace = make([]SweepStats, 0, min(s.Sweeps(), 1<<16))
 	if cfg.KeepSamples {

@@ -307,7 +307,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	label := fmt.Sprintf("L=%d chain %d", L, chain)
-	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", gibbs.Kernel())
+	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
 	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
 	save := func() error {
 		payload, err := s.MarshalBinary()

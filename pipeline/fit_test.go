@@ -17,6 +17,7 @@ import (
 
 	"scpipe/codematch"
 	"scpipe/rundir"
+	"scpipe/shard"
 	"scpipe/simulate"
 )
 
@@ -49,7 +50,7 @@ func plantedShards(t *testing.T, p simulate.Params) (string, *simulate.Truth) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "sim")
-	if err := simulate.WriteShards(context.Background(), dir, tr, false); err != nil {
+	if err := simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, simulate.ShardsDir), tr

@@ -185,7 +185,7 @@ func TestWriteShards(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "sim")
-		if err := WriteShards(context.Background(), dir, tr, false); err != nil {
+		if err := WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := shard.Open(filepath.Join(dir, ShardsDir))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/shard"
 	"scpipe/simulate"
 )
 
@@ -82,7 +83,7 @@ gene_rates.tsv and cell_depth.tsv. Output is the same for any -j.
 			t.Workers = env.threads
 			out := c.String("output")
 			if c.Bool("shards") {
-				err = simulate.WriteShards(c.Context, out, t, c.Bool("force"))
+				err = simulate.WriteShards(c.Context, out, t, shard.CreateOptions{Force: c.Bool("force"), Cached: env.cached})
 			} else {
 				err = simulate.WriteMTX(c.Context, out, t, c.Bool("force"))
 			}
