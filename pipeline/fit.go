@@ -17,6 +17,7 @@ import (
 
 	"scpipe/codematch"
 	"scpipe/gibbs"
+	"scpipe/internal/splitmix"
 	"scpipe/progress"
 	"scpipe/rundir"
 	"scpipe/shard"
@@ -280,10 +281,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 // chainSeed derives the seed of one (L, chain) from the master seed with
 // the SplitMix64 finaliser, so that fits are independent streams.
 func chainSeed(seed uint64, L, chain int) uint64 {
-	z := seed ^ uint64(L)<<32 ^ uint64(chain)
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+	return splitmix.Mix(seed ^ uint64(L)<<32 ^ uint64(chain))
 }
 
 // fitOne runs (or resumes, or skips when complete) the fit of one
