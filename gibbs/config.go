@@ -153,9 +153,21 @@ type Config struct {
 	Kernel string
 }
 
-// DefaultConfig returns the defaults: L = 2, 100 burn-in and 100 sample
-// sweeps, seed 1, uniform priors, the paper's random initialisation, λ
-// starting at 1 and re-estimated after each sweep, and 4 starts of 10 sweeps.
+// DefaultConfig returns the paper's sampler: L = 2, 100 burn-in and 100
+// sample sweeps, seed 1, uniform priors, the Symmetric likelihood with λ
+// starting at 1 and re-estimated after each sweep, the paper's random
+// initialisation, 4 starts of 10 sweeps, one background for every cell,
+// no housekeeping code, and the fastest kernel.
+//
+// They are the paper's model, for binary data of any kind, and stay so:
+// the package's tests and pinned digests start from them. `scpipe fit`
+// (pipeline.DefaultFitConfig) changes what single-cell expression needs:
+// the Dropout likelihood with 8 per-cell background levels (a cell's
+// depth would otherwise take codes), codes seeded from cell types
+// (InitCluster; a random start collapses on sparse data), a housekeeping
+// code, L = 2..10, and the paper's single-cell burn-in of 25 sweeps, whose
+// 4 starts take 5 sweeps each: every start is swept, so starts of 10 would
+// cost 40 sweeps, more than the whole burn-in.
 func DefaultConfig() Config {
 	return Config{
 		L:           2,

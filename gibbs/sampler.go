@@ -105,7 +105,9 @@ type keptSample struct {
 }
 
 // NewSampler checks data against cfg and returns a Sampler at sweep 0 with
-// its chains initialised uniformly at random from cfg.Seed.
+// its cfg.Starts chains initialised as cfg.Init says (a fair coin for every
+// bit, codes seeded from cells, or codes seeded from cell types), each
+// keyed by a seed derived from cfg.Seed (the first by cfg.Seed itself).
 func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
