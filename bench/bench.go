@@ -42,6 +42,7 @@ type Options struct {
 	CPUProfile string       // if not empty, write a CPU profile of the measurements here
 	Force      bool         // replace an existing CPUProfile file
 	Kernel     string       // the sampler's kernel, one of gibbs.Kernels(); "": the fastest this CPU runs
+	Cached     bool         // write generated datasets through the page cache (shard.CreateOptions.Cached)
 	Command    string       // the command line, recorded in the report
 	Log        *slog.Logger // progress lines; nil: none
 }
@@ -213,21 +214,20 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if o.Kernel != "" {
-		if err := gibbs.SetKernel(o.Kernel); err != nil {
-			return nil, err
-		}
+	kernel := o.Kernel
+	if kernel == "" {
+		kernel = gibbs.Kernels()[0]
 	}
 	gen := make(map[Size]float64) // seconds spent generating each dataset in this run
 	rep := &Report{Command: o.Command, Started: time.Now().UTC(), Machine: machine(),
 		Warmup: o.Warmup, Sweeps: o.Sweeps, StreamReps: o.StreamReps, Prior: o.Prior, LoadBefore: loadAvg(),
-		Kernel: gibbs.Kernel(), Kernels: gibbs.Kernels()}
+		Kernel: kernel, Kernels: gibbs.Kernels()}
 	// Generate every missing dataset first, so that the measurements (and
 	// the CPU profile) see only the sampler; each dataset is then opened
 	// just for its own measurements, so that its memory is not counted
 	// against another's.
 	for _, s := range o.Sizes {
-		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, log)
+		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, o.Cached, log)
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +245,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	mem := startSampler()
 	defer mem.close()
 	for _, s := range o.Sizes {
-		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, log)
+		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, o.Cached, log)
 		if err != nil {
 			stopProfile()
 			return nil, err
@@ -296,7 +296,7 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 
 	cfg := gibbs.DefaultConfig()
 	cfg.L, cfg.Seed, cfg.Workers = L, o.Seed, o.Workers
-	cfg.Init, cfg.Starts = gibbs.InitData, 1
+	cfg.Init, cfg.Starts, cfg.Kernel = gibbs.InitData, 1, o.Kernel
 	cfg.PriorZ, _ = samplerPrior(o.Prior) // validated by Options.Validate
 	cfg.PriorU, cfg.Noise = cfg.PriorZ, o.Noise
 	if o.Noise == gibbs.Dropout {

@@ -88,7 +88,7 @@ type dataset struct {
 // openDataset opens the planted dataset of size from the cache in work,
 // generating it first (and replacing a damaged or mismatched cache entry)
 // when needed.
-func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, log *slog.Logger) (*dataset, error) {
+func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, pageCached bool, log *slog.Logger) (*dataset, error) {
 	p, err := PlantedParams(size, density, seed)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	log.Info("generating planted dataset", "dir", dir, "cells", size.Cells, "genes", size.Genes,
 		"expected_density", ExpectedDensity(p), "bytes", 2*size.Entries()/8)
 	start := time.Now()
-	if err := simulate.WriteShards(ctx, dir, truth, replace); err != nil {
+	if err := simulate.WriteShards(ctx, dir, truth, shard.CreateOptions{Force: replace, Cached: pageCached}); err != nil {
 		return nil, fmt.Errorf("bench: generating %v into %s: %w", size, dir, err)
 	}
 	gen := time.Since(start).Seconds()

@@ -92,7 +92,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	ctx := context.Background()
 	work := t.TempDir()
 	size := Size{150, 70}
-	d, err := openDataset(ctx, work, size, DefaultDensity, 3, discard())
+	d, err := openDataset(ctx, work, size, DefaultDensity, 3, false, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	}
 	d.shards.Close()
 
-	d, err = openDataset(ctx, work, size, DefaultDensity, 3, discard())
+	d, err = openDataset(ctx, work, size, DefaultDensity, 3, false, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +111,12 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	}
 	d.shards.Close()
 
-	// A damaged cache entry is regenerated, to the same data.
+	// A damaged cache entry is regenerated, to the same data (written
+	// through the page cache this time).
 	if err := os.Remove(filepath.Join(d.dir, simulate.ShardsDir, shard.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	d, err = openDataset(ctx, work, size, DefaultDensity, 3, discard())
+	d, err = openDataset(ctx, work, size, DefaultDensity, 3, true, discard())
 	if err != nil {
 		t.Fatal(err)
 	}

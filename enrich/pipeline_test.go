@@ -21,6 +21,7 @@ import (
 	"scpipe/enrich"
 	"scpipe/ingest"
 	"scpipe/pipeline"
+	"scpipe/shard"
 	"scpipe/simulate"
 )
 
@@ -65,7 +66,7 @@ func TestPlantedProgramsEnrich(t *testing.T) {
 	}
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
-	if err := simulate.WriteShards(context.Background(), sim, truth, false); err != nil {
+	if err := simulate.WriteShards(context.Background(), sim, truth, shard.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	run := fit(t, filepath.Join(sim, simulate.ShardsDir), dir, "4", 2, 30)

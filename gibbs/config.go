@@ -147,11 +147,27 @@ type Config struct {
 	// seeds derived from Seed; the one with the highest log-likelihood is
 	// kept and continued. Starts = 1 runs a single chain keyed by Seed.
 	Starts, StartSweeps int
+	// Kernel names the sweep kernel, one of Kernels; "" picks the fastest
+	// this build and CPU run (the first). Every kernel gives bit-identical
+	// results, so the choice only measures one against another.
+	Kernel string
 }
 
-// DefaultConfig returns the defaults: L = 2, 100 burn-in and 100 sample
-// sweeps, seed 1, uniform priors, the paper's random initialisation, λ
-// starting at 1 and re-estimated after each sweep, and 4 starts of 10 sweeps.
+// DefaultConfig returns the paper's sampler: L = 2, 100 burn-in and 100
+// sample sweeps, seed 1, uniform priors, the Symmetric likelihood with λ
+// starting at 1 and re-estimated after each sweep, the paper's random
+// initialisation, 4 starts of 10 sweeps, one background for every cell,
+// no housekeeping code, and the fastest kernel.
+//
+// They are the paper's model, for binary data of any kind, and stay so:
+// the package's tests and pinned digests start from them. `scpipe fit`
+// (pipeline.DefaultFitConfig) changes what single-cell expression needs:
+// the Dropout likelihood with 8 per-cell background levels (a cell's
+// depth would otherwise take codes), codes seeded from cell types
+// (InitCluster; a random start collapses on sparse data), a housekeeping
+// code, L = 2..10, and the paper's single-cell burn-in of 25 sweeps, whose
+// 4 starts take 5 sweeps each: every start is swept, so starts of 10 would
+// cost 40 sweeps, more than the whole burn-in.
 func DefaultConfig() Config {
 	return Config{
 		L:           2,
@@ -193,6 +209,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: Starts = %d", ErrConfig, c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
 		return fmt.Errorf("%w: StartSweeps = %d outside 1..BurnIn (%d)", ErrConfig, c.StartSweeps, c.BurnIn)
+	}
+	if err := checkKernel(c.Kernel); err != nil {
+		return err
 	}
 	for _, p := range []struct {
 		name string

@@ -3,6 +3,7 @@ package gibbs
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -18,11 +19,11 @@ func Kernels() []string {
 	return append(vectorKernelNames(), GoKernel)
 }
 
-// Kernel names the kernel that Samplers created from now on sweep with: the
-// first of Kernels unless SetKernel chose another.
-func Kernel() string {
-	if useVectorKernel {
-		return vectorKernelName()
+// Kernel names the kernel s sweeps with, one of Kernels (see
+// Config.Kernel).
+func (s *Sampler) Kernel() string {
+	if s.vector {
+		return s.kernel.name
 	}
 	return GoKernel
 }
@@ -36,33 +37,26 @@ func vectorKernelNames() []string {
 	return names
 }
 
-// setVectorKernel makes the sweeps use the named vector kernel.
-func setVectorKernel(name string) bool {
+// kernelNamed returns the kernel that Config.Kernel = name (validated)
+// selects: whether it is a vector kernel, and which.
+func kernelNamed(name string) (vector bool, k vectorKernel) {
+	if name == "" && len(vectorKernels) > 0 {
+		return true, vectorKernels[0]
+	}
 	for _, k := range vectorKernels {
 		if k.name == name {
-			coverSumsVec, useVectorKernel = k, true
-			return true
+			return true, k
 		}
 	}
-	return false
+	return false, vectorKernel{}
 }
 
-// vectorKernelName names the vector kernel the sweeps use.
-func vectorKernelName() string { return coverSumsVec.name }
-
-// SetKernel makes Samplers created from now on sweep with the named
-// kernel, one of Kernels, for measuring one against another; Samplers
-// already created keep theirs. It must not be called concurrently with
-// NewSampler.
-func SetKernel(name string) error {
-	if name == GoKernel {
-		useVectorKernel = false
+// checkKernel reports an error unless name is "" or one of Kernels.
+func checkKernel(name string) error {
+	if name == "" || slices.Contains(Kernels(), name) {
 		return nil
 	}
-	if !setVectorKernel(name) {
-		return fmt.Errorf("gibbs: kernel %q: this build and CPU run %s", name, strings.Join(Kernels(), ", "))
-	}
-	return nil
+	return fmt.Errorf("%w: kernel %q: this build and CPU run %s", ErrConfig, name, strings.Join(Kernels(), ", "))
 }
 
 // A kernel reports two counts packed in one uint64, a in the low 32 bits and
@@ -100,7 +94,7 @@ func splitCounts(v uint64) (a, b int64) { return int64(v & (1<<32 - 1)), int64(v
 // The reference it must equal is refCondSum in kernel_test.go. It is also
 // the Go twin of the vector kernel (vecRow and coverSums in
 // kernel_amd64.go), which stepSpec.scan uses instead when Sampler.vector is
-// set.
+// set (Config.Kernel).
 func condSums(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uint64) (rowCounts uint64) {
 	return condSumsMode(acc, active, want, L, codes, x, obs, true)
 }

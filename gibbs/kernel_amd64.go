@@ -50,19 +50,6 @@ func (k vectorKernel) hasSumsX() bool { return k.sumsX != nil }
 // coverSumsFunc is the signature of coverSums and its variants.
 type coverSumsFunc func(planes, x, obs *uint64, n int, buf *vecScratch, act *[MaxL]int, na int, wnt, sel *[MaxL]int, nw int, res *[MaxL]uint64) uint64
 
-// useVectorKernel selects the vector kernel for the sweeps; it is decided
-// at start-up (the fastest this CPU runs), and SetKernel or tests change it.
-// coverSumsVec is the variant the sweeps call.
-var (
-	useVectorKernel = len(vectorKernels) > 0
-	coverSumsVec    = func() vectorKernel {
-		if len(vectorKernels) == 0 {
-			return vectorKernel{}
-		}
-		return vectorKernels[0]
-	}()
-)
-
 // vecChunk is the number of words coverSums treats per chunk: the chunk's two
 // coverage masks (1 KiB) and its words of x stay in L1 while every code is
 // summed over them. kernel_amd64.s assumes 64.

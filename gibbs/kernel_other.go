@@ -2,24 +2,19 @@
 
 package gibbs
 
-// useVectorKernel is false: this build has no vector kernel. On amd64
-// without the purego tag, kernel_amd64.go adds the assembly ones.
-var useVectorKernel = false
-
 // vectorKernel names an assembly variant of the vector kernel: there are
-// none in this build (vectorKernels is empty, coverSumsVec the zero value).
+// none in this build (vectorKernels is empty), so every Sampler sweeps with
+// the Go kernel. On amd64 without the purego tag, kernel_amd64.go lists the
+// assembly ones.
 type vectorKernel struct{ name string }
 
-var (
-	vectorKernels []vectorKernel
-	coverSumsVec  vectorKernel
-)
+var vectorKernels []vectorKernel
 
 // vecScratch is the vector kernel's scratch space: none in this build.
 type vecScratch struct{}
 
 // vecRow is the vector kernel's per-row state: none in this build, whose
-// sweeps never call its methods (useVectorKernel is false); they exist so
+// sweeps never call its methods (Sampler.vector is false); they exist so
 // that stepSpec.scan compiles everywhere. As the other packages' stand-ins
 // for assembly do, they do no work: scans sum nothing and report no
 // mismatch.

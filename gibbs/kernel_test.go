@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -287,17 +288,13 @@ func TestAcceptMatchesExp(t *testing.T) {
 	}
 }
 
-// TestKernels: the portable kernel is always there and last; SetKernel
-// selects each kernel for Samplers created afterwards, keeps those already
-// created on theirs, and refuses a name this CPU cannot run.
+// TestKernels: the portable kernel is always there and last; Config.Kernel
+// selects each kernel for its own Sampler ("" the first), and an unknown
+// name is refused with the list of kernels.
 func TestKernels(t *testing.T) {
 	ks := Kernels()
 	if len(ks) == 0 || ks[len(ks)-1] != GoKernel {
 		t.Fatalf("Kernels() = %v, want the Go kernel last", ks)
-	}
-	defer SetKernel(ks[0])
-	if Kernel() != ks[0] {
-		t.Fatalf("default kernel %s, want the first of %v", Kernel(), ks)
 	}
 	data, err := NewData(randomMatrix(&testRNG{s: 1}, 70, 50, 0.2, 0), nil, 0)
 	if err != nil {
@@ -305,36 +302,24 @@ func TestKernels(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.StartSweeps = 3, 1, 1, 1
-	before, err := NewSampler(data, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range ks {
-		if err := SetKernel(k); err != nil {
-			t.Fatal(err)
-		}
+	for _, k := range append([]string{""}, ks...) {
+		cfg.Kernel = k
 		s, err := NewSampler(data, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if Kernel() != k || s.vector != (k != GoKernel) || (s.vector && s.kernel.name != k) {
-			t.Errorf("SetKernel(%s): Kernel() = %s, sampler vector %v kernel %q", k, Kernel(), s.vector, s.kernel.name)
+		want := k
+		if k == "" {
+			want = ks[0]
+		}
+		if s.Kernel() != want || s.vector != (want != GoKernel) || (s.vector && s.kernel.name != want) {
+			t.Errorf("Kernel %q: sampler's Kernel() = %s, vector %v, variant %q; want %s", k, s.Kernel(), s.vector, s.kernel.name, want)
 		}
 	}
-	if before.vector != (ks[0] != GoKernel) || before.kernel.name != coverSumsVecDefault().name {
-		t.Errorf("a sampler created before SetKernel changed kernel: vector %v, %q", before.vector, before.kernel.name)
+	cfg.Kernel = "avx9000"
+	if _, err := NewSampler(data, cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), GoKernel) {
+		t.Errorf("unknown kernel: error %v, want ErrConfig listing the kernels", err)
 	}
-	if err := SetKernel("avx9000"); err == nil || !strings.Contains(err.Error(), GoKernel) {
-		t.Errorf("unknown kernel: error %v, want one listing the kernels", err)
-	}
-}
-
-// coverSumsVecDefault is the variant chosen at start-up.
-func coverSumsVecDefault() vectorKernel {
-	if len(vectorKernels) == 0 {
-		return vectorKernel{}
-	}
-	return vectorKernels[0]
 }
 
 // TestCondSumsLiftMatchesCounts checks condSumsLift against condSums and a

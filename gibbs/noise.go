@@ -154,3 +154,27 @@ func initialRates(cfg *Config, density float64) rates {
 	}
 	return rates{on: on, off: off}
 }
+
+// mleLambda returns λ maximising σ(λ)^P σ(−λ)^(obs−P) over λ ≥ 0, with
+// σ(λ) = P/obs clamped to [1/2, 1 − 1/(2·obs)]: λ is finite when every entry
+// is predicted correctly, and 0 (the data carry no signal) when at most half
+// are. Without observed entries λ is left unchanged.
+func mleLambda(correct, observed int64, old float64) float64 {
+	if observed == 0 {
+		return old
+	}
+	p := float64(correct) / float64(observed)
+	p = min(max(p, 0.5), 1-0.5/float64(observed))
+	return math.Log(p) - math.Log1p(-p)
+}
+
+// logLik returns P·log σ(λ) + (obs−P)·log σ(−λ).
+func logLik(correct, observed int64, lambda float64) float64 {
+	// log σ(λ) = −softplus(−λ); softplus(t) = max(t, 0) + log1p(e^−|t|).
+	sp := math.Log1p(math.Exp(-math.Abs(lambda)))
+	logPos := -(max(-lambda, 0) + sp)
+	logNeg := -(max(lambda, 0) + sp)
+	// The conversions forbid fusing into FMAs (GOAMD64=v3, arm64), which
+	// would change the last bit of the result with the build.
+	return float64(float64(correct)*logPos) + float64(float64(observed-correct)*logNeg)
+}

@@ -84,17 +84,12 @@ func TestSweepDigestsPinned(t *testing.T) {
 			cfg.Workers, cfg.Init, cfg.Seed = tc.workers, tc.init, 42
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
 			// Every kernel this CPU runs: the default, the other assembly
-			// variants, and the Go kernel with the vector path switched off.
+			// variants, and the Go kernel.
 			for _, kernel := range Kernels() {
+				cfg.Kernel = kernel
 				s, err := NewSampler(data, cfg)
 				if err != nil {
 					t.Fatal(err)
-				}
-				s.vector = kernel != GoKernel
-				for _, k := range vectorKernels {
-					if k.name == kernel {
-						s.kernel = k
-					}
 				}
 				res, err := s.Run(context.Background(), nil)
 				if err != nil {
@@ -126,10 +121,10 @@ func TestStepTotalsFull(t *testing.T) {
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = 10, 8, 6, 2, 3
 	cfg.Workers, cfg.Init, cfg.Seed = 1, InitRandom, 42
 	cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
-	kernels := []vectorKernel{{}} // the zero value: the Go kernel
+	kernels := []string{GoKernel}
 	for _, k := range vectorKernels {
 		if k.hasSumsX() {
-			kernels = append(kernels, k)
+			kernels = append(kernels, k.name)
 		}
 	}
 	for _, k := range kernels {
@@ -138,17 +133,17 @@ func TestStepTotalsFull(t *testing.T) {
 			if room > 1 {
 				totalsPerRows = 1
 			}
+			cfg.Kernel = k
 			s, err := NewSampler(data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.vector, s.kernel = k.name != "", k
 			res, err := s.Run(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := runDigest(s, res); got != want {
-				t.Errorf("kernel %q, cache room %d: digest %s, want %s", k.name, room, got, want)
+				t.Errorf("kernel %q, cache room %d: digest %s, want %s", k, room, got, want)
 			}
 		}
 	}

@@ -1,11 +1,15 @@
 package gibbs
 
-import "math"
+import (
+	"math"
+
+	"scpipe/internal/splitmix"
+)
 
 // testRNG is a deterministic generator for test fixtures (SplitMix64).
 type testRNG struct{ s uint64 }
 
-func (r *testRNG) next() uint64 { r.s += golden; return mix64(r.s) }
+func (r *testRNG) next() uint64 { r.s += splitmix.Golden; return splitmix.Mix(r.s) }
 
 func (r *testRNG) float() float64 { return float64(r.next()>>11) * 0x1p-53 }
 

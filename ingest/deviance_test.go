@@ -124,7 +124,7 @@ func toBatches(es []refEntry, lens []int) []*batch {
 // and completes them.
 func passDeviance(t *testing.T, src source, cells, genes int, kept []bool, split passSplit) []float64 {
 	t.Helper()
-	s, err := createSpill(filepath.Join(t.TempDir(), "out"), spillMemory)
+	s, err := createSpill(filepath.Join(t.TempDir(), "out"), spillMemory, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestDevianceTooLarge(t *testing.T) {
 	kept := []bool{true, true}
 	for _, v := range []float64{maxDevValue, 1e300} {
 		src := batchSource{batches: []*batch{{cell: []int32{0, 0, 1}, gene: []int32{0, 1, 1}, val: []float64{1, v, 2}}}}
-		s, err := createSpill(filepath.Join(t.TempDir(), "out"), spillMemory)
+		s, err := createSpill(filepath.Join(t.TempDir(), "out"), spillMemory, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,6 +57,11 @@ type Options struct {
 	MinGenes int
 	// Force replaces an existing Output.
 	Force bool
+	// Cached writes the shards and the temporary entry file through the
+	// page cache instead of around it with O_DIRECT (see
+	// shard.CreateOptions.Cached): on network file systems such as NFS
+	// each direct write waits for the server.
+	Cached bool
 	// GenesFile and BarcodesFile name the side files of a bare Matrix Market
 	// file; they override the files found beside a matrix.mtx(.gz).
 	GenesFile    string

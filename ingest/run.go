@@ -88,7 +88,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 
 	prog := &progress{fn: opt.Progress, total: 2 * max(nnz, 0)}
 	t0 := time.Now()
-	spill, err := createSpill(opt.Output, spillMemory)
+	spill, err := createSpill(opt.Output, spillMemory, opt.Cached)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		"genes_kept", rep.GenesOut, "cells_kept", rep.CellsOut, "dropped_by_feature_type", dropped, "elapsed", rep.Count)
 
 	t1 := time.Now()
-	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force})
+	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force, Cached: opt.Cached})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}

@@ -112,8 +112,9 @@ func spillFrameCap() int { return directio.RoundUp(8 + spillFrame + 64<<10) }
 // file is created at once, so that an output folder that cannot be written
 // fails before the counting pass. It is named after the output
 // (.OUT.spill-<hex>, see outlock.TempFile), so that the next ingest into
-// the same output removes the file a killed one left.
-func createSpill(output string, memory int) (*spillWriter, error) {
+// the same output removes the file a killed one left. Its frames go
+// around the page cache (O_DIRECT) unless cached is set.
+func createSpill(output string, memory int, cached bool) (*spillWriter, error) {
 	if err := os.MkdirAll(filepath.Dir(filepath.Clean(output)), 0o777); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
@@ -121,7 +122,9 @@ func createSpill(output string, memory int) (*spillWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: creating the temporary entry file: %w", err)
 	}
-	directio.Set(f, true) // or through the page cache where refused
+	if !cached {
+		directio.Set(f, true) // or through the page cache where refused
+	}
 	s := &spillWriter{
 		f: f, buf: directio.Aligned(spillFrameCap())[:8], last: -1, sorted: true, memLeft: memory,
 		out: make(chan []byte, spillQueue), spare: make(chan []byte, spillQueue+1), werr: make(chan error, 1),

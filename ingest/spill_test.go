@@ -15,7 +15,8 @@ import (
 
 // TestSpillRoundTrip writes runs through a spill (several frames, cells in
 // order or shuffled, genes sorted or not, runs of one cell split in two;
-// frames in the file, in memory or both) and checks that reading it back
+// frames in the file, in memory or both; the file written around the page
+// cache or through it) and checks that reading it back
 // yields every gene of every cell, with concurrent callbacks only for
 // sorted spills, and releases the frames held in memory.
 func TestSpillRoundTrip(t *testing.T) {
@@ -26,21 +27,24 @@ func TestSpillRoundTrip(t *testing.T) {
 		shuffleCells   bool
 		shuffleGenes   bool
 		wantConcurrent bool
-		maxGap         int // gaps of up to 31 all fit one byte
-		memFrames      int // frame buffers the spill may keep in memory
+		maxGap         int  // gaps of up to 31 all fit one byte
+		memFrames      int  // frame buffers the spill may keep in memory
+		cached         bool // the file goes through the page cache
 	}{
-		{"sorted", false, false, true, 200, 0},
-		{"sorted-small-gaps", false, false, true, 31, 0},
-		{"unsorted-genes", false, true, true, 200, 0},
-		{"unsorted-cells", true, false, false, 200, 0},
-		{"sorted-in-memory", false, false, true, 200, 1 << 20},
-		{"sorted-both", false, false, true, 200, 2},
-		{"unsorted-cells-both", true, false, false, 200, 2},
+		{"sorted", false, false, true, 200, 0, false},
+		{"sorted-cached", false, false, true, 200, 0, true},
+		{"sorted-small-gaps", false, false, true, 31, 0, false},
+		{"unsorted-genes", false, true, true, 200, 0, false},
+		{"unsorted-cells", true, false, false, 200, 0, false},
+		{"unsorted-cells-cached", true, false, false, 200, 0, true},
+		{"sorted-in-memory", false, false, true, 200, 1 << 20, false},
+		{"sorted-both", false, false, true, 200, 2, false},
+		{"unsorted-cells-both", true, false, false, 200, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rng := rand.New(rand.NewPCG(1, 2))
-			s, err := createSpill(filepath.Join(t.TempDir(), "out"), tc.memFrames*spillFrameCap())
+			s, err := createSpill(filepath.Join(t.TempDir(), "out"), tc.memFrames*spillFrameCap(), tc.cached)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +160,7 @@ func TestSpillCorrupt(t *testing.T) {
 	for _, off := range []int64{0, 4, 8, 9, 100} {
 		t.Run(fmt.Sprint(off), func(t *testing.T) {
 			t.Parallel()
-			s, err := createSpill(filepath.Join(t.TempDir(), "out"), 0)
+			s, err := createSpill(filepath.Join(t.TempDir(), "out"), 0, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -107,7 +107,7 @@ type countResult struct {
 func runCountPass(t *testing.T, src source, cells, genes int, kept []bool, split passSplit) countResult {
 	t.Helper()
 	// Two frames in memory, the rest in the file.
-	s, err := createSpill(filepath.Join(t.TempDir(), "out"), 2*spillFrameCap())
+	s, err := createSpill(filepath.Join(t.TempDir(), "out"), 2*spillFrameCap(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestCountRangesFirstError(t *testing.T) {
 	src := rangeSource{batchSource: batchSource{batches: genBatches(rng, lens, cells, genes, 20, true)}, fail: map[int]bool{13: true, 17: true, 30: true},
 		slow: map[int]time.Duration{13: 50 * time.Millisecond}} // 17 fails first
 	for _, workers := range []int{1, 2, 3, 8} {
-		s, err := createSpill(filepath.Join(t.TempDir(), "out"), spillMemory)
+		s, err := createSpill(filepath.Join(t.TempDir(), "out"), spillMemory, false)
 		if err != nil {
 			t.Fatal(err)
 		}

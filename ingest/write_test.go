@@ -184,7 +184,7 @@ type cellGenes struct {
 // was sorted, the bits set and the repeats.
 func writeRuns(t *testing.T, dir string, runs []cellGenes, p *filterPlan) (w *shard.Writer, sorted bool, ones int64, dups repeats) {
 	t.Helper()
-	spill, err := createSpill(filepath.Join(dir, "s"), 3*spillFrameCap()) // three frames in memory, the rest in the file
+	spill, err := createSpill(filepath.Join(dir, "s"), 3*spillFrameCap(), false) // three frames in memory, the rest in the file
 	if err != nil {
 		t.Fatal(err)
 	}

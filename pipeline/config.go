@@ -65,7 +65,7 @@ type FitConfig struct {
 // single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
 // two chains (for the convergence checks), uniform priors, 1% of entries
 // held out, dropout noise, codes seeded from cell types and a housekeeping
-// code.
+// code. gibbs.DefaultConfig says why they differ from the sampler's own.
 func DefaultFitConfig() FitConfig {
 	return FitConfig{
 		L:                 LSizes{2, 3, 4, 5, 6, 7, 8, 9, 10},

@@ -25,6 +25,7 @@ type DemoOptions struct {
 	Log        *slog.Logger
 	Progress   progress.Mode
 	ProgressTo io.Writer
+	Cached     bool // ingest through the page cache (ingest.Options.Cached)
 }
 
 // DemoFitConfig is the fit the demo runs: L = 2..8 with two chains, short
@@ -69,7 +70,7 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) error {
 		return err
 	}
 	in := ingest.DefaultOptions()
-	in.Input, in.Output, in.Logger = data, shards, o.Log
+	in.Input, in.Output, in.Logger, in.Cached = data, shards, o.Log, o.Cached
 	if _, err := ingest.Run(ctx, in); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"scpipe/codematch"
 	"scpipe/gibbs"
+	"scpipe/internal/splitmix"
 	"scpipe/progress"
 	"scpipe/rundir"
 	"scpipe/shard"
@@ -282,10 +283,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 // chainSeed derives the seed of one (L, chain) from the master seed with
 // the SplitMix64 finaliser, so that fits are independent streams.
 func chainSeed(seed uint64, L, chain int) uint64 {
-	z := seed ^ uint64(L)<<32 ^ uint64(chain)
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+	return splitmix.Mix(seed ^ uint64(L)<<32 ^ uint64(chain))
 }
 
 // fitOne runs (or resumes, or skips when complete) the fit of one
@@ -309,7 +307,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	label := fmt.Sprintf("L=%d chain %d", L, chain)
-	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", gibbs.Kernel())
+	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
 	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
 	save := func() error {
 		payload, err := s.MarshalBinary()

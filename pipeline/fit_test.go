@@ -17,6 +17,7 @@ import (
 
 	"scpipe/codematch"
 	"scpipe/rundir"
+	"scpipe/shard"
 	"scpipe/simulate"
 )
 
@@ -49,7 +50,7 @@ func plantedShards(t *testing.T, p simulate.Params) (string, *simulate.Truth) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "sim")
-	if err := simulate.WriteShards(context.Background(), dir, tr, false); err != nil {
+	if err := simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, simulate.ShardsDir), tr
@@ -383,4 +384,18 @@ func TestFitRefusesBadInput(t *testing.T) {
 			return os.Truncate(p, fi.Size()-8)
 		})
 	})
+}
+
+// TestChainSeedPinned pins the seeds of a few (L, chain) fits as earlier
+// versions derived them: a resumed run must continue the same chains.
+func TestChainSeedPinned(t *testing.T) {
+	for _, tc := range []struct {
+		seed     uint64
+		L, chain int
+		want     uint64
+	}{{1, 2, 1, 0xb0416fd02161f27e}, {1, 10, 3, 0xd1ef42b91439bade}, {42, 5, 2, 0x2d7d3a995a07f5be}} {
+		if got := chainSeed(tc.seed, tc.L, tc.chain); got != tc.want {
+			t.Errorf("chainSeed(%d, %d, %d) = %#x, want %#x", tc.seed, tc.L, tc.chain, got, tc.want)
+		}
+	}
 }

@@ -26,6 +26,13 @@ type holdout struct {
 
 // row writes the held-out entries of cell n (a subset of observed, which
 // has D bits) into dst.
+//
+// Its stream is math/rand/v2's PCG keyed by (Seed, n) rather than
+// SplitMix64 (package splitmix): bernoulli.Each draws from a *rand.Rand,
+// as the simulations' rows do, and the entries must stay those that runs
+// already on disk held out, since Summarise regenerates them to score the
+// fits; another generator would score entries the fits had seen
+// (TestHoldoutPinned).
 func (h holdout) row(n, D int, observed, dst []uint64) {
 	clear(dst)
 	if h.Frac <= 0 {

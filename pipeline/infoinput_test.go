@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"scpipe/rundir"
+	"scpipe/shard"
 	"scpipe/simulate"
 )
 
@@ -25,7 +26,7 @@ func TestInfoOnOtherThanShards(t *testing.T) {
 	if err := simulate.WriteMTX(context.Background(), mtx, tr, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := simulate.WriteShards(context.Background(), sim, tr, false); err != nil {
+	if err := simulate.WriteShards(context.Background(), sim, tr, shard.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "run")

@@ -23,10 +23,12 @@ import (
 type CreateOptions struct {
 	// Force replaces an existing destination at Commit instead of refusing.
 	Force bool
-	// Cached writes the files through the page cache instead of directly
-	// (where direct I/O is enabled): for a shard that is read as soon as it
-	// is written, such as a fit's hold-out mask, which would otherwise be
-	// read back from the disk.
+	// Cached writes the files through the page cache instead of around it
+	// with O_DIRECT (where the file system takes it): for a shard that is
+	// read as soon as it is written, such as a fit's hold-out mask, which
+	// would otherwise be read back from the disk, and on network file
+	// systems such as NFS, where each direct write waits for the server
+	// (the CLI's --no-direct-io).
 	Cached bool
 }
 

@@ -142,7 +142,7 @@ func TestDigitsNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "calc")
-	if err := WriteShards(context.Background(), dir, tr, false); err != nil {
+	if err := WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := shard.Open(filepath.Join(dir, ShardsDir))

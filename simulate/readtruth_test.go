@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"scpipe/shard"
 	"strings"
 	"testing"
 )
@@ -20,7 +21,7 @@ func TestReadTruth(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "sim")
-		if err := WriteShards(context.Background(), dir, tr, false); err != nil {
+		if err := WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := ReadTruth(filepath.Join(dir, TruthDir))

@@ -15,10 +15,12 @@ const ShardsDir = "shards"
 // dir/shards, with the truth in dir/truth: the route for data too large for
 // text. Missing entries (Params.Missing > 0) go into the shards' observed
 // mask. Memory stays O(cells + genes) whatever the size: rows are generated
-// one at a time and the shard writer maps its files.
-func WriteShards(ctx context.Context, dir string, t *Truth, force bool) error {
-	return commitDir(dir, force, func(tmp string) error {
-		sum, err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir))
+// one at a time and the shard writer maps its files. opts.Force replaces
+// an existing dir; opts.Cached writes the shards through the page cache
+// (see shard.CreateOptions).
+func WriteShards(ctx context.Context, dir string, t *Truth, opts shard.CreateOptions) error {
+	return commitDir(dir, opts.Force, func(tmp string) error {
+		sum, err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir), opts.Cached)
 		if err != nil {
 			return err
 		}
@@ -27,10 +29,10 @@ func WriteShards(ctx context.Context, dir string, t *Truth, force bool) error {
 }
 
 // writeShards writes the shards and counts the rows on the way, so that
-// every row is drawn once.
-func (t *Truth) writeShards(ctx context.Context, dst string) (Summary, error) {
+// every row is drawn once; cached writes them through the page cache.
+func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summary, error) {
 	masked := t.Missing > 0
-	w, err := shard.Create(dst, shard.Layout{Cells: t.Cells, Genes: t.Genes, Masked: masked}, shard.CreateOptions{})
+	w, err := shard.Create(dst, shard.Layout{Cells: t.Cells, Genes: t.Genes, Masked: masked}, shard.CreateOptions{Cached: cached})
 	if err != nil {
 		return Summary{}, err
 	}

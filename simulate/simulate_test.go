@@ -185,7 +185,7 @@ func TestWriteShards(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(t.TempDir(), "sim")
-		if err := WriteShards(context.Background(), dir, tr, false); err != nil {
+		if err := WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := shard.Open(filepath.Join(dir, ShardsDir))
@@ -228,5 +228,19 @@ func TestWriteShards(t *testing.T) {
 	tr, _ := New(Params{Cells: 5, Genes: 5, L: 1, Missing: 0.5})
 	if err := WriteMTX(context.Background(), filepath.Join(t.TempDir(), "x"), tr, false); err == nil {
 		t.Error("WriteMTX accepted missing entries")
+	}
+}
+
+// TestBarcodePinned pins barcodes that earlier versions wrote, so that a
+// change of the hash behind them (package splitmix) cannot pass unseen:
+// simulated folders would no longer match their earlier copies.
+func TestBarcodePinned(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "TTGGCTATCTCATGTC-1"}, {1, "CAATATCCGAAACGAG-1"}, {999, "ATCGCACAAGCAGTTG-1"}} {
+		if got := Barcode(tc.n); got != tc.want {
+			t.Errorf("Barcode(%d) = %s, want %s", tc.n, got, tc.want)
+		}
 	}
 }

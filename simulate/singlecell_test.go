@@ -438,7 +438,7 @@ func writeBoth(t *testing.T, p Params, workers int) map[string][]byte {
 		tr.Workers = workers
 		dir := filepath.Join(t.TempDir(), "sim")
 		if shards {
-			err = WriteShards(context.Background(), dir, tr, false)
+			err = WriteShards(context.Background(), dir, tr, shard.CreateOptions{})
 		} else {
 			err = WriteMTX(context.Background(), dir, tr, false)
 		}
@@ -577,7 +577,7 @@ func TestEachBlockStops(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
-	if err := WriteShards(ctx, filepath.Join(t.TempDir(), "x"), tr, false); !errors.Is(err, context.Canceled) {
+	if err := WriteShards(ctx, filepath.Join(t.TempDir(), "x"), tr, shard.CreateOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("WriteShards with a cancelled context: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"scpipe/internal/outlock"
+	"scpipe/internal/splitmix"
 )
 
 // Output folder layout of a simulation (see WriteMTX and WriteShards).
@@ -38,20 +39,13 @@ func GeneName(g int) string { return fmt.Sprintf("Gene%d", g+1) }
 // Barcode returns a 10x-style barcode (16 bases and "-1") determined by n.
 func Barcode(n int) string {
 	const bases = "ACGT"
-	h := mix(uint64(n) + 0x9e3779b97f4a7c15)
+	h := splitmix.At(uint64(n), 0)
 	b := make([]byte, 0, 18)
 	for range 16 {
 		b = append(b, bases[h&3])
 		h >>= 2
 	}
 	return string(append(b, "-1"...))
-}
-
-// mix is the SplitMix64 finaliser.
-func mix(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
 }
 
 // Summary counts what a simulation produced.

@@ -75,7 +75,7 @@ entries/11,000 cells) or CELLSxGENES shapes:
 				return fmt.Errorf("bench: --noise: %w", err)
 			}
 			o.CPUProfile, o.Force, o.Kernel = c.String("cpuprofile"), c.Bool("force"), c.String("kernel")
-			o.Command, o.Log = strings.Join(os.Args, " "), env.log
+			o.Command, o.Log, o.Cached = strings.Join(os.Args, " "), env.log, env.cached
 			rep, err := bench.Run(c.Context, o)
 			if err != nil {
 				return err

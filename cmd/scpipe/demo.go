@@ -30,7 +30,7 @@ scores per L, and how well each planted program was recovered.
 			}
 			return pipeline.Demo(c.Context, os.Stdout, pipeline.DemoOptions{
 				Dir: c.String("output"), Force: c.Bool("force"), Threads: env.threads,
-				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
+				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr, Cached: env.cached,
 			})
 		},
 	}

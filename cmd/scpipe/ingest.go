@@ -109,7 +109,7 @@ Examples:
 					return fmt.Errorf("--select-genes %d: want a positive number of genes", o.SelectGenes)
 				}
 			}
-			o.Logger = env.log
+			o.Logger, o.Cached = env.log, env.cached
 			var meter *progress.Meter
 			o.Progress = func(done, total int64) {
 				if meter == nil {

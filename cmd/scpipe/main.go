@@ -16,7 +16,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/internal/directio"
 	"scpipe/progress"
 )
 
@@ -79,6 +78,7 @@ type runEnv struct {
 	log      *slog.Logger
 	threads  int
 	progress progress.Mode
+	cached   bool // --no-direct-io: the writers' Cached option
 }
 
 func newEnv(c *cli.Context) (runEnv, error) {
@@ -87,13 +87,12 @@ func newEnv(c *cli.Context) (runEnv, error) {
 		return runEnv{}, fmt.Errorf("--threads must be at least 1 (got %d)", threads)
 	}
 	runtime.GOMAXPROCS(threads)
-	directio.SetEnabled(!c.Bool("no-direct-io"))
 	level, mode := slog.LevelInfo, progress.Auto
 	if c.Bool("quiet") {
 		level, mode = slog.LevelWarn, progress.Quiet
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	return runEnv{log: log, threads: threads, progress: mode}, nil
+	return runEnv{log: log, threads: threads, progress: mode, cached: c.Bool("no-direct-io")}, nil
 }
 
 // oneArg returns the single positional argument of a command, naming what it

@@ -17,6 +17,7 @@ import (
 	"scpipe/enrich"
 	"scpipe/pipeline"
 	"scpipe/rundir"
+	"scpipe/shard"
 	"scpipe/simulate"
 )
 
@@ -336,6 +337,64 @@ func TestFitConfigPrecedence(t *testing.T) {
 		}
 		if got.L.String() != tt.wantL || got.Chains != tt.wantChains || got.Threads != tt.wantThread {
 			t.Errorf("%v (SCPIPE_THREADS=%q): L=%q chains=%d threads=%d; want %q, %d, %d", tt.args, tt.env, got.L, got.Chains, got.Threads, tt.wantL, tt.wantChains, tt.wantThread)
+		}
+	}
+}
+
+// TestNoDirectIO: --no-direct-io (and SCPIPE_NO_DIRECT_IO) writes the
+// same shards as the default, for ingest and for simulate --shards; only
+// the route to the disk differs.
+func TestNoDirectIO(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if err := run(t, "simulate", "-o", sim, "--cells", "300", "--genes", "150", "--L", "2", "--seed", "5", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args func(out string, noDirect bool) []string
+		sub  string // the shards' folder under out
+	}{
+		{"ingest", func(out string, noDirect bool) []string {
+			a := []string{"ingest", sim, "-o", out, "--quiet"}
+			if noDirect {
+				a = append(a, "--no-direct-io")
+			}
+			return a
+		}, ""},
+		{"simulate", func(out string, noDirect bool) []string {
+			a := []string{"simulate", "-o", out, "--shards", "--cells", "300", "--genes", "150", "--L", "2", "--seed", "5", "--missing", "0.1", "--quiet"}
+			if noDirect {
+				a = append(a, "--no-direct-io")
+			}
+			return a
+		}, simulate.ShardsDir},
+	} {
+		direct, cached := filepath.Join(dir, tc.name+"-direct"), filepath.Join(dir, tc.name+"-cached")
+		if err := run(t, tc.args(direct, false)...); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if err := run(t, tc.args(cached, true)...); err != nil {
+			t.Fatalf("%s --no-direct-io: %v", tc.name, err)
+		}
+		files, err := os.ReadDir(filepath.Join(direct, tc.sub))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range files {
+			if f.Name() == shard.ManifestName {
+				continue // it names the output path
+			}
+			a, errA := os.ReadFile(filepath.Join(direct, tc.sub, f.Name()))
+			b, errB := os.ReadFile(filepath.Join(cached, tc.sub, f.Name()))
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s: %s differs with --no-direct-io (%v, %v)", tc.name, f.Name(), errA, errB)
+			}
+			n++
+		}
+		if n == 0 {
+			t.Errorf("%s: no shard files compared in %s", tc.name, direct)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/shard"
 	"scpipe/simulate"
 )
 
@@ -101,7 +102,7 @@ for any -j.
 			t.Workers = env.threads
 			out := c.String("output")
 			if c.Bool("shards") {
-				err = simulate.WriteShards(c.Context, out, t, c.Bool("force"))
+				err = simulate.WriteShards(c.Context, out, t, shard.CreateOptions{Force: c.Bool("force"), Cached: env.cached})
 			} else {
 				err = simulate.WriteMTX(c.Context, out, t, c.Bool("force"))
 			}

@@ -13,23 +13,19 @@
 // be multiples of the device's logical block size. Align, the page size,
 // is a multiple of every Linux block device's; Aligned allocates such
 // buffers.
+//
+// Whether to go around the page cache is the caller's choice, per file:
+// network file systems such as NFS, where each direct write is a
+// synchronous round trip to the server, are better off without it, so the
+// writers take an option (shard.CreateOptions.Cached, ingest's
+// Options.Cached) that leaves Set and WriteNew uncalled.
 package directio
 
 import (
 	"errors"
 	"os"
-	"sync/atomic"
 	"unsafe"
 )
-
-// disabled turns direct I/O off for the process (SetEnabled).
-var disabled atomic.Bool
-
-// SetEnabled turns direct I/O on (the default) or off for the whole
-// process: off, Set never sets O_DIRECT and everything goes through the
-// page cache. Network file systems such as NFS, where each direct write is
-// a synchronous round trip to the server, are better off without it.
-func SetEnabled(on bool) { disabled.Store(!on) }
 
 // Align is the alignment of buffers, offsets and lengths that direct I/O
 // is given.

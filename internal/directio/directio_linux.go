@@ -9,11 +9,8 @@ import (
 
 // Set sets or clears f's O_DIRECT flag and reports whether it now has the
 // asked state; file systems without direct I/O (tmpfs on older kernels,
-// some network file systems) refuse it, and so does SetEnabled(false).
+// some network file systems) refuse it.
 func Set(f *os.File, on bool) bool {
-	if on && disabled.Load() {
-		return false
-	}
 	fd := uintptr(f.Fd())
 	flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
 	if err != nil {

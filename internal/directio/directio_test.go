@@ -57,27 +57,3 @@ func TestWriteNew(t *testing.T) {
 		}
 	}
 }
-
-// TestDisabled checks that SetEnabled(false) keeps O_DIRECT off and that
-// files are still written whole.
-func TestDisabled(t *testing.T) {
-	SetEnabled(false)
-	defer SetEnabled(true)
-	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if Set(f, true) {
-		t.Fatal("Set(f, true) succeeded with direct I/O disabled")
-	}
-	data := Aligned(1 << 20)
-	data[12345] = 7
-	if err := WriteNew(f, data); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(f.Name())
-	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("read back %d bytes (%v), want the %d written", len(got), err, len(data))
-	}
-}

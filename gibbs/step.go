@@ -1,0 +1,468 @@
+package gibbs
+
+import (
+	"math"
+	"math/bits"
+	"sync"
+)
+
+// The sweep's machinery. A sweep (sweepChain, or sweepLevels with per-cell
+// levels) is a Z step and a U step (stepSpec) followed by the update of the
+// likelihood's rates. A step updates its rows in parallel over blocks of 64
+// (runStep, rowsRange), 16 rows at a time (updateRows): a scan sums the
+// conditionals of the rows' pending codes (scan, with the Go or the vector
+// kernel), then the codes are decided in turn (decide, conditional,
+// accept) until a flip changes a row's coverage.
+
+// stepSpec describes one step: the rows to update (cells or genes), their own
+// codes, the other factor's codes and the data in the rows' orientation.
+type stepSpec struct {
+	rows   int
+	own    []uint64 // codes of the rows, interleaved (written)
+	other  []uint64 // codes of the columns, interleaved (read-only)
+	m      BitMatrix
+	mask   BitMatrix // nil: all observed
+	bounds []int
+	ones   []uint64
+	logit  []float64
+	// lik holds the rates of the step's likelihood; one and zero are the
+	// log-likelihood gains of covering an observed one and zero.
+	lik       rates
+	one, zero float64
+	symmetric bool // compute the conditional as the paper does, λ·(2·ones − entries)
+	// With per-cell levels: in the Z step, each row's (cell's) level and
+	// the gain of an observed one at each level; in the U step, the levels'
+	// bit planes over the columns (cells), and the gain of level 0 and the
+	// step between levels in lik.
+	rowLevel   []uint8
+	levelOne   [1 << MaxCellLevelBits]float64
+	lift       [][]uint64
+	liftBlock  []uint64 // lift's storage, liftStride words a plane (setLiftPlanes)
+	liftStride int
+	// rowCounts, when not nil, receives each row's counts after the step
+	// (packCounts: mispredicted, covered).
+	rowCounts []uint64
+	key       uint64
+	L         int
+	fixed     uint64 // codes the step leaves as they are (the Z step's clamped codes)
+	// live holds the codes whose bitset in other is not empty. A code with
+	// an empty one covers no column: its conditional sum is 0, it adds
+	// nothing to a row's coverage, and flipping it changes no other code's
+	// sum, so the kernel neither sums it nor re-scans a row after its flip.
+	live uint64
+	// planes, when not nil, holds other code-major for the vector kernel: word w
+	// of code l is planes[l*stride+w].
+	planes []uint64
+	stride int
+	kernel vectorKernel
+	// totals, when not nil, caches Σ popcount(S_l) per set of active codes
+	// (fully observed data; see startTotals); segWords holds the
+	// words of each column segment and zeros as many zero words as the
+	// longest, for computing them.
+	totals   *stepTotals
+	segWords []int
+	zeros    []uint64
+}
+
+// rowStats are the integer totals of a step; integers keep them independent
+// of the number of workers. miss and covered count the observed entries that
+// the state after the step mispredicts and covers.
+type rowStats struct{ flips, miss, covered int64 }
+
+// add adds a row's counts (packed by packCounts) and flips.
+func (t *rowStats) add(counts uint64, flips int64) {
+	miss, covered := splitCounts(counts)
+	t.flips += flips
+	t.miss += miss
+	t.covered += covered
+}
+
+// sweepChain runs one sweep of c and updates its likelihood's parameters.
+func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
+	if s.cfg.CellLevelBits > 0 {
+		return s.sweepLevels(c, sweep)
+	}
+	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
+		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
+	s.setLikelihood(&z, c)
+	zs := s.runStep(&z)
+	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
+		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
+	s.setLikelihood(&u, c)
+	us := s.runStep(&u)
+	// The U step leaves the state of the sweep: its rows' counts are the
+	// counts of that state.
+	t := tally{observed: s.observed, ones: s.obsOnes, covered: us.covered, miss: us.miss}
+	c.rates = s.cfg.Noise.update(t, c.rates, s.cfg.FixLambda)
+	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Dropout: 1 - c.rates.on, Background: c.rates.off,
+		Flips: zs.flips + us.flips, LogLik: s.cfg.Noise.logLik(t, c.rates)}
+	if s.cfg.Noise == Symmetric {
+		st.Lambda = c.rates.lambda
+	}
+	if s.observed > 0 {
+		st.Accuracy = float64(s.observed-us.miss) / float64(s.observed)
+	}
+	return st
+}
+
+// sweepLevels is sweepChain with per-cell levels: a U step, then a Z step
+// whose per-cell counts (the sweep's final state) set the levels and rates.
+func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
+	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
+		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
+	s.setLikelihood(&u, c)
+	us := s.runStep(&u)
+	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
+		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
+	s.setLikelihood(&z, c)
+	z.rowCounts = s.cellCountBuf()
+	zs := s.runStep(&z)
+	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips,
+		LogLik: s.updateLevels(c, z.rowCounts, s.cfg.FixLambda)}
+	c.rates.on, c.rates.off = s.meanRates(c)
+	st.Dropout, st.Background = 1-c.rates.on, c.rates.off
+	if s.observed > 0 {
+		st.Accuracy = float64(s.observed-zs.miss) / float64(s.observed)
+	}
+	return st
+}
+
+// cellCountBuf returns a buffer for the Z step's per-cell counts, reused
+// from sweep to sweep.
+func (s *Sampler) cellCountBuf() []uint64 {
+	if len(s.cellStep) != s.n {
+		s.cellStep = make([]uint64, s.n)
+	}
+	return s.cellStep
+}
+
+// meanRates returns P(x = 1 | covered) and P(x = 1 | not covered) averaged
+// over the cells, for the trace.
+func (s *Sampler) meanRates(c *chain) (on, off float64) {
+	byLevel := make([]float64, s.levels())
+	for _, k := range c.level {
+		byLevel[k]++
+	}
+	for k, n := range byLevel {
+		b := levelBackground(c.rates.rho, c.rates.lift(uint8(k)))
+		on += n * (1 - c.rates.rho*(1-b))
+		off += n * b
+	}
+	return on / float64(s.n), off / float64(s.n)
+}
+
+// setLikelihood gives sp the likelihood of chain c: its rates, and with
+// per-cell levels the Z step's gain per row or the U step's lift planes.
+func (s *Sampler) setLikelihood(sp *stepSpec, c *chain) {
+	r := c.rates
+	sp.lik, sp.symmetric = r, s.cfg.Noise == Symmetric
+	sp.one, sp.zero = r.gains()
+	if s.cfg.CellLevelBits == 0 {
+		return
+	}
+	sp.zero = math.Log(r.rho)
+	if sp.m == s.data.X {
+		for k := range s.levels() {
+			sp.levelOne[k] = r.lift(uint8(k))
+		}
+		sp.rowLevel = c.level
+		return
+	}
+	sp.lift, sp.liftBlock, sp.liftStride = c.liftPlanes, c.liftBlock, s.nw
+}
+
+// runStep updates every row of sp, in parallel over blocks of 64-row words.
+func (s *Sampler) runStep(sp *stepSpec) rowStats {
+	sp.bounds = sp.m.Segments()
+	sp.ones = s.ones
+	sp.L = s.l
+	sp.live = liveCodes(sp.other, s.l)
+	if s.vector {
+		s.planes = codeMajor(s.planes, sp.other, s.l)
+		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
+	}
+	if sp.lift == nil {
+		s.startTotals(sp)
+	}
+	words := (sp.rows + 63) / 64
+	w := min(s.workers, words)
+	if w <= 1 {
+		return sp.rowsRange(s.scratchFor(0), 0, words)
+	}
+	res := make([]rowStats, w)
+	var wg sync.WaitGroup
+	for k := range w {
+		lo, hi := k*words/w, (k+1)*words/w
+		buf := s.scratchFor(k)
+		wg.Go(func() { res[k] = sp.rowsRange(buf, lo, hi) })
+	}
+	wg.Wait()
+	var tot rowStats
+	for _, r := range res {
+		tot.flips += r.flips
+		tot.miss += r.miss
+		tot.covered += r.covered
+	}
+	return tot
+}
+
+// scratchFor returns worker k's scratch space, kept from step to step: it
+// holds a vector-kernel state per row of a group (tens of KiB), which
+// zeroing afresh each step would cost more than a small step's work.
+func (s *Sampler) scratchFor(k int) *rowScratch {
+	for len(s.scratch) <= k {
+		s.scratch = append(s.scratch, new(rowScratch))
+	}
+	return s.scratch[k]
+}
+
+// rowsRange updates rows 64·w0 … 64·w1−1 with scratch space buf. Rows
+// sharing a word of own are updated by one call, so no two goroutines write
+// the same word.
+func (sp *stepSpec) rowsRange(buf *rowScratch, w0, w1 int) rowStats {
+	var tot rowStats
+	L := sp.L
+	for w := w0; w < w1; w++ {
+		ow := sp.own[w*L : w*L+L]
+		for i0 := w * 64; i0 < min(w*64+64, sp.rows); i0 += rowGroup {
+			rows := buf.rows[:min(rowGroup, sp.rows-i0)]
+			for k := range rows {
+				r, bit := &rows[k], uint((i0+k)%64)
+				r.a, r.want, r.next, r.flips = 0, sp.live&^sp.fixed, 0, 0
+				for l, word := range ow {
+					r.a |= (word >> bit & 1) << uint(l)
+				}
+				clear(r.acc[:L])
+				clear(r.lev[:L])
+			}
+			sp.updateRows(buf, i0, rows)
+			for k := range rows {
+				r, bit := &rows[k], uint((i0+k)%64)
+				tot.add(r.counts, r.flips)
+				if sp.rowCounts != nil {
+					sp.rowCounts[i0+k] = r.counts
+				}
+				for l := range ow {
+					ow[l] = ow[l]&^(1<<bit) | (r.a>>uint(l)&1)<<bit
+				}
+			}
+		}
+	}
+	return tot
+}
+
+// rowGroup is the number of rows updated together. Their scans walk the
+// column segments in order, each segment for all the rows in turn: the
+// rows' words of a segment lie side by side in a tiled file (the U step's
+// Xᵀ has one tile per cell block), and the segment's column codes stay in
+// cache for the whole group. Rows are independent given the column codes,
+// and every draw is keyed by its variable, so the grouping changes no
+// result. It divides 64.
+const rowGroup = 16
+
+// rowState is a row of a group being updated.
+type rowState struct {
+	acc   [MaxL]uint64 // counts of the codes still to be decided (packCounts: ones, entries)
+	lev   [MaxL]uint64 // with lift planes: the summed level of those ones (condSumsLift)
+	a     uint64       // current codes
+	want  uint64       // codes whose sums the next scan adds to acc
+	next  int          // next code to decide
+	flips int64        // accepted flips
+	// counts holds the observed entries that a mispredicts and covers
+	// (packCounts), as of the last scan.
+	counts uint64
+	// tot, when not nil during a scan, holds Σ popcount(S_l) of the row's
+	// active codes (from stepTotals): the kernel then leaves it out.
+	tot *[MaxL]int64
+}
+
+// rowScratch is a worker's scratch space.
+type rowScratch struct {
+	rows  [rowGroup]rowState
+	vec   vecScratch
+	vrows [rowGroup]vecRow           // the rows' vector-kernel state, when sp.planes is set
+	lift  [MaxCellLevelBits][]uint64 // a segment's lift planes
+	tot   vecRow                     // a row of zeros, for computing stepTotals
+}
+
+// updateRows proposes to flip each code of rows i0 … i0+len(rows)−1 in
+// turn. A row's codes are decided in order, each over complete sums: a scan
+// of all the pending rows, then decisions until a row's coverage changes,
+// which leaves that row pending for the next scan.
+func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
+	pending := uint64(1)<<uint(len(rows)) - 1
+	for pending != 0 {
+		sp.scan(buf, i0, rows, pending)
+		var again uint64
+		for p := pending; p != 0; p &= p - 1 {
+			k := bits.TrailingZeros64(p)
+			if sp.decide(&rows[k], i0+k) {
+				again |= 1 << uint(k)
+			}
+		}
+		pending = again
+	}
+}
+
+// decide proposes to flip the codes of row i from r.next on, and reports
+// whether it stopped at a flip that changed the row's coverage, whose later
+// codes then need a new scan (and the mispredictions too, even when no code
+// is left).
+//
+// The logit of the full conditional of code l being on is
+// c = λ·acc[l] + logit(p_l) (eq. update_z of the paper); the flip of the
+// current value is accepted with probability min(1, e^c) from off to on and
+// min(1, e^−c) from on to off (Metropolised Gibbs).
+func (sp *stepSpec) decide(r *rowState, i int) bool {
+	L := sp.L
+	for l := r.next; l < L; l++ {
+		if sp.fixed>>uint(l)&1 != 0 {
+			continue
+		}
+		c := sp.conditional(r, l, i) + sp.logit[l]
+		if r.a>>uint(l)&1 != 0 {
+			c = -c
+		}
+		if c >= 0 || accept(c, uniformAt(sp.key, uint64(i)*uint64(L)+uint64(l))) {
+			r.a ^= 1 << uint(l)
+			r.flips++
+			if sp.live>>uint(l)&1 != 0 {
+				clear(r.acc[l+1 : L])
+				clear(r.lev[l+1 : L])
+				r.want, r.next = sp.live&^sp.fixed&^(2<<uint(l)-1), l+1
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// conditional returns the log-likelihood gain of switching code l of row i
+// on, from the counts of the observed ones and entries that it alone
+// decides (r.acc[l], packCounts) and, with lift planes, their summed level.
+func (sp *stepSpec) conditional(r *rowState, l, i int) float64 {
+	ones, all := splitCounts(r.acc[l])
+	switch {
+	case sp.symmetric:
+		// The paper's accumulator, rounded as before the rates existed.
+		return float64(sp.lik.lambda * float64(2*ones-all))
+	case sp.rowLevel != nil:
+		return float64(sp.levelOne[sp.rowLevel[i]]*float64(ones)) + float64(sp.zero*float64(all-ones))
+	case sp.lift != nil:
+		return float64(sp.lik.lift0*float64(ones)) + float64(sp.lik.step*float64(r.lev[l])) +
+			float64(sp.zero*float64(all-ones))
+	}
+	return float64(sp.one*float64(ones)) + float64(sp.zero*float64(all-ones))
+}
+
+// accept reports whether u < e^c for c < 0 and u a multiple of 2⁻⁵³ in
+// [0, 1). Most proposals are refused, and e^c is rarely needed to see it:
+// with k = c·log₂e, e^c ≤ 2^⌈k⌉ (and math.Exp is within an ulp of it), so
+// u ≥ 2^(⌈k⌉+1) refuses; the margin of one covers the rounding of k. e^c is
+// computed only for u below that bound, which has probability below 4e^c.
+// Below c = −37.5, e^c < 2⁻⁵³, so only u = 0 can pass and e^c need not be
+// computed (it is, to honour e^c = 0 far below).
+func accept(c, u float64) bool {
+	if k := c * math.Log2E; k > -1000 && u >= math.Float64frombits(uint64(1024+int64(k))<<52) {
+		return false // int64(k) = ⌈k⌉ for k ≤ 0
+	}
+	if c < -37.5 {
+		return u == 0 && math.Exp(c) > 0
+	}
+	return u < math.Exp(c)
+}
+
+// scan adds to the accumulators of the pending rows (bit k: row i0+k) the
+// sums of their wanted codes and sets their mispredicted observed entries.
+func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint64) {
+	L := sp.L
+	vec := sp.planes != nil
+	for p := pending; p != 0; p &= p - 1 {
+		k := bits.TrailingZeros64(p)
+		r := &rows[k]
+		r.counts, r.tot = 0, nil
+		if sp.totals != nil {
+			r.tot = sp.totals.get(sp, buf, r.a&sp.live)
+		}
+		if vec {
+			// Codes with an empty bitset cover nothing.
+			buf.vrows[k].prepare(r.a&sp.live, r.want, sp.stride)
+			if r.tot != nil {
+				buf.vrows[k].setTotals(r.tot)
+			}
+		}
+	}
+	for seg := 0; seg+1 < len(sp.bounds); seg++ {
+		off := sp.bounds[seg] / 64
+		for p := pending; p != 0; p &= p - 1 {
+			k := bits.TrailingZeros64(p)
+			r := &rows[k]
+			x := sp.m.Segment(i0+k, seg)
+			obs := sp.ones
+			if sp.mask != nil {
+				obs = sp.mask.Segment(i0+k, seg)
+			}
+			if vec {
+				if sp.mask == nil {
+					obs = nil
+				}
+				if sp.lift != nil {
+					r.counts += buf.vrows[k].scanLift(sp.kernel, &buf.vec, sp.planes[off:], x, obs, sp.liftBlock[off:], sp.liftStride)
+				} else {
+					r.counts += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
+				}
+			} else if sp.lift != nil {
+				for j, p := range sp.lift {
+					buf.lift[j] = p[off : off+len(x)]
+				}
+				r.counts += condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, buf.lift[:len(sp.lift)])
+			} else {
+				r.counts += condSumsMode(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
+			}
+		}
+	}
+	for p := pending; p != 0; p &= p - 1 {
+		k := bits.TrailingZeros64(p)
+		r := &rows[k]
+		switch {
+		case vec:
+			buf.vrows[k].add(&r.acc, &r.lev)
+		case r.tot != nil:
+			for m := r.want; m != 0; m &= m - 1 {
+				l := bits.TrailingZeros64(m)
+				r.acc[l] += packCounts(0, r.tot[l])
+			}
+		}
+	}
+}
+
+// liveCodes returns the set of codes (bit l) whose bitset in the interleaved
+// codes is not empty.
+func liveCodes(codes []uint64, L int) uint64 {
+	var live uint64
+	for w := 0; w < len(codes); w += L {
+		for l, c := range codes[w : w+L] {
+			if c != 0 {
+				live |= 1 << uint(l)
+			}
+		}
+	}
+	return live
+}
+
+// codeMajor returns the interleaved codes (word w of code l at w*L+l) laid out
+// code-major (at l*words+w), in buf when it is large enough.
+func codeMajor(buf, codes []uint64, L int) []uint64 {
+	words := len(codes) / L
+	if cap(buf) < len(codes) {
+		buf = make([]uint64, len(codes))
+	}
+	buf = buf[:len(codes)]
+	for l := range L {
+		p := buf[l*words : (l+1)*words]
+		for w := range p {
+			p[w] = codes[w*L+l]
+		}
+	}
+	return buf
+}
