@@ -80,8 +80,9 @@ type chainFit struct {
 	nCell int
 }
 
-// readChain reads one fit and thresholds it. The gene axis must be genes.
-func readChain(f rundir.Fit, genes Genes, threshold float64) (*chainFit, error) {
+// readChain reads one fit, shows its tables to visit (when not nil) and
+// thresholds them. The gene axis must be genes.
+func readChain(f rundir.Fit, genes Genes, threshold float64, visit func(rundir.Fit, *rundir.Codes, *rundir.Cells) error) (*chainFit, error) {
 	codesPath := filepath.Join(f.Dir, rundir.CodesFile)
 	codes, err := rundir.ReadCodes(codesPath)
 	if err != nil {
@@ -100,6 +101,11 @@ func readChain(f rundir.Fit, genes Genes, threshold float64) (*chainFit, error) 
 	}
 	if cells.L != f.L {
 		return nil, fmt.Errorf("enrich: %s: %d codes in a fit of L = %d", cellsPath, cells.L, f.L)
+	}
+	if visit != nil {
+		if err := visit(f, &codes, &cells); err != nil {
+			return nil, err
+		}
 	}
 	L, N, D := f.L, len(cells.Barcodes), genes.Len()
 	c := &chainFit{chain: f.Chain, mean: codes.Mean, nCell: N,
