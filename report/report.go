@@ -259,13 +259,16 @@ func (in *inputs) findEnrich() error {
 	}
 	if in.enrich != nil {
 		if in.enrich.Threshold != in.opts.Threshold {
-			in.note(fmt.Sprintf("threshold %v from %s, so that the programs are those its terms belong to", in.enrich.Threshold, in.enrich.Dir))
+			msg := fmt.Sprintf("threshold %v from %s, so that the programs are those its terms belong to", in.enrich.Threshold, in.enrich.Dir)
+			in.notes = append(in.notes, msg)
+			in.opts.Log.Info("report: " + msg)
 		}
 		in.threshold = in.enrich.Threshold
 	}
 	return nil
 }
 
+// note records a warning for the page and the log.
 func (in *inputs) note(s string) {
 	in.notes = append(in.notes, s)
 	in.opts.Log.Warn("report: " + s)
