@@ -41,8 +41,9 @@ type Options struct {
 	// are read (by L, then chain; the first chain of an L is the one the
 	// others are matched to), before they are reduced to gene and cell
 	// sets, so that a caller that also draws them (scpipe report) reads
-	// each file once. It may keep the tables but must not change them; an
-	// error it returns stops the run.
+	// each file once. The cells come without their barcodes. It may keep
+	// the tables but must not change them; an error it returns stops the
+	// run.
 	Visit func(f rundir.Fit, codes *rundir.Codes, cells *rundir.Cells) error
 }
 
