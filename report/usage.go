@@ -27,20 +27,34 @@ type usage struct {
 // of z) by pattern.
 func countUsage(mean []float64, L int, threshold float64) *usage {
 	u := &usage{L: L, Cells: len(mean) / L}
-	index := make(map[string]int)
+	// Up to 64 codes a pattern is also a bit mask, a cheaper key than its
+	// bytes.
+	masks, keys := map[uint64]int{}, map[string]int{}
 	key := make([]byte, L)
 	for n := range u.Cells {
 		row := mean[n*L : (n+1)*L]
+		var mask uint64
 		for k, z := range row {
 			key[k] = 0
 			if z >= threshold {
 				key[k] = 1
+				mask |= 1 << (k % 64)
 			}
 		}
-		p, ok := index[string(key)] // no allocation for the lookup
+		var p int
+		var ok bool
+		if L <= 64 {
+			p, ok = masks[mask]
+		} else {
+			p, ok = keys[string(key)] // no allocation for the lookup
+		}
 		if !ok {
 			p = len(u.Patterns)
-			index[string(key)] = p
+			if L <= 64 {
+				masks[mask] = p
+			} else {
+				keys[string(key)] = p
+			}
 			u.Patterns = append(u.Patterns, string(key))
 			u.Count = append(u.Count, 0)
 			u.Sum = append(u.Sum, make([]float64, L)...)

@@ -178,3 +178,18 @@ func TestCheckNotBlank(t *testing.T) {
 		}
 	}
 }
+
+// TestCountUsageManyCodes: past 64 codes patterns are told apart by all
+// their codes, not by a 64-bit mask (codes 1 and 65 share a bit of it).
+func TestCountUsageManyCodes(t *testing.T) {
+	t.Parallel()
+	const L = 70
+	mean := make([]float64, 3*L)
+	mean[0*L+0] = 1  // cell 1 uses code 1
+	mean[1*L+64] = 1 // cell 2 code 65
+	mean[2*L+0] = 1  // cell 3 code 1 again
+	u := countUsage(mean, L, 0.5)
+	if len(u.Patterns) != 2 || u.Count[0] != 2 || u.Count[1] != 1 || u.Patterns[1][64] != 1 {
+		t.Errorf("patterns %d, counts %v", len(u.Patterns), u.Count)
+	}
+}
