@@ -224,7 +224,7 @@ func (t cellTicks) Ticks(lo, hi float64) []plot.Tick {
 		if tk.Label == "" || tk.Value < 0 || tk.Value > float64(t.cells) {
 			continue
 		}
-		ticks = append(ticks, plot.Tick{Value: top - tk.Value/perRow, Label: compact(tk.Value)})
+		ticks = append(ticks, plot.Tick{Value: top - tk.Value/perRow, Label: compact(tk.Value, 3)})
 	}
 	return ticks
 }

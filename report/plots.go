@@ -107,34 +107,49 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// compactTicks are gonum's default ticks with labels in at most four
-// significant digits and SI suffixes for large magnitudes (-1.2e+09 reads
-// worse than -1.2G).
+// compactTicks are gonum's default ticks with labels in as few significant
+// digits as tell them apart (at least three), and SI suffixes for large
+// magnitudes: -1.2e+09 reads worse than -1.2G, and a log-likelihood moving
+// in its fifth digit needs five.
 type compactTicks struct{}
 
 func (compactTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = compact(ticks[i].Value)
+	for digits := 3; digits <= 12; digits++ {
+		seen := map[string]bool{}
+		distinct := true
+		for _, t := range ticks {
+			if t.Label != "" {
+				l := compact(t.Value, digits)
+				distinct = distinct && !seen[l]
+				seen[l] = true
+			}
+		}
+		if distinct || digits == 12 {
+			for i := range ticks {
+				if ticks[i].Label != "" {
+					ticks[i].Label = compact(ticks[i].Value, digits)
+				}
+			}
+			break
 		}
 	}
 	return ticks
 }
 
-// compact formats v in at most four significant digits, with k, M, G for
+// compact formats v in at most digits significant digits, with k, M, G for
 // thousands, millions, billions.
-func compact(v float64) string {
+func compact(v float64, digits int) string {
 	a := math.Abs(v)
 	switch {
 	case a >= 1e9:
-		return strconv.FormatFloat(v/1e9, 'g', 4, 64) + "G"
+		return strconv.FormatFloat(v/1e9, 'g', digits, 64) + "G"
 	case a >= 1e6:
-		return strconv.FormatFloat(v/1e6, 'g', 4, 64) + "M"
+		return strconv.FormatFloat(v/1e6, 'g', digits, 64) + "M"
 	case a >= 1e4:
-		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
+		return strconv.FormatFloat(v/1e3, 'g', digits, 64) + "k"
 	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
+	return strconv.FormatFloat(v, 'g', digits, 64)
 }
 
 // shadeBurnIn adds a grey band over sweeps 1..burnIn, drawn under what is
