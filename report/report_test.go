@@ -155,11 +155,11 @@ func TestBadInputs(t *testing.T) {
 	must(t, os.MkdirAll(rundir.FitDir(unfinished, 3, 1), 0o755))
 	must(t, os.WriteFile(filepath.Join(rundir.FitDir(unfinished, 3, 1), rundir.CheckpointFile), []byte("x"), 0o644))
 	badSummary := filepath.Join(dir, "bad-summary")
-	smallRun.write(t, badSummary)
+	must(t, os.CopyFS(badSummary, os.DirFS(run)))
 	must(t, os.WriteFile(filepath.Join(badSummary, rundir.SummaryFile), []byte("L\tchains\n"), 0o644))
 	other := filepath.Join(dir, "other")
 	s := smallRun
-	s.Ls, s.Seed = []int{2, 3}, 9
+	s.Cells, s.Ls, s.Chains, s.Seed = 300, []int{2, 3}, 1, 9
 	s.write(t, other)
 	notEnrich := filepath.Join(dir, "not-enrich")
 	must(t, os.MkdirAll(notEnrich, 0o755))
