@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"regexp"
 	"slices"
 	"unicode/utf8"
 
@@ -24,7 +25,7 @@ const (
 	hierGenesPx  = 420 // the tallest column's genes take this many pixels, gaps aside
 	hierMinSlot  = 32  // a node and its two lines of label need this much height
 	hierGap      = 10  // between the slots of a column
-	hierLabelMax = 34  // characters of a term shown; the title holds all of it
+	hierLabelMax = 30  // characters of a term shown; the title holds all of it
 )
 
 // lineageColors colour a program like its root: Okabe–Ito without black,
@@ -36,7 +37,9 @@ var lineageColors = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F0
 type hierNodeInfo struct {
 	Cells     int
 	Stability float64
-	Term      string // its top enrichment term with adjusted p, "" for none
+	// Term is the term that labels it, "" for none; Query says of which
+	// genes ("unique" or "all") and AdjP is its adjusted p.
+	Term, Query, AdjP string
 }
 
 // hierarchyFigure draws the programs of every L as bars (columns by L,
@@ -141,7 +144,7 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 				title += " (parent " + n.Parent + ")"
 			}
 			if in.Term != "" {
-				title += "; top term: " + in.Term
+				title += fmt.Sprintf("; top term of its %s genes: %s (adjusted p %s)", in.Query, in.Term, in.AdjP)
 			}
 			fmt.Fprintf(&b, `<g><title>%s</title>`, esc(title))
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%d" height="%.1f" fill="%s"/>`, p.x, p.y, hierNode, p.h, p.color)
@@ -150,7 +153,7 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 				tx, p.y+10, esc(what))
 			if in.Term != "" {
 				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#444" font-style="italic" paint-order="stroke" stroke="white" stroke-width="3" stroke-linejoin="round">%s</text>`,
-					tx, p.y+23, esc(clipText(in.Term, hierLabelMax)))
+					tx, p.y+23, esc(clipText(termID.ReplaceAllString(in.Term, ""), hierLabelMax)+" · "+in.AdjP))
 			}
 			b.WriteString("</g>\n")
 		}
@@ -158,6 +161,10 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 	b.WriteString("</svg>\n")
 	return &figure{ID: "hierarchy", Title: "Programs across L", SVG: b.Bytes(), Wide: len(Ls) > 3}
 }
+
+// termID is the identifier Enrichr's and MSigDB's GO libraries end a
+// term's name with, " (GO:0002181)": the label leaves it to the title.
+var termID = regexp.MustCompile(`\s*\([A-Za-z]+:[0-9]+\)$`)
 
 // esc escapes text for SVG (XML) content and attributes.
 func esc(s string) string { return html.EscapeString(s) }

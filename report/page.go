@@ -124,7 +124,7 @@ func buildPage(in *inputs) (*page, error) {
 		for _, p := range lv.Programs {
 			ni := hierNodeInfo{Cells: p.Cells, Stability: p.Stability}
 			if t, ok := in.bestTerm(p.Name()); ok {
-				ni.Term = fmt.Sprintf("%s (q = %s)", t.Term.Term, pvalue(t.AdjP))
+				ni.Term, ni.Query, ni.AdjP = t.Term.Term, t.Query, pvalue(t.AdjP)
 			}
 			info[p.Name()] = ni
 		}
@@ -133,8 +133,9 @@ func buildPage(in *inputs) (*page, error) {
 		pg.Hierarchy = hierarchyFigure(a.Hierarchy, info)
 		pg.Hierarchy.Caption = "Each bar is a program (height: its genes), in columns by L; ribbons join programs of neighbouring L " +
 			"where at least half of one's genes lie in the other (width: shared genes). Colours follow each program's lineage " +
-			"from the smallest L. Labels name a program's most significant term (adjusted p ≤ 0.05) when enrichment was run; " +
-			"hover over a bar or ribbon for details."
+			"from the smallest L. When enrichment was run, a program's label is the most significant term (adjusted p ≤ 0.05) of " +
+			"its unique genes, those in no other program of its L, as in the OrMachine paper; of all its genes where the unique " +
+			"ones give none. Hover over a bar or ribbon for details."
 	}
 	for _, lv := range a.Levels {
 		lp, err := levelSection(in, lv)

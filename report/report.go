@@ -329,20 +329,27 @@ func (in *inputs) readTerms() error {
 	return nil
 }
 
-// bestTerm returns the program's term of smallest adjusted p among the
-// queries of all its genes, over every library, if it is significant.
+// bestTerm returns the term that labels a program: as in the OrMachine
+// paper, the most significant term of its unique genes (those in no other
+// program of its L, which tell nested programs apart), else of all its
+// genes; over every library, and only at adjusted p ≤ significant.
 func (in *inputs) bestTerm(program string) (libTerm, bool) {
-	var best libTerm
-	found := false
-	for _, t := range in.terms[program] {
-		if t.Query != "all" || !(t.AdjP <= significant) {
-			continue
+	for _, query := range []string{"unique", "all"} {
+		var best libTerm
+		found := false
+		for _, t := range in.terms[program] {
+			if t.Query != query || !(t.AdjP <= significant) {
+				continue
+			}
+			if !found || t.AdjP < best.AdjP || (t.AdjP == best.AdjP && t.P < best.P) {
+				best, found = t, true
+			}
 		}
-		if !found || t.AdjP < best.AdjP || (t.AdjP == best.AdjP && t.P < best.P) {
-			best, found = t, true
+		if found {
+			return best, true
 		}
 	}
-	return best, found
+	return libTerm{}, false
 }
 
 // significant is the adjusted p at or below which a term labels a program.

@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -100,12 +101,15 @@ func TestReportPage(t *testing.T) {
 		"Housekeeping code (every cell uses it; it is not one of the 6 codes): 5 genes, top: Gene236 (0.97)",
 		"split from L02_code1",                        // the hierarchy in the tables
 		">block_1 <b>",                                // a term in a table, its adjusted p in bold
-		"block_1 (q = ",                               // and labelling a node of the hierarchy
 		"agreement with chain 1", "held-out log pred", // the summary table
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the page does not say %q", w)
 		}
+	}
+	// Each program of the hierarchy is labelled with a block and its adjusted p.
+	if n := len(regexp.MustCompile(`>block_[0-9]+ · [0-9.e+-]+</text>`).FindAllString(text, -1)); n != 2+3+4+5+5 {
+		t.Errorf("%d programs of the hierarchy labelled with a term, want every one of the 19", n)
 	}
 	if got := listDir(t, run); !slices.Equal(got, []string{"L02", "L03", "L04", "L05", "L06", "report-figures", "report.html", "summary.tsv"}) {
 		t.Errorf("the run holds %v after the report: a temporary or lock file left, or an input touched", got)
