@@ -274,3 +274,25 @@ func TestScreenshot(t *testing.T) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// TestReportNoProgram: at a threshold no posterior mean reaches, no code is
+// a program; the page says so in its tables and draws what there is.
+func TestReportNoProgram(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	s := synthetic{Cells: 100, Genes: 30, Blocks: 2, BlockGenes: 10, Ls: []int{2, 3}, Chains: 1, Sweeps: 4, BurnIn: 2, Seed: 2}
+	s.write(t, run)
+	res, err := Write(context.Background(), Options{Run: run, Threshold: 1})
+	must(t, err)
+	page, err := os.ReadFile(res.HTML)
+	must(t, err)
+	figs, err := checkPage(page)
+	must(t, err)
+	if want := []string{"fig-selection", "fig-traces", "fig-L02_cells", "fig-L03_cells"}; !slices.Equal(figs, want) {
+		t.Errorf("figures %v, want %v", figs, want)
+	}
+	if n := strings.Count(string(page), "(unused)"); n != 5 {
+		t.Errorf("%d codes listed as unused, want all 5", n)
+	}
+}
