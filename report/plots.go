@@ -148,6 +148,8 @@ func compact(v float64, digits int) string {
 		return strconv.FormatFloat(v/1e6, 'g', digits, 64) + "M"
 	case a >= 1e4:
 		return strconv.FormatFloat(v/1e3, 'g', digits, 64) + "k"
+	case a >= 1 && v == math.Trunc(v):
+		return strconv.Itoa(int(v)) // 1000, not 1e+03
 	}
 	return strconv.FormatFloat(v, 'g', digits, 64)
 }

@@ -205,6 +205,7 @@ func TestCompactTicks(t *testing.T) {
 		{0, 1.3e6, "800k"},
 		{0.31, 0.49, "0.4"},
 		{-43000, -37000, "-40k"},
+		{0, 1500, "1000"},
 	} {
 		var labels []string
 		seen := map[string]bool{}
