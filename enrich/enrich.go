@@ -37,6 +37,14 @@ type Options struct {
 	Organism string
 	Force    bool         // replace an existing Out
 	Log      *slog.Logger // nil: discard
+	// Visit, when not nil, is called with the tables of each fit as they
+	// are read (by L, then chain; the first chain of an L is the one the
+	// others are matched to), before they are reduced to gene and cell
+	// sets, so that a caller that also draws them (scpipe report) reads
+	// each file once. The cells come without their barcodes. It may keep
+	// the tables but must not change them; an error it returns stops the
+	// run.
+	Visit func(f rundir.Fit, codes *rundir.Codes, cells *rundir.Cells) error
 }
 
 // DefaultOptions returns the defaults of scpipe enrich: every L, threshold
@@ -81,11 +89,35 @@ type ProgramTests struct {
 // touched, and o.Out is written under a temporary name and renamed into
 // place: a failure leaves no output and an existing o.Out as it was.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
 	if err := o.check(); err != nil {
 		return nil, err
+	}
+	if err := o.checkOutput(); err != nil {
+		return nil, err
+	}
+	rep, err := analyse(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeOutputs(o, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// Analyse does what Run does but writes nothing: it reads the run, builds
+// the programs, their consensus and hierarchy, and tests them against the
+// libraries. o.Out and o.Force are not used (the Report's Out is o.Out).
+func Analyse(ctx context.Context, o Options) (*Report, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return analyse(ctx, o)
+}
+
+func analyse(ctx context.Context, o Options) (*Report, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	fits, Ls, err := finishedFits(o.Run, o.Ls, o.Log)
 	if err != nil {
@@ -105,7 +137,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Levels, err = readLevels(ctx, fits, Ls, rep.Genes, o.Threshold, o.Log); err != nil {
+	if rep.Levels, err = readLevels(ctx, fits, Ls, rep.Genes, o.Threshold, o.Visit, o.Log); err != nil {
 		return nil, err
 	}
 	rep.Hierarchy = BuildHierarchy(rep.Levels, rep.Genes.Len())
@@ -131,26 +163,28 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, n := range rep.Notes {
 		o.Log.Info("enrich: " + n)
 	}
-	if err := writeOutputs(o, rep); err != nil {
-		return nil, err
-	}
 	return rep, nil
 }
 
-// check validates the options that need no file, and that the output may
-// be written.
+// check validates the options that need no file.
 func (o Options) check() error {
 	switch {
 	case o.Run == "":
 		return errors.New("enrich: no run directory given")
-	case o.Out == "":
-		return errors.New("enrich: no output folder given (-o DIR)")
 	case !(o.Threshold >= 0 && o.Threshold <= 1):
 		return fmt.Errorf("enrich: threshold %v outside [0, 1]", o.Threshold)
 	case o.Organism != "auto" && o.Organism != "human" && o.Organism != "mouse":
 		return fmt.Errorf("enrich: organism %q: want auto, human or mouse", o.Organism)
 	case o.Background == "":
 		return fmt.Errorf("enrich: empty background: want %s or a file of gene symbols", BackgroundKept)
+	}
+	return nil
+}
+
+// checkOutput checks that the output may be written.
+func (o Options) checkOutput() error {
+	if o.Out == "" {
+		return errors.New("enrich: no output folder given (-o DIR)")
 	}
 	if _, err := os.Stat(o.Out); err == nil && !o.Force {
 		return fmt.Errorf("enrich: %s already exists (use --force to replace it)", o.Out)

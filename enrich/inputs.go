@@ -122,7 +122,8 @@ func background(spec string, genes Genes) (*Universe, error) {
 }
 
 // readLevels reads the finished chains of each L and builds its programs.
-func readLevels(ctx context.Context, fits map[int][]rundir.Fit, Ls []int, genes Genes, threshold float64, log *slog.Logger) ([]*Level, error) {
+func readLevels(ctx context.Context, fits map[int][]rundir.Fit, Ls []int, genes Genes, threshold float64,
+	visit func(rundir.Fit, *rundir.Codes, *rundir.Cells) error, log *slog.Logger) ([]*Level, error) {
 	var levels []*Level
 	cells := -1
 	for _, L := range Ls {
@@ -131,7 +132,7 @@ func readLevels(ctx context.Context, fits map[int][]rundir.Fit, Ls []int, genes 
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			c, err := readChain(f, genes, threshold)
+			c, err := readChain(f, genes, threshold, visit)
 			if err != nil {
 				return nil, err
 			}

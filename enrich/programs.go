@@ -3,6 +3,7 @@ package enrich
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"slices"
 
@@ -80,8 +81,9 @@ type chainFit struct {
 	nCell int
 }
 
-// readChain reads one fit and thresholds it. The gene axis must be genes.
-func readChain(f rundir.Fit, genes Genes, threshold float64) (*chainFit, error) {
+// readChain reads one fit, shows its tables to visit (when not nil) and
+// thresholds them. The gene axis must be genes.
+func readChain(f rundir.Fit, genes Genes, threshold float64, visit func(rundir.Fit, *rundir.Codes, *rundir.Cells) error) (*chainFit, error) {
 	codesPath := filepath.Join(f.Dir, rundir.CodesFile)
 	codes, err := rundir.ReadCodes(codesPath)
 	if err != nil {
@@ -94,14 +96,19 @@ func readChain(f rundir.Fit, genes Genes, threshold float64) (*chainFit, error) 
 		return nil, fmt.Errorf("enrich: %s: its genes differ from those of the run's other fits", codesPath)
 	}
 	cellsPath := filepath.Join(f.Dir, rundir.CellsFile)
-	cells, err := rundir.ReadCells(cellsPath)
+	cells, err := rundir.ReadCellMeans(cellsPath) // the barcodes are not needed
 	if err != nil {
 		return nil, err
 	}
 	if cells.L != f.L {
 		return nil, fmt.Errorf("enrich: %s: %d codes in a fit of L = %d", cellsPath, cells.L, f.L)
 	}
-	L, N, D := f.L, len(cells.Barcodes), genes.Len()
+	if visit != nil {
+		if err := visit(f, &codes, &cells); err != nil {
+			return nil, err
+		}
+	}
+	L, N, D := f.L, cells.Len(), genes.Len()
 	c := &chainFit{chain: f.Chain, mean: codes.Mean, nCell: N,
 		genes: make([]codematch.Set, L), cells: make([]codematch.Set, L)}
 	for k := range L {
@@ -181,7 +188,11 @@ func consensus(L int, chains []*chainFit, genes Genes) *Level {
 			}
 			p.Stability = s / float64(C-1)
 		}
-		p.Cells = countVotes(ref.nCell, C, func(c, n int) bool { return chains[c].cells[match[c][k]].Has(n) })
+		voters := make([]codematch.Set, C)
+		for c, ch := range chains {
+			voters[c] = ch.cells[match[c][k]]
+		}
+		p.Cells = countVotes(voters)
 		p.CellFrac = float64(p.Cells) / float64(max(ref.nCell, 1))
 		for g := range genes.Len() {
 			votes, sum := 0, 0.0
@@ -214,19 +225,35 @@ func consensus(L int, chains []*chainFit, genes Genes) *Level {
 	return lv
 }
 
-// countVotes counts the n < N for which at least half of the C voters say
-// yes.
-func countVotes(N, C int, yes func(c, n int) bool) int {
+// countVotes counts the elements in at least half of the sets (and in at
+// least one), a word of 64 elements at a time: only the elements of some
+// but not every set are counted one by one, and with one or two sets none
+// is.
+func countVotes(sets []codematch.Set) int {
+	C := len(sets)
 	count := 0
-	for n := range N {
-		votes := 0
-		for c := range C {
-			if yes(c, n) {
-				votes++
-			}
+	for w := range sets[0] {
+		var some, every uint64 = 0, ^uint64(0)
+		for _, s := range sets {
+			some |= s[w]
+			every &= s[w]
 		}
-		if votes > 0 && 2*votes >= C {
-			count++
+		if C <= 2 { // one of two sets is half of them
+			count += bits.OnesCount64(some)
+			continue
+		}
+		count += bits.OnesCount64(every)
+		for rest := some &^ every; rest != 0; rest &= rest - 1 {
+			bit := rest & -rest
+			votes := 0
+			for _, s := range sets {
+				if s[w]&bit != 0 {
+					votes++
+				}
+			}
+			if 2*votes >= C {
+				count++
+			}
 		}
 	}
 	return count

@@ -3,6 +3,7 @@ package enrich
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -200,5 +201,41 @@ func TestHierarchyNested(t *testing.T) {
 	n := h.Nodes[2]
 	if n.Event != EventContinues || n.Parent != "L02_code2" || !slices.Equal(n.Parents, []string{"L02_code1", "L02_code2"}) {
 		t.Errorf("nested program: event %s, parent %s, parents %v; want continues under L02_code2", n.Event, n.Parent, n.Parents)
+	}
+}
+
+// TestCountVotes compares the word-wise count of elements in at least half
+// of the sets with a count element by element, for every number of sets
+// from one to five and sizes at the word boundaries.
+func TestCountVotes(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 4))
+	for C := 1; C <= 5; C++ {
+		for _, N := range []int{1, 63, 64, 65, 200} {
+			sets := make([]codematch.Set, C)
+			for c := range sets {
+				sets[c] = codematch.NewSet(N)
+				for n := range N {
+					if rng.Float64() < 0.4 {
+						sets[c].Add(n)
+					}
+				}
+			}
+			want := 0
+			for n := range N {
+				votes := 0
+				for _, s := range sets {
+					if s.Has(n) {
+						votes++
+					}
+				}
+				if votes > 0 && 2*votes >= C {
+					want++
+				}
+			}
+			if got := countVotes(sets); got != want {
+				t.Errorf("%d sets of %d: %d elements in at least half, want %d", C, N, got, want)
+			}
+		}
 	}
 }

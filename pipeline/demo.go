@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
 
 	"scpipe/codematch"
+	"scpipe/enrich"
 	"scpipe/ingest"
 	"scpipe/progress"
+	"scpipe/report"
 	"scpipe/rundir"
 	"scpipe/simulate"
 )
@@ -38,9 +41,12 @@ func DemoFitConfig() FitConfig {
 
 // Demo runs the whole pipeline on an embedded default: it simulates a
 // planted single-cell-like dataset (simulate.DefaultParams) as a 10x MTX
-// folder, ingests it, fits DemoFitConfig, and prints on w where the results
-// are, the model-selection summary and, for each planted program, the
-// best-matching code of the fit at the planted L and their overlap.
+// folder, ingests it, fits DemoFitConfig, writes a gene-set library of the
+// planted programs and decoys, runs enrich and report, and prints on w
+// where the results are, the model-selection summary, for each planted
+// program the best-matching code of the fit at the planted L and their
+// overlap, and the best term of the program that recovered it with its
+// adjusted p; last, the path of the report.
 func Demo(ctx context.Context, w io.Writer, o DemoOptions) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -84,7 +90,136 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) error {
 	fmt.Fprintf(w, "  simulated data (10x MTX)  %s\n  planted truth             %s\n  shards                    %s\n  run directory             %s\n\n",
 		data, filepath.Join(data, simulate.TruthDir), shards, run)
 	printSelection(w, rep.Summary)
-	return printRecovery(w, truth, run, p.L, rep.Summary)
+	if err := printRecovery(w, truth, run, p.L, rep.Summary); err != nil {
+		return err
+	}
+	return demoEnrichReport(ctx, w, dir, run, truth, o)
+}
+
+// demoDecoys is the number of decoy sets per planted program in the demo's
+// library.
+const demoDecoys = 3
+
+// demoEnrichReport writes the demo's library (each planted program, and
+// decoys of the same sizes drawn from the genes no program holds, so that
+// none can be significant), runs enrich and report, and prints for each
+// planted program the top term of the program of the fit that best
+// recovered it.
+func demoEnrichReport(ctx context.Context, w io.Writer, dir, run string, truth *simulate.Truth, o DemoOptions) error {
+	gmt := filepath.Join(dir, "planted.gmt")
+	if err := writeDemoLibrary(gmt, truth); err != nil {
+		return err
+	}
+	eo := enrich.DefaultOptions()
+	eo.Run, eo.Out, eo.Libraries, eo.Log = run, run+"-enrich", []string{gmt}, o.Log
+	er, err := enrich.Run(ctx, eo)
+	if err != nil {
+		return err
+	}
+	ro := report.DefaultOptions()
+	ro.Run, ro.Enrich, ro.Log = run, eo.Out, o.Log
+	rr, err := report.Write(ctx, ro)
+	if err != nil {
+		return err
+	}
+	L := truth.L
+	var level *enrich.Level
+	for _, lv := range er.Levels {
+		if lv.L == L {
+			level = lv
+		}
+	}
+	if level == nil {
+		return fmt.Errorf("demo: no programs at the planted L = %d", L)
+	}
+	fmt.Fprintf(w, "\nplanted programs against the programs of L = %d (consensus of the chains) and their top term in %s\n", L, gmt)
+	fmt.Fprintf(w, "(%d planted programs and %d decoys; adjusted p: Benjamini-Hochberg over the sets tested):\n", L, L*demoDecoys)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "program\tfit's program\tJaccard\ttop term\tadjusted p\t")
+	byID := map[string]int{}
+	for g, id := range er.Genes.IDs {
+		byID[id] = g
+	}
+	for l := range L {
+		planted := codematch.NewSet(er.Genes.Len())
+		for _, g := range truth.ProgramGenes(l) {
+			if k, ok := byID[simulate.GeneID(g)]; ok {
+				planted.Add(k)
+			}
+		}
+		best, bestJ := -1, -1.0
+		for i := range level.Programs {
+			pr := &level.Programs[i]
+			if pr.Status != enrich.StatusProgram {
+				continue
+			}
+			set := codematch.NewSet(er.Genes.Len())
+			for _, g := range pr.Genes {
+				set.Add(g)
+			}
+			if j := codematch.Jaccard(planted, set); j > bestJ {
+				best, bestJ = i, j
+			}
+		}
+		term, q := "none", "NA"
+		if best >= 0 {
+			for _, t := range er.Enrichment[0].Tests {
+				if t.Program == &level.Programs[best] && t.Query == "all" && len(t.Results) > 0 {
+					term, q = t.Results[0].Term, fmt.Sprintf("%.2g", t.Results[0].Q())
+				}
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\t%s\t\n", l+1, level.Programs[best].Name(), bestJ, term, q)
+		} else {
+			fmt.Fprintf(tw, "%d\tnone\tNA\t%s\t%s\t\n", l+1, term, q)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n  enrichment                %s\n  report                    %s\n", eo.Out, rr.HTML)
+	return nil
+}
+
+// demoProgramTerm names planted program l in the demo's library.
+func demoProgramTerm(l int) string { return fmt.Sprintf("planted_program_%d", l+1) }
+
+// writeDemoLibrary writes the planted programs and demoDecoys decoys per
+// program as a GMT file, genes by their symbols.
+func writeDemoLibrary(path string, truth *simulate.Truth) error {
+	inSome := map[int]bool{}
+	for l := range truth.L {
+		for _, g := range truth.ProgramGenes(l) {
+			inSome[g] = true
+		}
+	}
+	var outside []int
+	for g := range truth.Genes {
+		if !inSome[g] {
+			outside = append(outside, g)
+		}
+	}
+	rng := rand.New(rand.NewPCG(truth.Seed, 0x6d6f6e6f))
+	var sets []enrich.GeneSet
+	symbols := func(genes []int) []string {
+		s := make([]string, len(genes))
+		for i, g := range genes {
+			s[i] = simulate.GeneName(g)
+		}
+		return s
+	}
+	for l := range truth.L {
+		genes := truth.ProgramGenes(l)
+		sets = append(sets, enrich.GeneSet{Name: demoProgramTerm(l), Description: "planted by scpipe simulate", Genes: symbols(genes)})
+		for d := range demoDecoys {
+			decoy := make([]int, min(len(genes), len(outside)))
+			for i, j := range rng.Perm(len(outside))[:len(decoy)] {
+				decoy[i] = outside[j]
+			}
+			sets = append(sets, enrich.GeneSet{Name: fmt.Sprintf("decoy_%d_%d", l+1, d+1), Description: "genes of no planted program",
+				Genes: symbols(decoy)})
+		}
+	}
+	return rundir.WriteFileAtomic(path, func(w io.Writer) error { return enrich.WriteGMT(w, sets) })
 }
 
 // printSelection prints the held-out scores per L, the model-selection signal.

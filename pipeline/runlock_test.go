@@ -278,6 +278,7 @@ func stopAtTemporary(t *testing.T, child *exec.Cmd, run string, seen map[string]
 			continue
 		}
 		child.Process.Signal(syscall.SIGSTOP)
+		waitStopped(child.Process.Pid)
 		if n := fresh(); len(n) > 0 {
 			for _, p := range n {
 				seen[p] = true
@@ -287,6 +288,24 @@ func stopAtTemporary(t *testing.T, child *exec.Cmd, run string, seen map[string]
 		child.Process.Signal(syscall.SIGCONT)
 	}
 	return false
+}
+
+// waitStopped waits (up to a second) until process pid is stopped (state T
+// in /proc/PID/stat, where /proc exists): SIGSTOP takes effect only when
+// the process next enters the kernel, and one running on another core may
+// still rename its temporary meanwhile.
+func waitStopped(pid int) {
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return
+		}
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // TestFitOnFailedStart: a run folder that a start which failed before its

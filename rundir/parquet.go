@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -119,7 +118,7 @@ type sink func(a arrow.Array, row0 int) error
 
 // readTable reads the Parquet file at path batch by batch. plan sees the
 // file's schema and row count, checks the schema and returns one sink per
-// column, in schema order.
+// column, in schema order; a nil sink leaves its column unread.
 func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -142,7 +141,13 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 	if rdr.NumRowGroups() == 0 {
 		return nil
 	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	var cols []int // the columns read, in schema order
+	for i, s := range sinks {
+		if s != nil {
+			cols = append(cols, i)
+		}
+	}
+	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
@@ -154,12 +159,12 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 		if row+n > rows {
 			return fmt.Errorf("rundir: %s: more rows than the %d the footer declares", path, rows)
 		}
-		for i, s := range sinks {
-			col := rec.Column(i)
+		for j, i := range cols {
+			col := rec.Column(j)
 			if col.NullN() > 0 {
 				return fmt.Errorf("rundir: %s: column %s: null values are not allowed", path, schema.Field(i).Name)
 			}
-			if err := s(col, row); err != nil {
+			if err := sinks[i](col, row); err != nil {
 				return fmt.Errorf("rundir: %s: column %s: %w", path, schema.Field(i).Name, err)
 			}
 		}
@@ -207,12 +212,15 @@ func codeColumns(s *arrow.Schema, from, tail int) (int, error) {
 	return L, checkFields(s, from, names, types)
 }
 
+// stringSink copies a string column into dst. The values of a batch share
+// one copy of its bytes (one allocation per batch rather than one per value:
+// a million barcodes), because the reader reuses the batch's buffers.
 func stringSink(dst []string) sink {
 	return func(a arrow.Array, row0 int) error {
 		s := a.(*array.String)
+		data, offs := string(s.ValueBytes()), s.ValueOffsets()
 		for i := range s.Len() {
-			// Value aliases the batch's buffer, which the reader reuses.
-			dst[row0+i] = strings.Clone(s.Value(i))
+			dst[row0+i] = data[offs[i]-offs[0] : offs[i+1]-offs[0]]
 		}
 		return nil
 	}
@@ -232,14 +240,31 @@ func int64Sink(dst []int64) sink {
 	}
 }
 
-// matrixSinks fills column k of the row-major rows × L matrix m from
-// code_(k+1).
+// matrixSinks fills the row-major rows × L matrix m from code_1 … code_L.
+// Each column's sink only keeps the batch's values, and the last one
+// writes the batch's rows whole: writing one column at a time would stride
+// through every row L times.
 func matrixSinks(m []float64, L int) []sink {
+	cols := make([][]float64, L)
 	sinks := make([]sink, L)
 	for k := range L {
 		sinks[k] = func(a arrow.Array, row0 int) error {
-			for i, v := range a.(*array.Float64).Float64Values() {
-				m[(row0+i)*L+k] = v
+			cols[k] = a.(*array.Float64).Float64Values()
+			if k < L-1 {
+				return nil
+			}
+			n := len(cols[k])
+			for j, c := range cols {
+				if len(c) != n {
+					return fmt.Errorf("%d values in code_%d, %d in code_%d", len(c), j+1, n, L)
+				}
+			}
+			rows := m[row0*L : (row0+n)*L]
+			for i := range n {
+				row := rows[i*L : (i+1)*L]
+				for j, c := range cols {
+					row[j] = c[i]
+				}
 			}
 			return nil
 		}

@@ -218,6 +218,13 @@ func TestCellsRoundTripLarge(t *testing.T) {
 	if !reflect.DeepEqual(got, c) {
 		t.Errorf("cells differ after the round trip")
 	}
+	means, err := ReadCellMeans(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if means.Barcodes != nil || means.L != L || means.Len() != cells || !slices.Equal(means.Mean, c.Mean) {
+		t.Errorf("ReadCellMeans: %d barcodes, L = %d, %d cells; means equal: %v", len(means.Barcodes), means.L, means.Len(), slices.Equal(means.Mean, c.Mean))
+	}
 	if n := numRowGroups(t, path); n != 2 {
 		t.Errorf("%d row groups, want 2", n)
 	}
@@ -240,6 +247,9 @@ func TestCellsRoundTripSmall(t *testing.T) {
 		}
 		if got.L != c.L || !slices.Equal(got.Barcodes, c.Barcodes) || !slices.Equal(got.Mean, c.Mean) {
 			t.Errorf("cells=%d L=%d: read back %+v, wrote %+v", tc.cells, tc.L, got, c)
+		}
+		if means, err := ReadCellMeans(path); err != nil || means.L != c.L || means.Len() != tc.cells || !slices.Equal(means.Mean, c.Mean) {
+			t.Errorf("cells=%d L=%d: ReadCellMeans %+v, %v", tc.cells, tc.L, means, err)
 		}
 	}
 }

@@ -28,7 +28,7 @@ const HousekeepingColumn = "housekeeping"
 // Cells is the content of cells.parquet: for each cell, the posterior mean
 // of its row of Z, the probability that the cell uses each code.
 type Cells struct {
-	Barcodes []string
+	Barcodes []string // nil when read by ReadCellMeans
 	L        int
 	// Mean is cells × L, row-major: Mean[n*L+k] is the posterior mean of z
 	// for cell n and code k+1.
@@ -143,7 +143,14 @@ func writeCells(path string, c Cells, batch int) error {
 }
 
 // ReadCells reads a cells.parquet file written by WriteCells.
-func ReadCells(path string) (Cells, error) {
+func ReadCells(path string) (Cells, error) { return readCells(path, true) }
+
+// ReadCellMeans reads the posterior means of a cells.parquet file and not
+// its barcodes (Barcodes is nil): for readers that need only the means, a
+// million barcodes cost more to read than ten columns of doubles.
+func ReadCellMeans(path string) (Cells, error) { return readCells(path, false) }
+
+func readCells(path string, barcodes bool) (Cells, error) {
 	var c Cells
 	err := readTable(path, func(s *arrow.Schema, rows int) ([]sink, error) {
 		if err := checkFields(s, 0, []string{"barcode"}, []arrow.DataType{arrow.BinaryTypes.String}); err != nil {
@@ -163,8 +170,13 @@ func ReadCells(path string) (Cells, error) {
 		if err != nil {
 			return nil, err
 		}
-		c = Cells{Barcodes: make([]string, rows), L: L, Mean: make([]float64, rows*L)}
-		sinks := append([]sink{stringSink(c.Barcodes)}, matrixSinks(c.Mean, L)...)
+		c = Cells{L: L, Mean: make([]float64, rows*L)}
+		var bc sink
+		if barcodes {
+			c.Barcodes = make([]string, rows)
+			bc = stringSink(c.Barcodes)
+		}
+		sinks := append([]sink{bc}, matrixSinks(c.Mean, L)...)
 		if rated {
 			c.Dropout, c.Background = make([]float64, rows), make([]float64, rows)
 			sinks = append(sinks, float64Sink(c.Dropout), float64Sink(c.Background))
@@ -173,6 +185,9 @@ func ReadCells(path string) (Cells, error) {
 	})
 	return c, err
 }
+
+// Len returns the number of cells.
+func (c Cells) Len() int { return len(c.Mean) / max(c.L, 1) }
 
 func checkMatrix(rows, L int, mean []float64) error {
 	if L < 1 {

@@ -46,6 +46,7 @@ factorises them with the OrMachine (Rukat et al., ICML 2017).
    scpipe fit shards -o run --L 2..10     # posterior means of codes and usage per L
    scpipe enrich run -o out --gmt GO.gmt  # gene programs, enrichment, hierarchy across L
    scpipe evaluate run -o eval            # held-out accuracy, ROC, calibration of the predictive
+   scpipe report run                      # one HTML report of the run (run/report.html)
    scpipe simulate -o sim                 # planted data as a 10x MTX folder
 
 Every command takes -j/--threads (or SCPIPE_THREADS), --quiet and
@@ -57,6 +58,7 @@ Every command takes -j/--threads (or SCPIPE_THREADS), --quiet and
 			fitCommand(),
 			enrichCommand(),
 			evaluateCommand(),
+			reportCommand(),
 			demoCommand(),
 			benchCommand(),
 		},

@@ -97,6 +97,7 @@ func TestPlantedRecoveryThroughCLI(t *testing.T) {
 		}
 	}
 	enrichThroughCLI(t, runDir, dir, truth)
+	reportThroughCLI(t, runDir, dir)
 }
 
 // enrichThroughCLI runs scpipe enrich on the planted run with a library of

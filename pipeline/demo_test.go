@@ -1,0 +1,47 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestDemo runs the demo whole and checks its last stage: every planted
+// program is recovered by a program of the fit whose top term in the
+// demo's library (planted programs and decoys) is that planted program,
+// with adjusted p < 1e-10, and the report it names exists.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo fits L = 2..8 with two chains (about 30 s on two cores)")
+	}
+	var out bytes.Buffer
+	dir := t.TempDir() + "/demo"
+	if err := Demo(context.Background(), &out, DemoOptions{Dir: dir, Threads: 2}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	_, table, ok := strings.Cut(text, "adjusted p\n")
+	if !ok {
+		t.Fatalf("no table of top terms in the demo's output:\n%s", text)
+	}
+	lines := strings.Split(table, "\n")
+	for l := 1; l <= 6; l++ {
+		f := strings.Fields(lines[l-1])
+		if len(f) != 5 || f[0] != strconv.Itoa(l) {
+			t.Fatalf("row %d of the top terms: %q", l, lines[l-1])
+		}
+		q, err := strconv.ParseFloat(f[4], 64)
+		if f[3] != fmt.Sprintf("planted_program_%d", l) || err != nil || !(q < 1e-10) {
+			t.Errorf("planted program %d: top term %s, adjusted p %s", l, f[3], f[4])
+		}
+	}
+	_, rest, _ := strings.Cut(text, "report ")
+	html := strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0])
+	if page, err := os.ReadFile(html); err != nil || !bytes.Contains(page, []byte("planted_program_")) {
+		t.Errorf("the report %q: %v", html, err)
+	}
+}
