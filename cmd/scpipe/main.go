@@ -45,6 +45,7 @@ factorises them with the OrMachine (Rukat et al., ICML 2017).
    scpipe ingest counts.h5 -o shards      # 10x HDF5 / MTX / h5ad -> binary shards
    scpipe info shards                     # what the shards hold
    scpipe fit shards -o run --L 2..10     # posterior means of codes and usage per L
+   scpipe summarize run                   # summary.tsv from the fits that have finished
    scpipe enrich run -o out --gmt GO.gmt  # gene programs, enrichment, hierarchy across L
    scpipe simulate -o sim                 # planted data as a 10x MTX folder
 
@@ -55,6 +56,7 @@ Every command takes -j/--threads (or SCPIPE_THREADS), --quiet and
 			infoCommand(),
 			simulateCommand(),
 			fitCommand(),
+			summarizeCommand(),
 			enrichCommand(),
 			demoCommand(),
 			benchCommand(),
