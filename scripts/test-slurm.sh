@@ -179,7 +179,10 @@ preempt_dir=run/L03/chain2
 show() { scontrol show job "$1" 2>/dev/null; }
 deadline=$((SECONDS + 240))
 signalled=
-while [ -n "$(squeue -h -j "$ingest,$array,$summarize" 2>/dev/null)" ]; do
+# Our jobs still queued or running; a squeue that fails (a busy
+# controller) counts as "some".
+queued() { squeue -h -j "$ingest,$array,$summarize" 2>/dev/null || echo "squeue failed"; }
+while [ -n "$(queued)" ]; do
   [ $SECONDS -lt $deadline ] || fail "the jobs did not finish in 240 s: $(squeue)"
   if [ -z "$signalled" ] && [ -f "$preempt_dir/state.ckpt" ]; then
     # scancel may report the signalled job as already completing (status
@@ -190,8 +193,6 @@ while [ -n "$(squeue -h -j "$ingest,$array,$summarize" 2>/dev/null)" ]; do
   fi
   sleep 0.1
 done
-[ -n "$signalled" ] || fail "task $preempt never wrote a checkpoint to pre-empt"
-
 # --- checks -------------------------------------------------------------------
 logs() { tail -n 30 -- *.log "$state/log/slurmctld.log" >&2 || true; }
 state_of() { show "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
@@ -206,14 +207,17 @@ for ((task = 0; task < fits; task++)); do
   info=$(show "${array}_$task")
   st=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
   ex=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$info")
-  restarts=$(sed -n 's/.* Restarts=\([0-9]*\).*/\1/p' <<<"$info")
+  restarts[task]=$(sed -n 's/.* Restarts=\([0-9]*\).*/\1/p' <<<"$info")
   if [ "$st" != COMPLETED ] || [ "$ex" != 0:0 ]; then
     logs
     fail "task ${array}_$task: $st, exit $ex"
   fi
+done
+[ -n "$signalled" ] || fail "task $preempt never wrote a checkpoint to pre-empt"
+for ((task = 0; task < fits; task++)); do
   want=0
   [ $task -eq $preempt ] && want=1
-  [ "$restarts" = $want ] || fail "task ${array}_$task restarted $restarts times, want $want"
+  [ "${restarts[task]}" = $want ] || fail "task ${array}_$task restarted ${restarts[task]} times, want $want"
 done
 log=scpipe-fit-${array}_$preempt.log
 grep -q "requeueing task ${array}_$preempt" "$log" || fail "task $preempt did not requeue itself: $(cat "$log")"
