@@ -85,15 +85,16 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err := writeConfig(cfg); err != nil {
 		return nil, err
 	}
-	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o)
+	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
 	if err != nil {
 		return nil, err
 	}
 	defer closeMask()
 	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
+	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
 	for _, L := range Ls {
 		for chain := 1; chain <= cfg.Chains; chain++ {
-			done, err := fitOne(ctx, src, data, cfg, o, L, chain)
+			done, err := fitOne(ctx, src, data, cfg, o, L, chain, resume)
 			if err != nil {
 				return rep, err
 			}
@@ -220,8 +221,9 @@ func writeConfig(cfg FitConfig) error {
 
 // fitData returns the sampler's view of the shards: with entries held out,
 // the observed-entry mask comes from a shard folder in the run directory,
-// made once and reused on resume.
-func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions) (gibbs.Data, func(), int64, error) {
+// made once (when create allows; the holder of the run's lock only) and
+// reused on resume.
+func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions, create bool) (gibbs.Data, func(), int64, error) {
 	data := gibbs.Data{X: src.X(), XT: src.XT()}
 	if m := src.Mask(); m != nil {
 		data.Mask, data.MaskT = m, src.MaskT()
@@ -233,6 +235,9 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions)
 	h := holdout{Seed: cfg.Seed, Frac: cfg.Holdout}
 	var held int64
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); err != nil {
+		if !create {
+			return data, nil, 0, fmt.Errorf("fit: %s holds no fit mask (%s) although it holds out entries: prepare the run again (scpipe fit %s -o %s --prepare)", cfg.Output, dir, cfg.Shards, cfg.Output)
+		}
 		o.Log.Info("holding out entries", "fraction", cfg.Holdout)
 		if held, err = writeFitMask(ctx, src, dir, h, cfg.Threads); err != nil {
 			return data, nil, 0, err
@@ -287,8 +292,9 @@ func chainSeed(seed uint64, L, chain int) uint64 {
 }
 
 // fitOne runs (or resumes, or skips when complete) the fit of one
-// (L, chain). It reports whether the fit was already complete.
-func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, L, chain int) (bool, error) {
+// (L, chain). It reports whether the fit was already complete. resume is
+// the command that continues the fit after an interruption.
+func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, L, chain int, resume string) (bool, error) {
 	dir := rundir.FitDir(cfg.Output, L, chain)
 	if complete(dir) {
 		o.Log.Info("fit already complete", "L", L, "chain", chain)
@@ -333,8 +339,8 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		if serr := save(); serr != nil {
 			return false, errors.Join(err, serr)
 		}
-		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: scpipe fit %s -o %s --resume",
-			ErrInterrupted, L, chain, s.Sweep(), ctx.Err(), cfg.Shards, cfg.Output)
+		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: %s",
+			ErrInterrupted, L, chain, s.Sweep(), ctx.Err(), resume)
 	}
 	if err := save(); err != nil {
 		return false, err

@@ -38,10 +38,21 @@ pre-emption) checkpoints first; --resume continues it, and gives the same
 results as an uninterrupted run. While a fit works on RUN it holds the lock
 .RUN.lock beside it: another fit of RUN (--resume, --force) is refused.
 
+Many processes (the tasks of a SLURM job array, see scripts/slurm/) can fit
+one run together: --prepare creates the run (shards.json, config.toml with
+every L and chain, the held-out mask) and fits nothing; then each process
+fits chain --chain K of the sizes --L it names (by default all of the run's),
+with the run's settings read from RUN/config.toml, and writes only its own
+fit folders; scpipe summarize RUN writes summary.tsv from the fits that have
+finished. Each fit is identical to the same fit of a single process.
+
    scpipe fit shards -o run --L 2..10
    scpipe fit shards -o run --L 2,4,8 --chains 4 --holdout 0.02
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml -j 24
-   scpipe fit brain -o brain-run --resume`,
+   scpipe fit brain -o brain-run --resume
+   scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml --prepare
+   scpipe fit brain -o brain-run --L 5 --chain 2 --resume     # one fit of the prepared run
+   scpipe summarize brain-run`,
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "run directory"},
 			&cli.StringFlag{Name: "config", Usage: "TOML file setting any of the options below (flags override it)"},
@@ -63,6 +74,8 @@ results as an uninterrupted run. While a fit works on RUN it holds the lock
 			&cli.IntFlag{Name: "checkpoint-every", Value: d.CheckpointEvery, Usage: "sweeps between checkpoints"},
 			&cli.Float64Flag{Name: "checkpoint-minutes", Value: d.CheckpointMinutes, Usage: "minutes between checkpoints at most"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run (finished fits are skipped)"},
+			&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain processes (shards.json, config.toml, held-out mask) and fit nothing"},
+			&cli.IntFlag{Name: "chain", Usage: "fit only chain `K` of each --L, in a run made by --prepare, beside other processes fitting the rest"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
 		),
 		Action: func(c *cli.Context) error {
@@ -78,10 +91,26 @@ results as an uninterrupted run. While a fit works on RUN it holds the lock
 			if err != nil {
 				return err
 			}
-			rep, err := pipeline.Fit(c.Context, cfg, pipeline.FitOptions{
+			o := pipeline.FitOptions{
 				Resume: c.Bool("resume"), Force: c.Bool("force"),
 				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
-			})
+			}
+			switch {
+			case c.Bool("prepare") && (c.IsSet("chain") || c.Bool("resume")):
+				return fmt.Errorf("fit: --prepare fits nothing: it goes without --chain and --resume")
+			case c.Bool("prepare"):
+				_, err := pipeline.Prepare(c.Context, cfg, o)
+				return err
+			case c.IsSet("chain"):
+				rep, err := pipeline.FitChain(c.Context, cfg, c.Int("chain"), o)
+				if err != nil {
+					return err
+				}
+				env.log.Info("fits complete", "run", rep.Run, "L", cfg.L.String(), "chain", c.Int("chain"),
+					"fitted", rep.Fitted, "skipped", rep.Skipped, "then", "scpipe summarize "+rep.Run)
+				return nil
+			}
+			rep, err := pipeline.Fit(c.Context, cfg, o)
 			if err != nil {
 				return err
 			}
@@ -93,12 +122,12 @@ results as an uninterrupted run. While a fit works on RUN it holds the lock
 }
 
 // fitConfig resolves the configuration: defaults, or the stored
-// configuration of the run being resumed, then --config, then the flags
-// given explicitly.
+// configuration of the run being resumed or shared (--chain), then
+// --config, then the flags given explicitly.
 func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	cfg := pipeline.DefaultFitConfig()
 	var err error
-	if c.Bool("resume") {
+	if c.Bool("resume") || c.IsSet("chain") {
 		// A run folder without a configuration (a start that failed early)
 		// has nothing to resume: Fit starts it from the flags.
 		stored := filepath.Join(c.String("output"), rundir.ConfigFile)

@@ -44,6 +44,7 @@ factorises them with the OrMachine (Rukat et al., ICML 2017).
    scpipe ingest counts.h5 -o shards      # 10x HDF5 / MTX / h5ad -> binary shards
    scpipe info shards                     # what the shards hold
    scpipe fit shards -o run --L 2..10     # posterior means of codes and usage per L
+   scpipe summarize run                   # summary.tsv from the fits that have finished
    scpipe enrich run -o out --gmt GO.gmt  # gene programs, enrichment, hierarchy across L
    scpipe evaluate run -o eval            # held-out accuracy, ROC, calibration of the predictive
    scpipe report run                      # one HTML report of the run (run/report.html)
@@ -56,6 +57,7 @@ Every command takes -j/--threads (or SCPIPE_THREADS), --quiet and
 			infoCommand(),
 			simulateCommand(),
 			fitCommand(),
+			summarizeCommand(),
 			enrichCommand(),
 			evaluateCommand(),
 			reportCommand(),

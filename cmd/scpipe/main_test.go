@@ -399,3 +399,55 @@ func TestNoDirectIO(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedRunThroughCLI: a run prepared with --prepare and fitted by one
+// `fit --L l --chain k` per fit, which read the run's settings from its
+// config.toml, then summarised, holds what one `fit` writes; summarize
+// --strict fails while fits are missing and names them.
+func TestSharedRunThroughCLI(t *testing.T) {
+	dir := t.TempDir()
+	sim, shards, cfg := filepath.Join(dir, "sim"), filepath.Join(dir, "shards"), filepath.Join(dir, "c.toml")
+	os.WriteFile(cfg, []byte("L = \"2..3\"\nchains = 2\nburn_in = 4\nsamples = 4\nstarts = 1\n"), 0o644)
+	direct, shared := filepath.Join(dir, "direct"), filepath.Join(dir, "shared")
+	for _, args := range [][]string{
+		{"simulate", "-o", sim, "--cells", "300", "--genes", "150", "--L", "2", "--seed", "5", "--quiet"},
+		{"ingest", sim, "-o", shards, "--quiet"},
+		{"fit", shards, "-o", direct, "--config", cfg, "--quiet", "-j", "2"},
+		{"fit", shards, "-o", shared, "--config", cfg, "--prepare", "--quiet"},
+		{"fit", shards, "-o", shared, "--L", "3", "--chain", "2", "--quiet", "-j", "1"},
+	} {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"summarize", shared, "--strict", "--quiet"}, "3 fits of " + shared + " have not finished: L=2 chain 1 (not started), L=2 chain 2 (not started), L=3 chain 1 (not started)"},
+		{[]string{"fit", shards, "-o", shared, "--prepare", "--chain", "1"}, "--prepare fits nothing"},
+		{[]string{"fit", shards, "-o", shared, "--L", "3", "--chain", "2", "--quiet"}, "use --resume"},
+		{[]string{"fit", shards, "-o", shared, "--chain", "1", "--seed", "2", "--quiet"}, "seed: 1 ≠ 2"},
+		{[]string{"summarize", filepath.Join(dir, "nothing")}, "not a run directory"},
+	} {
+		if err := run(t, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("scpipe %s: %v (want an error containing %q)", strings.Join(tt.args, " "), err, tt.want)
+		}
+	}
+	for _, args := range [][]string{
+		{"fit", shards, "-o", shared, "--chain", "1", "--quiet"}, // every L of the run
+		{"fit", shards, "-o", shared, "--L", "2", "--chain", "2", "--quiet"},
+		{"summarize", shared, "--strict", "--quiet"},
+	} {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	for _, f := range []string{"L02/chain1/codes.parquet", "L03/chain2/cells.parquet", rundir.SelectionFile} {
+		a, _ := os.ReadFile(filepath.Join(direct, f))
+		b, err := os.ReadFile(filepath.Join(shared, f))
+		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between the direct and the shared run (%v)", f, err)
+		}
+	}
+}

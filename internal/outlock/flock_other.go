@@ -13,4 +13,4 @@ var (
 )
 
 // flock reports that outputs cannot be locked here.
-func flock(f *os.File) error { return errUnsupported }
+func flock(f *os.File, shared bool) error { return errUnsupported }

@@ -14,13 +14,20 @@ var (
 	errUnsupported = errors.New("locks not supported")
 )
 
-// flock takes an exclusive flock(2) on f without waiting. On Linux NFS
-// clients flock is carried out as a POSIX lock of the whole file, which the
-// server arbitrates between clients; Lustre arbitrates it between clients
-// when mounted with -o flock.
-func flock(f *os.File) error {
+// flock takes a flock(2) on f without waiting: shared or exclusive. On
+// Linux NFS clients flock is carried out as a POSIX lock of the whole file
+// (a read lock for a shared one), which the server arbitrates between
+// clients; Lustre arbitrates it between clients when mounted with -o flock.
+// Taking an exclusive lock on a file already locked shared through f
+// converts the lock, which is not atomic: the shared lock is dropped first,
+// even when the exclusive one is then refused.
+func flock(f *os.File, shared bool) error {
+	how := unix.LOCK_EX
+	if shared {
+		how = unix.LOCK_SH
+	}
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		switch {
 		case err == nil:
 			return nil

@@ -10,6 +10,13 @@
 // descriptors. The lock file records the holder's pid, host and command, so
 // that a refused process can say who holds it.
 //
+// Some outputs are written by several processes at once, each its own part
+// of it, such as the tasks of a job array that fit one run directory (each
+// also locks its own part exclusively). They take the lock shared
+// (AcquireShared), which keeps out an exclusive holder (a process that
+// creates, replaces or works on the whole output) and is kept out by one;
+// shared holders record nothing, and the last to leave removes the file.
+//
 // Temporaries beside an output are named after it with a kind and 12 random
 // hex digits (BASE.tmp-3f9c0a1b2c4d, .BASE.spill-…, BASE.old-…). Only a
 // holder of the output's lock writes them, so a holder finds those of a dead
@@ -47,12 +54,17 @@ import (
 // another process holds the output's lock.
 var ErrLocked = errors.New("output locked by another process")
 
-// lockedError names the output, its holder and the lock file.
+// lockedError names the output, its holder and the lock file; shared says
+// that the holders share the lock, and holder is then unknown.
 type lockedError struct {
 	output, holder, path string
+	shared               bool
 }
 
 func (e *lockedError) Error() string {
+	if e.shared {
+		return fmt.Sprintf("%s is being written by processes that share it, each its own part (such as the tasks of a job array); wait for them to finish or stop them (lock file %s)", e.output, e.path)
+	}
 	return fmt.Sprintf("%s is being written by %s; wait for it to finish or stop it (lock file %s)", e.output, e.holder, e.path)
 }
 
@@ -93,6 +105,7 @@ func (h holder) String() string {
 // system could not lock (see Acquire); such a Lock guards nothing.
 type Lock struct {
 	output, path string
+	shared       bool
 	f            *os.File
 }
 
@@ -104,6 +117,20 @@ type Lock struct {
 // manager), Acquire logs a warning on log (nil: none) and returns a Lock
 // that guards nothing, so that work goes on as before locks existed.
 func Acquire(output string, log *slog.Logger) (*Lock, error) {
+	return acquire(output, false, log)
+}
+
+// AcquireShared takes the lock of output shared with other processes that
+// take it shared, without waiting: a process that holds it exclusively
+// (Acquire) keeps them out, and they keep it out. Each shared holder writes
+// only its own part of the output, under a lock of that part. The error
+// when refused, and the behaviour where the file system cannot lock, are
+// those of Acquire.
+func AcquireShared(output string, log *slog.Logger) (*Lock, error) {
+	return acquire(output, true, log)
+}
+
+func acquire(output string, shared bool, log *slog.Logger) (*Lock, error) {
 	abs, err := filepath.Abs(output)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", output, err)
@@ -115,7 +142,7 @@ func Acquire(output string, log *slog.Logger) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
-	l := &Lock{output: output, path: filepath.Join(dir, "."+base+".lock")}
+	l := &Lock{output: output, path: filepath.Join(dir, "."+base+".lock"), shared: shared}
 	err = l.lock()
 	if errors.Is(err, errUnsupported) {
 		os.Remove(l.path)
@@ -134,26 +161,66 @@ func Acquire(output string, log *slog.Logger) (*Lock, error) {
 // it, so a lock taken on a file that is no longer at l.path (unlinked by
 // the releasing holder between our open and our flock) guards nothing: it
 // is dropped and taken again on the file now there.
+//
+// A shared request refused is tried again for a moment before it gives
+// up: a holder that is releasing holds the file exclusively while it
+// removes it (see Release), and one task of a job array should not fail
+// because another ended at that instant.
 func (l *Lock) lock() error {
+	heldFor := 0
 	for range 100 {
 		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o666)
 		if err != nil {
 			return fmt.Errorf("%s: lock: %w", l.output, err)
 		}
-		if err := flock(f); err != nil {
+		err = flock(f, l.shared)
+		if errors.Is(err, errHeld) && l.shared && heldFor < sharedPatience {
+			f.Close()
+			heldFor++
+			time.Sleep(sharedRetry)
+			continue
+		}
+		if err != nil {
 			defer f.Close()
 			if errors.Is(err, errHeld) {
-				return &lockedError{l.output, readHolder(f), l.path}
+				return l.heldError(f)
 			}
 			return fmt.Errorf("%s: lock %s: %w", l.output, l.path, err)
 		}
 		if sameFile(f, l.path) {
 			l.f = f
+			if l.shared {
+				return nil
+			}
 			return l.record()
 		}
 		f.Close()
 	}
 	return fmt.Errorf("%s: lock %s: the lock file keeps changing", l.output, l.path)
+}
+
+// A refused shared request is tried sharedPatience more times,
+// sharedRetry apart.
+const (
+	sharedPatience = 10
+	sharedRetry    = 50 * time.Millisecond
+)
+
+// heldError describes the holders of the lock file f, which refused l.
+// Shared holders record nothing, so a refused exclusive request finds out
+// whether the holders share the lock by asking for it shared on a second
+// descriptor: only an exclusive holder refuses that.
+func (l *Lock) heldError(f *os.File) error {
+	if !l.shared {
+		if probe, err := os.Open(l.path); err == nil {
+			shared := sameFile(probe, l.path) && flock(probe, true) == nil
+			probe.Close()
+			if shared {
+				return &lockedError{output: l.output, path: l.path, shared: true}
+			}
+		}
+	}
+	return &lockedError{output: l.output, holder: readHolder(f), path: l.path}
 }
 
 // sameFile reports whether f is the file now at path.
@@ -207,10 +274,17 @@ func readHolder(f *os.File) string {
 func (l *Lock) Held() bool { return l != nil && l.f != nil }
 
 // Release removes the lock file and releases the lock. It may be called on
-// a nil Lock and more than once.
+// a nil Lock and more than once. A shared holder removes the file only when
+// it is the last holder, which it knows by getting the lock exclusively.
 func (l *Lock) Release() error {
 	if !l.Held() {
 		return nil
+	}
+	if l.shared && flock(l.f, false) != nil {
+		// Others still hold it (the conversion dropped our share).
+		err := l.f.Close()
+		l.f = nil
+		return err
 	}
 	// Removed while still locked: a process that opened the file before the
 	// removal finds, once it holds it, that it is no longer at l.path.
@@ -226,9 +300,10 @@ func (l *Lock) Release() error {
 // RemoveStale removes the temporaries beside the output that TempDir,
 // TempFile and AsideName name after it: with the lock held, no live process
 // writes them. It returns the paths removed, and does nothing when l holds
-// no lock.
+// no lock or holds it shared (the other holders' temporaries look the
+// same).
 func (l *Lock) RemoveStale() ([]string, error) {
-	if !l.Held() {
+	if !l.Held() || l.shared {
 		return nil, nil
 	}
 	dir, base := filepath.Split(filepath.Clean(l.output))

@@ -223,3 +223,55 @@ func mode(t *testing.T, p string) os.FileMode {
 	}
 	return fi.Mode().Perm()
 }
+
+// TestSharedLock: shared holders coexist and keep an exclusive request out
+// with a message saying the lock is shared; the last of them to release
+// removes the file; an exclusive holder keeps shared requests out with its
+// own name; a shared holder removes no temporaries.
+func TestSharedLock(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	a, err := AcquireShared(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := AcquireShared(out, nil)
+	if err != nil {
+		t.Fatalf("second shared holder: %v", err)
+	}
+	if !a.Held() || !b.Held() {
+		t.Fatal("shared locks not held")
+	}
+	stale := filepath.Join(filepath.Dir(out), "run.tmp-0123456789ab")
+	if err := os.Mkdir(stale, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := a.RemoveStale(); err != nil || len(removed) != 0 {
+		t.Errorf("a shared holder removed %v, %v", removed, err)
+	}
+	for _, held := range []string{"both", "one"} {
+		_, err = Acquire(out, nil)
+		if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "processes that share it") || !strings.Contains(err.Error(), out) {
+			t.Errorf("exclusive request while %s shared holders hold the lock: %v", held, err)
+		}
+		if err := a.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(a.path); held == "both" && err != nil {
+			t.Errorf("the first shared holder to release removed the lock file: %v", err)
+		}
+		a = b
+	}
+	if _, err := os.Stat(a.path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file left after the last shared holder released it: %v", err)
+	}
+
+	x, err := Acquire(out, nil)
+	if err != nil {
+		t.Fatalf("exclusive request after the shared holders left: %v", err)
+	}
+	defer x.Release()
+	_, err = AcquireShared(out, nil)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", os.Getpid())) {
+		t.Errorf("shared request while an exclusive holder holds the lock: %v (want its pid)", err)
+	}
+}

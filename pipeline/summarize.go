@@ -1,0 +1,153 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"scpipe/internal/outlock"
+	"scpipe/rundir"
+)
+
+// SummarizeOptions are the settings of Summarize.
+type SummarizeOptions struct {
+	// Shards is the shard folder the run was fitted to; "" takes the path
+	// recorded in RUN/shards.json. Either way its fingerprint must be the
+	// recorded one.
+	Shards  string
+	Threads int          // cores for scoring held-out entries (0: all)
+	Log     *slog.Logger // nil: discard
+}
+
+// MissingFit is an (L, chain) of a run's configuration that has not
+// finished.
+type MissingFit struct {
+	L, Chain int
+	// Sweep is the number of sweeps its last checkpoint holds: 0 when the
+	// fit has no readable checkpoint or stopped before its first sweep.
+	Sweep int64
+}
+
+func (m MissingFit) String() string {
+	if m.Sweep == 0 {
+		return fmt.Sprintf("L=%d chain %d (not started)", m.L, m.Chain)
+	}
+	return fmt.Sprintf("L=%d chain %d (checkpoint after sweep %d)", m.L, m.Chain, m.Sweep)
+}
+
+// SummaryReport is what Summarize wrote and found.
+type SummaryReport struct {
+	Run     string
+	Summary []rundir.SummaryRow
+	// Missing lists, by L then chain, the fits of the run's configuration
+	// that have not finished; the summary leaves them out.
+	Missing []MissingFit
+}
+
+// Summarize writes summary.tsv and selection.svg of the run directory run
+// (see Summarise) from the fits that have finished, and reports which of
+// the (L, chain) of its configuration have not. Once every fit has
+// finished, it writes what Fit writes at its end, byte for byte. It holds
+// the run's lock shared, so it may run while other processes fit the run
+// (FitChain), but not beside Fit or Prepare.
+func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryReport, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	lk, err := outlock.AcquireShared(run, o.Log)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: run directory %w", err)
+	}
+	defer lk.Release()
+	cfg, err := LoadFitConfig(filepath.Join(run, rundir.ConfigFile), FitConfig{})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("summarize: %s is not a run directory: it has no %s (scpipe fit writes it)", run, rundir.ConfigFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	missing, finished, err := missingFits(run, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("summarize: %w", err)
+	}
+	rep := &SummaryReport{Run: run, Missing: missing}
+	if finished == 0 {
+		return rep, fmt.Errorf("summarize: no fit of %s has finished (%d of %d missing)", run, len(missing), len(cfg.L)*cfg.Chains)
+	}
+	path, err := runShards(run, o.Shards)
+	if err != nil {
+		return rep, err
+	}
+	src, err := openVerified(ctx, path)
+	if err != nil {
+		return rep, fmt.Errorf("summarize: %w", err)
+	}
+	defer src.Close()
+	if err := sameShards(run, shardsIdentity(path, src.Manifest()), o.Log); err != nil {
+		return rep, fmt.Errorf("summarize: %w", err)
+	}
+	rep.Summary, err = Summarise(ctx, run, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, o.Threads)
+	if err != nil {
+		return rep, err
+	}
+	logSelection(o.Log, rep.Summary)
+	for _, m := range missing {
+		o.Log.Warn("fit missing from the summary: it has not finished", "L", m.L, "chain", m.Chain, "checkpoint_sweep", m.Sweep)
+	}
+	return rep, nil
+}
+
+// missingFits lists the fits of cfg's (L, chain) that have not finished in
+// run, and counts the finished fits of run (of any L and chain).
+func missingFits(run string, cfg FitConfig) ([]MissingFit, int, error) {
+	fits, err := rundir.Fits(run)
+	if err != nil {
+		return nil, 0, err
+	}
+	type key struct{ L, chain int }
+	found := map[key]rundir.Fit{}
+	finished := 0
+	for _, f := range fits {
+		found[key{f.L, f.Chain}] = f
+		if f.Complete() {
+			finished++
+		}
+	}
+	var missing []MissingFit
+	for _, L := range cfg.L {
+		for chain := 1; chain <= cfg.Chains; chain++ {
+			f, ok := found[key{L, chain}]
+			if ok && f.Complete() {
+				continue
+			}
+			m := MissingFit{L: L, Chain: chain}
+			if ok && f.Checkpoint {
+				meta, _, err := rundir.ReadCheckpoint(filepath.Join(f.Dir, rundir.CheckpointFile))
+				if err == nil {
+					m.Sweep = meta.Sweep
+				}
+			}
+			missing = append(missing, m)
+		}
+	}
+	return missing, finished, nil
+}
+
+// runShards returns the shard folder to summarise run with: override, or
+// the path run records.
+func runShards(run, override string) (string, error) {
+	if override != "" {
+		return override, nil
+	}
+	id, err := rundir.ReadShardsIdentity(filepath.Join(run, rundir.ShardsFile))
+	if err != nil {
+		return "", fmt.Errorf("summarize: %w (name the shards the run was fitted to with --shards)", err)
+	}
+	if _, err := os.Stat(id.Path); err != nil {
+		return "", fmt.Errorf("summarize: the shards %s records are not there (%w): name them with --shards", run, err)
+	}
+	return id.Path, nil
+}
