@@ -73,12 +73,14 @@ type Sampler struct {
 	workers  int
 	logitZ   []float64
 	logitU   []float64
-	observed int64    // observed entries
-	obsOnes  int64    // observed ones
-	start    rates    // the likelihood's parameters of every chain's first sweep
-	clamped  uint64   // codes every cell uses (z fixed at 1)
-	fixedU   uint64   // codes of U held fixed (Config.FixedCodes)
-	uFixed   []uint64 // their words, interleaved as chain.u (zero elsewhere)
+	observed int64  // observed entries
+	obsOnes  int64  // observed ones
+	start    rates  // the likelihood's parameters of every chain's first sweep
+	clamped  uint64 // codes every cell uses (z fixed at 1)
+	// fixedU holds the codes of U held fixed (Config.FixedCodes), and
+	// uFixed their words, interleaved as chain.u (zero elsewhere).
+	fixedU uint64
+	uFixed []uint64
 	// cellOnes and cellObs count each cell's observed ones and entries
 	// (with per-cell levels only).
 	cellOnes, cellObs []int32
