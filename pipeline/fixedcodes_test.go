@@ -57,8 +57,9 @@ func writeTruthGMT(t *testing.T, path string, tr *simulate.Truth, names []string
 // file and checks every fit: its first three codes are the planted
 // programs exactly (posterior means 0 or 1), their usage by cells is the
 // planted usage, a free code recovers the fourth program, the run keeps
-// its copy of the codes, and a resume reads that copy (not the source,
-// changed since) and writes what the uninterrupted run wrote.
+// its copy of the codes, a prepared run's --chain process writes what Fit
+// wrote, and a resume reads the run's copy (not the source, changed since)
+// and writes what the uninterrupted run wrote.
 func TestFitFixedCodesGMT(t *testing.T) {
 	shards, truth := plantedShards(t, smallPlanted)
 	names := shardGeneNames(t, shards)
@@ -119,6 +120,22 @@ func TestFitFixedCodesGMT(t *testing.T) {
 		t.Fatalf("config.toml records fixed codes %q (%v), want %q", stored.FixedCodes, err, gmt)
 	}
 	want := digest(t, cfg.Output)
+	// A prepared run fitted by a --chain process writes the same.
+	shared := cfg
+	shared.Output = filepath.Join(dir, "shared")
+	ctx := context.Background()
+	if _, err := Prepare(ctx, shared, FitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FitChain(ctx, shared, 1, FitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Summarize(ctx, shared.Output, SummarizeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if digest(t, shared.Output) != want {
+		t.Error("the prepared run's --chain fits differ from Fit's")
+	}
 	// The source changes; a resumed fit still holds the run's codes.
 	writeTruthGMT(t, gmt, truth, names, 1)
 	if err := os.RemoveAll(rundir.FitDir(cfg.Output, 5, 1)); err != nil {
