@@ -55,11 +55,10 @@ func AutoPrior() Prior { return Prior{Kind: Auto} }
 // Dropout. Measured through `scpipe fit` (VALIDATION.md): on sparse
 // completion (250 × 250, L = 5, 0.5% and 1% observed) with symmetric noise
 // the empirical prior predicts the unobserved entries better than the
-// uniform one; under dropout noise the two predict them alike, and on
-// planted single-cell data the empirical prior recovers the smallest
-// program less well (its logit of about −2 per gene weighs on a program
-// of 20 genes), so Dropout keeps the uniform prior that its single-cell
-// tests were measured with.
+// uniform one; under dropout noise the two predict them alike (at
+// chance), while on single-cell data the empirical prior recovers planted
+// programs less well and finds no more PBMC marker sets, so Dropout keeps
+// the uniform prior that its single-cell tests were measured with.
 func (pr Prior) Resolve(noise Noise) Prior {
 	if pr.Kind != Auto {
 		return pr
