@@ -30,7 +30,7 @@ type Options struct {
 	StreamReps int         // timed stream-once passes per (size, L), after one untimed pass
 	Density    float64     // fraction of ones of the planted data
 	Seed       uint64      // seed of the planted data and of the sampler
-	Prior      string      // prior of Z and U as a fit takes it: "uniform" (a fit's default), "empirical" or a probability
+	Prior      string      // prior of Z and U as a fit takes it: "uniform" (a fit's default auto prior under its dropout noise), "empirical" or a probability
 	Noise      gibbs.Noise // the likelihood (a fit's default: dropout)
 	// Housekeeping adds a code every cell uses beside the L timed ones, as
 	// a fit does by default.
@@ -57,7 +57,7 @@ func DefaultOptions() Options {
 		Sizes: sizes, Ls: []int{2, 10}, Workers: runtime.NumCPU(),
 		Warmup: 5, Sweeps: 5, StreamReps: 3,
 		Density: DefaultDensity, Seed: 1, Work: DefaultWork(),
-		Prior: fit.PriorU.String(), Noise: fit.Noise, Housekeeping: fit.Housekeeping, CellLevels: fit.CellLevels,
+		Prior: fit.PriorU.Resolve(fit.Noise).String(), Noise: fit.Noise, Housekeeping: fit.Housekeeping, CellLevels: fit.CellLevels,
 	}
 }
 

@@ -17,7 +17,7 @@
 //
 // For every size and latent size L, Run builds a gibbs.Sampler over the
 // shards as a fit does (data-seeded codes, one start, Options.Workers
-// workers, the fit's default uniform prior unless Options.Prior says
+// workers, the fit's default prior (auto: uniform under dropout noise) unless Options.Prior says
 // otherwise), runs Options.Warmup untimed sweeps so that the chain leaves its
 // starting point (a collapsed state sweeps faster than a real fit), and then
 // records:

@@ -34,10 +34,10 @@ func TestCollectionTest(t *testing.T) {
 	}
 	u := NewUniverse(bg)
 	lib := &Library{Name: "lib", Sets: []GeneSet{
-		{"hit", "", []string{bg[0], bg[1], bg[2], bg[3], "NOT_IN_BACKGROUND"}}, // K = 4 after restriction
-		{"miss", "", []string{bg[50], bg[51]}},                                 // no overlap: not tested
-		{"half", "", []string{strings.ToUpper(bg[3]), bg[60], bg[61], bg[62]}}, // overlap 1, matched case-insensitively
-		{"outside", "", []string{"NOPE1", "NOPE2"}},                            // nothing in the background
+		{Name: "hit", Genes: []string{bg[0], bg[1], bg[2], bg[3], "NOT_IN_BACKGROUND"}}, // K = 4 after restriction
+		{Name: "miss", Genes: []string{bg[50], bg[51]}},                                 // no overlap: not tested
+		{Name: "half", Genes: []string{strings.ToUpper(bg[3]), bg[60], bg[61], bg[62]}}, // overlap 1, matched case-insensitively
+		{Name: "outside", Genes: []string{"NOPE1", "NOPE2"}},                            // nothing in the background
 	}}
 	c := u.Restrict(lib)
 	if c.Unmatched != 1 || c.Genes != 12 || c.Matched != 9 {

@@ -47,11 +47,14 @@ func (s *Sampler) seedClusters(c *chain, key uint64) {
 		}
 		norm[i] = math.Sqrt(max(t, 1e-300))
 	}
-	k := s.l - bits.OnesCount64(s.clamped)
+	k := s.l - bits.OnesCount64(s.clamped|s.fixedU)
 	clusters := bisect(rows, weight, norm, s.d, k, max(10, m/100), key)
 	free := 0
 	for l := range s.l {
 		var genes []bool
+		if s.fixedU>>uint(l)&1 != 0 {
+			continue
+		}
 		if s.clamped>>uint(l)&1 != 0 {
 			genes = make([]bool, s.d)
 			for g, n := range count {

@@ -59,6 +59,17 @@
 // 1 in every cell: the Z step never proposes it, and it takes the genes
 // detected everywhere at the covered rate.
 //
+// Fixed codes (Config.FixedCodes) are the same for U: columns held at
+// given genes, which the U step never proposes, so the sampler draws from
+// p(Z, U_free | X, U_fixed): known programs whose usage is inferred, beside
+// free codes that take what they leave. Every chain starts with them (the
+// cluster and data starts seed only the free codes, the data start from
+// genes they leave uncovered), and a restored state must hold them.
+//
+// The Auto prior (Prior.Resolve) is the empirical one under Symmetric
+// noise and the uniform one under Dropout noise, each what measured best
+// under its likelihood (VALIDATION.md).
+//
 // # Sampler
 //
 // A sweep updates every row of Z in parallel (each cell's L codes in turn),

@@ -67,6 +67,12 @@ func b2f(b bool) float64 {
 // (one for all cells when len(r) = 1). With clampLast, code L−1 is used by
 // every cell (only states with those z on are enumerated).
 func exactPosterior(x, obs [][]bool, L int, pz, pu []float64, clampLast bool, r ...rates) []float64 {
+	return exactPosteriorFixed(x, obs, L, pz, pu, clampLast, 0, 0, r...)
+}
+
+// exactPosteriorFixed is exactPosterior over the states whose u bits
+// (j*L+l) under fixMask equal those of fixU: codes of U held fixed.
+func exactPosteriorFixed(x, obs [][]bool, L int, pz, pu []float64, clampLast bool, fixMask, fixU uint64, r ...rates) []float64 {
 	n, d := len(x), len(x[0])
 	var logw []float64
 	var stats [][]float64
@@ -82,6 +88,9 @@ func exactPosterior(x, obs [][]bool, L int, pz, pu []float64, clampLast bool, r 
 			continue
 		}
 		for u := uint64(0); u < 1<<uint(d*L); u++ {
+			if u&fixMask != fixU {
+				continue
+			}
 			w := 0.0
 			for i := range n * L {
 				if clamped>>uint(i)&1 == 0 {

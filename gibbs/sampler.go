@@ -77,6 +77,10 @@ type Sampler struct {
 	obsOnes  int64  // observed ones
 	start    rates  // the likelihood's parameters of every chain's first sweep
 	clamped  uint64 // codes every cell uses (z fixed at 1)
+	// fixedU holds the codes of U held fixed (Config.FixedCodes), and
+	// uFixed their words, interleaved as chain.u (zero elsewhere).
+	fixedU uint64
+	uFixed []uint64
 	// cellOnes and cellObs count each cell's observed ones and entries
 	// (with per-cell levels only).
 	cellOnes, cellObs []int32
@@ -163,12 +167,15 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	if s.observed > 0 {
 		density = float64(ones) / float64(s.observed)
 	}
-	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
-	s.logitU = cfg.PriorU.logits(cfg.L, density)
+	s.logitZ = cfg.PriorZ.Resolve(cfg.Noise).logits(cfg.L, density)
+	s.logitU = cfg.PriorU.Resolve(cfg.Noise).logits(cfg.L, density)
 	s.obsOnes = ones
 	s.start = initialRates(&s.cfg, density)
 	if cfg.Housekeeping {
 		s.clamped = 1 << uint(cfg.L-1)
+	}
+	if err := s.setFixedCodes(); err != nil {
+		return nil, err
 	}
 	if cfg.CellLevelBits > 0 {
 		s.cellOnes, s.cellObs = rowCounts(data.X, data.Mask, n, d)
@@ -243,8 +250,9 @@ func (s *Sampler) seedChain(seed uint64) *chain {
 	return c
 }
 
-// clamp sets the clamped codes of every cell of c on.
+// clamp sets the clamped codes of every cell of c on, and c's fixed codes.
 func (s *Sampler) clamp(c *chain) {
+	s.fixCodes(c.u)
 	for m := s.clamped; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)
 		for w := range s.nw {
@@ -282,7 +290,15 @@ func (s *Sampler) seedCodes(c *chain, key uint64) {
 	}
 	var cand [seedCandidates]int
 	var fresh [seedCandidates]int
+	for w := range len(s.uFixed) / max(s.l, 1) {
+		for _, f := range s.uFixed[w*s.l : w*s.l+s.l] {
+			covered[w] |= f // the fixed codes' genes are taken
+		}
+	}
 	for l := range s.l {
+		if s.fixedU>>uint(l)&1 != 0 {
+			continue
+		}
 		total := 0
 		for k := range cand {
 			cand[k] = int(bitsAt(key, uint64(l*seedCandidates+k)) % uint64(s.n))

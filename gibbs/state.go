@@ -236,6 +236,9 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 		if !s.validBits(c.z, c.u) {
 			return fmt.Errorf("%w: chain state has bits past the last cell or gene", ErrState)
 		}
+		if !s.holdsFixedCodes(c.u) {
+			return fmt.Errorf("%w: the chain's fixed codes differ from the configuration's", ErrState)
+		}
 	}
 	for _, k := range kept {
 		if !s.validBits(k.z, k.u) {

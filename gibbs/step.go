@@ -44,7 +44,7 @@ type stepSpec struct {
 	rowCounts []uint64
 	key       uint64
 	L         int
-	fixed     uint64 // codes the step leaves as they are (the Z step's clamped codes)
+	fixed     uint64 // codes the step leaves as they are (the Z step's clamped codes, the U step's fixed codes)
 	// live holds the codes whose bitset in other is not empty. A code with
 	// an empty one covers no column: its conditional sum is 0, it adds
 	// nothing to a row's coverage, and flipping it changes no other code's
@@ -87,7 +87,7 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	s.setLikelihood(&z, c)
 	zs := s.runStep(&z)
 	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
-		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
+		logit: s.logitU, key: streamKey(c.seed, sweep, stepU), fixed: s.fixedU}
 	s.setLikelihood(&u, c)
 	us := s.runStep(&u)
 	// The U step leaves the state of the sweep: its rows' counts are the
@@ -109,7 +109,7 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 // whose per-cell counts (the sweep's final state) set the levels and rates.
 func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
-		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
+		logit: s.logitU, key: streamKey(c.seed, sweep, stepU), fixed: s.fixedU}
 	s.setLikelihood(&u, c)
 	us := s.runStep(&u)
 	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,

@@ -29,7 +29,7 @@ type FitConfig struct {
 	Samples int         `toml:"samples"` // sweeps after burn-in
 	Thin    int         `toml:"thin"`    // keep every Thin-th sample
 	Seed    uint64      `toml:"seed"`    // master seed; chain c of size L uses a seed derived from (Seed, L, c)
-	PriorU  gibbs.Prior `toml:"prior_u"` // "uniform", "empirical" or a probability such as "0.05"
+	PriorU  gibbs.Prior `toml:"prior_u"` // "auto", "uniform", "empirical" or a probability such as "0.05"
 	PriorZ  gibbs.Prior `toml:"prior_z"` // likewise for Z
 	Holdout float64     `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
 	// Noise is the likelihood: "dropout" (separate dropout and background
@@ -59,13 +59,20 @@ type FitConfig struct {
 	CheckpointMinutes float64 `toml:"checkpoint_minutes"`
 	// Threads bounds the cores used (all of them by default).
 	Threads int `toml:"threads"`
+	// FixedCodes is a GMT file of known gene programs, or the folder of
+	// a fit (RUN/L05/chain1) whose MAP codes to take: every fit holds
+	// them as its first codes and infers the rest (L counts both). The
+	// run keeps its own copy (fixed-codes.gmt), which resumes read.
+	FixedCodes string `toml:"fixed_codes"`
 }
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
 // single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
-// two chains (for the convergence checks), uniform priors, 1% of entries
-// held out, dropout noise, codes seeded from cell types and a housekeeping
-// code. gibbs.DefaultConfig says why they differ from the sampler's own.
+// two chains (for the convergence checks), the auto prior (uniform under
+// dropout noise, empirical under symmetric noise: gibbs.Prior.Resolve),
+// 1% of entries held out, dropout noise, codes seeded from cell types and
+// a housekeeping code. gibbs.DefaultConfig says why they differ from the
+// sampler's own.
 func DefaultFitConfig() FitConfig {
 	return FitConfig{
 		L:                 LSizes{2, 3, 4, 5, 6, 7, 8, 9, 10},
@@ -74,8 +81,8 @@ func DefaultFitConfig() FitConfig {
 		Samples:           100,
 		Thin:              1,
 		Seed:              1,
-		PriorU:            gibbs.Prior{},
-		PriorZ:            gibbs.Prior{},
+		PriorU:            gibbs.AutoPrior(),
+		PriorZ:            gibbs.AutoPrior(),
 		Holdout:           0.01,
 		Noise:             gibbs.Dropout,
 		CellLevels:        8,
@@ -179,7 +186,7 @@ func (c FitConfig) Validate() ([]int, error) {
 		name string
 		pr   gibbs.Prior
 	}{{"prior_u", c.PriorU}, {"prior_z", c.PriorZ}} {
-		if p.pr.Kind > gibbs.Empirical {
+		if p.pr.Kind > gibbs.Auto {
 			return bad("%s: unknown prior", p.name)
 		}
 		for _, q := range p.pr.P {

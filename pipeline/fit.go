@@ -79,10 +79,17 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err := src.Verify(ctx); err != nil {
 		return nil, err
 	}
+	fixed, err := fixedCodeSets(cfg, src.Manifest(), Ls, o.Resume, o.Log)
+	if err != nil {
+		return nil, err
+	}
 	if err := prepareRunDir(cfg, o, shardsIdentity(cfg.Shards, src.Manifest())); err != nil {
 		return nil, err
 	}
 	if err := writeConfig(cfg); err != nil {
+		return nil, err
+	}
+	if err := writeFixedCodes(cfg.Output, fixed); err != nil {
 		return nil, err
 	}
 	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
@@ -303,7 +310,13 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return false, fmt.Errorf("fit: %w", err)
 	}
-	s, err := gibbs.NewSampler(data, samplerConfig(cfg, L, chain))
+	sc := samplerConfig(cfg, L, chain)
+	fixed, err := runFixedCodes(cfg, src.Manifest())
+	if err != nil {
+		return false, err
+	}
+	sc.FixedCodes = fixed
+	s, err := gibbs.NewSampler(data, sc)
 	if err != nil {
 		return false, err
 	}
@@ -346,7 +359,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
-	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping)
+	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping, len(sc.FixedCodes))
 }
 
 // complete reports whether a fit's result tables are all written; the trace
@@ -389,8 +402,9 @@ func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta, shards s
 // A code that no cell uses counts as having no genes and comes last: its
 // genes' posterior means stay at the prior and say nothing. With a
 // housekeeping code (the sampler's last), that code goes to the
-// housekeeping column of codes.parquet and not among the codes.
-func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping bool) error {
+// housekeeping column of codes.parquet and not among the codes. The fixed
+// codes (the sampler's first, fixed of them) come first, in their order.
+func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping bool, fixed int) error {
 	L, uMean, zMean := res.L, res.UMean, res.ZMean
 	var hk []float64
 	if housekeeping {
@@ -398,7 +412,7 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping boo
 		uMean, hk = dropLastCol(uMean, res.L)
 		zMean, _ = dropLastCol(zMean, res.L)
 	}
-	order := codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L))
+	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
 	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)

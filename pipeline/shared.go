@@ -75,6 +75,10 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, erro
 		return nil, fmt.Errorf("fit: --prepare: %w", err)
 	}
 	o.Resume = existing // checks the run again and removes what killed writers left
+	fixed, err := fixedCodeSets(cfg, src.Manifest(), Ls, existing, o.Log)
+	if err != nil {
+		return nil, err
+	}
 	if err := prepareRunDir(cfg, o, id); err != nil {
 		return nil, err
 	}
@@ -82,6 +86,9 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, erro
 		if err := writeConfig(cfg); err != nil {
 			return nil, err
 		}
+	}
+	if err := writeFixedCodes(cfg.Output, fixed); err != nil {
+		return nil, err
 	}
 	_, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
 	if err != nil {

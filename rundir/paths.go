@@ -19,6 +19,10 @@ const (
 	CellsFile      = "cells.parquet" // fit: one row per cell
 	TraceFile      = "trace.parquet" // fit: one row per sweep
 	CheckpointFile = "state.ckpt"    // fit: sampler checkpoint
+	// FixedCodesFile (RUN/fixed-codes.gmt) holds the codes that every fit
+	// of the run holds fixed (scpipe fit --fixed-codes), as GMT with the
+	// shards' gene ids: codes 1, 2, … of every fit, in its order.
+	FixedCodesFile = "fixed-codes.gmt"
 )
 
 // FitDir returns the folder of the fit with L codes and the given 1-based

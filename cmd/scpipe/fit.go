@@ -32,6 +32,7 @@ directory:
    RUN/L05/chain1/cells.parquet  per cell: posterior mean of each code's usage (Z)
    RUN/L05/chain1/trace.parquet  per sweep: lambda, dropout, background, loglik, accuracy, flips, seconds
    RUN/L05/chain1/state.ckpt     checkpoint
+   RUN/fixed-codes.gmt           with --fixed-codes: the codes every fit holds fixed (its first ones), by gene id
 
 Results are identical for any -j. A run stopped by SIGINT or SIGTERM (SLURM
 pre-emption) checkpoints first; --resume continues it, and gives the same
@@ -48,6 +49,8 @@ finished. Each fit is identical to the same fit of a single process.
 
    scpipe fit shards -o run --L 2..10
    scpipe fit shards -o run --L 2,4,8 --chains 4 --holdout 0.02
+   scpipe fit shards -o run2 --L 6..10 --fixed-codes markers.gmt   # known programs fixed, the rest inferred
+   scpipe fit shards -o run3 --L 6 --fixed-codes run/L04/chain1    # a fit's 4 codes fixed, 2 more inferred
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml -j 24
    scpipe fit brain -o brain-run --resume
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml --prepare
@@ -62,15 +65,16 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
 			&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "master seed"},
-			&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: uniform, empirical or a probability"},
-			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: uniform, empirical or a probability"},
+			&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto (uniform under dropout noise, empirical under symmetric noise: what measured best for each), uniform, empirical (from the observed density, as the paper) or a probability"},
+			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: auto, uniform, empirical or a probability (as --prior-u)"},
 			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
-			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ)"},
+			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ; with --housekeeping=false, for other binary data such as ratings, images or matrix completion, where dropout noise predicts missing entries at chance)"},
 			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8 (deeper cells, higher background)"},
 			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
 			&cli.BoolFlag{Name: "housekeeping", Value: d.Housekeeping, Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
 			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
+			&cli.StringFlag{Name: "fixed-codes", Usage: "hold known codes fixed and infer the rest: a GMT `FILE` of gene programs (symbols matched case-insensitively to the shards' genes; unknown ones reported) or a fit folder RUN/Lnn/chainK (its MAP codes); they are the first codes of every fit and L counts them (--L 8 with 5 fixed codes infers 3)"},
 			&cli.IntFlag{Name: "checkpoint-every", Value: d.CheckpointEvery, Usage: "sweeps between checkpoints"},
 			&cli.Float64Flag{Name: "checkpoint-minutes", Value: d.CheckpointMinutes, Usage: "minutes between checkpoints at most"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run (finished fits are skipped)"},
@@ -165,6 +169,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("seed", func() { cfg.Seed = c.Uint64("seed") })
 
 	set("holdout", func() { cfg.Holdout = c.Float64("holdout") })
+	set("fixed-codes", func() { cfg.FixedCodes = c.String("fixed-codes") })
 
 	set("housekeeping", func() { cfg.Housekeeping = c.Bool("housekeeping") })
 	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })

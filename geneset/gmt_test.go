@@ -1,4 +1,4 @@
-package enrich
+package geneset
 
 import (
 	"bytes"
@@ -171,7 +171,7 @@ func FuzzReadGMT(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lib, err := ReadGMT(bytes.NewReader(data), "fuzz.gmt")
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "enrich: fuzz.gmt") {
+			if !strings.HasPrefix(err.Error(), "geneset: fuzz.gmt") {
 				t.Fatalf("error %q does not name the file", err)
 			}
 			return
@@ -185,10 +185,10 @@ func FuzzReadGMT(f *testing.F) {
 			}
 			seen := map[string]bool{}
 			for _, g := range s.Genes {
-				if g == "" || strings.ContainsAny(g, "\t\n") || seen[foldSymbol(g)] {
+				if g == "" || strings.ContainsAny(g, "\t\n") || seen[Fold(g)] {
 					t.Fatalf("set %q: bad or repeated gene %q", s.Name, g)
 				}
-				seen[foldSymbol(g)] = true
+				seen[Fold(g)] = true
 			}
 		}
 		var buf bytes.Buffer
