@@ -59,6 +59,14 @@ type FitConfig struct {
 	CheckpointMinutes float64 `toml:"checkpoint_minutes"`
 	// Threads bounds the cores used (all of them by default).
 	Threads int `toml:"threads"`
+	// Layers, when set, fits the multi-layer OrMachine (layers.go): layer
+	// k factorises the usage Z of layer k−1, "7,4,2" from the data up.
+	Layers LayerSizes `toml:"layers,omitempty"`
+	// LayerPriorU gives each layer's codes a prior, "0.01,0.05,0.2"
+	// (uniform, empirical for the first layer only, or one probability
+	// each); without it the first layer takes prior_u and the others the
+	// uniform prior.
+	LayerPriorU LayerPriors `toml:"layer_prior_u,omitempty"`
 }
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
@@ -174,6 +182,9 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
 	case c.Threads < 0:
 		return bad("threads = %d is negative", c.Threads)
+	}
+	if err := c.validateLayers(Ls); err != nil {
+		return nil, err
 	}
 	for _, p := range []struct {
 		name string
