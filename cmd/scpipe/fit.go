@@ -33,6 +33,9 @@ directory:
    RUN/L05/chain1/cells.parquet  per cell: posterior mean of each code's usage (Z)
    RUN/L05/chain1/trace.parquet  per sweep: lambda, dropout, background, loglik, accuracy, flips, seconds
    RUN/L05/chain1/state.ckpt     checkpoint
+   RUN/L07/chain1/layers.tsv     with --layers: per layer L, lambda, sigma(lambda), accuracy; layer1/, layer2/, … hold
+                                 each layer's prototypes.parquet (codes fed forward to the genes) and, above the
+                                 first, codes.tsv, cells.parquet and trace.parquet (rundir/README.md)
 
 Results are identical for any -j. A run stopped by SIGINT or SIGTERM (SLURM
 pre-emption) checkpoints first; --resume continues it, and gives the same
@@ -51,6 +54,7 @@ finished. Each fit is identical to the same fit of a single process.
    scpipe fit shards -o run --L 2,4,8 --chains 4 --holdout 0.02
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml -j 24
    scpipe fit brain -o brain-run --resume
+   scpipe fit calc50/shards -o deep --layers 7,4,2 --layer-prior-u 0.01,0.05,0.2 --init random --burn-in 200 --samples 200
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml --prepare
    scpipe fit brain -o brain-run --L 5 --chain 2 --resume     # one fit of the prepared run
    scpipe summarize brain-run`,
