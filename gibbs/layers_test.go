@@ -334,7 +334,9 @@ func TestLayersPlantedRecovery(t *testing.T) {
 		}
 	}
 	p := &planted{u: u1}
-	if j := p.worstJaccard(res.Layers[0]); j < 0.95 {
+	j := p.worstJaccard(res.Layers[0])
+	t.Logf("layer 1: worst Jaccard %.3f; σ(λ) = %.3f, %.3f", j, sigmoid(s.Lambdas()[0]), sigmoid(s.Lambdas()[1]))
+	if j < 0.95 {
 		t.Errorf("layer 1 recovers the planted codes with worst Jaccard %.3f, want ≥ 0.95", j)
 	}
 	proto := res.Prototypes(1)
@@ -369,6 +371,7 @@ func TestLayersPlantedRecovery(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("reconstruction error of the %d held-out entries: %.4f", held, float64(miss)/float64(held))
 	if e := float64(miss) / float64(held); e > 0.01 {
 		t.Errorf("reconstruction error of the held-out entries %.4f, want ≤ 0.01", e)
 	}
