@@ -53,6 +53,21 @@ func TestFitLayersCLI(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// evaluate reads the run as any fit of L = 7 and draws the upper
+	// layers' prototypes under the codes (the paper's Fig. deep_calc).
+	eval := filepath.Join(dir, "eval")
+	if err := run(t, "evaluate", runDir, "-o", eval, "--truth", filepath.Join(sim, simulate.TruthDir), "--images", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(eval, "images", "L07_chain1.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">layer 2<", ">layer 3<"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("the fit's figure has no row %s", want)
+		}
+	}
 	cfg, err := os.ReadFile(filepath.Join(runDir, rundir.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
