@@ -91,6 +91,11 @@ type Sampler struct {
 	planes            []uint64      // code-major copy of a step's column codes, for the vector kernel
 	zeros             []uint64      // zero words, as many as the longest column segment (stepTotals)
 	scratch           []*rowScratch // per worker, reused from step to step
+	// above and aboveGain give the Z step the likelihood of Z as the data
+	// of a layer above (layers.go): above holds that layer's Boolean
+	// product, interleaved like a chain's z, and aboveGain its λ.
+	above     []uint64
+	aboveGain float64
 
 	sweep    int
 	chains   []*chain

@@ -45,6 +45,11 @@ type stepSpec struct {
 	key       uint64
 	L         int
 	fixed     uint64 // codes the step leaves as they are (the Z step's clamped codes, the U step's fixed codes)
+	// above, when not nil, adds ±aboveGain to the logit of code l of row i
+	// as bit i of above[i/64*L+l] is set or not: the row's codes are the
+	// data of a layer above (layers.go).
+	above     []uint64
+	aboveGain float64
 	// live holds the codes whose bitset in other is not empty. A code with
 	// an empty one covers no column: its conditional sum is 0, it adds
 	// nothing to a row's coverage, and flipping it changes no other code's
@@ -83,7 +88,8 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 		return s.sweepLevels(c, sweep)
 	}
 	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
-		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
+		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped,
+		above: s.above, aboveGain: s.aboveGain}
 	s.setLikelihood(&z, c)
 	zs := s.runStep(&z)
 	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
@@ -320,6 +326,9 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 			continue
 		}
 		c := sp.conditional(r, l, i) + sp.logit[l]
+		if sp.above != nil {
+			c += sp.aboveTerm(i, l)
+		}
 		if r.a>>uint(l)&1 != 0 {
 			c = -c
 		}
@@ -353,6 +362,16 @@ func (sp *stepSpec) conditional(r *rowState, l, i int) float64 {
 			float64(sp.zero*float64(all-ones))
 	}
 	return float64(sp.one*float64(ones)) + float64(sp.zero*float64(all-ones))
+}
+
+// aboveTerm returns the log-likelihood gain, in the layer above, of
+// switching code l of row i on: the code is that layer's datum, predicted
+// on (bit set) or off by its Boolean product (layers.go).
+func (sp *stepSpec) aboveTerm(i, l int) float64 {
+	if sp.above[i/64*sp.L+l]>>uint(i%64)&1 != 0 {
+		return sp.aboveGain
+	}
+	return -sp.aboveGain
 }
 
 // accept reports whether u < e^c for c < 0 and u a multiple of 2⁻⁵³ in

@@ -64,6 +64,14 @@ type FitConfig struct {
 	// them as its first codes and infers the rest (L counts both). The
 	// run keeps its own copy (fixed-codes.gmt), which resumes read.
 	FixedCodes string `toml:"fixed_codes"`
+	// Layers, when set, fits the multi-layer OrMachine (layers.go): layer
+	// k factorises the usage Z of layer k−1, "7,4,2" from the data up.
+	Layers LayerSizes `toml:"layers,omitempty"`
+	// LayerPriorU gives each layer's codes a prior, "0.01,0.05,0.2"
+	// (uniform, empirical for the first layer only, or one probability
+	// each); without it the first layer takes prior_u and the others the
+	// uniform prior.
+	LayerPriorU LayerPriors `toml:"layer_prior_u,omitempty"`
 }
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
@@ -181,6 +189,9 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
 	case c.Threads < 0:
 		return bad("threads = %d is negative", c.Threads)
+	}
+	if err := c.validateLayers(Ls); err != nil {
+		return nil, err
 	}
 	for _, p := range []struct {
 		name string

@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"path/filepath"
 
 	"scpipe/imagegrid"
 	"scpipe/rundir"
@@ -32,6 +35,11 @@ func (in *evalInput) figure(f rundir.Fit, m *fitModel, cells int) (*imagegrid.Fi
 		codes.Panels = append(codes.Panels, lay.Panel("housekeeping", func(d int) float64 { return m.hk[d] }))
 	}
 	fig.Rows = append(fig.Rows, codes)
+	layers, err := layerRows(f.Dir, lay)
+	if err != nil {
+		return nil, err
+	}
+	fig.Rows = append(fig.Rows, layers...)
 	r := &cellRow{obs: make([]uint64, in.words)}
 	for c := range min(cells, in.src.Manifest().Cells) {
 		in.load(r, m, c)
@@ -64,4 +72,25 @@ func strip(title string, values []float64, scale int) imagegrid.Panel {
 		}
 	}
 	return p
+}
+
+// layerRows draws the prototypes of the layers above the first of a
+// multi-layer fit, a row per layer (the paper's Fig. deep_calc): each
+// code of the layer fed forward to the pixels. A single-layer fit has none.
+func layerRows(fit string, lay imagegrid.Pixels) ([]imagegrid.Row, error) {
+	var rows []imagegrid.Row
+	for k := 2; ; k++ {
+		p, err := rundir.ReadCodes(filepath.Join(rundir.LayerDir(fit, k), rundir.PrototypesFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: --images: %w", err)
+		}
+		row := imagegrid.Row{Label: fmt.Sprintf("layer %d", k)}
+		for l := range p.L {
+			row.Panels = append(row.Panels, lay.Panel(fmt.Sprintf("code %d", l+1), func(d int) float64 { return p.Mean[d*p.L+l] }))
+		}
+		rows = append(rows, row)
+	}
 }

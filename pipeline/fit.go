@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -307,8 +308,11 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		o.Log.Info("fit already complete", "L", L, "chain", chain)
 		return true, nil
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return false, fmt.Errorf("fit: %w", err)
+	if err := mkdir(dir); err != nil {
+		return false, err
+	}
+	if len(cfg.Layers) > 0 {
+		return false, fitLayers(ctx, src, data, cfg, o, L, chain, dir, resume)
 	}
 	sc := samplerConfig(cfg, L, chain)
 	fixed, err := runFixedCodes(cfg, src.Manifest())
@@ -375,7 +379,7 @@ func complete(dir string) bool {
 
 // restore loads a checkpoint into s when one exists, after checking that it
 // belongs to this fit, configuration and shards (those at shards).
-func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta, shards string) error {
+func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMeta, shards string) error {
 	meta, payload, err := rundir.ReadCheckpoint(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -431,8 +435,13 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping boo
 	if err := rundir.WriteCells(filepath.Join(dir, rundir.CellsFile), cells); err != nil {
 		return err
 	}
-	trace := make([]rundir.TraceRow, len(res.Trace))
-	for i, st := range res.Trace {
+	return rundir.WriteTrace(filepath.Join(dir, rundir.TraceFile), traceRows(res.Trace))
+}
+
+// traceRows converts a sampler's trace to trace.parquet's rows.
+func traceRows(tr []gibbs.SweepStats) []rundir.TraceRow {
+	trace := make([]rundir.TraceRow, len(tr))
+	for i, st := range tr {
 		phase := rundir.PhaseBurnIn
 		if st.Phase == gibbs.Sample {
 			phase = rundir.PhaseSample
@@ -441,7 +450,15 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping boo
 			Dropout: st.Dropout, Background: st.Background, LogLik: st.LogLik,
 			TrainAccuracy: st.Accuracy, Flips: st.Flips, Seconds: st.Seconds}
 	}
-	return rundir.WriteTrace(filepath.Join(dir, rundir.TraceFile), trace)
+	return trace
+}
+
+// mkdir creates the folder dir and its parents.
+func mkdir(dir string) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("fit: %w", err)
+	}
+	return nil
 }
 
 // rateText describes a likelihood's parameters for a progress line: λ when

@@ -36,7 +36,7 @@ samples, needs the samples, which a run does not keep.
    OUT/thresholds.tsv             per target false-positive rate (--fpr): the threshold and its fpr, tpr, precision
    OUT/roc_TARGET.svg             ROC curves of every fit (the paper's Fig. recon_roc), AUC in the legend
    OUT/calibration_TARGET.svg     calibration curves (reliability diagrams) of every fit
-   OUT/images/L07_chain1.png,svg  with --images: codes, data and posterior means as images (Fig. calc)
+   OUT/images/L07_chain1.png,svg  with --images: codes, data and posterior means as images (Fig. calc); a multi-layer fit (fit --layers) adds a row per upper layer of its codes fed forward to the pixels (Fig. deep_calc)
 
 Targets: heldout, truth, truth_unseen.
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/gibbs"
 	"scpipe/pipeline"
 	"scpipe/rundir"
 )
@@ -33,6 +34,9 @@ directory:
    RUN/L05/chain1/trace.parquet  per sweep: lambda, dropout, background, loglik, accuracy, flips, seconds
    RUN/L05/chain1/state.ckpt     checkpoint
    RUN/fixed-codes.gmt           with --fixed-codes: the codes every fit holds fixed (its first ones), by gene id
+   RUN/L07/chain1/layers.tsv     with --layers: per layer L, lambda, sigma(lambda), accuracy; layer1/, layer2/, … hold
+                                 each layer's prototypes.parquet (codes fed forward to the genes) and, above the
+                                 first, codes.tsv, cells.parquet and trace.parquet (rundir/README.md)
 
 Results are identical for any -j. A run stopped by SIGINT or SIGTERM (SLURM
 pre-emption) checkpoints first; --resume continues it, and gives the same
@@ -53,6 +57,7 @@ finished. Each fit is identical to the same fit of a single process.
    scpipe fit shards -o run3 --L 6 --fixed-codes run/L04/chain1    # a fit's 4 codes fixed, 2 more inferred
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml -j 24
    scpipe fit brain -o brain-run --resume
+   scpipe fit calc50/shards -o deep --layers 7,4,2 --layer-prior-u 0.01,0.05,0.2 --init random --burn-in 200 --samples 200
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml --prepare
    scpipe fit brain -o brain-run --L 5 --chain 2 --resume     # one fit of the prepared run
    scpipe summarize brain-run`,
@@ -81,6 +86,8 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain processes (shards.json, config.toml, held-out mask) and fit nothing"},
 			&cli.IntFlag{Name: "chain", Usage: "fit only chain `K` of each --L, in a run made by --prepare, beside other processes fitting the rest"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
+			&cli.StringFlag{Name: "layers", Usage: "fit the multi-layer OrMachine, layer sizes from the data up (`7,4,2`): layer k factorises the usage Z of layer k−1; the paper's symmetric-noise model, so it sets --noise symmetric, --housekeeping=false, --starts 1 and --L to the first size, and refuses dropout noise, a housekeeping code, several starts and other L; outputs per layer in RUN/Lnn/chainK/layerK (rundir/README.md)"},
+			&cli.StringFlag{Name: "layer-prior-u", Usage: "with --layers, each layer's code prior: uniform, a probability, or empirical for the first layer (the paper's digits: `0.01,0.05,0.2`); default --prior-u for the first layer, uniform above"},
 		),
 		Action: func(c *cli.Context) error {
 			shards, err := oneArg(c, "shard folder")
@@ -155,7 +162,8 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	for _, t := range []struct {
 		flag string
 		dst  encoding.TextUnmarshaler
-	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"init", &cfg.Init}} {
+	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"init", &cfg.Init},
+		{"layers", &cfg.Layers}, {"layer-prior-u", &cfg.LayerPriorU}} {
 		if c.IsSet(t.flag) {
 			if err := t.dst.UnmarshalText([]byte(c.String(t.flag))); err != nil {
 				return cfg, fmt.Errorf("--%s: %w", t.flag, err)
@@ -181,5 +189,29 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	if c.IsSet("threads") || cfg.Threads == 0 {
 		cfg.Threads = c.Int("threads")
 	}
+	layerDefaults(c, &cfg)
 	return cfg, nil
+}
+
+// layerDefaults gives a multi-layer fit the settings of the paper's
+// model where the user left the single-layer defaults: the first layer's
+// L, symmetric noise, no housekeeping code, one start. Settings given
+// otherwise stay, for Validate to refuse with its reason.
+func layerDefaults(c *cli.Context, cfg *pipeline.FitConfig) {
+	if len(cfg.Layers) == 0 {
+		return
+	}
+	d := pipeline.DefaultFitConfig()
+	if !c.IsSet("L") && cfg.L.String() == d.L.String() {
+		cfg.L = pipeline.LSizes{cfg.Layers[0]}
+	}
+	if !c.IsSet("noise") && cfg.Noise == d.Noise {
+		cfg.Noise = gibbs.Symmetric
+	}
+	if !c.IsSet("housekeeping") && cfg.Housekeeping == d.Housekeeping {
+		cfg.Housekeeping = false
+	}
+	if !c.IsSet("starts") && cfg.Starts == d.Starts {
+		cfg.Starts = 1
+	}
 }
