@@ -5,7 +5,7 @@
 # rest are predicted from the posterior means and scored against the
 # planted matrix (scpipe evaluate's truth_unseen target).
 #
-#   scripts/paper/completion.sh [-o DIR] [--reps 10] [--observed LIST] [--force] [--keep] [--tiny]
+#   scripts/paper/completion.sh [-o DIR] [--reps 10] [--fit-flags FLAGS] [--observed LIST] [--force] [--keep] [--tiny]
 #
 # --observed: comma-separated observed fractions (default
 # 0.005,0.01,0.015,0.02,0.025,0.03,0.035). Fits use lib.sh's PAPER_FIT.
@@ -20,16 +20,21 @@
 # calibration.tsv, which counts entries and ones per bin). Repetition r at
 # the f-th observed fraction uses seed 100*f + r. --tiny runs a 40 x 40,
 # L = 3 problem at two fractions, to check that the script works.
+# --fit-flags "FLAGS": more scpipe fit flags, after the paper's (later flags
+# win), e.g. --fit-flags "--starts 4 --start-sweeps 5" for scpipe's pilot
+# starts; the summary's rows do not record them, so give each variant its
+# own -o DIR.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-out="" reps=10 observed="0.005,0.01,0.015,0.02,0.025,0.03,0.035" keep="" tiny=""
+extra=() out="" reps=10 observed="0.005,0.01,0.015,0.02,0.025,0.03,0.035" keep="" tiny=""
 while [ $# -gt 0 ]; do
   case $1 in
   -o) out=$2; shift 2 ;;
   --reps) reps=$2; shift 2 ;;
+  --fit-flags) read -ra extra <<<"$2"; shift 2 ;;
   --observed) observed=$2; shift 2 ;;
   --force) FORCE=1; shift ;;
   --keep) keep=1; shift ;;
@@ -55,7 +60,7 @@ one() {
   t0=$(now)
   "$SCPIPE" simulate -q -o "$w/sim" --shards --cells "$n" --genes "$n" -L "$l" \
     --code-density "$q" --usage-density "$q" --flip 0 --missing "$missing" --seed "$seed"
-  "$SCPIPE" fit -q "$w/sim/shards" -o "$w/run" -L "$l" --holdout 0 --seed "$seed" "${PAPER_FIT[@]}"
+  "$SCPIPE" fit -q "$w/sim/shards" -o "$w/run" -L "$l" --holdout 0 --seed "$seed" "${PAPER_FIT[@]}" "${extra[@]}"
   "$SCPIPE" evaluate -q "$w/run" -o "$w/eval" --truth "$w/sim/truth" --calibration-bins "$bins"
   awk -F'\t' -v OFS='\t' -v obs="$obs" -v rep="$rep" \
     'NR > 1 && $3 == "truth_unseen" { print obs, rep, $4, $5, $6, $7 }' \

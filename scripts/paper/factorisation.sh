@@ -5,7 +5,7 @@
 # means rounded) is scored against the noise-free matrix, and against the
 # noisy data the fit saw (Fig. recon_cmprs middle, "observed").
 #
-#   scripts/paper/factorisation.sh [-o DIR] [--reps 10] [--only NAMES] [--force] [--keep] [--tiny]
+#   scripts/paper/factorisation.sh [-o DIR] [--reps 10] [--fit-flags FLAGS] [--only NAMES] [--force] [--keep] [--tiny]
 #
 # Experiments (NAME: size, L, expected density of the product):
 #   square1000   1000 x 1000, L = 5, 0.5   (Fig. recon_cmprs top)
@@ -21,16 +21,21 @@
 # order above) at flip level f uses seed 10000*e + 100*f + r for both
 # simulate and fit, whatever --only selects. --tiny runs a 30 x 30, L = 3
 # problem at two flip levels, to check that the script works.
+# --fit-flags "FLAGS": more scpipe fit flags, after the paper's (later flags
+# win), e.g. --fit-flags "--starts 4 --start-sweeps 5" for scpipe's pilot
+# starts; the summary's rows do not record them, so give each variant its
+# own -o DIR.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-out="" reps=10 only="" keep="" tiny=""
+extra=() out="" reps=10 only="" keep="" tiny=""
 while [ $# -gt 0 ]; do
   case $1 in
   -o) out=$2; shift 2 ;;
   --reps) reps=$2; shift 2 ;;
+  --fit-flags) read -ra extra <<<"$2"; shift 2 ;;
   --only) only=$2; shift 2 ;;
   --force) FORCE=1; shift ;;
   --keep) keep=1; shift ;;
@@ -62,7 +67,7 @@ one() {
   t0=$(now)
   "$SCPIPE" simulate -q -o "$w/sim" --shards --cells "$n" --genes "$n" -L "$l" \
     --code-density "$q" --usage-density "$q" --flip "$flip" --seed "$seed"
-  "$SCPIPE" fit -q "$w/sim/shards" -o "$w/run" -L "$l" --holdout 0 --seed "$seed" "${PAPER_FIT[@]}"
+  "$SCPIPE" fit -q "$w/sim/shards" -o "$w/run" -L "$l" --holdout 0 --seed "$seed" "${PAPER_FIT[@]}" "${extra[@]}"
   "$SCPIPE" evaluate -q "$w/run" -o "$w/eval" --truth "$w/sim/truth"
   local acc lambda obs secs
   acc=$(score "$w/eval/scores.tsv" truth accuracy)

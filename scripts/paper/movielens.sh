@@ -6,7 +6,7 @@
 # accuracy on the remaining ratings, mean and standard deviation over the
 # repetitions.
 #
-#   scripts/paper/movielens.sh RATINGS [-o DIR] [--reps 10] [--observed LIST]
+#   scripts/paper/movielens.sh RATINGS [-o DIR] [--reps 10] [--fit-flags FLAGS] [--observed LIST]
 #       [--models LIST] [--force] [--keep] [--tiny]
 #
 # RATINGS: MovieLens 100k u.data, 1M ratings.dat or a latest-style
@@ -32,16 +32,21 @@
 # ROC curve of repetition 1 at 10% observed (Fig. recon_roc: roc.tsv,
 # roc_heldout.svg, thresholds.tsv). --tiny runs 20 + 20 sweeps at two
 # fractions, to check the script on a small generated file.
+# --fit-flags "FLAGS": more scpipe fit flags, after the paper's (later flags
+# win), e.g. --fit-flags "--starts 4 --start-sweeps 5" for scpipe's pilot
+# starts; the summary's rows do not record them, so give each variant its
+# own -o DIR.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-ratings="" out="" reps=10 observed="0.01,0.05,0.1,0.2,0.5,0.95" models="L2" keep="" tiny=""
+extra=() ratings="" out="" reps=10 observed="0.01,0.05,0.1,0.2,0.5,0.95" models="L2" keep="" tiny=""
 while [ $# -gt 0 ]; do
   case $1 in
   -o) out=$2; shift 2 ;;
   --reps) reps=$2; shift 2 ;;
+  --fit-flags) read -ra extra <<<"$2"; shift 2 ;;
   --observed) observed=$2; shift 2 ;;
   --models) models=$2; shift 2 ;;
   --force) FORCE=1; shift ;;
@@ -92,7 +97,7 @@ one() {
   holdout=$(awk -v o="$obs" 'BEGIN { print 1 - o }')
   mapfile -t flags < <(model_flags "$m")
   t0=$(now)
-  "$SCPIPE" fit -q "$dir/shards" -o "$w/run" --holdout "$holdout" --seed "$seed" "${fit_flags[@]}" "${flags[@]}"
+  "$SCPIPE" fit -q "$dir/shards" -o "$w/run" --holdout "$holdout" --seed "$seed" "${fit_flags[@]}" "${flags[@]}" "${extra[@]}"
   "$SCPIPE" evaluate -q "$w/run" -o "$w/eval"
   if [ "$rep" -eq 1 ] && awk -v o="$obs" 'BEGIN { exit !(o == 0.1) }'; then
     mkdir -p "$dir/roc/$m"
