@@ -65,11 +65,14 @@ one() {
   awk -F'\t' -v OFS='\t' -v obs="$obs" -v rep="$rep" \
     'NR > 1 && $3 == "truth_unseen" { print obs, rep, $4, $5, $6, $7 }' \
     "$w/eval/calibration.tsv" >>"$dir/calibration.tsv"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$obs" "$rep" "$seed" \
-    "$(score "$w/eval/scores.tsv" truth_unseen n)" \
-    "$(score "$w/eval/scores.tsv" truth_unseen accuracy)" \
-    "$(score "$w/eval/scores.tsv" truth_unseen auc)" \
-    "$(summary_value "$w/run/summary.tsv" seconds)" "$(elapsed "$t0")"
+  # Each value is assigned alone, so that a missing one stops the script
+  # (set -e) instead of leaving an empty field.
+  local unseen acc auc secs
+  unseen=$(score "$w/eval/scores.tsv" truth_unseen n)
+  acc=$(score "$w/eval/scores.tsv" truth_unseen accuracy)
+  auc=$(score "$w/eval/scores.tsv" truth_unseen auc)
+  secs=$(summary_value "$w/run/summary.tsv" seconds)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$obs" "$rep" "$seed" "$unseen" "$acc" "$auc" "$secs" "$(elapsed "$t0")"
   [ -n "$keep" ] || rm -rf "$w"
 }
 

@@ -95,13 +95,17 @@ one() {
   if [ "$rep" -eq 1 ] && [ -d "$w/$m-eval/images" ]; then
     mkdir -p "$dir/images" && cp "$w/$m-eval/images/"* "$dir/images/"
   fi
-  local unseen all
+  # Each value is assigned alone, so that a missing one stops the script
+  # (set -e) instead of leaving an empty field.
+  local unseen all lambda obs secs
   unseen=$(score "$w/$m-eval/scores.tsv" truth_unseen accuracy)
   all=$(score "$w/$m-eval/scores.tsv" truth accuracy)
+  lambda=$(summary_value "$w/$m/summary.tsv" lambda)
+  obs=$(summary_value "$w/$m/summary.tsv" train_accuracy)
+  secs=$(summary_value "$w/$m/summary.tsv" seconds)
   printf '%s\t%s\t%s\t%.6f\t%.6f\t%.4f\t%.6f\t%.3f\t%s\n' "$m" "$rep" "$rep" \
     "$(awk -v a="$unseen" 'BEGIN { print 1 - a }')" "$(awk -v a="$all" 'BEGIN { print 1 - a }')" \
-    "$(summary_value "$w/$m/summary.tsv" lambda)" "$(summary_value "$w/$m/summary.tsv" train_accuracy)" \
-    "$(summary_value "$w/$m/summary.tsv" seconds)" "$(elapsed "$t0")"
+    "$lambda" "$obs" "$secs" "$(elapsed "$t0")"
 }
 
 printf 'model\trep\tseed\terror_unseen\terror_all\tlambda\tobserved_accuracy\tfit_s\twall_s\n' >"$dir/reps.tsv"

@@ -103,11 +103,14 @@ one() {
     mkdir -p "$dir/roc/$m"
     cp "$w/eval/roc.tsv" "$w/eval/roc_heldout.svg" "$w/eval/thresholds.tsv" "$dir/roc/$m/"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\n' "$m" "$obs" "$rep" "$seed" \
-    "$(score "$w/eval/scores.tsv" heldout n)" \
-    "$(score "$w/eval/scores.tsv" heldout accuracy)" \
-    "$(score "$w/eval/scores.tsv" heldout auc)" \
-    "$(summary_value "$w/run/summary.tsv" seconds)" "$(elapsed "$t0")"
+  # Each value is assigned alone, so that a missing one stops the script
+  # (set -e) instead of leaving an empty field.
+  local n acc auc secs
+  n=$(score "$w/eval/scores.tsv" heldout n)
+  acc=$(score "$w/eval/scores.tsv" heldout accuracy)
+  auc=$(score "$w/eval/scores.tsv" heldout auc)
+  secs=$(summary_value "$w/run/summary.tsv" seconds)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\n' "$m" "$obs" "$rep" "$seed" "$n" "$acc" "$auc" "$secs" "$(elapsed "$t0")"
   [ -n "$keep" ] || rm -rf "$w"
 }
 
