@@ -23,6 +23,12 @@ import (
 const mainEnv = "SCPIPE_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	// Called through a link named scpipe (TestPaperScripts), the test
+	// binary is scpipe, so that scripts can run it with any arguments.
+	if filepath.Base(os.Args[0]) == "scpipe" {
+		main()
+		os.Exit(0)
+	}
 	if js := os.Getenv(mainEnv); js != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(js), &args); err != nil {
