@@ -52,12 +52,12 @@ type Options struct {
 // sweeps, 3 timed stream passes, data cached under DefaultWork.
 func DefaultOptions() Options {
 	sizes, _ := ParseSizes(DefaultSizes)
-	fit := pipeline.DefaultFitConfig()
+	fit := pipeline.DefaultFitConfig().Resolve(pipeline.CountData) // timed as on the paper's 1.3M cells of expression counts
 	return Options{
 		Sizes: sizes, Ls: []int{2, 10}, Workers: runtime.NumCPU(),
 		Warmup: 5, Sweeps: 5, StreamReps: 3,
 		Density: DefaultDensity, Seed: 1, Work: DefaultWork(),
-		Prior: fit.PriorU.Resolve(fit.Noise).String(), Noise: fit.Noise, Housekeeping: fit.Housekeeping, CellLevels: fit.CellLevels,
+		Prior: fit.PriorU.Resolve(fit.Noise.Noise).String(), Noise: fit.Noise.Noise, Housekeeping: fit.Housekeeping.On, CellLevels: fit.CellLevels,
 	}
 }
 

@@ -199,10 +199,11 @@ type FixedCode struct {
 // They are the paper's model, for binary data of any kind, and stay so:
 // the package's tests and pinned digests start from them. `scpipe fit`
 // (pipeline.DefaultFitConfig) changes what single-cell expression needs:
-// the Dropout likelihood with 8 per-cell background levels (a cell's
-// depth would otherwise take codes), codes seeded from cell types
-// (InitCluster; a random start collapses on sparse data), a housekeeping
-// code, L = 2..10, and the paper's single-cell burn-in of 25 sweeps, whose
+// for data binarised from counts the Dropout likelihood with 8 per-cell
+// background levels (a cell's depth would otherwise take codes) and a
+// housekeeping code (binary data keep this package's model: the auto
+// model, pipeline.DataKindOf), codes seeded from cell types
+// (InitCluster; a random start collapses on sparse data), L = 2..10, and the paper's single-cell burn-in of 25 sweeps, whose
 // 4 starts take 5 sweeps each: every start is swept, so starts of 10 would
 // cost 40 sweeps, more than the whole burn-in.
 func DefaultConfig() Config {

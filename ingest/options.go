@@ -117,6 +117,9 @@ type Report struct {
 	NNZ int64
 	// ValueSum is the sum of all stored values, before any filter.
 	ValueSum float64
+	// AboveOne reports whether some stored value exceeds 1 (counts, as
+	// opposed to a 0/1 matrix): the manifest's Source.Values.
+	AboveOne bool
 	// OnesIn counts entries above the threshold among the kept feature type,
 	// before the gene and cell filters.
 	OnesIn int64

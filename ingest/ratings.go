@@ -127,7 +127,7 @@ func RunRatings(ctx context.Context, opt RatingsOptions) (*RatingsReport, error)
 		GeneIDs:   itemIDs,
 		GeneNames: itemIDs,
 		Barcodes:  userIDs,
-		Source:    shard.Source{Path: opt.Input, Format: t.layout.String(), Bytes: st.Size(), SHA256: sum},
+		Source:    shard.Source{Path: opt.Input, Format: t.layout.String(), Bytes: st.Size(), SHA256: sum, Values: shard.ValuesRatings},
 		Filters: shard.Filters{Threshold: rep.Threshold,
 			GenesBefore: rep.Items, GenesAfter: rep.Items, CellsBefore: rep.Users, CellsAfter: rep.Users, OnesBefore: rep.Ones},
 		Ratings: shard.Ratings{Count: rep.Ratings, Mean: rep.Mean, Min: t.lo, Max: t.hi, ThresholdFrom: from},

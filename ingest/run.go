@@ -108,7 +108,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("ingest: %s: empty matrix (no nonzero entries)", matrix)
 	}
 	rep.NNZ = c.entries
-	rep.ValueSum, rep.OnesIn = c.sum, c.ones
+	rep.ValueSum, rep.AboveOne, rep.OnesIn = c.sum, c.aboveOne, c.ones
 	rep.Count = time.Since(t0)
 
 	plan, err := decideFilters(&opt, c, typeKept, excluded)
@@ -244,6 +244,7 @@ type counts struct {
 	entries      int64   // stored entries
 	ones         int64   // entries above the threshold among kept feature types
 	sum          float64 // sum of all stored values
+	aboveOne     bool    // some stored value exceeds 1
 }
 
 // countPass scans the input once, counting and validating every entry and
@@ -304,6 +305,7 @@ func (c *counts) addParts(parts []countPart) {
 			c.cellsPerGene[g] += k
 		}
 		c.ones += parts[r].ones
+		c.aboveOne = c.aboveOne || parts[r].aboveOne
 	}
 }
 
@@ -313,6 +315,7 @@ type countPart struct {
 	ones         int64
 	seg          spillSegment
 	run          []int32
+	aboveOne     bool     // some value counted exceeds 1
 	allKept      bool     // every gene's type is kept: addCounted may skip the lookup
 	dev          *devPart // the deviance's sums, when genes are selected by it
 }
@@ -344,7 +347,7 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 		return
 	}
 
-	blockSums(b.val, lo, hi, block, sums)
+	p.aboveOne = blockSums(b.val, lo, hi, block, sums, p.aboveOne)
 	run := p.run[:0]
 	cur := int32(-1)
 	var ones int64
@@ -377,7 +380,7 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 // countRuns is count for a batch that lists its cells in runs: the cell
 // changes once per run, not once per entry.
 func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr float64, genesPerCell []int32, sums []float64) {
-	blockSums(b.val, lo, hi, block, sums)
+	p.aboveOne = blockSums(b.val, lo, hi, block, sums, p.aboveOne)
 	var ones int
 	r, _ := slices.BinarySearchFunc(b.runs, int32(lo), func(r cellRun, k int32) int { return cmp.Compare(r.end, k+1) })
 	for k := lo; k < hi; r++ {
@@ -400,20 +403,32 @@ func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr 
 // multiple of block), in four interleaved partial sums added at the end, so
 // that an addition need not wait for the one before; the result depends on
 // the blocks alone, not on how the batch is divided into ranges.
-func blockSums(val []float64, lo, hi, block int, sums []float64) {
+//
+// It also reports whether some value exceeds 1 (or above already says so),
+// for the manifest's Source.Values, at the cost of a compare per block on
+// counts: a block whose sum exceeds its length holds such a value (rounded
+// addition is monotone, so values all at most 1 sum to at most the length),
+// and only a block that does not is looked at value by value.
+func blockSums(val []float64, lo, hi, block int, sums []float64, above bool) bool {
 	for s := lo; s < hi; s += block {
 		v := val[s:min(s+block, hi)]
 		var a, b, c, d float64
-		for len(v) >= 4 {
-			a, b, c, d = a+v[0], b+v[1], c+v[2], d+v[3]
-			v = v[4:]
+		w := v
+		for len(w) >= 4 {
+			a, b, c, d = a+w[0], b+w[1], c+w[2], d+w[3]
+			w = w[4:]
 		}
-		for _, x := range v {
+		for _, x := range w {
 			a += x
 		}
-		sums[(s-lo)/block] = (a + b) + (c + d)
+		sum := (a + b) + (c + d)
+		sums[(s-lo)/block] = sum
+		above = above || sum > float64(len(v)) || slices.ContainsFunc(v, aboveOne)
 	}
+	return above
 }
+
+func aboveOne(x float64) bool { return x > 1 }
 
 // endRun records a run of genes of cell, if any.
 func (p *countPart) endRun(cell int32, run []int32, genesPerCell []int32) {
@@ -515,6 +530,7 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 			Genome:      info.genome,
 			FeatureType: opt.FeatureType,
 			Layer:       info.layer,
+			Values:      storedValues(rep.AboveOne),
 		},
 		Filters: shard.Filters{
 			Threshold:            opt.Threshold,
@@ -532,6 +548,16 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 			CellsAfter:           rep.CellsOut,
 		},
 	}
+}
+
+// storedValues names the input's values for the manifest: counts when
+// one exceeds 1, binary otherwise (a 0/1 matrix, which fit models as the
+// paper does rather than as expression).
+func storedValues(aboveOne bool) string {
+	if aboveOne {
+		return shard.ValuesCounts
+	}
+	return shard.ValuesBinary
 }
 
 // repeatError describes input that stores some (cell, gene) more than once:

@@ -40,16 +40,16 @@ func majority(tr *simulate.Truth) float64 {
 }
 
 // TestCompletionThroughDefaults runs matrix completion as a user would,
-// through pipeline.Fit with DefaultFitConfig (the auto prior, cluster
-// start, 4 starts, 25 + 100 sweeps) and only the data's settings changed:
-// L = 5, one chain, 0.5% or 1% of the entries observed (holdout 0.995,
-// 0.99), and the likelihood for binary data other than expression counts:
-// symmetric noise without a housekeeping code. On three seeds each, the
-// held-out accuracy must beat chance (the majority value) by at least 5
-// points on every seed and by 8 (0.5% observed) and 14 (1%) on average,
-// and the uniform prior's must not: the auto prior is what makes it so.
-// (Under the single-cell defaults, dropout noise and a housekeeping code,
-// completion stays at chance whatever the prior: VALIDATION.md.)
+// through pipeline.Fit with DefaultFitConfig (the auto model, which for
+// simulated binary data is symmetric noise without a housekeeping code;
+// the auto prior; cluster start, 4 starts, 25 + 100 sweeps) and only the
+// data's settings changed: L = 5, one chain, 0.5% or 1% of the entries
+// observed (holdout 0.995, 0.99). On three seeds each, the held-out
+// accuracy must beat chance (the majority value) by at least 5 points on
+// every seed and by 8 (0.5% observed) and 14 (1%) on average, and the
+// uniform prior's must not: the auto prior is what makes it so. (Under
+// the single-cell model, dropout noise and a housekeeping code, completion
+// stays at chance whatever the prior: VALIDATION.md.)
 func TestCompletionThroughDefaults(t *testing.T) {
 	type key struct {
 		holdout float64
@@ -64,7 +64,6 @@ func TestCompletionThroughDefaults(t *testing.T) {
 				cfg := DefaultFitConfig()
 				cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 				cfg.L, cfg.Chains, cfg.Holdout, cfg.Seed = LSizes{5}, 1, holdout, seed
-				cfg.Noise, cfg.Housekeeping = gibbs.Symmetric, false
 				cfg.PriorU, cfg.PriorZ = prior, prior
 				rep, err := Fit(context.Background(), cfg, FitOptions{})
 				if err != nil {

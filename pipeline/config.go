@@ -33,8 +33,11 @@ type FitConfig struct {
 	PriorZ  gibbs.Prior `toml:"prior_z"` // likewise for Z
 	Holdout float64     `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
 	// Noise is the likelihood: "dropout" (separate dropout and background
-	// rates, for single-cell data) or "symmetric" (the paper's single λ).
-	Noise gibbs.Noise `toml:"noise"`
+	// rates, for single-cell data), "symmetric" (the paper's single λ) or
+	// "auto": dropout for data binarised from counts, symmetric for binary
+	// data and ratings (ResolveModel, when the shards are read; the run's
+	// config.toml records the choice).
+	Noise NoiseSetting `toml:"noise"`
 	// CellLevels is the number of per-cell background levels of dropout
 	// noise (1, 2, 4 or 8; symmetric noise has none and ignores it): a cell
 	// that detects more genes has a higher background, so that no code is
@@ -48,9 +51,10 @@ type FitConfig struct {
 	Init gibbs.Init `toml:"init"`
 	// Housekeeping adds a code that every cell uses, beside the L codes: it
 	// takes the genes detected everywhere (ribosomal, mitochondrial, …) so
-	// that none of the L codes is spent on them.
-	Housekeeping bool `toml:"housekeeping"`
-	Starts       int  `toml:"starts"` // short chains per fit, the best by log-likelihood continued
+	// that none of the L codes is spent on them. "auto" adds it for data
+	// binarised from counts and not for binary data (ResolveModel).
+	Housekeeping HousekeepingSetting `toml:"housekeeping"`
+	Starts       int                 `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
 	// CheckpointEvery writes a checkpoint every so many sweeps…
@@ -76,11 +80,13 @@ type FitConfig struct {
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
 // single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
-// two chains (for the convergence checks), the auto prior (uniform under
-// dropout noise, empirical under symmetric noise: gibbs.Prior.Resolve),
-// 1% of entries held out, dropout noise, codes seeded from cell types and
-// a housekeeping code. gibbs.DefaultConfig says why they differ from the
-// sampler's own.
+// two chains (for the convergence checks), the auto model (ResolveModel:
+// for data binarised from counts, dropout noise with 8 per-cell levels and
+// a housekeeping code; for binary data and ratings, the paper's symmetric
+// noise and no housekeeping code), the auto prior (uniform under dropout
+// noise, empirical under symmetric noise: gibbs.Prior.Resolve), 1% of
+// entries held out and codes seeded from cell types. gibbs.DefaultConfig
+// says why they differ from the sampler's own.
 func DefaultFitConfig() FitConfig {
 	return FitConfig{
 		L:                 LSizes{2, 3, 4, 5, 6, 7, 8, 9, 10},
@@ -92,10 +98,10 @@ func DefaultFitConfig() FitConfig {
 		PriorU:            gibbs.AutoPrior(),
 		PriorZ:            gibbs.AutoPrior(),
 		Holdout:           0.01,
-		Noise:             gibbs.Dropout,
+		Noise:             AutoNoise(),
 		CellLevels:        8,
 		Init:              gibbs.InitCluster,
-		Housekeeping:      true,
+		Housekeeping:      AutoHousekeeping(),
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,
@@ -170,14 +176,14 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout = %v outside [0, 1)", c.Holdout)
-	case c.Noise != gibbs.Symmetric && c.Noise != gibbs.Dropout:
-		return bad("noise = %v: want dropout or symmetric", c.Noise)
+	case !c.Noise.Auto && c.Noise.Noise != gibbs.Symmetric && c.Noise.Noise != gibbs.Dropout:
+		return bad("noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
 	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
 		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
 
 	case c.Init > gibbs.InitCluster:
 		return bad("init = %v: want cluster, data or random", c.Init)
-	case c.Housekeeping && Ls[len(Ls)-1] >= MaxL:
+	case c.Housekeeping.On && !c.Housekeeping.Auto && Ls[len(Ls)-1] >= MaxL:
 		return bad("L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", Ls[len(Ls)-1], Ls[len(Ls)-1]+1, MaxL)
 	case c.Starts < 1:
 		return bad("starts = %d: need at least 1", c.Starts)

@@ -28,7 +28,7 @@ func evalPlanted(t *testing.T, noise gibbs.Noise) (FitConfig, *FitReport, string
 	cfg := DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{4}, 1, 50, 50, 0.2, 2
-	cfg.Noise, cfg.Housekeeping = noise, false
+	cfg.Noise, cfg.Housekeeping = GivenNoise(noise), GivenHousekeeping(false)
 	cfg.PriorU, cfg.PriorZ = gibbs.EmpiricalPrior(), gibbs.EmpiricalPrior()
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {

@@ -80,6 +80,9 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err := src.Verify(ctx); err != nil {
 		return nil, err
 	}
+	if cfg, err = cfg.ResolveModel(src.Manifest(), o.Log); err != nil {
+		return nil, err
+	}
 	fixed, err := fixedCodeSets(cfg, src.Manifest(), Ls, o.Resume, o.Log)
 	if err != nil {
 		return nil, err
@@ -282,12 +285,12 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	}
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
 	c.PriorU, c.PriorZ = cfg.PriorU, cfg.PriorZ
-	c.Noise = cfg.Noise
-	if cfg.Noise == gibbs.Dropout {
+	c.Noise = cfg.Noise.Noise
+	if c.Noise == gibbs.Dropout {
 		c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
 	}
 	c.Init = cfg.Init
-	if cfg.Housekeeping {
+	if cfg.Housekeeping.On {
 		c.L, c.Housekeeping = L+1, true
 	}
 	return c
@@ -313,6 +316,9 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	}
 	if len(cfg.Layers) > 0 {
 		return false, fitLayers(ctx, src, data, cfg, o, L, chain, dir, resume)
+	}
+	if !cfg.resolved() {
+		return false, fmt.Errorf("fit: L=%d chain %d: the model is not resolved (noise = %v, housekeeping = %v): resolve it from the shards first (FitConfig.ResolveModel)", L, chain, cfg.Noise, cfg.Housekeeping)
 	}
 	sc := samplerConfig(cfg, L, chain)
 	fixed, err := runFixedCodes(cfg, src.Manifest())
@@ -363,7 +369,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
-	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping, len(sc.FixedCodes))
+	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping.On, len(sc.FixedCodes))
 }
 
 // complete reports whether a fit's result tables are all written; the trace

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"scpipe/codematch"
+	"scpipe/gibbs"
 	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
@@ -63,6 +64,9 @@ func smallConfig(shards, out string) FitConfig {
 	c.Shards, c.Output = shards, out
 	c.L, c.Chains, c.BurnIn, c.Samples = LSizes{3, 4, 5}, 2, 30, 20
 	c.Holdout, c.CheckpointEvery, c.Threads = 0.02, 5, 2
+	// The single-cell model these tests were written for, given: the auto
+	// model of simulated binary data is the paper's (model_test.go).
+	c.Noise, c.Housekeeping = GivenNoise(gibbs.Dropout), GivenHousekeeping(true)
 	return c
 }
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scpipe/gibbs"
 	"scpipe/ingest"
 	"scpipe/shard"
 )
@@ -56,7 +55,6 @@ func TestRatingsFitSeesOnlyRatedEntries(t *testing.T) {
 	cfg := DefaultFitConfig()
 	cfg.Shards, cfg.Output = o.Output, filepath.Join(dir, "run")
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{2}, 30, 30, 0.2, 2
-	cfg.Noise, cfg.Housekeeping = gibbs.Symmetric, false
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,9 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, erro
 		return nil, err
 	}
 	defer src.Close()
+	if cfg, err = cfg.ResolveModel(src.Manifest(), o.Log); err != nil {
+		return nil, err
+	}
 	id := shardsIdentity(cfg.Shards, src.Manifest())
 	stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
 	existing := err == nil && !o.Force
@@ -204,6 +207,13 @@ func preparedConfig(cfg FitConfig, chain int, Ls []int) (FitConfig, error) {
 	}
 	run := cfg
 	run.L = stored.L
+	// The run's model was resolved from these shards when it was prepared.
+	if run.Noise.Auto {
+		run.Noise = stored.Noise
+	}
+	if run.Housekeeping.Auto {
+		run.Housekeeping = stored.Housekeeping
+	}
 	if d := configDiff(stored, run); len(d) > 0 {
 		return cfg, fmt.Errorf("%w: the settings differ from those %s was prepared with (%s; see its %s; only --L, --chain, --threads and the checkpoint cadence may differ)",
 			ErrConfig, cfg.Output, strings.Join(d, ", "), rundir.ConfigFile)

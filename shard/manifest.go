@@ -118,7 +118,25 @@ type Source struct {
 	Layer string `json:"layer"`
 	// Seed is the random seed of generated data.
 	Seed uint64 `json:"seed"`
+	// Values says what the input's stored values were before they were
+	// binarised: ValuesCounts, ValuesBinary or ValuesRatings; "" in a
+	// manifest written before scpipe recorded it. A reader takes a value
+	// it does not know as "".
+	Values string `json:"values"`
 }
+
+// The values of Source.Values.
+const (
+	// ValuesCounts: some stored value exceeded 1 (expression counts, or
+	// simulated single-cell data drawn from counts).
+	ValuesCounts = "counts"
+	// ValuesBinary: no stored value exceeded 1 (a 0/1 matrix), or data
+	// simulated as binary (the OrMachine's model, the calculator digits).
+	ValuesBinary = "binary"
+	// ValuesRatings: user–item ratings, 1 where a rating exceeded
+	// Filters.Threshold (see Manifest.Ratings).
+	ValuesRatings = "ratings"
+)
 
 // Filters records how the input was filtered and binarised, with counts
 // before and after.

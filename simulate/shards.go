@@ -80,8 +80,9 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 		kind = "kind=" + t.Kind.String() + " "
 	}
 	m := shard.Manifest{
-		Tool:   "scpipe simulate",
-		Source: shard.Source{Format: "simulate", Seed: t.Seed, Path: fmt.Sprintf("simulate(%scells=%d genes=%d L=%d)", kind, t.Cells, t.Genes, t.L)},
+		Tool: "scpipe simulate",
+		Source: shard.Source{Format: "simulate", Seed: t.Seed, Values: t.values(),
+			Path: fmt.Sprintf("simulate(%scells=%d genes=%d L=%d)", kind, t.Cells, t.Genes, t.L)},
 		Filters: shard.Filters{
 			GenesBefore: t.Genes, GenesAfter: t.Genes,
 			CellsBefore: t.Cells, CellsAfter: t.Cells,
@@ -95,4 +96,14 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 		m.Barcodes = append(m.Barcodes, t.Barcode(n))
 	}
 	return t.summary(sum), w.Commit(m)
+}
+
+// values names the kind of the data for the manifest's Source.Values: the
+// single-cell kind draws counts (binarised as ingest would), the others
+// draw the binary matrix itself.
+func (t *Truth) values() string {
+	if t.Kind == SingleCell {
+		return shard.ValuesCounts
+	}
+	return shard.ValuesBinary
 }

@@ -244,3 +244,37 @@ func TestBarcodePinned(t *testing.T) {
 		}
 	}
 }
+
+// TestShardsValues: the manifest of simulated shards says what fit's auto
+// model reads: counts for the single-cell kind, binary for the others.
+func TestShardsValues(t *testing.T) {
+	cells := DefaultSingleCellParams()
+	cells.Cells, cells.Genes = 50, 40
+	digits := DefaultDigitsParams()
+	digits.Cells = 10
+	for _, tc := range []struct {
+		p    Params
+		want string
+	}{
+		{Params{Cells: 50, Genes: 40, L: 2, CodeDensity: 0.2, UsageDensity: 0.4, Seed: 2}, shard.ValuesBinary},
+		{digits, shard.ValuesBinary},
+		{cells, shard.ValuesCounts},
+	} {
+		tr, err := New(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "sim")
+		if err := WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := shard.Open(filepath.Join(dir, ShardsDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Manifest().Source.Values; got != tc.want {
+			t.Errorf("%v: source values %q, want %q", tc.p.Kind, got, tc.want)
+		}
+		s.Close()
+	}
+}

@@ -38,6 +38,16 @@ directory:
                                  each layer's prototypes.parquet (codes fed forward to the genes) and, above the
                                  first, codes.tsv, cells.parquet and trace.parquet (rundir/README.md)
 
+The model is chosen from the shards unless --noise or --housekeeping says
+otherwise (one log line says which and why): for data binarised from counts
+(10x HDF5, MTX, h5ad with values above 1; simulate --kind singlecell) the
+single-cell model, dropout noise with --cell-levels per-cell levels, a
+housekeeping code and the uniform prior; for binary data (ratings from
+ingest --format ratings, an MTX or h5ad whose values are all 1, simulate's
+ormachine and digits kinds) the paper's, symmetric noise, no housekeeping
+code and the empirical prior. Shards ingested before scpipe recorded their
+values get the single-cell model. RUN/config.toml records the choice.
+
 Results are identical for any -j. A run stopped by SIGINT or SIGTERM (SLURM
 pre-emption) checkpoints first; --resume continues it, and gives the same
 results as an uninterrupted run. While a fit works on RUN it holds the lock
@@ -73,10 +83,10 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto (uniform under dropout noise, empirical under symmetric noise: what measured best for each), uniform, empirical (from the observed density, as the paper) or a probability"},
 			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: auto, uniform, empirical or a probability (as --prior-u)"},
 			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
-			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ; with --housekeeping=false, for other binary data such as ratings, images or matrix completion, where dropout noise predicts missing entries at chance)"},
+			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: auto (chosen from the shards' manifest: dropout for data binarised from counts, such as 10x, MTX or h5ad expression; symmetric for binary data, such as ratings, a 0/1 matrix or simulate's ormachine and digits kinds), dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ; dropout noise predicts the missing entries of binary data at chance)"},
 			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8 (deeper cells, higher background)"},
 			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
-			&cli.BoolFlag{Name: "housekeeping", Value: d.Housekeeping, Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none)"},
+			&cli.BoolFlag{Name: "housekeeping", DefaultText: d.Housekeeping.String(), Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none); auto: one for data binarised from counts, none for binary data (as --noise auto)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
 			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
 			&cli.StringFlag{Name: "fixed-codes", Usage: "hold known codes fixed and infer the rest: a GMT `FILE` of gene programs (symbols matched case-insensitively to the shards' genes; unknown ones reported) or a fit folder RUN/Lnn/chainK (its MAP codes); they are the first codes of every fit and L counts them (--L 8 with 5 fixed codes infers 3)"},
@@ -179,7 +189,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("holdout", func() { cfg.Holdout = c.Float64("holdout") })
 	set("fixed-codes", func() { cfg.FixedCodes = c.String("fixed-codes") })
 
-	set("housekeeping", func() { cfg.Housekeeping = c.Bool("housekeeping") })
+	set("housekeeping", func() { cfg.Housekeeping = pipeline.GivenHousekeeping(c.Bool("housekeeping")) })
 	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })
 	set("starts", func() { cfg.Starts = c.Int("starts") })
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })

@@ -1,0 +1,191 @@
+package pipeline
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"scpipe/gibbs"
+	"scpipe/shard"
+)
+
+// A fit's model (its likelihood and whether it adds a housekeeping code)
+// is "auto" by default: it is chosen once, when the shards' manifest is
+// read, from what the data were before they were binarised, so that the
+// defaults suit binary data as well as expression counts. Measured through
+// scpipe fit (VALIDATION.md): the single-cell model predicts the held-out
+// entries of sparse binary data at chance, where the paper's model
+// predicts them well above it.
+
+// NoiseSetting is fit's likelihood as configured: auto (AutoNoise), which
+// ResolveModel makes concrete, or a given gibbs.Noise. As text it is
+// "auto", "symmetric" or "dropout".
+type NoiseSetting struct {
+	Auto  bool
+	Noise gibbs.Noise // the likelihood, when not Auto
+}
+
+// AutoNoise returns the likelihood chosen from the shards (ResolveModel).
+func AutoNoise() NoiseSetting { return NoiseSetting{Auto: true} }
+
+// GivenNoise returns the likelihood n, whatever the shards.
+func GivenNoise(n gibbs.Noise) NoiseSetting { return NoiseSetting{Noise: n} }
+
+// String returns "auto" or the likelihood's name.
+func (s NoiseSetting) String() string {
+	if s.Auto {
+		return "auto"
+	}
+	return s.Noise.String()
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s NoiseSetting) MarshalText() ([]byte, error) {
+	if s.Auto {
+		return []byte("auto"), nil
+	}
+	return s.Noise.MarshalText()
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *NoiseSetting) UnmarshalText(b []byte) error {
+	if string(b) == "auto" {
+		*s = AutoNoise()
+		return nil
+	}
+	var n gibbs.Noise
+	if err := n.UnmarshalText(b); err != nil {
+		return fmt.Errorf("noise model %q: want auto, symmetric or dropout", b)
+	}
+	*s = GivenNoise(n)
+	return nil
+}
+
+// HousekeepingSetting says whether a fit adds a housekeeping code: auto
+// (AutoHousekeeping), which ResolveModel makes concrete, or given. In TOML
+// it is "auto", true or false.
+type HousekeepingSetting struct {
+	Auto bool
+	On   bool // when not Auto
+}
+
+// AutoHousekeeping returns the housekeeping code chosen from the shards
+// (ResolveModel).
+func AutoHousekeeping() HousekeepingSetting { return HousekeepingSetting{Auto: true} }
+
+// GivenHousekeeping returns a housekeeping code when on, none otherwise,
+// whatever the shards.
+func GivenHousekeeping(on bool) HousekeepingSetting { return HousekeepingSetting{On: on} }
+
+// String returns "auto", "true" or "false".
+func (s HousekeepingSetting) String() string {
+	if s.Auto {
+		return "auto"
+	}
+	return strconv.FormatBool(s.On)
+}
+
+// MarshalText implements encoding.TextMarshaler (for JSON; TOML takes
+// MarshalTOML).
+func (s HousekeepingSetting) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// MarshalTOML implements toml.Marshaler: a given setting is a TOML
+// boolean, as in configurations written before it could be auto.
+func (s HousekeepingSetting) MarshalTOML() ([]byte, error) {
+	if s.Auto {
+		return []byte(`"auto"`), nil
+	}
+	return []byte(strconv.FormatBool(s.On)), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; the TOML decoder hands
+// it a boolean as "true" or "false".
+func (s *HousekeepingSetting) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "auto":
+		*s = AutoHousekeeping()
+	case "true", "false":
+		*s = GivenHousekeeping(string(b) == "true")
+	default:
+		return fmt.Errorf("housekeeping %q: want auto, true or false", b)
+	}
+	return nil
+}
+
+// DataKind is what the auto settings of a fit are resolved from: what the
+// shards' entries were before they were binarised.
+type DataKind uint8
+
+const (
+	// CountData are binarised counts, such as single-cell expression: the
+	// single-cell model (dropout noise with per-cell levels, a
+	// housekeeping code; the auto prior is then uniform).
+	CountData DataKind = iota
+	// BinaryData are binary to begin with (a 0/1 matrix, simulated
+	// binary data) or ratings binarised at a threshold: the paper's model
+	// (symmetric noise, no housekeeping code; the auto prior is then
+	// empirical).
+	BinaryData
+)
+
+// DataKindOf says what the shards with manifest m hold, and why, from
+// the manifest's Source.Values (and, for shards written before it was
+// recorded, from ratings' own fields): counts, or binary data. A manifest
+// that records neither (older ingests of 10x, MTX, h5ad, and older
+// simulations) resolves to counts, the single-cell model that was fit's
+// only default then, so that such runs fit as they did.
+func DataKindOf(m *shard.Manifest) (DataKind, string) {
+	simulated := m.Source.Format == "simulate"
+	switch {
+	case m.Source.Values == shard.ValuesRatings || m.Ratings.Count > 0:
+		return BinaryData, "ratings binarised at a threshold (" + m.Source.Format + ")"
+	case m.Source.Values == shard.ValuesBinary && simulated:
+		return BinaryData, "simulated binary data"
+	case m.Source.Values == shard.ValuesBinary:
+		return BinaryData, "no stored value of the input exceeds 1 (" + m.Source.Format + ")"
+	case m.Source.Values == shard.ValuesCounts && simulated:
+		return CountData, "simulated single-cell counts"
+	case m.Source.Values == shard.ValuesCounts:
+		return CountData, "the input holds counts (stored values above 1, " + m.Source.Format + ")"
+	}
+	return CountData, "the shards' manifest does not record the input's values (written before scpipe recorded them): the single-cell model, as before; give --noise symmetric --housekeeping=false for binary data"
+}
+
+// Resolve returns c with its auto settings made concrete for data of kind
+// k; given settings stay as they are.
+func (c FitConfig) Resolve(k DataKind) FitConfig {
+	if c.Noise.Auto {
+		c.Noise = GivenNoise(gibbs.Dropout)
+		if k == BinaryData {
+			c.Noise = GivenNoise(gibbs.Symmetric)
+		}
+	}
+	if c.Housekeeping.Auto {
+		c.Housekeeping = GivenHousekeeping(k == CountData)
+	}
+	return c
+}
+
+// resolved reports whether c names its model: no setting is auto.
+func (c FitConfig) resolved() bool { return !c.Noise.Auto && !c.Housekeeping.Auto }
+
+// ResolveModel returns c resolved (Resolve) for the shards with manifest
+// m, checked again (Validate: a housekeeping code counts against MaxL),
+// and logs the model chosen and why.
+func (c FitConfig) ResolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig, error) {
+	auto := !c.resolved()
+	k, why := DataKindOf(m)
+	c = c.Resolve(k)
+	if _, err := c.Validate(); err != nil {
+		return c, err
+	}
+	if !auto {
+		why = "given (--noise, --housekeeping or the configuration)"
+	}
+	attrs := []any{"noise", c.Noise, "housekeeping", c.Housekeeping.On, "prior_u", c.PriorU.Resolve(c.Noise.Noise), "prior_z", c.PriorZ.Resolve(c.Noise.Noise)}
+	if c.Noise.Noise == gibbs.Dropout {
+		attrs = append(attrs, "cell_levels", c.CellLevels)
+	}
+	log.Info("model: "+why, attrs...)
+	return c, nil
+}
