@@ -117,9 +117,9 @@ func (c FitConfig) validateLayers(Ls []int) error {
 		return bad("a multi-layer model needs two layers or more (one layer is --L %d)", c.Layers[0])
 	case len(Ls) != 1 || Ls[0] != c.Layers[0]:
 		return bad("the run fits L = %d, the first layer's size, only (L = %s: leave --L out or give --L %d)", c.Layers[0], LSizes(Ls), c.Layers[0])
-	case c.Noise != gibbs.Symmetric:
+	case !c.Noise.Auto && c.Noise.Noise != gibbs.Symmetric:
 		return bad("the multi-layer OrMachine is the paper's symmetric-noise model: use --noise symmetric (noise = %v)", c.Noise)
-	case c.Housekeeping:
+	case !c.Housekeeping.Auto && c.Housekeeping.On:
 		return bad("a housekeeping code is not part of the multi-layer model: use --housekeeping=false")
 	case c.FixedCodes != "":
 		return bad("fixed codes are not part of the multi-layer model: leave out --fixed-codes")

@@ -154,6 +154,10 @@ func DataKindOf(m *shard.Manifest) (DataKind, string) {
 // Resolve returns c with its auto settings made concrete for data of kind
 // k; given settings stay as they are.
 func (c FitConfig) Resolve(k DataKind) FitConfig {
+	if len(c.Layers) > 0 {
+		// The multi-layer OrMachine is the paper's model whatever the data.
+		k = BinaryData
+	}
 	if c.Noise.Auto {
 		c.Noise = GivenNoise(gibbs.Dropout)
 		if k == BinaryData {
@@ -175,6 +179,9 @@ func (c FitConfig) resolved() bool { return !c.Noise.Auto && !c.Housekeeping.Aut
 func (c FitConfig) ResolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig, error) {
 	auto := !c.resolved()
 	k, why := DataKindOf(m)
+	if len(c.Layers) > 0 {
+		why = "a multi-layer fit: the paper's symmetric-noise model, with no housekeeping code"
+	}
 	c = c.Resolve(k)
 	if _, err := c.Validate(); err != nil {
 		return c, err

@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/gibbs"
 	"scpipe/pipeline"
 	"scpipe/rundir"
 )
@@ -205,8 +204,9 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 
 // layerDefaults gives a multi-layer fit the settings of the paper's
 // model where the user left the single-layer defaults: the first layer's
-// L, symmetric noise, no housekeeping code, one start. Settings given
-// otherwise stay, for Validate to refuse with its reason.
+// L and one start (the auto model resolves to symmetric noise and no
+// housekeeping code for any multi-layer fit). Settings given otherwise
+// stay, for Validate to refuse with its reason.
 func layerDefaults(c *cli.Context, cfg *pipeline.FitConfig) {
 	if len(cfg.Layers) == 0 {
 		return
@@ -214,12 +214,6 @@ func layerDefaults(c *cli.Context, cfg *pipeline.FitConfig) {
 	d := pipeline.DefaultFitConfig()
 	if !c.IsSet("L") && cfg.L.String() == d.L.String() {
 		cfg.L = pipeline.LSizes{cfg.Layers[0]}
-	}
-	if !c.IsSet("noise") && cfg.Noise == d.Noise {
-		cfg.Noise = gibbs.Symmetric
-	}
-	if !c.IsSet("housekeeping") && cfg.Housekeeping == d.Housekeeping {
-		cfg.Housekeeping = false
 	}
 	if !c.IsSet("starts") && cfg.Starts == d.Starts {
 		cfg.Starts = 1

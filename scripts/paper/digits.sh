@@ -10,12 +10,11 @@
 #
 # --models: comma-separated, of
 #   L6, L7   one layer of 6 or 7 codes (default: L6,L7)
-#   7-4-2    three layers (scpipe fit --layers 7,4,2, being built on branch
-#            multilayer): exits with status 3 and says so while scpipe fit
-#            has no --layers flag. Its code priors are the paper's
-#            p(u) = 0.01, 0.05, 0.2 per layer, passed as
-#            --prior-u 0.01,0.05,0.2 (override with ML_PRIOR_U); that
-#            per-layer syntax is an assumption about the branch's interface.
+#   7-4-2    three layers (scpipe fit --layers 7,4,2). Its code priors are
+#            the paper's p(u) = 0.01, 0.05, 0.2 per layer, passed as
+#            --layer-prior-u 0.01,0.05,0.2 (override with ML_PRIOR_U); the
+#            top layer's Z takes the uniform prior (a multi-layer fit has
+#            no empirical prior for it).
 # Settings as the paper's (section 3.4): 200 sweeps of burn-in, 200
 # samples, code prior p(u) = 0.01 (sparse codes, "to enforce distributed
 # representations"), usage prior by empirical Bayes, one dispersion lambda,
@@ -66,17 +65,13 @@ digit_fit=("${PAPER_FIT[@]}" "${sweeps[@]}" --prior-u 0.01 --prior-z empirical)
 model_flags() {
   case $1 in
   L[0-9]*) printf '%s\n' -L "${1#L}" ;;
-  7-4-2) printf '%s\n' --layers 7,4,2 --prior-u "${ML_PRIOR_U:-0.01,0.05,0.2}" ;;
+  7-4-2) printf '%s\n' --layers 7,4,2 --layer-prior-u "${ML_PRIOR_U:-0.01,0.05,0.2}" --prior-z uniform ;;
   *) die "unknown model $1 (want L6, L7 or 7-4-2)" ;;
   esac
 }
 
 for m in ${models//,/ }; do
   model_flags "$m" >/dev/null
-  if [ "$m" = 7-4-2 ] && ! "$SCPIPE" fit --help | grep -q -- '--layers'; then
-    echo "${0##*/}: scpipe fit has no --layers flag yet (branch multilayer): the 3-layer model cannot run" >&2
-    exit 3
-  fi
 done
 workdir "$out"
 

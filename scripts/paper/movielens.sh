@@ -20,8 +20,8 @@
 #   ones scored (evaluate's heldout target).
 # --models: comma-separated, of L2 (one layer of 2 codes, the default; any
 #   Lk works) and 4-2 (two layers of 4 and 2 codes, scpipe fit --layers 4,2,
-#   being built on branch multilayer: exits with status 3 while scpipe fit
-#   has no --layers flag; its flags beyond --layers are lib.sh's PAPER_FIT).
+#   with lib.sh's PAPER_FIT but the uniform prior on the top layer's Z,
+#   which has no empirical prior in a multi-layer fit).
 # Fits use lib.sh's PAPER_FIT (section 5.1 follows section 4.2's procedure:
 # empirical Bayes priors, random start, 100 + 100 sweeps). Repetition r at
 # the f-th fraction uses seed 100*f + r for the held-out ratings and the fit.
@@ -72,17 +72,13 @@ fi
 model_flags() {
   case $1 in
   L[0-9]*) printf '%s\n' -L "${1#L}" ;;
-  4-2) printf '%s\n' --layers 4,2 ;;
+  4-2) printf '%s\n' --layers 4,2 --prior-z uniform ;;
   *) die "unknown model $1 (want Lk or 4-2)" ;;
   esac
 }
 
 for m in ${models//,/ }; do
   model_flags "$m" >/dev/null
-  if [ "$m" = 4-2 ] && ! "$SCPIPE" fit --help | grep -q -- '--layers'; then
-    echo "${0##*/}: scpipe fit has no --layers flag yet (branch multilayer): the 4-2 model cannot run" >&2
-    exit 3
-  fi
 done
 workdir "$out"
 
