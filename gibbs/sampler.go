@@ -69,7 +69,8 @@ type Sampler struct {
 	data     Data
 	cfg      Config
 	n, d, l  int
-	nw, dw   int // words per bitset of cells and of genes
+	nw, dw   int   // words per bitset of cells and of genes
+	part     *part // this process's cells of a partitioned fit (part.go); nil: all
 	workers  int
 	logitZ   []float64
 	logitU   []float64
@@ -109,6 +110,12 @@ type keptSample struct {
 // bit, codes seeded from cells, or codes seeded from cell types), each
 // keyed by a seed derived from cfg.Seed (the first by cfg.Seed itself).
 func NewSampler(data Data, cfg Config) (*Sampler, error) {
+	return newSampler(data, cfg, nil)
+}
+
+// newSampler is NewSampler, for the cells of p when it is not nil
+// (NewPartSampler).
+func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -143,18 +150,24 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ones, onesT := countOnes(data.X, data.Mask, workers), countOnes(data.XT, data.MaskT, workers)
+	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
+	if p != nil {
+		var err error
+		if s.part, err = newPart(p, data); err != nil {
+			return nil, err
+		}
+	}
+	ones, onesT, observed, observedT, err := dataCounts(data, workers, s.part)
+	if err != nil {
+		return nil, err
+	}
 	if ones != onesT {
 		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, ones, onesT)
 	}
-	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
-	s.observed = int64(n) * int64(d)
-	if data.Mask != nil {
-		s.observed = countOnes(data.Mask, nil, workers)
-		if t := countOnes(data.MaskT, nil, workers); t != s.observed {
-			return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, s.observed, t)
-		}
+	if observed != observedT {
+		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, observed, observedT)
 	}
+	s.observed = observed
 	s.ones = make([]uint64, max(s.nw, s.dw))
 	for i := range s.ones {
 		s.ones[i] = ^uint64(0)
@@ -353,6 +366,9 @@ func (s *Sampler) Step() (SweepStats, error) {
 	lead := 0
 	for ci, c := range s.chains {
 		cs := s.sweepChain(c, s.sweep)
+		if s.part != nil && s.part.err != nil {
+			return SweepStats{}, s.part.err
+		}
 		if ci == 0 || cs.LogLik > st.LogLik {
 			lead = ci
 			st.Lambda, st.Dropout, st.Background = cs.Lambda, cs.Dropout, cs.Background
@@ -374,7 +390,7 @@ func (s *Sampler) Step() (SweepStats, error) {
 // accumulate adds the state of c to the posterior counts.
 func (s *Sampler) accumulate(c *chain) {
 	s.retained++
-	addCounts(s.zCount, c.z, s.l)
+	s.addOwnCounts(c.z)
 	addCounts(s.uCount, c.u, s.l)
 	if s.cfg.KeepSamples {
 		s.kept = append(s.kept, keptSample{

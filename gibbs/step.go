@@ -18,6 +18,7 @@ import (
 // codes, the other factor's codes and the data in the rows' orientation.
 type stepSpec struct {
 	rows   int
+	base   int      // the index of the first row in the whole data (a process's first cell; partitioned fits)
 	own    []uint64 // codes of the rows, interleaved (written)
 	other  []uint64 // codes of the columns, interleaved (read-only)
 	m      BitMatrix
@@ -82,6 +83,9 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	if s.cfg.CellLevelBits > 0 {
 		return s.sweepLevels(c, sweep)
 	}
+	if s.part != nil {
+		return s.sweepPart(c, sweep)
+	}
 	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
 		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
 	s.setLikelihood(&z, c)
@@ -90,6 +94,12 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
 	s.setLikelihood(&u, c)
 	us := s.runStep(&u)
+	return s.sweepStats(c, sweep, zs, us)
+}
+
+// sweepStats updates the rates of c after a sweep whose Z and U steps
+// counted zs and us, and describes the sweep.
+func (s *Sampler) sweepStats(c *chain, sweep int, zs, us rowStats) SweepStats {
 	// The U step leaves the state of the sweep: its rows' counts are the
 	// counts of that state.
 	t := tally{observed: s.observed, ones: s.obsOnes, covered: us.covered, miss: us.miss}
@@ -316,16 +326,7 @@ func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
 func (sp *stepSpec) decide(r *rowState, i int) bool {
 	L := sp.L
 	for l := r.next; l < L; l++ {
-		if sp.fixed>>uint(l)&1 != 0 {
-			continue
-		}
-		c := sp.conditional(r, l, i) + sp.logit[l]
-		if r.a>>uint(l)&1 != 0 {
-			c = -c
-		}
-		if c >= 0 || accept(c, uniformAt(sp.key, uint64(i)*uint64(L)+uint64(l))) {
-			r.a ^= 1 << uint(l)
-			r.flips++
+		if sp.flip(r, l, i) {
 			if sp.live>>uint(l)&1 != 0 {
 				clear(r.acc[l+1 : L])
 				clear(r.lev[l+1 : L])
@@ -333,6 +334,24 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// flip proposes to flip code l of row i (its counts complete in r.acc[l])
+// and reports whether it did.
+func (sp *stepSpec) flip(r *rowState, l, i int) bool {
+	if sp.fixed>>uint(l)&1 != 0 {
+		return false
+	}
+	c := sp.conditional(r, l, i) + sp.logit[l]
+	if r.a>>uint(l)&1 != 0 {
+		c = -c
+	}
+	if c >= 0 || accept(c, uniformAt(sp.key, uint64(sp.base+i)*uint64(sp.L)+uint64(l))) {
+		r.a ^= 1 << uint(l)
+		r.flips++
+		return true
 	}
 	return false
 }

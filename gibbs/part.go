@@ -1,0 +1,364 @@
+package gibbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// A sampler can be one of several processes (MPI ranks) that share a fit,
+// each owning a contiguous range of cells: its part of both orientations
+// of the data, and of Z. Every process holds all of U and updates it
+// identically, so that the chain is the single-process chain bit for bit:
+//
+//   - Z step: a cell's conditionals need only its row and U, so each
+//     process updates its own cells (draws keyed by the global cell index).
+//   - U step: a gene's conditionals are sums over all cells. Code by code
+//     (l = 0 … L−1), each process sums the counts that code l alone decides
+//     over its cells for every gene, given the gene's codes decided so far,
+//     one Reducer.SumInt64 adds them, and every process decides code l of
+//     every gene from the same totals and the same counter-based draw. A
+//     gene whose coverage a flip changes is rescanned (over the process's
+//     cells) for its later codes, as a single process rescans it; the
+//     counts are integers, so the order of the sums changes nothing.
+//   - Rates and statistics: one sum of the sweep's integer counts.
+//
+// The U step thus costs L reductions of D words per sweep, plus one of a
+// few words; the counts of a code are packed as packCounts does (ones in
+// the low half, entries in the high), which holds while a gene has fewer
+// than 2³² observed entries.
+
+// Reducer sums vectors element-wise across the processes of a partitioned
+// fit, in place: on return every process holds the same sums. All
+// processes call it the same number of times with vectors of the same
+// length.
+type Reducer interface {
+	SumInt64(ctx context.Context, v []int64) error
+}
+
+// Part is a process's share of a partitioned fit: cells [Lo, Hi) of the
+// data, and the Reducer joining it to the others. Lo and Hi must be
+// multiples of 64 (Hi may be the number of cells) and column boundaries of
+// XT's segments (the shards' cell blocks), so that the process reads only
+// whole segments of XT and whole words of Z.
+type Part struct {
+	Lo, Hi int
+	Reduce Reducer
+	// Ctx is passed to every reduction.
+	Ctx context.Context
+}
+
+// ErrPart is wrapped by the errors about a partitioned fit's settings.
+var ErrPart = errors.New("gibbs: partitioned fit")
+
+// part is a Sampler's Part with the views of its data.
+type part struct {
+	Part
+	seg0, seg1 int       // XT's segments of the range
+	x, mask    BitMatrix // rows [Lo, Hi) of X and Mask
+	xt, maskT  BitMatrix // columns [Lo, Hi) of XT and MaskT
+	gathered   int       // the sweep at the last Gather (−1: none)
+	err        error     // the first reduction error of a sweep
+	rows       []rowState
+	buf        []int64
+}
+
+// NewPartSampler returns the Sampler of one process of a partitioned fit:
+// NewSampler's, for the cells of p. Every process must be given the same
+// data shapes, cfg and number of calls. It supports Symmetric and Dropout
+// noise, masks, housekeeping codes and multiple starts from the random
+// start; per-cell levels and the data-seeded starts (InitData,
+// InitCluster) are refused with an error wrapping ErrPart.
+func NewPartSampler(data Data, cfg Config, p Part) (*Sampler, error) {
+	if cfg.CellLevelBits > 0 {
+		return nil, fmt.Errorf("%w: per-cell levels (CellLevelBits = %d) are not supported across processes; use one level", ErrPart, cfg.CellLevelBits)
+	}
+	if cfg.Init != InitRandom {
+		return nil, fmt.Errorf("%w: the %s start is not supported across processes; use the random start", ErrPart, cfg.Init)
+	}
+	if p.Reduce == nil {
+		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
+	}
+	if p.Ctx == nil {
+		p.Ctx = context.Background()
+	}
+	return newSampler(data, cfg, &p)
+}
+
+// newPart checks p against the data and returns its views.
+func newPart(p *Part, data Data) (*part, error) {
+	n := data.X.Rows()
+	if p.Lo < 0 || p.Lo >= p.Hi || p.Hi > n || p.Lo%64 != 0 || (p.Hi%64 != 0 && p.Hi != n) {
+		return nil, fmt.Errorf("%w: cells [%d, %d) of %d: want a non-empty range of whole 64-cell words", ErrPart, p.Lo, p.Hi, n)
+	}
+	b := data.XT.Segments()
+	s0, s1 := -1, -1
+	for s, v := range b {
+		if v == p.Lo {
+			s0 = s
+		}
+		if v == p.Hi {
+			s1 = s
+		}
+	}
+	if s0 < 0 || s1 < 0 {
+		return nil, fmt.Errorf("%w: cells [%d, %d) do not start and end at cell blocks of XT (boundaries %v)", ErrPart, p.Lo, p.Hi, b)
+	}
+	q := &part{Part: *p, seg0: s0, seg1: s1, gathered: -1}
+	q.x = rowView{data.X, p.Lo, p.Hi}
+	q.xt = newColView(data.XT, s0, s1)
+	if data.Mask != nil {
+		q.mask = rowView{data.Mask, p.Lo, p.Hi}
+		q.maskT = newColView(data.MaskT, s0, s1)
+	}
+	return q, nil
+}
+
+// rowView is rows [lo, hi) of a BitMatrix.
+type rowView struct {
+	m      BitMatrix
+	lo, hi int
+}
+
+func (v rowView) Rows() int                 { return v.hi - v.lo }
+func (v rowView) Cols() int                 { return v.m.Cols() }
+func (v rowView) Segments() []int           { return v.m.Segments() }
+func (v rowView) Segment(i, s int) []uint64 { return v.m.Segment(v.lo+i, s) }
+
+// colView is segments [s0, s1) of a BitMatrix, as a matrix of their
+// columns.
+type colView struct {
+	m      BitMatrix
+	s0     int
+	bounds []int
+}
+
+func newColView(m BitMatrix, s0, s1 int) colView {
+	b := m.Segments()
+	v := colView{m: m, s0: s0, bounds: make([]int, 0, s1-s0+1)}
+	for _, x := range b[s0 : s1+1] {
+		v.bounds = append(v.bounds, x-b[s0])
+	}
+	return v
+}
+
+func (v colView) Rows() int                 { return v.m.Rows() }
+func (v colView) Cols() int                 { return v.bounds[len(v.bounds)-1] }
+func (v colView) Segments() []int           { return v.bounds }
+func (v colView) Segment(i, s int) []uint64 { return v.m.Segment(i, v.s0+s) }
+
+// dataCounts returns the observed ones of X and of XT and the observed
+// entries of Mask and MaskT (n·d without masks); with p, over its cells
+// and summed across the processes.
+func dataCounts(data Data, workers int, p *part) (ones, onesT, obs, obsT int64, err error) {
+	x, xt, mask, maskT := data.X, data.XT, data.Mask, data.MaskT
+	if p != nil {
+		x, xt, mask, maskT = p.x, p.xt, p.mask, p.maskT
+	}
+	v := []int64{countOnes(x, mask, workers), countOnes(xt, maskT, workers),
+		int64(x.Rows()) * int64(x.Cols()), int64(x.Rows()) * int64(x.Cols())}
+	if mask != nil {
+		v[2], v[3] = countOnes(mask, nil, workers), countOnes(maskT, nil, workers)
+	}
+	if p != nil {
+		if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+			return 0, 0, 0, 0, fmt.Errorf("%w: counting the data: %w", ErrPart, err)
+		}
+	}
+	return v[0], v[1], v[2], v[3], nil
+}
+
+// zWords returns the words of the interleaved Z of c that hold the
+// process's cells (all of them without a part).
+func (s *Sampler) zWords(z []uint64) []uint64 {
+	if s.part == nil {
+		return z
+	}
+	return z[s.part.Lo/64*s.l : (s.part.Hi+63)/64*s.l]
+}
+
+// sum adds v across the processes, keeping the sweep's first error.
+func (p *part) sum(v []int64) {
+	if p.err != nil {
+		return
+	}
+	if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+		p.err = fmt.Errorf("%w: %w", ErrPart, err)
+	}
+}
+
+// sweepPart is sweepChain for a process of a partitioned fit.
+func (s *Sampler) sweepPart(c *chain, sweep int) SweepStats {
+	p := s.part
+	z := stepSpec{rows: p.Hi - p.Lo, base: p.Lo, own: s.zWords(c.z), other: c.u, m: p.x, mask: p.mask,
+		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
+	s.setLikelihood(&z, c)
+	zs := s.runStep(&z)
+	u := stepSpec{rows: s.d, own: c.u, other: s.zWords(c.z), m: p.xt, mask: p.maskT,
+		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
+	s.setLikelihood(&u, c)
+	us := s.runStepPart(&u)
+	// The U step's flips are the same in every process; the Z step's and
+	// the counts of the state are each process's own.
+	v := []int64{zs.flips, us.miss, us.covered}
+	p.sum(v)
+	zs.flips, us.miss, us.covered = v[0], v[1], v[2]
+	return s.sweepStats(c, sweep, zs, us)
+}
+
+// runStepPart is runStep for the U step of a partitioned fit: codes are
+// decided one at a time for every gene, each from counts summed across the
+// processes.
+func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
+	p := s.part
+	sp.bounds, sp.ones, sp.L = sp.m.Segments(), s.ones, s.l
+	sp.live = liveCodes(sp.other, s.l) // over this process's cells: a scan's business only
+	if s.vector {
+		s.planes = codeMajor(s.planes, sp.other, s.l)
+		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
+	}
+	s.startTotals(sp)
+	L := s.l
+	if len(p.rows) < sp.rows {
+		p.rows = make([]rowState, sp.rows)
+		p.buf = make([]int64, sp.rows)
+	}
+	rows, dirty := p.rows[:sp.rows], make([]uint64, (sp.rows+63)/64)
+	for i := range rows {
+		r, w, bit := &rows[i], i/64, uint(i%64)
+		r.a, r.want, r.next, r.flips = 0, sp.live, 0, 0
+		for l := range L {
+			r.a |= (sp.own[w*L+l] >> bit & 1) << uint(l)
+		}
+		clear(r.acc[:L])
+		clear(r.lev[:L])
+		dirty[w] |= 1 << bit
+	}
+	for l := range L {
+		s.scanDirty(sp, rows, dirty)
+		sums := p.buf[:sp.rows]
+		for i := range rows {
+			sums[i] = int64(rows[i].acc[l])
+		}
+		p.sum(sums)
+		if p.err != nil {
+			return rowStats{}
+		}
+		for i := range rows {
+			r := &rows[i]
+			r.acc[l] = uint64(sums[i])
+			if sp.flip(r, l, i) && sp.live>>uint(l)&1 != 0 {
+				clear(r.acc[l+1 : L])
+				r.want = sp.live &^ (2<<uint(l) - 1)
+				dirty[i/64] |= 1 << uint(i%64)
+			}
+		}
+	}
+	s.scanDirty(sp, rows, dirty)
+	var tot rowStats
+	for i := range rows {
+		r, w, bit := &rows[i], i/64, uint(i%64)
+		tot.add(r.counts, r.flips)
+		for l := range L {
+			sp.own[w*L+l] = sp.own[w*L+l]&^(1<<bit) | (r.a>>uint(l)&1)<<bit
+		}
+	}
+	return tot
+}
+
+// scanDirty scans the rows marked in dirty (bit i of word i/64) over the
+// process's cells, for their wanted codes and their counts, in parallel
+// over blocks of 64 rows, and clears the marks.
+func (s *Sampler) scanDirty(sp *stepSpec, rows []rowState, dirty []uint64) {
+	words := len(dirty)
+	w := max(1, min(s.workers, words))
+	var wg sync.WaitGroup
+	for k := range w {
+		lo, hi := k*words/w, (k+1)*words/w
+		buf := s.scratchFor(k)
+		wg.Go(func() {
+			for wd := lo; wd < hi; wd++ {
+				for g := 0; g < 64/rowGroup; g++ {
+					i0 := wd*64 + g*rowGroup
+					if i0 >= len(rows) {
+						break
+					}
+					pending := dirty[wd] >> uint(g*rowGroup) & (1<<rowGroup - 1)
+					if pending != 0 {
+						sp.scan(buf, i0, rows[i0:min(i0+rowGroup, len(rows))], pending)
+					}
+				}
+				dirty[wd] = 0
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Gather makes the state of every process the whole fit's: each process's
+// cells of Z (of every chain and retained sample) and their posterior
+// counts are summed into all. After it, MarshalBinary and Result give what
+// a single process gives. Result refuses a partitioned sampler not
+// gathered since its last sweep. All processes must call it together; it
+// does nothing without a part.
+func (s *Sampler) Gather() error {
+	p := s.part
+	if p == nil {
+		return nil
+	}
+	w0, w1 := p.Lo/64*s.l, (p.Hi+63)/64*s.l
+	words := func(z []uint64) error {
+		v := make([]int64, len(z))
+		for i := w0; i < w1; i++ {
+			v[i] = int64(z[i])
+		}
+		if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+			return err
+		}
+		for i, x := range v {
+			z[i] = uint64(x)
+		}
+		return nil
+	}
+	for _, c := range s.chains {
+		if err := words(c.z); err != nil {
+			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		}
+	}
+	for _, k := range s.kept {
+		if err := words(k.z); err != nil {
+			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		}
+	}
+	v := make([]int64, len(s.zCount))
+	for i := p.Lo * s.l; i < p.Hi*s.l; i++ {
+		v[i] = int64(s.zCount[i])
+	}
+	if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+		return fmt.Errorf("%w: gathering Z's counts: %w", ErrPart, err)
+	}
+	for i, x := range v {
+		s.zCount[i] = uint32(x)
+	}
+	p.gathered = s.sweep
+	return nil
+}
+
+// Part returns the cells [lo, hi) of a partitioned sampler, and false for
+// a single process's.
+func (s *Sampler) Part() (lo, hi int, ok bool) {
+	if s.part == nil {
+		return 0, s.n, false
+	}
+	return s.part.Lo, s.part.Hi, true
+}
+
+// addOwnCounts is addCounts over the process's cells of Z.
+func (s *Sampler) addOwnCounts(z []uint64) {
+	lo := 0
+	if s.part != nil {
+		lo = s.part.Lo
+	}
+	addCounts(s.zCount[lo*s.l:], s.zWords(z), s.l)
+}

@@ -1,0 +1,152 @@
+package gibbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"scpipe/internal/mpi"
+)
+
+// runParts runs a fit split over len(bounds)−1 processes of a Local group
+// (process k owns cells bounds[k] … bounds[k+1]−1), gathering after the
+// last sweep, and returns each process's sampler and result.
+func runParts(t *testing.T, data Data, cfg Config, bounds []int) ([]*Sampler, []*Result) {
+	t.Helper()
+	comms := mpi.Local(len(bounds) - 1)
+	ss, rs, errs := make([]*Sampler, len(comms)), make([]*Result, len(comms)), make([]error, len(comms))
+	var wg sync.WaitGroup
+	for k, comm := range comms {
+		wg.Go(func() {
+			s, err := NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			ss[k] = s
+			rs[k], errs[k] = s.Run(context.Background(), func(st SweepStats) error {
+				if st.Sweep+1 == s.Sweeps() {
+					return s.Gather()
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return ss, rs
+}
+
+// TestPartsMatchOneProcess requires a fit split over 1, 2 and 3 processes
+// to give, in every process, the single process's chain bit for bit: the
+// posterior means, rates, trace, final state and retained samples, for
+// both likelihoods, with and without a mask, a housekeeping code and
+// several starts.
+func TestPartsMatchOneProcess(t *testing.T) {
+	t.Parallel()
+	const n, d, seg = 450, 300, 64
+	p := newPlanted(11, n, d, 4, 0.4, 0.08)
+	r := &testRNG{s: 12}
+	mask := randomMatrix(r, n, d, 0.85, 0)
+	cases := []struct {
+		name   string
+		masked bool
+		edit   func(*Config)
+	}{
+		{"symmetric", false, func(*Config) {}},
+		{"symmetric, masked, 3 starts", true, func(c *Config) { c.Starts, c.StartSweeps = 3, 2 }},
+		{"dropout, housekeeping", false, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 5 }},
+		{"dropout, masked, empirical priors", true, func(c *Config) {
+			c.Noise, c.PriorU, c.PriorZ = Dropout, EmpiricalPrior(), EmpiricalPrior()
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var m BitMatrix
+			if tc.masked {
+				m = mask
+			}
+			data, err := NewData(p.noisy, m, seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Starts, cfg.Workers = 4, 5, 4, 1, 1, 2
+			cfg.KeepSamples = true
+			tc.edit(&cfg)
+			one, res := runAll(t, data, cfg)
+			for _, bounds := range [][]int{{0, n}, {0, 192, n}, {0, 64, 320, n}} {
+				ss, rs := runParts(t, data, cfg, bounds)
+				for k := range ss {
+					sameRun(t, fmt.Sprintf("%d processes, process %d", len(ss), k), one, ss[k], res, rs[k])
+					if !reflect.DeepEqual(one.zCount, ss[k].zCount) || !reflect.DeepEqual(one.uCount, ss[k].uCount) {
+						t.Errorf("%d processes, process %d: posterior counts differ", len(ss), k)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPartRefusals lists what a partitioned fit refuses.
+func TestPartRefusals(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(3, 200, 100, 2, 0.4, 0.05)
+	data, err := NewData(p.noisy, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := mpi.Local(1)[0]
+	cfg := DefaultConfig()
+	levels := cfg
+	levels.Noise, levels.CellLevelBits = Dropout, 1
+	cluster := cfg
+	cluster.Init = InitCluster
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		part Part
+	}{
+		{"cell levels", levels, Part{Lo: 0, Hi: 200, Reduce: red}},
+		{"cluster start", cluster, Part{Lo: 0, Hi: 200, Reduce: red}},
+		{"no reducer", cfg, Part{Lo: 0, Hi: 200}},
+		{"empty range", cfg, Part{Lo: 64, Hi: 64, Reduce: red}},
+		{"not a cell block", cfg, Part{Lo: 0, Hi: 100, Reduce: red}},
+		{"past the cells", cfg, Part{Lo: 128, Hi: 256, Reduce: red}},
+	} {
+		if _, err := NewPartSampler(data, tc.cfg, tc.part); !errors.Is(err, ErrPart) {
+			t.Errorf("%s: got %v, want an error wrapping ErrPart", tc.name, err)
+		}
+	}
+}
+
+// TestPartResultNeedsGather checks that a process's Result is refused
+// until its cells have been gathered after the last sweep.
+func TestPartResultNeedsGather(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(4, 130, 70, 2, 0.4, 0.05)
+	data, err := NewData(p.noisy, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.BurnIn, cfg.Samples, cfg.Starts = 1, 1, 1
+	s, err := NewPartSampler(data, cfg, Part{Lo: 0, Hi: 130, Reduce: mpi.Local(1)[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background(), nil); !errors.Is(err, ErrPart) {
+		t.Fatalf("Run without Gather: got %v, want an error wrapping ErrPart", err)
+	}
+	if err := s.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Result(); err != nil {
+		t.Fatalf("Result after Gather: %v", err)
+	}
+}
