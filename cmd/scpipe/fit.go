@@ -77,6 +77,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain processes (shards.json, config.toml, held-out mask) and fit nothing"},
 			&cli.IntFlag{Name: "chain", Usage: "fit only chain `K` of each --L, in a run made by --prepare, beside other processes fitting the rest"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
+			&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun, each sweeping its share of the cells (a build with -tags mpi; --init random, --cell-levels 1)"},
 		),
 		Action: func(c *cli.Context) error {
 			shards, err := oneArg(c, "shard folder")
@@ -96,6 +97,10 @@ finished. Each fit is identical to the same fit of a single process.
 				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
 			}
 			switch {
+			case c.Bool("mpi") && (c.Bool("prepare") || c.IsSet("chain")):
+				return fmt.Errorf("fit: --mpi fits the whole run on every rank: it goes without --prepare and --chain")
+			case c.Bool("mpi"):
+				return fitMPI(c, cfg, o, env)
 			case c.Bool("prepare") && (c.IsSet("chain") || c.Bool("resume")):
 				return fmt.Errorf("fit: --prepare fits nothing: it goes without --chain and --resume")
 			case c.Bool("prepare"):

@@ -1,0 +1,264 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"scpipe/gibbs"
+	"scpipe/internal/mpi"
+	"scpipe/progress"
+	"scpipe/rundir"
+	"scpipe/shard"
+)
+
+// ErrOtherRank is returned by the ranks of FitMPI that did not fail
+// themselves when another one did.
+var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in its log)")
+
+// FitMPI is Fit spread over the ranks of comm (scpipe fit --mpi): every
+// fit runs on all ranks at once, each rank sweeping the cells of its share
+// of the shards' cell blocks (gibbs.NewPartSampler), and the run directory
+// is bit-identical to Fit's for any number of ranks (only the seconds
+// differ). Rank 0 checks the shards, prepares the run directory, writes
+// the checkpoints (the whole fit's state, gathered from the ranks, so that
+// a run resumes on any number of ranks or without MPI) and the results;
+// the run directory must be on a file system every rank sees. Every rank
+// must call FitMPI with the same cfg.
+//
+// Supported: both likelihoods, held-out entries, masks, housekeeping
+// codes and several starts, from the random start with one background
+// level (--init random; with --noise dropout, --cell-levels 1); other
+// settings are refused before anything is written.
+func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*FitReport, error) {
+	root := comm.Rank() == 0
+	if o.Log == nil || !root {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	Ls, err := cfg.Validate()
+	if err == nil {
+		err = checkMPIConfig(cfg)
+	}
+	if err != nil {
+		return nil, err // every rank has the same cfg and fails alike
+	}
+	// Rank 0 prepares the run as Fit does; the others wait for it.
+	var src *shard.Shard
+	var data gibbs.Data
+	closeMask := func() {}
+	rep := &FitReport{Run: cfg.Output}
+	if root {
+		lk, err := lockRun(cfg.Output, o.Log)
+		if err != nil {
+			return nil, agree(ctx, comm, err)
+		}
+		defer lk.Release()
+		src, data, closeMask, rep.HeldOut, err = openRun(ctx, cfg, o)
+		if err = agree(ctx, comm, err); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := agree(ctx, comm, nil); err != nil {
+			return nil, err
+		}
+		src, err = shard.Open(cfg.Shards)
+		if err == nil {
+			data, closeMask, _, err = fitData(ctx, src, cfg, o, false)
+		}
+	}
+	if src != nil {
+		defer src.Close()
+	}
+	defer func() { closeMask() }()
+	if err := agree(ctx, comm, err); err != nil {
+		return nil, err
+	}
+	lo, hi, err := rankCells(src.Manifest().Layout, comm.Rank(), comm.Size())
+	if err != nil {
+		return nil, err // the same in every rank
+	}
+	o.Log.Info("fitting across MPI ranks", "ranks", comm.Size(), "cells", src.Manifest().Layout.Cells, "rank0_cells", hi-lo)
+	resume := fmt.Sprintf("mpirun … scpipe fit --mpi %s -o %s --resume", cfg.Shards, cfg.Output)
+	for _, L := range Ls {
+		for chain := 1; chain <= cfg.Chains; chain++ {
+			done, err := fitOnePart(ctx, src, data, cfg, o, comm, L, chain, lo, hi, resume)
+			if err != nil {
+				return rep, err
+			}
+			if done {
+				rep.Skipped++
+			} else {
+				rep.Fitted++
+			}
+		}
+	}
+	if root {
+		rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+		if err == nil {
+			logSelection(o.Log, rep.Summary)
+		}
+	}
+	return rep, agree(ctx, comm, err)
+}
+
+// checkMPIConfig refuses the settings that FitMPI does not support.
+func checkMPIConfig(cfg FitConfig) error {
+	switch {
+	case cfg.Init != gibbs.InitRandom:
+		return fmt.Errorf("fit --mpi: init = %s is not supported across ranks (the data-seeded starts read cells of every rank): use --init random", cfg.Init)
+	case cfg.Noise == gibbs.Dropout && cfg.CellLevels != 1:
+		return fmt.Errorf("fit --mpi: cell_levels = %d is not supported across ranks (the levels' update needs every cell's counts): use --cell-levels 1", cfg.CellLevels)
+	}
+	return nil
+}
+
+// openRun does what Fit does before its first fit: check the shards,
+// prepare the run directory and the held-out mask.
+func openRun(ctx context.Context, cfg FitConfig, o FitOptions) (*shard.Shard, gibbs.Data, func(), int64, error) {
+	src, err := shard.Open(cfg.Shards)
+	if err != nil {
+		return nil, gibbs.Data{}, func() {}, 0, err
+	}
+	fail := func(err error) (*shard.Shard, gibbs.Data, func(), int64, error) {
+		src.Close()
+		return nil, gibbs.Data{}, func() {}, 0, err
+	}
+	if err := src.Verify(ctx); err != nil {
+		return fail(err)
+	}
+	if err := prepareRunDir(cfg, o, shardsIdentity(cfg.Shards, src.Manifest())); err != nil {
+		return fail(err)
+	}
+	if err := writeConfig(cfg); err != nil {
+		return fail(err)
+	}
+	data, closeMask, held, err := fitData(ctx, src, cfg, o, true)
+	if err != nil {
+		return fail(err)
+	}
+	return src, data, closeMask, held, nil
+}
+
+// agree tells every rank whether any rank's err is not nil: it returns err
+// in a rank that failed, ErrOtherRank in the others, nil when none did.
+// Every rank must call it at the same point.
+func agree(ctx context.Context, comm mpi.Comm, err error) error {
+	v := []int64{0}
+	if err != nil {
+		v[0] = 1
+	}
+	if rerr := comm.SumInt64(context.WithoutCancel(ctx), v); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	switch {
+	case err != nil:
+		return err
+	case v[0] > 0:
+		return ErrOtherRank
+	}
+	return nil
+}
+
+// rankCells returns the cells of rank r of n: a contiguous share of the
+// shards' cell blocks, as even as whole blocks allow.
+func rankCells(l shard.Layout, r, n int) (lo, hi int, err error) {
+	if n > l.CellBlocks {
+		return 0, 0, fmt.Errorf("fit --mpi: %d ranks but the shards have %d cell blocks of %d cells: run at most %d ranks, or ingest with smaller blocks",
+			n, l.CellBlocks, l.RowsPerBlock, l.CellBlocks)
+	}
+	b0, b1 := r*l.CellBlocks/n, (r+1)*l.CellBlocks/n
+	return l.Block(b0).Lo, l.Block(b1 - 1).Hi, nil
+}
+
+// errStopped ends a fit's sweeps in every rank when one was asked to stop.
+var errStopped = errors.New("stopped")
+
+// fitOnePart is fitOne for one rank of FitMPI. The ranks agree after
+// every sweep on whether to stop (a signal may reach one rank only) and
+// whether to checkpoint (by rank 0's clock), so that all take the same
+// collectives.
+func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, comm mpi.Comm,
+	L, chain, lo, hi int, resume string) (bool, error) {
+	root := comm.Rank() == 0
+	dir := rundir.FitDir(cfg.Output, L, chain)
+	done := []int64{0}
+	if root && complete(dir) {
+		done[0] = 1
+		o.Log.Info("fit already complete", "L", L, "chain", chain)
+	}
+	if err := comm.SumInt64(context.WithoutCancel(ctx), done); err != nil || done[0] > 0 {
+		return err == nil, err
+	}
+	bg := context.WithoutCancel(ctx)
+	s, err := gibbs.NewPartSampler(data, samplerConfig(cfg, L, chain), gibbs.Part{Lo: lo, Hi: hi, Reduce: comm, Ctx: bg})
+	if err != nil {
+		return false, err // the same in every rank
+	}
+	ckpt := filepath.Join(dir, rundir.CheckpointFile)
+	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
+	if err := agree(ctx, comm, restore(s, ckpt, meta, cfg.Shards)); err != nil {
+		return false, err
+	}
+	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel(), "ranks", comm.Size())
+	var meter *progress.Meter // nil: silent
+	if root {
+		meter = progress.New(o.ProgressTo, fmt.Sprintf("L=%d chain %d", L, chain), int64(s.Sweeps()), o.Progress)
+	}
+	save := func() error {
+		if err := s.Gather(); err != nil {
+			return err
+		}
+		var err error
+		if root {
+			if err = os.MkdirAll(dir, 0o777); err == nil {
+				var payload []byte
+				if payload, err = s.MarshalBinary(); err == nil {
+					meta.Sweep, meta.Created = int64(s.Sweep()), time.Now().UTC()
+					err = rundir.WriteCheckpoint(ckpt, meta, payload)
+				}
+			}
+		}
+		return agree(ctx, comm, err)
+	}
+	lastSave := time.Now()
+	res, err := s.Run(bg, func(st gibbs.SweepStats) error {
+		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
+		flags := []int64{0, 0}
+		if ctx.Err() != nil {
+			flags[0] = 1
+		}
+		if root && ((st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes) {
+			flags[1] = 1
+		}
+		if err := comm.SumInt64(bg, flags); err != nil {
+			return err
+		}
+		if flags[0] > 0 || flags[1] > 0 || st.Sweep+1 == s.Sweeps() {
+			lastSave = time.Now()
+			if err := save(); err != nil {
+				return err
+			}
+		}
+		if flags[0] > 0 {
+			return errStopped
+		}
+		return nil
+	})
+	if errors.Is(err, errStopped) {
+		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (a rank was stopped); checkpoint written; resume with: %s",
+			ErrInterrupted, L, chain, s.Sweep(), resume)
+	}
+	if err != nil {
+		return false, err
+	}
+	var werr error
+	if root {
+		meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
+		werr = writeFit(dir, src.Manifest(), res, cfg.Housekeeping)
+	}
+	return false, agree(ctx, comm, werr)
+}

@@ -1,0 +1,131 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"scpipe/gibbs"
+	"scpipe/internal/mpi"
+	"scpipe/shard"
+	"scpipe/simulate"
+)
+
+// blockShards writes smallPlanted's data as shards of 128-cell blocks (4
+// blocks of its 500 cells), so that up to 4 ranks share them.
+func blockShards(t *testing.T) string {
+	t.Helper()
+	tr, err := simulate.New(smallPlanted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "shards")
+	w, err := shard.Create(dir, shard.Layout{Cells: tr.Cells, Genes: tr.Genes, RowsPerBlock: 128}, shard.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, clean := make([]uint64, tr.Words()), make([]uint64, tr.Words())
+	for n := range tr.Cells {
+		tr.Row(n, row, clean)
+		w.SetRowWords(n, row)
+	}
+	if err := w.Commit(shard.Manifest{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// fitRanks runs FitMPI on a Local group of n ranks; ctxs, when not nil,
+// gives each rank its context.
+func fitRanks(cfg FitConfig, o FitOptions, n int, ctxs []context.Context) []error {
+	comms := mpi.Local(n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r, comm := range comms {
+		ctx := context.Background()
+		if ctxs != nil {
+			ctx = ctxs[r]
+		}
+		wg.Go(func() { _, errs[r] = FitMPI(ctx, cfg, o, comm) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestFitMPIMatchesFit requires the run directory of FitMPI on 1, 2, 3 and
+// 4 ranks to hold, byte for byte, what Fit writes (but the seconds), for
+// both likelihoods with held-out entries; and a run stopped on one rank to
+// checkpoint on all and resume on another number of ranks to the same
+// result.
+func TestFitMPIMatchesFit(t *testing.T) {
+	shards := blockShards(t)
+	for _, noise := range []gibbs.Noise{gibbs.Symmetric, gibbs.Dropout} {
+		cfg := smallConfig(shards, filepath.Join(t.TempDir(), "single"))
+		cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.CheckpointEvery = LSizes{3, 4}, 1, 6, 4, 3
+		cfg.Noise, cfg.CellLevels, cfg.Init = noise, 1, gibbs.InitRandom
+		if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := digest(t, cfg.Output)
+		for _, ranks := range []int{1, 2, 3, 4} {
+			c := cfg
+			c.Output = filepath.Join(t.TempDir(), fmt.Sprint("ranks", ranks))
+			if err := errors.Join(fitRanks(c, FitOptions{}, ranks, nil)...); err != nil {
+				t.Fatalf("%s, %d ranks: %v", noise, ranks, err)
+			}
+			if digest(t, c.Output) != want {
+				t.Errorf("%s, %d ranks: the run differs from a single process's", noise, ranks)
+			}
+		}
+		// Rank 1 of 2 is stopped before its first sweep: both checkpoint
+		// after it and stop; 3 ranks resume.
+		c := cfg
+		c.Output = filepath.Join(t.TempDir(), "stopped")
+		stopped, cancel := context.WithCancel(context.Background())
+		cancel()
+		errs := fitRanks(c, FitOptions{}, 2, []context.Context{context.Background(), stopped})
+		for r, err := range errs {
+			if !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("%s: rank %d of the stopped run: got %v, want ErrInterrupted", noise, r, err)
+			}
+		}
+		if err := errors.Join(fitRanks(c, FitOptions{Resume: true}, 3, nil)...); err != nil {
+			t.Fatalf("%s: resume on 3 ranks: %v", noise, err)
+		}
+		if digest(t, c.Output) != want {
+			t.Errorf("%s: the run stopped on 2 ranks and resumed on 3 differs from a single process's", noise)
+		}
+	}
+}
+
+// TestFitMPIRefuses checks the settings FitMPI does not support and more
+// ranks than cell blocks: every rank fails with an error that says what to
+// change.
+func TestFitMPIRefuses(t *testing.T) {
+	shards := blockShards(t)
+	base := smallConfig(shards, "")
+	base.L, base.Chains, base.CellLevels, base.Init = LSizes{3}, 1, 1, gibbs.InitRandom
+	for _, tc := range []struct {
+		name  string
+		edit  func(*FitConfig)
+		ranks int
+		want  string
+	}{
+		{"cluster start", func(c *FitConfig) { c.Init = gibbs.InitCluster }, 2, "--init random"},
+		{"cell levels", func(c *FitConfig) { c.Noise, c.CellLevels = gibbs.Dropout, 8 }, 2, "--cell-levels 1"},
+		{"too many ranks", func(*FitConfig) {}, 5, "at most 4 ranks"},
+	} {
+		c := base
+		c.Output = filepath.Join(t.TempDir(), "run")
+		tc.edit(&c)
+		for r, err := range fitRanks(c, FitOptions{}, tc.ranks, nil) {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: rank %d: got %v, want an error saying %q", tc.name, r, err, tc.want)
+			}
+		}
+	}
+}
