@@ -67,15 +67,11 @@ type part struct {
 // NewPartSampler returns the Sampler of one process of a partitioned fit:
 // NewSampler's, for the cells of p. Every process must be given the same
 // data shapes, cfg and number of calls. It supports Symmetric and Dropout
-// noise, masks, housekeeping codes and multiple starts from the random
-// start; per-cell levels and the data-seeded starts (InitData,
-// InitCluster) are refused with an error wrapping ErrPart.
+// noise, masks, housekeeping codes, multiple starts and every Init;
+// per-cell levels are refused with an error wrapping ErrPart.
 func NewPartSampler(data Data, cfg Config, p Part) (*Sampler, error) {
 	if cfg.CellLevelBits > 0 {
 		return nil, fmt.Errorf("%w: per-cell levels (CellLevelBits = %d) are not supported across processes; use one level", ErrPart, cfg.CellLevelBits)
-	}
-	if cfg.Init != InitRandom {
-		return nil, fmt.Errorf("%w: the %s start is not supported across processes; use the random start", ErrPart, cfg.Init)
 	}
 	if p.Reduce == nil {
 		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
@@ -361,4 +357,41 @@ func (s *Sampler) addOwnCounts(z []uint64) {
 		lo = s.part.Lo
 	}
 	addCounts(s.zCount[lo*s.l:], s.zWords(z), s.l)
+}
+
+// cellRows returns the observed ones of the given cells (X masked by
+// Mask), each as the words of a whole row. A process of a partitioned fit
+// reads its own cells and the processes sum the rows, each cell's from the
+// process that owns it.
+func (s *Sampler) cellRows(cells []int) [][]uint64 {
+	b := s.data.X.Segments()
+	flat := make([]uint64, len(cells)*s.dw)
+	rows := make([][]uint64, len(cells))
+	for i, n := range cells {
+		row := flat[i*s.dw : (i+1)*s.dw]
+		rows[i] = row
+		if s.part != nil && (n < s.part.Lo || n >= s.part.Hi) {
+			continue
+		}
+		for seg := 0; seg+1 < len(b); seg++ {
+			x := s.data.X.Segment(n, seg)
+			for k, w := range x {
+				if s.data.Mask != nil {
+					w &= s.data.Mask.Segment(n, seg)[k]
+				}
+				row[b[seg]/64+k] = w
+			}
+		}
+	}
+	if s.part != nil {
+		v := make([]int64, len(flat))
+		for i, w := range flat {
+			v[i] = int64(w)
+		}
+		s.part.sum(v)
+		for i, w := range v {
+			flat[i] = uint64(w)
+		}
+	}
+	return rows
 }

@@ -64,6 +64,10 @@ func TestPartsMatchOneProcess(t *testing.T) {
 		{"dropout, masked, empirical priors", true, func(c *Config) {
 			c.Noise, c.PriorU, c.PriorZ = Dropout, EmpiricalPrior(), EmpiricalPrior()
 		}},
+		{"data start, masked, 2 starts", true, func(c *Config) { c.Init, c.Starts, c.StartSweeps = InitData, 2, 2 }},
+		{"cluster start, dropout, housekeeping", false, func(c *Config) {
+			c.Init, c.Noise, c.Housekeeping, c.L = InitCluster, Dropout, true, 5
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,15 +109,12 @@ func TestPartRefusals(t *testing.T) {
 	cfg := DefaultConfig()
 	levels := cfg
 	levels.Noise, levels.CellLevelBits = Dropout, 1
-	cluster := cfg
-	cluster.Init = InitCluster
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 		part Part
 	}{
 		{"cell levels", levels, Part{Lo: 0, Hi: 200, Reduce: red}},
-		{"cluster start", cluster, Part{Lo: 0, Hi: 200, Reduce: red}},
 		{"no reducer", cfg, Part{Lo: 0, Hi: 200}},
 		{"empty range", cfg, Part{Lo: 64, Hi: 64, Reduce: red}},
 		{"not a cell block", cfg, Part{Lo: 0, Hi: 100, Reduce: red}},

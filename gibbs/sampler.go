@@ -197,6 +197,9 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	for c := range cfg.Starts {
 		s.chains = append(s.chains, s.newChain(chainSeed(cfg.Seed, c)))
 	}
+	if s.part != nil && s.part.err != nil {
+		return nil, s.part.err
+	}
 	return s, nil
 }
 
@@ -279,26 +282,22 @@ const seedCandidates = 16
 // little beyond noise, and sets code l to that cell's fresh ones, so that a
 // cell using several programs does not seed a union of earlier codes.
 func (s *Sampler) seedCodes(c *chain, key uint64) {
-	b := s.data.X.Segments()
 	covered := make([]uint64, s.dw)
-	row := make([]uint64, s.dw)
-	load := func(n int) {
-		for seg := 0; seg+1 < len(b); seg++ {
-			x := s.data.X.Segment(n, seg)
-			for k, w := range x {
-				if s.data.Mask != nil {
-					w &= s.data.Mask.Segment(n, seg)[k]
-				}
-				row[b[seg]/64+k] = w
-			}
-		}
+	// The candidates depend on the key alone: their rows are read at once
+	// (from every process of a partitioned fit).
+	cells := make([]int, s.l*seedCandidates)
+	for i := range cells {
+		cells[i] = int(bitsAt(key, uint64(i)) % uint64(s.n))
 	}
+	rows := s.cellRows(cells)
+	var row []uint64
+	load := func(i int) { row = rows[i] }
 	var cand [seedCandidates]int
 	var fresh [seedCandidates]int
 	for l := range s.l {
 		total := 0
 		for k := range cand {
-			cand[k] = int(bitsAt(key, uint64(l*seedCandidates+k)) % uint64(s.n))
+			cand[k] = l*seedCandidates + k
 			load(cand[k])
 			fresh[k] = 0
 			for w, x := range row {

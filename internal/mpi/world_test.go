@@ -3,6 +3,7 @@
 package mpi
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"testing"
@@ -22,5 +23,26 @@ func TestWorld(t *testing.T) {
 	}
 	if err := checkMember(t, c); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkWorldSumInt64 times one MPI_Allreduce of n int64 sums. Every
+// rank must run the same number of iterations: run it under mpirun with a
+// fixed -test.benchtime such as 200x.
+func BenchmarkWorldSumInt64(b *testing.B) {
+	c, err := World()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{4, 1 << 10, 20000, 1 << 17} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			v := make([]int64, n)
+			b.SetBytes(int64(8 * n))
+			for b.Loop() {
+				if err := c.SumInt64(context.Background(), v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
