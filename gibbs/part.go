@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
 )
 
@@ -67,12 +69,9 @@ type part struct {
 // NewPartSampler returns the Sampler of one process of a partitioned fit:
 // NewSampler's, for the cells of p. Every process must be given the same
 // data shapes, cfg and number of calls. It supports Symmetric and Dropout
-// noise, masks, housekeeping codes, multiple starts and every Init;
-// per-cell levels are refused with an error wrapping ErrPart.
+// noise, per-cell levels, masks, housekeeping codes, multiple starts and
+// every Init: the whole model.
 func NewPartSampler(data Data, cfg Config, p Part) (*Sampler, error) {
-	if cfg.CellLevelBits > 0 {
-		return nil, fmt.Errorf("%w: per-cell levels (CellLevelBits = %d) are not supported across processes; use one level", ErrPart, cfg.CellLevelBits)
-	}
 	if p.Reduce == nil {
 		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
 	}
@@ -184,23 +183,48 @@ func (p *part) sum(v []int64) {
 	}
 }
 
-// sweepPart is sweepChain for a process of a partitioned fit.
-func (s *Sampler) sweepPart(c *chain, sweep int) SweepStats {
+// runUStep runs the U step sp: runStep, or runStepPart in a process of a
+// partitioned fit.
+func (s *Sampler) runUStep(sp *stepSpec) rowStats {
+	if s.part == nil {
+		return s.runStep(sp)
+	}
+	return s.runStepPart(sp)
+}
+
+// sumCounts sums the Z step's counts and the U step's state counts across
+// the processes of a partitioned fit (the U step's flips are the same in
+// every process).
+func (s *Sampler) sumCounts(zs, us *rowStats) {
+	if s.part == nil {
+		return
+	}
+	v := []int64{zs.flips, zs.miss, zs.covered, us.miss, us.covered}
+	s.part.sum(v)
+	zs.flips, zs.miss, zs.covered, us.miss, us.covered = v[0], v[1], v[2], v[3], v[4]
+}
+
+// cellRange returns the cells this process sweeps: all of them, or its
+// part's.
+func (s *Sampler) cellRange() (lo, hi int) {
+	if s.part == nil {
+		return 0, s.n
+	}
+	return s.part.Lo, s.part.Hi
+}
+
+// levelRowCounts returns each cell's observed ones and entries (zero
+// outside a partitioned fit's process's cells).
+func (s *Sampler) levelRowCounts() (ones, observed []int32) {
+	if s.part == nil {
+		return rowCounts(s.data.X, s.data.Mask, s.n, s.d)
+	}
 	p := s.part
-	z := stepSpec{rows: p.Hi - p.Lo, base: p.Lo, own: s.zWords(c.z), other: c.u, m: p.x, mask: p.mask,
-		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
-	s.setLikelihood(&z, c)
-	zs := s.runStep(&z)
-	u := stepSpec{rows: s.d, own: c.u, other: s.zWords(c.z), m: p.xt, mask: p.maskT,
-		logit: s.logitU, key: streamKey(c.seed, sweep, stepU)}
-	s.setLikelihood(&u, c)
-	us := s.runStepPart(&u)
-	// The U step's flips are the same in every process; the Z step's and
-	// the counts of the state are each process's own.
-	v := []int64{zs.flips, us.miss, us.covered}
-	p.sum(v)
-	zs.flips, us.miss, us.covered = v[0], v[1], v[2]
-	return s.sweepStats(c, sweep, zs, us)
+	o, e := rowCounts(p.x, p.mask, p.Hi-p.Lo, s.d)
+	ones, observed = make([]int32, s.n), make([]int32, s.n)
+	copy(ones[p.Lo:], o)
+	copy(observed[p.Lo:], e)
+	return ones, observed
 }
 
 // runStepPart is runStep for the U step of a partitioned fit: codes are
@@ -214,11 +238,14 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 		s.planes = codeMajor(s.planes, sp.other, s.l)
 		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
 	}
-	s.startTotals(sp)
+	if sp.lift == nil {
+		s.startTotals(sp)
+	}
 	L := s.l
+	lift := sp.lift != nil
 	if len(p.rows) < sp.rows {
 		p.rows = make([]rowState, sp.rows)
-		p.buf = make([]int64, sp.rows)
+		p.buf = make([]int64, 2*sp.rows)
 	}
 	rows, dirty := p.rows[:sp.rows], make([]uint64, (sp.rows+63)/64)
 	for i := range rows {
@@ -233,9 +260,16 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	}
 	for l := range L {
 		s.scanDirty(sp, rows, dirty)
+		// With lift planes, the summed levels of the ones follow the counts.
 		sums := p.buf[:sp.rows]
+		if lift {
+			sums = p.buf[:2*sp.rows]
+		}
 		for i := range rows {
 			sums[i] = int64(rows[i].acc[l])
+			if lift {
+				sums[sp.rows+i] = int64(rows[i].lev[l])
+			}
 		}
 		p.sum(sums)
 		if p.err != nil {
@@ -244,8 +278,12 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 		for i := range rows {
 			r := &rows[i]
 			r.acc[l] = uint64(sums[i])
+			if lift {
+				r.lev[l] = uint64(sums[sp.rows+i])
+			}
 			if sp.flip(r, l, i) && sp.live>>uint(l)&1 != 0 {
 				clear(r.acc[l+1 : L])
+				clear(r.lev[l+1 : L])
 				r.want = sp.live &^ (2<<uint(l) - 1)
 				dirty[i/64] |= 1 << uint(i%64)
 			}
@@ -317,14 +355,39 @@ func (s *Sampler) Gather() error {
 		}
 		return nil
 	}
+	// Levels go 8 to a word; a process's cells start at a multiple of 64.
+	levels := func(lv []uint8) error {
+		v := make([]int64, (len(lv)+7)/8)
+		for n := p.Lo; n < p.Hi; n++ {
+			v[n/8] |= int64(lv[n]) << uint(8*(n%8))
+		}
+		if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+			return err
+		}
+		for n := range lv {
+			lv[n] = uint8(v[n/8] >> uint(8*(n%8)))
+		}
+		return nil
+	}
 	for _, c := range s.chains {
 		if err := words(c.z); err != nil {
 			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		}
+		if c.level != nil {
+			if err := levels(c.level); err != nil {
+				return fmt.Errorf("%w: gathering the cells' levels: %w", ErrPart, err)
+			}
+			s.setLiftPlanes(c)
 		}
 	}
 	for _, k := range s.kept {
 		if err := words(k.z); err != nil {
 			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		}
+		if k.level != nil {
+			if err := levels(k.level); err != nil {
+				return fmt.Errorf("%w: gathering the cells' levels: %w", ErrPart, err)
+			}
 		}
 	}
 	v := make([]int64, len(s.zCount))
@@ -394,4 +457,83 @@ func (s *Sampler) cellRows(cells []int) [][]uint64 {
 		}
 	}
 	return rows
+}
+
+// sumLevelCounts sums each level's counts across the processes of a
+// partitioned fit. The counts are integers held in float64, exact below
+// 2⁵³, so they travel as int64 and their sums are the single process's.
+func (s *Sampler) sumLevelCounts(by []levelCounts) {
+	if s.part == nil {
+		return
+	}
+	v := make([]int64, 0, 4*len(by))
+	for _, c := range by {
+		v = append(v, int64(c.covOnes), int64(c.covZeros), int64(c.uncOnes), int64(c.uncZeros))
+	}
+	s.part.sum(v)
+	for k := range by {
+		by[k] = levelCounts{float64(v[4*k]), float64(v[4*k+1]), float64(v[4*k+2]), float64(v[4*k+3])}
+	}
+}
+
+// orderStats returns the ranks[i]-th smallest (from 0) of the values g of
+// the process's cells over every process's: sorted in one process, found
+// by radix selection on the values' order-preserving bits across several
+// (8 rounds of a 256-bucket histogram per rank asked, in one reduction a
+// round), so that no process needs the others' values.
+func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
+	out := make([]float64, len(ranks))
+	if s.part == nil {
+		sorted := slices.Clone(g)
+		slices.Sort(sorted)
+		for i, r := range ranks {
+			out[i] = sorted[r]
+		}
+		return out
+	}
+	key := func(f float64) uint64 {
+		b := math.Float64bits(f)
+		if b>>63 != 0 {
+			return ^b
+		}
+		return b | 1<<63
+	}
+	keys := make([]uint64, len(g))
+	for i, f := range g {
+		keys[i] = key(f)
+	}
+	prefix := make([]uint64, len(ranks))
+	left := slices.Clone(ranks)
+	hist := make([]int64, 256*len(ranks))
+	for shift := 56; shift >= 0; shift -= 8 {
+		clear(hist)
+		high := ^uint64(0) << uint(shift+8) // the bits already chosen
+		if shift == 56 {
+			high = 0
+		}
+		for _, k := range keys {
+			for q := range ranks {
+				if k&high == prefix[q] {
+					hist[256*q+int(k>>uint(shift)&255)]++
+				}
+			}
+		}
+		s.part.sum(hist)
+		for q := range ranks {
+			b := 0
+			for ; b < 255 && int64(left[q]) >= hist[256*q+b]; b++ {
+				left[q] -= int(hist[256*q+b])
+			}
+			prefix[q] |= uint64(b) << uint(shift)
+		}
+	}
+	for q, k := range prefix {
+		if k>>63 != 0 {
+			k &^= 1 << 63
+		} else {
+			k = ^k
+		}
+		out[q] = math.Float64frombits(k)
+	}
+	return out
 }

@@ -68,6 +68,12 @@ func TestPartsMatchOneProcess(t *testing.T) {
 		{"cluster start, dropout, housekeeping", false, func(c *Config) {
 			c.Init, c.Noise, c.Housekeeping, c.L = InitCluster, Dropout, true, 5
 		}},
+		{"fit defaults: 8 cell levels, cluster start, housekeeping, 2 starts", false, func(c *Config) {
+			c.Init, c.Noise, c.CellLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, true, 5, 2, 2
+		}},
+		{"4 cell levels, masked, random start", true, func(c *Config) {
+			c.Noise, c.CellLevelBits = Dropout, 2
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,14 +113,11 @@ func TestPartRefusals(t *testing.T) {
 	}
 	red := mpi.Local(1)[0]
 	cfg := DefaultConfig()
-	levels := cfg
-	levels.Noise, levels.CellLevelBits = Dropout, 1
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 		part Part
 	}{
-		{"cell levels", levels, Part{Lo: 0, Hi: 200, Reduce: red}},
 		{"no reducer", cfg, Part{Lo: 0, Hi: 200}},
 		{"empty range", cfg, Part{Lo: 64, Hi: 64, Reduce: red}},
 		{"not a cell block", cfg, Part{Lo: 0, Hi: 100, Reduce: red}},

@@ -184,7 +184,7 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 		s.clamped = 1 << uint(cfg.L-1)
 	}
 	if cfg.CellLevelBits > 0 {
-		s.cellOnes, s.cellObs = rowCounts(data.X, data.Mask, n, d)
+		s.cellOnes, s.cellObs = s.levelRowCounts()
 	}
 	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers
@@ -224,8 +224,7 @@ func (s *Sampler) newChain(seed uint64) *chain {
 	if s.cfg.CellLevelBits > 0 {
 		s.initialLevels(c)
 		if s.cfg.Init != InitRandom {
-			z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
-				logit: s.logitZ, key: streamKey(seed, 0, stepInitZ), fixed: s.clamped}
+			z := s.zStep(c, streamKey(seed, 0, stepInitZ))
 			s.setLikelihood(&z, c)
 			s.runStep(&z)
 		}

@@ -29,20 +29,13 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // a run resumes on any number of ranks or without MPI) and the results;
 // the run directory must be on a file system every rank sees. Every rank
 // must call FitMPI with the same cfg.
-//
-// Supported: both likelihoods, held-out entries, masks, housekeeping
-// codes and several starts, from the random start with one background
-// level (--init random; with --noise dropout, --cell-levels 1); other
-// settings are refused before anything is written.
+// Every setting of Fit is supported.
 func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*FitReport, error) {
 	root := comm.Rank() == 0
 	if o.Log == nil || !root {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	Ls, err := cfg.Validate()
-	if err == nil {
-		err = checkMPIConfig(cfg)
-	}
 	if err != nil {
 		return nil, err // every rank has the same cfg and fails alike
 	}
@@ -103,17 +96,6 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*F
 		}
 	}
 	return rep, agree(ctx, comm, err)
-}
-
-// checkMPIConfig refuses the settings that FitMPI does not support.
-func checkMPIConfig(cfg FitConfig) error {
-	switch {
-	case cfg.Init != gibbs.InitRandom:
-		return fmt.Errorf("fit --mpi: init = %s is not supported across ranks (the data-seeded starts read cells of every rank): use --init random", cfg.Init)
-	case cfg.Noise == gibbs.Dropout && cfg.CellLevels != 1:
-		return fmt.Errorf("fit --mpi: cell_levels = %d is not supported across ranks (the levels' update needs every cell's counts): use --cell-levels 1", cfg.CellLevels)
-	}
-	return nil
 }
 
 // openRun does what Fit does before its first fit: check the shards,

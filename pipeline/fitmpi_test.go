@@ -57,16 +57,24 @@ func fitRanks(cfg FitConfig, o FitOptions, n int, ctxs []context.Context) []erro
 }
 
 // TestFitMPIMatchesFit requires the run directory of FitMPI on 1, 2, 3 and
-// 4 ranks to hold, byte for byte, what Fit writes (but the seconds), for
-// both likelihoods with held-out entries; and a run stopped on one rank to
-// checkpoint on all and resume on another number of ranks to the same
-// result.
+// 4 ranks to hold, byte for byte, what Fit writes (but the seconds), with
+// the fit's defaults (dropout noise, 8 cell levels, the cluster start, a
+// housekeeping code, held-out entries) and with the paper's symmetric
+// model from a random start; and a run stopped on one rank to checkpoint
+// on all and resume on another number of ranks to the same result.
 func TestFitMPIMatchesFit(t *testing.T) {
 	shards := blockShards(t)
-	for _, noise := range []gibbs.Noise{gibbs.Symmetric, gibbs.Dropout} {
+	for _, tc := range []struct {
+		name string
+		edit func(*FitConfig)
+	}{
+		{"fit defaults", func(*FitConfig) {}},
+		{"symmetric, random start", func(c *FitConfig) { c.Noise, c.Init, c.Housekeeping = gibbs.Symmetric, gibbs.InitRandom, false }},
+	} {
 		cfg := smallConfig(shards, filepath.Join(t.TempDir(), "single"))
 		cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.CheckpointEvery = LSizes{3, 4}, 1, 6, 4, 3
-		cfg.Noise, cfg.CellLevels, cfg.Init = noise, 1, gibbs.InitRandom
+		cfg.Starts, cfg.StartSweeps = 2, 2
+		tc.edit(&cfg)
 		if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -75,10 +83,10 @@ func TestFitMPIMatchesFit(t *testing.T) {
 			c := cfg
 			c.Output = filepath.Join(t.TempDir(), fmt.Sprint("ranks", ranks))
 			if err := errors.Join(fitRanks(c, FitOptions{}, ranks, nil)...); err != nil {
-				t.Fatalf("%s, %d ranks: %v", noise, ranks, err)
+				t.Fatalf("%s, %d ranks: %v", tc.name, ranks, err)
 			}
 			if digest(t, c.Output) != want {
-				t.Errorf("%s, %d ranks: the run differs from a single process's", noise, ranks)
+				t.Errorf("%s, %d ranks: the run differs from a single process's", tc.name, ranks)
 			}
 		}
 		// Rank 1 of 2 is stopped before its first sweep: both checkpoint
@@ -90,42 +98,26 @@ func TestFitMPIMatchesFit(t *testing.T) {
 		errs := fitRanks(c, FitOptions{}, 2, []context.Context{context.Background(), stopped})
 		for r, err := range errs {
 			if !errors.Is(err, ErrInterrupted) {
-				t.Fatalf("%s: rank %d of the stopped run: got %v, want ErrInterrupted", noise, r, err)
+				t.Fatalf("%s: rank %d of the stopped run: got %v, want ErrInterrupted", tc.name, r, err)
 			}
 		}
 		if err := errors.Join(fitRanks(c, FitOptions{Resume: true}, 3, nil)...); err != nil {
-			t.Fatalf("%s: resume on 3 ranks: %v", noise, err)
+			t.Fatalf("%s: resume on 3 ranks: %v", tc.name, err)
 		}
 		if digest(t, c.Output) != want {
-			t.Errorf("%s: the run stopped on 2 ranks and resumed on 3 differs from a single process's", noise)
+			t.Errorf("%s: the run stopped on 2 ranks and resumed on 3 differs from a single process's", tc.name)
 		}
 	}
 }
 
-// TestFitMPIRefuses checks the settings FitMPI does not support and more
-// ranks than cell blocks: every rank fails with an error that says what to
-// change.
-func TestFitMPIRefuses(t *testing.T) {
-	shards := blockShards(t)
-	base := smallConfig(shards, "")
-	base.L, base.Chains, base.CellLevels, base.Init = LSizes{3}, 1, 1, gibbs.InitRandom
-	for _, tc := range []struct {
-		name  string
-		edit  func(*FitConfig)
-		ranks int
-		want  string
-	}{
-		{"cluster start", func(c *FitConfig) { c.Init = gibbs.InitCluster }, 2, "--init random"},
-		{"cell levels", func(c *FitConfig) { c.Noise, c.CellLevels = gibbs.Dropout, 8 }, 2, "--cell-levels 1"},
-		{"too many ranks", func(*FitConfig) {}, 5, "at most 4 ranks"},
-	} {
-		c := base
-		c.Output = filepath.Join(t.TempDir(), "run")
-		tc.edit(&c)
-		for r, err := range fitRanks(c, FitOptions{}, tc.ranks, nil) {
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("%s: rank %d: got %v, want an error saying %q", tc.name, r, err, tc.want)
-			}
+// TestFitMPIRefusesTooManyRanks checks that more ranks than cell blocks
+// fail in every rank with an error that says how many to run.
+func TestFitMPIRefusesTooManyRanks(t *testing.T) {
+	c := smallConfig(blockShards(t), filepath.Join(t.TempDir(), "run"))
+	c.L, c.Chains = LSizes{3}, 1
+	for r, err := range fitRanks(c, FitOptions{}, 5, nil) {
+		if err == nil || !strings.Contains(err.Error(), "at most 4 ranks") {
+			t.Errorf("rank %d: got %v, want an error saying to run at most 4 ranks", r, err)
 		}
 	}
 }

@@ -77,7 +77,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain processes (shards.json, config.toml, held-out mask) and fit nothing"},
 			&cli.IntFlag{Name: "chain", Usage: "fit only chain `K` of each --L, in a run made by --prepare, beside other processes fitting the rest"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
-			&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun, each sweeping its share of the cells (a build with -tags mpi; --init random, --cell-levels 1)"},
+			&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun, each sweeping its share of the shards' cell blocks; the same results as one process (needs a build with -tags mpi)"},
 		),
 		Action: func(c *cli.Context) error {
 			shards, err := oneArg(c, "shard folder")
