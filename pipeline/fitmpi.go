@@ -24,7 +24,8 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // fit runs on all ranks at once, each rank sweeping the cells of its share
 // of the shards' cell blocks (gibbs.NewPartSampler), and the run directory
 // is bit-identical to Fit's for any number of ranks (only the seconds
-// differ). Rank 0 checks the shards, prepares the run directory, writes
+// differ). Ranks other than 0 map only their cell blocks of the shards
+// (shard.OpenBlocks). Rank 0 checks the shards, prepares the run directory, writes
 // the checkpoints (the whole fit's state, gathered from the ranks, so that
 // a run resumes on any number of ranks or without MPI) and the results;
 // the run directory must be on a file system every rank sees. Every rank
@@ -54,14 +55,28 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*F
 		if err = agree(ctx, comm, err); err != nil {
 			return nil, err
 		}
-	} else {
-		if err := agree(ctx, comm, nil); err != nil {
-			return nil, err
+	} else if err := agree(ctx, comm, nil); err != nil {
+		return nil, err
+	}
+	// Rank 0 tells the others how many cell blocks the shards have: each
+	// maps only its own.
+	blocks := []int64{0}
+	if root {
+		blocks[0] = int64(src.Manifest().Layout.CellBlocks)
+	}
+	if err := comm.SumInt64(context.WithoutCancel(ctx), blocks); err != nil {
+		return nil, err
+	}
+	b0, b1, err := rankBlocks(int(blocks[0]), comm.Rank(), comm.Size())
+	if err != nil {
+		if root {
+			src.Close()
+			closeMask()
 		}
-		src, err = shard.Open(cfg.Shards)
-		if err == nil {
-			data, closeMask, _, err = fitData(ctx, src, cfg, o, false)
-		}
+		return nil, err // the same in every rank
+	}
+	if !root {
+		src, data, closeMask, err = openBlocks(cfg, b0, b1)
 	}
 	if src != nil {
 		defer src.Close()
@@ -70,11 +85,9 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*F
 	if err := agree(ctx, comm, err); err != nil {
 		return nil, err
 	}
-	lo, hi, err := rankCells(src.Manifest().Layout, comm.Rank(), comm.Size())
-	if err != nil {
-		return nil, err // the same in every rank
-	}
-	o.Log.Info("fitting across MPI ranks", "ranks", comm.Size(), "cells", src.Manifest().Layout.Cells, "rank0_cells", hi-lo)
+	l := src.Manifest().Layout
+	lo, hi := l.Block(b0).Lo, l.Block(b1-1).Hi
+	o.Log.Info("fitting across MPI ranks", "ranks", comm.Size(), "cells", l.Cells, "cell_blocks", l.CellBlocks, "rank0_cells", hi-lo)
 	resume := fmt.Sprintf("mpirun … scpipe fit --mpi %s -o %s --resume", cfg.Shards, cfg.Output)
 	for _, L := range Ls {
 		for chain := 1; chain <= cfg.Chains; chain++ {
@@ -145,15 +158,42 @@ func agree(ctx context.Context, comm mpi.Comm, err error) error {
 	return nil
 }
 
-// rankCells returns the cells of rank r of n: a contiguous share of the
-// shards' cell blocks, as even as whole blocks allow.
-func rankCells(l shard.Layout, r, n int) (lo, hi int, err error) {
-	if n > l.CellBlocks {
-		return 0, 0, fmt.Errorf("fit --mpi: %d ranks but the shards have %d cell blocks of %d cells: run at most %d ranks, or ingest with smaller blocks",
-			n, l.CellBlocks, l.RowsPerBlock, l.CellBlocks)
+// rankBlocks returns the cell blocks b0 … b1−1 of rank r of n: a
+// contiguous share of the shards' blocks, as even as whole blocks allow.
+func rankBlocks(blocks, r, n int) (b0, b1 int, err error) {
+	if n > blocks {
+		return 0, 0, fmt.Errorf("fit --mpi: %d ranks but the shards have %d cell blocks: run at most %d ranks", n, blocks, blocks)
 	}
-	b0, b1 := r*l.CellBlocks/n, (r+1)*l.CellBlocks/n
-	return l.Block(b0).Lo, l.Block(b1 - 1).Hi, nil
+	return r * blocks / n, (r + 1) * blocks / n, nil
+}
+
+// openBlocks maps cell blocks b0 … b1−1 of the shards and of the run's
+// held-out mask (made by rank 0), for a rank other than 0.
+func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), error) {
+	src, err := shard.OpenBlocks(cfg.Shards, b0, b1)
+	if err != nil {
+		return nil, gibbs.Data{}, func() {}, err
+	}
+	data := gibbs.Data{X: src.X(), XT: src.XT()}
+	if m := src.Mask(); m != nil {
+		data.Mask, data.MaskT = m, src.MaskT()
+	}
+	if cfg.Holdout == 0 {
+		return src, data, func() {}, nil
+	}
+	fm, err := shard.OpenBlocks(filepath.Join(cfg.Output, FitMaskDir), b0, b1)
+	if err == nil {
+		err = checkFitMask(fm, src, cfg)
+		if err != nil {
+			fm.Close()
+		}
+	}
+	if err != nil {
+		src.Close()
+		return nil, gibbs.Data{}, func() {}, err
+	}
+	data.Mask, data.MaskT = fm.X(), fm.XT()
+	return src, data, func() { fm.Close() }, nil
 }
 
 // errStopped ends a fit's sweeps in every rank when one was asked to stop.
