@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 )
 
 // A sampler can be one of several processes (MPI ranks) that share a fit,
@@ -64,6 +65,9 @@ type part struct {
 	err        error     // the first reduction error of a sweep
 	rows       []rowState
 	buf        []int64
+	// calls, words and spent measure the reductions made so far.
+	calls, words int64
+	spent        time.Duration
 }
 
 // NewPartSampler returns the Sampler of one process of a partitioned fit:
@@ -157,7 +161,7 @@ func dataCounts(data Data, workers int, p *part) (ones, onesT, obs, obsT int64, 
 		v[2], v[3] = countOnes(mask, nil, workers), countOnes(maskT, nil, workers)
 	}
 	if p != nil {
-		if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+		if err := p.reduce(v); err != nil {
 			return 0, 0, 0, 0, fmt.Errorf("%w: counting the data: %w", ErrPart, err)
 		}
 	}
@@ -178,9 +182,29 @@ func (p *part) sum(v []int64) {
 	if p.err != nil {
 		return
 	}
-	if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+	if err := p.reduce(v); err != nil {
 		p.err = fmt.Errorf("%w: %w", ErrPart, err)
 	}
+}
+
+// reduce sums v across the processes and counts the reduction.
+func (p *part) reduce(v []int64) error {
+	start := time.Now()
+	err := p.Reduce.SumInt64(p.Ctx, v)
+	p.calls++
+	p.words += int64(len(v))
+	p.spent += time.Since(start)
+	return err
+}
+
+// Reductions reports the reductions a process of a partitioned fit has
+// made so far: their number, their int64 words and the seconds spent in
+// them (waiting for the other processes included); zeros without a part.
+func (s *Sampler) Reductions() (calls, words int64, seconds float64) {
+	if s.part == nil {
+		return 0, 0, 0
+	}
+	return s.part.calls, s.part.words, s.part.spent.Seconds()
 }
 
 // runUStep runs the U step sp: runStep, or runStepPart in a process of a
@@ -347,7 +371,7 @@ func (s *Sampler) Gather() error {
 		for i := w0; i < w1; i++ {
 			v[i] = int64(z[i])
 		}
-		if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+		if err := p.reduce(v); err != nil {
 			return err
 		}
 		for i, x := range v {
@@ -361,7 +385,7 @@ func (s *Sampler) Gather() error {
 		for n := p.Lo; n < p.Hi; n++ {
 			v[n/8] |= int64(lv[n]) << uint(8*(n%8))
 		}
-		if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+		if err := p.reduce(v); err != nil {
 			return err
 		}
 		for n := range lv {
@@ -394,7 +418,7 @@ func (s *Sampler) Gather() error {
 	for i := p.Lo * s.l; i < p.Hi*s.l; i++ {
 		v[i] = int64(s.zCount[i])
 	}
-	if err := p.Reduce.SumInt64(p.Ctx, v); err != nil {
+	if err := p.reduce(v); err != nil {
 		return fmt.Errorf("%w: gathering Z's counts: %w", ErrPart, err)
 	}
 	for i, x := range v {

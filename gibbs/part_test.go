@@ -154,3 +154,43 @@ func TestPartResultNeedsGather(t *testing.T) {
 		t.Fatalf("Result after Gather: %v", err)
 	}
 }
+
+// BenchmarkPartSweep compares a sweep of one process with the same sweep
+// as the only process of a partitioned fit (the U step decided code by
+// code, with a reduction per code that a group of one makes free), on one
+// worker after ten warm-up sweeps, as BenchmarkSweep.
+func BenchmarkPartSweep(b *testing.B) {
+	for _, L := range []int{2, 10} {
+		const n, d = 100000, 2000
+		data := sparsePlanted(uint64(n+L), n, d, L, 0.07, 0.01)
+		for _, part := range []bool{false, true} {
+			b.Run(fmt.Sprintf("N%d/D%d/L%d/part=%v", n, d, L, part), func(b *testing.B) {
+				cfg := DefaultConfig()
+				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1<<30, 1, 1, 1
+				cfg.PriorZ, cfg.PriorU, cfg.Init = EmpiricalPrior(), EmpiricalPrior(), InitData
+				var s *Sampler
+				var err error
+				if part {
+					s, err = NewPartSampler(data, cfg, Part{Lo: 0, Hi: n, Reduce: mpi.Local(1)[0]})
+				} else {
+					s, err = NewSampler(data, cfg)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range 10 {
+					if _, err := s.Step(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := s.Step(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds(), "entries/s/core")
+			})
+		}
+	}
+}

@@ -280,6 +280,9 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	var werr error
 	if root {
 		meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
+		calls, words, secs := s.Reductions()
+		o.Log.Info("fit's reductions in rank 0 (this run's part)", "L", L, "chain", chain, "calls", calls,
+			"MiB", float64(8*words)/(1<<20), "seconds", secs)
 		werr = writeFit(dir, src.Manifest(), res, cfg.Housekeeping)
 	}
 	return false, agree(ctx, comm, werr)
