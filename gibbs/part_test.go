@@ -158,10 +158,13 @@ func TestPartResultNeedsGather(t *testing.T) {
 // BenchmarkPartSweep compares a sweep of one process with the same sweep
 // as the only process of a partitioned fit (the U step decided code by
 // code, with a reduction per code that a group of one makes free), on one
-// worker after ten warm-up sweeps, as BenchmarkSweep.
+// worker after ten warm-up sweeps, as BenchmarkSweep. The last size has
+// few cells and many genes: its sweep is the floor of a process's sweep,
+// the work on every gene that each process repeats however few cells it
+// has.
 func BenchmarkPartSweep(b *testing.B) {
-	for _, L := range []int{2, 10} {
-		const n, d = 100000, 2000
+	for _, sz := range [][3]int{{100000, 2000, 2}, {100000, 2000, 10}, {640, 20000, 10}} {
+		n, d, L := sz[0], sz[1], sz[2]
 		data := sparsePlanted(uint64(n+L), n, d, L, 0.07, 0.01)
 		for _, part := range []bool{false, true} {
 			b.Run(fmt.Sprintf("N%d/D%d/L%d/part=%v", n, d, L, part), func(b *testing.B) {
