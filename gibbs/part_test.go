@@ -197,3 +197,128 @@ func BenchmarkPartSweep(b *testing.B) {
 		}
 	}
 }
+
+// stepParts runs sweeps sweeps on every sampler of ss at once (one
+// goroutine each, as processes).
+func stepParts(t *testing.T, ss []*Sampler, sweeps int) {
+	t.Helper()
+	errs := make([]error, len(ss))
+	var wg sync.WaitGroup
+	for k, s := range ss {
+		wg.Go(func() {
+			for range sweeps {
+				if _, err := s.Step(); err != nil {
+					errs[k] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newParts returns the samplers of a fit split at bounds.
+func newParts(t *testing.T, data Data, cfg Config, bounds []int) []*Sampler {
+	t.Helper()
+	comms := mpi.Local(len(bounds) - 1)
+	ss, errs := make([]*Sampler, len(comms)), make([]error, len(comms))
+	var wg sync.WaitGroup
+	for k, comm := range comms {
+		wg.Go(func() {
+			ss[k], errs[k] = NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return ss
+}
+
+// TestPartCheckpoints stops a fit of 2 processes mid-way, checkpoints it
+// in pieces (MarshalShared and each process's MarshalPart, no Gather),
+// and resumes it on 3 processes and on one: both finish as the
+// uninterrupted single process does.
+func TestPartCheckpoints(t *testing.T) {
+	t.Parallel()
+	const n, d = 450, 300
+	p := newPlanted(21, n, d, 4, 0.4, 0.08)
+	data, err := NewData(p.noisy, randomMatrix(&testRNG{s: 22}, n, d, 0.9, 0), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 5, 4, 5, 2, 2, 2
+	cfg.Noise, cfg.CellLevelBits, cfg.Housekeeping, cfg.Init, cfg.KeepSamples = Dropout, 2, true, InitCluster, true
+	one, res := runAll(t, data, cfg)
+
+	two := newParts(t, data, cfg, []int{0, 256, n})
+	stepParts(t, two, 6) // past the starts and into the samples
+	shared, err := two[1].MarshalShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts [][]byte
+	for _, s := range two {
+		_, _, b := s.MarshalPart()
+		parts = append(parts, b)
+	}
+	restore := func(s *Sampler) {
+		if err := s.UnmarshalBinary(shared); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range parts {
+			if _, _, err := s.UnmarshalPart(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	three := newParts(t, data, cfg, []int{0, 64, 320, n})
+	for _, s := range three {
+		restore(s)
+	}
+	stepParts(t, three, cfg.BurnIn+cfg.Samples-6)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for k, s := range three {
+		wg.Go(func() { errs[k] = s.Gather() })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range three {
+		r, err := s.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRun(t, fmt.Sprintf("2 processes resumed on 3, process %d", k), one, s, res, r)
+	}
+	single, err := NewSampler(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore(single)
+	r, err := single.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "2 processes resumed on one", one, single, res, r)
+
+	// A part of another sweep or configuration is refused.
+	other := cfg
+	other.Seed++
+	stranger, err := NewSampler(data, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := stranger.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
+		t.Errorf("a part of another configuration: got %v, want ErrState", err)
+	}
+	if _, _, err := single.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
+		t.Errorf("a part of another sweep: got %v, want ErrState", err)
+	}
+}
