@@ -381,6 +381,9 @@ func restore(s *gibbs.Sampler, path string, want rundir.CheckpointMeta, shards s
 	if err := s.UnmarshalBinary(payload); err != nil {
 		return fmt.Errorf("fit: checkpoint %s: %w", path, err)
 	}
+	if meta.Parts > 0 {
+		return restoreParts(s, path, meta) // a checkpoint of fit --mpi
+	}
 	return nil
 }
 

@@ -230,18 +230,38 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	if root {
 		meter = progress.New(o.ProgressTo, fmt.Sprintf("L=%d chain %d", L, chain), int64(s.Sweeps()), o.Progress)
 	}
-	save := func() error {
-		if err := s.Gather(); err != nil {
+	// A checkpoint is written in pieces, each rank its cells' state
+	// beside rank 0's state.ckpt of the rest, except the last, which
+	// gathers the whole fit (as its results need) into state.ckpt alone.
+	save := func(last bool) error {
+		if last {
+			if err := s.Gather(); err != nil {
+				return err
+			}
+		}
+		m := meta
+		m.Sweep, m.Created = int64(s.Sweep()), time.Now().UTC()
+		err := os.MkdirAll(dir, 0o777)
+		if !last && err == nil {
+			lo, hi, part := s.MarshalPart()
+			err = rundir.WriteCheckpoint(filepath.Join(dir, rundir.CheckpointPartName(lo, hi, m.Sweep)), m, part)
+		}
+		if err := agree(ctx, comm, err); err != nil {
 			return err
 		}
-		var err error
 		if root {
-			if err = os.MkdirAll(dir, 0o777); err == nil {
-				var payload []byte
-				if payload, err = s.MarshalBinary(); err == nil {
-					meta.Sweep, meta.Created = int64(s.Sweep()), time.Now().UTC()
-					err = rundir.WriteCheckpoint(ckpt, meta, payload)
-				}
+			var payload []byte
+			if last {
+				payload, err = s.MarshalBinary()
+			} else {
+				m.Parts = comm.Size()
+				payload, err = s.MarshalShared()
+			}
+			if err == nil {
+				err = rundir.WriteCheckpoint(ckpt, m, payload)
+			}
+			if err == nil {
+				err = removeParts(dir, m)
 			}
 		}
 		return agree(ctx, comm, err)
@@ -259,9 +279,9 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		if err := comm.SumInt64(bg, flags); err != nil {
 			return err
 		}
-		if flags[0] > 0 || flags[1] > 0 || st.Sweep+1 == s.Sweeps() {
+		if last := st.Sweep+1 == s.Sweeps(); flags[0] > 0 || flags[1] > 0 || last {
 			lastSave = time.Now()
-			if err := save(); err != nil {
+			if err := save(last); err != nil {
 				return err
 			}
 		}
@@ -286,4 +306,67 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		werr = writeFit(dir, src.Manifest(), res, cfg.Housekeeping)
 	}
 	return false, agree(ctx, comm, werr)
+}
+
+// removeParts removes the part files in a fit's folder dir that the
+// checkpoint just written (meta) does not use: those of other sweeps, all
+// of them once the checkpoint is whole.
+func removeParts(dir string, meta rundir.CheckpointMeta) error {
+	parts, err := rundir.CheckpointParts(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if meta.Parts == 0 || p.Sweep != meta.Sweep {
+			if err := os.Remove(p.Path); err != nil {
+				return fmt.Errorf("fit: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// restoreParts completes the state that s restored from a checkpoint of
+// fit --mpi (path, meta) with the part files that hold the cells s sweeps
+// (all of them in a single process), after checking that the sweep's
+// parts are all there and tile the cells from the first.
+func restoreParts(s *gibbs.Sampler, path string, meta rundir.CheckpointMeta) error {
+	all, err := rundir.CheckpointParts(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	var parts []rundir.CheckpointPart
+	for _, p := range all {
+		if p.Sweep == meta.Sweep {
+			parts = append(parts, p)
+		}
+	}
+	lo, hi, _ := s.Part()
+	at := 0
+	for _, p := range parts {
+		if p.Lo != at {
+			break
+		}
+		at = p.Hi
+	}
+	if len(parts) != meta.Parts || at < hi {
+		return fmt.Errorf("fit: checkpoint %s of sweep %d needs %d part files (%s) covering its cells, found %d covering cells 0 … %d: restore them, or delete the checkpoint to restart this fit",
+			path, meta.Sweep, meta.Parts, rundir.CheckpointPartName(0, 0, meta.Sweep), len(parts), at)
+	}
+	for _, p := range parts {
+		if p.Hi <= lo || p.Lo >= hi {
+			continue
+		}
+		pm, payload, err := rundir.ReadCheckpoint(p.Path)
+		if err != nil {
+			return fmt.Errorf("fit: %w", err)
+		}
+		if pm.ConfigHash != meta.ConfigHash || pm.Sweep != meta.Sweep {
+			return fmt.Errorf("fit: %s is not a part of checkpoint %s", p.Path, path)
+		}
+		if _, _, err := s.UnmarshalPart(payload); err != nil {
+			return fmt.Errorf("fit: %s: %w", p.Path, err)
+		}
+	}
+	return nil
 }

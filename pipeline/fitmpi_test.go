@@ -11,6 +11,7 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/internal/mpi"
+	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
 )
@@ -61,7 +62,8 @@ func fitRanks(cfg FitConfig, o FitOptions, n int, ctxs []context.Context) []erro
 // the fit's defaults (dropout noise, 8 cell levels, the cluster start, a
 // housekeeping code, held-out entries) and with the paper's symmetric
 // model from a random start; and a run stopped on one rank to checkpoint
-// on all and resume on another number of ranks to the same result.
+// on all, each rank its cells, and resume on another number of ranks, or
+// without MPI, to the same result.
 func TestFitMPIMatchesFit(t *testing.T) {
 	shards := blockShards(t)
 	for _, tc := range []struct {
@@ -90,22 +92,39 @@ func TestFitMPIMatchesFit(t *testing.T) {
 			}
 		}
 		// Rank 1 of 2 is stopped before its first sweep: both checkpoint
-		// after it and stop; 3 ranks resume.
-		c := cfg
-		c.Output = filepath.Join(t.TempDir(), "stopped")
-		stopped, cancel := context.WithCancel(context.Background())
-		cancel()
-		errs := fitRanks(c, FitOptions{}, 2, []context.Context{context.Background(), stopped})
-		for r, err := range errs {
-			if !errors.Is(err, ErrInterrupted) {
-				t.Fatalf("%s: rank %d of the stopped run: got %v, want ErrInterrupted", tc.name, r, err)
+		// after it, each its cells, and stop; 3 ranks resume one such run,
+		// a single process another.
+		for _, resumeRanks := range []int{3, 0} {
+			c := cfg
+			c.Output = filepath.Join(t.TempDir(), "stopped")
+			stopped, cancel := context.WithCancel(context.Background())
+			cancel()
+			errs := fitRanks(c, FitOptions{}, 2, []context.Context{context.Background(), stopped})
+			for r, err := range errs {
+				if !errors.Is(err, ErrInterrupted) {
+					t.Fatalf("%s: rank %d of the stopped run: got %v, want ErrInterrupted", tc.name, r, err)
+				}
 			}
-		}
-		if err := errors.Join(fitRanks(c, FitOptions{Resume: true}, 3, nil)...); err != nil {
-			t.Fatalf("%s: resume on 3 ranks: %v", tc.name, err)
-		}
-		if digest(t, c.Output) != want {
-			t.Errorf("%s: the run stopped on 2 ranks and resumed on 3 differs from a single process's", tc.name)
+			parts, err := rundir.CheckpointParts(rundir.FitDir(c.Output, 3, 1))
+			if err != nil || len(parts) != 2 {
+				t.Fatalf("%s: the stopped run left %d part files (%v), want 2", tc.name, len(parts), err)
+			}
+			if resumeRanks > 0 {
+				err = errors.Join(fitRanks(c, FitOptions{Resume: true}, resumeRanks, nil)...)
+			} else {
+				_, err = Fit(context.Background(), c, FitOptions{Resume: true})
+			}
+			if err != nil {
+				t.Fatalf("%s: resume on %d ranks: %v", tc.name, resumeRanks, err)
+			}
+			if digest(t, c.Output) != want {
+				t.Errorf("%s: the run stopped on 2 ranks and resumed on %d (0: without MPI) differs from a single process's", tc.name, resumeRanks)
+			}
+			if resumeRanks > 0 {
+				if parts, _ := rundir.CheckpointParts(rundir.FitDir(c.Output, 3, 1)); len(parts) != 0 {
+					t.Errorf("%s: %d part files left after the fit finished", tc.name, len(parts))
+				}
+			}
 		}
 	}
 }
