@@ -11,9 +11,9 @@
 # fits it once without MPI and then with `mpirun -np N --oversubscribe` for
 # N = 1, 2, 3, and compares codes.parquet, cells.parquet, selection.svg and
 # summary.tsv (all but its seconds column) byte for byte; then resumes a
-# 2-rank run's last fit from its checkpoint without MPI, and checks that 4
-# ranks over 3 cell blocks are refused. (Stopping a fit on one rank and
-# resuming it on another number of ranks is pipeline's TestFitMPIMatchesFit.)
+# 2-rank run's last fit from its checkpoint without MPI, stops a 2-rank fit
+# with SIGTERM and resumes it on 3 ranks from the ranks' checkpoints, and
+# checks that 4 ranks over 3 cell blocks are refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -91,6 +91,30 @@ for f in codes.parquet cells.parquet; do
   cmp -s "direct/L04/chain1/$f" "mpi2/L04/chain1/$f" || fail "L04/chain1/$f of the 2-rank run resumed by one process differs"
 done
 say "a 2-rank run resumed by one process: identical"
+# SIGTERM to mpirun (which passes it to every rank, as a scheduler's
+# pre-emption does): the ranks checkpoint their cells and stop; 3 ranks
+# resume and finish as one process does.
+long=(--L 3 --chains 1 --burn-in 40 --samples 20 --starts 2 --start-sweeps 2 --init data --checkpoint-every 1000 -j 1)
+./scpipe fit sim/shards -o direct-long "${long[@]}" --quiet 2>direct-long.log || fail "the direct fit failed: $(cat direct-long.log)"
+"${run_mpi[@]}" -np 2 ./scpipe fit --mpi sim/shards -o stopped "${long[@]}" >stopped.log 2>&1 &
+mpirun_pid=$!
+for _ in $(seq 300); do
+  grep -q 'msg=fitting' stopped.log && break
+  sleep 0.1
+done
+sleep 2
+kill -TERM "$mpirun_pid"
+if wait "$mpirun_pid"; then
+  fail "the fit signalled with SIGTERM finished instead of stopping (a slow machine? see stopped.log)"
+fi
+parts=$(ls stopped/L03/chain1/ | grep -c '^state\.part-' || true)
+[ "$parts" -eq 2 ] || fail "the stopped 2-rank fit left $parts part checkpoints, want 2: $(tail -5 stopped.log)"
+"${run_mpi[@]}" -np 3 ./scpipe fit --mpi sim/shards -o stopped "${long[@]}" --resume >resumed.log 2>&1 ||
+  fail "resuming the stopped run on 3 ranks failed: $(cat resumed.log)"
+for f in codes.parquet cells.parquet; do
+  cmp -s "direct-long/L03/chain1/$f" "stopped/L03/chain1/$f" || fail "L03/chain1/$f of the run stopped on 2 ranks and resumed on 3 differs"
+done
+say "a run stopped by SIGTERM on 2 ranks (per-rank checkpoints) and resumed on 3: identical"
 # More ranks than cell blocks are refused with a clear message.
 if "${run_mpi[@]}" -np 4 ./scpipe fit --mpi sim/shards -o mpi4 "${fit[@]}" >mpi4.log 2>&1; then
   fail "4 ranks over 3 cell blocks were not refused"
