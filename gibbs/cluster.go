@@ -92,19 +92,13 @@ func (s *Sampler) sampleRows(key uint64) [][]int32 {
 		cells = cells[:clusterSample]
 		slices.Sort(cells)
 	}
-	b := s.data.X.Segments()
+	words := s.cellRows(cells)
 	rows := make([][]int32, len(cells))
-	for i, n := range cells {
+	for i := range cells {
 		var r []int32
-		for seg := 0; seg+1 < len(b); seg++ {
-			x := s.data.X.Segment(n, seg)
-			for k, w := range x {
-				if s.data.Mask != nil {
-					w &= s.data.Mask.Segment(n, seg)[k]
-				}
-				for ; w != 0; w &= w - 1 {
-					r = append(r, int32(b[seg]+64*k+bits.TrailingZeros64(w)))
-				}
+		for k, w := range words[i] {
+			for ; w != 0; w &= w - 1 {
+				r = append(r, int32(64*k+bits.TrailingZeros64(w)))
 			}
 		}
 		rows[i] = r

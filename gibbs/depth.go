@@ -3,7 +3,6 @@ package gibbs
 import (
 	"math"
 	"math/bits"
-	"slices"
 )
 
 // MaxCellLevelBits bounds Config.CellLevelBits: up to 8 per-cell levels.
@@ -110,23 +109,25 @@ func (s *Sampler) cellCounts(n int, counts uint64) levelCounts {
 // any number of workers. With fixed, only the log-likelihood is computed.
 func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	K := s.levels()
-	cells := make([]levelCounts, s.n)
-	for n := range cells {
-		cells[n] = s.cellCounts(n, counts[n])
+	// A partitioned fit's process sets its own cells' levels (cells[i] is
+	// cell first+i); the percentiles and totals are over every cell.
+	first, last := s.cellRange()
+	cells := make([]levelCounts, last-first)
+	for i := range cells {
+		cells[i] = s.cellCounts(first+i, counts[first+i])
 	}
 	if !fixed {
-		g := make([]float64, s.n)
+		g := make([]float64, len(cells))
 		for range 2 {
-			for n, cc := range cells {
+			for i, cc := range cells {
 				b := cellBackground(cc, c.rates.rho)
-				g[n] = math.Log1p(-c.rates.rho*(1-b)) - math.Log(b)
+				g[i] = math.Log1p(-c.rates.rho*(1-b)) - math.Log(b)
 			}
-			sorted := slices.Clone(g)
-			slices.Sort(sorted)
-			lo, hi := sorted[len(sorted)*2/100], sorted[(len(sorted)-1)*98/100]
+			q := s.orderStats(g, []int{s.n * 2 / 100, (s.n - 1) * 98 / 100})
+			lo, hi := q[0], q[1]
 			c.rates.lift0, c.rates.step = lo, max((hi-lo)/float64(max(K-1, 1)), minLiftStep)
-			for n, gn := range g {
-				c.level[n] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
+			for i, gn := range g {
+				c.level[first+i] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
 			}
 			byLevel := s.levelTotals(c, cells)
 			c.rates.rho = goldenMax(1e-3, 1-1e-3, func(rho float64) float64 {
@@ -146,11 +147,14 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	return t
 }
 
-// levelTotals adds up the cells' counts by level.
+// levelTotals adds up the cells' counts by level (cells[i] is cell
+// first+i of s.cellRange; across the processes of a partitioned fit).
 func (s *Sampler) levelTotals(c *chain, cells []levelCounts) []levelCounts {
 	out := make([]levelCounts, s.levels())
-	for n, cc := range cells {
-		o := &out[c.level[n]]
+	first, _ := s.cellRange()
+	defer s.sumLevelCounts(out)
+	for i, cc := range cells {
+		o := &out[c.level[first+i]]
 		o.covOnes += cc.covOnes
 		o.covZeros += cc.covZeros
 		o.uncOnes += cc.uncOnes

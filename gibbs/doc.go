@@ -221,6 +221,18 @@
 // on pbmc3k-600 gives the B-cell and NK codes that the other starts miss.
 // scpipe fit uses InitCluster.
 //
+// # Fits across processes
+//
+// NewPartSampler gives one process (an MPI rank) a contiguous range of
+// cells; a Reducer (element-wise integer sums) joins the processes. The Z
+// step is each process's own; the U step decides code by code, each from
+// per-gene counts summed across the processes; the rates, per-cell
+// levels and data-seeded starts take their statistics from sums too. Every
+// sum is of integers and every draw keyed by its variable, so each process
+// runs the single-process chain bit for bit (part.go). Gather collects Z
+// for Result; MarshalShared and MarshalPart checkpoint without it
+// (partstate.go).
+//
 // # Posterior summaries and prediction
 //
 // Posterior means of Z and U are averaged over the retained (every Thin-th

@@ -42,6 +42,9 @@ func (s *Sampler) Result() (*Result, error) {
 	if s.retained == 0 {
 		return nil, ErrNoSamples
 	}
+	if s.part != nil && s.part.gathered != s.sweep {
+		return nil, fmt.Errorf("%w: Result before Gather: this process holds only its own cells of Z", ErrPart)
+	}
 	c := s.chains[0]
 	r := &Result{N: s.n, D: s.d, L: s.l, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
 		Dropout: 1 - c.rates.on, Background: c.rates.off,

@@ -69,7 +69,8 @@ type Sampler struct {
 	data     Data
 	cfg      Config
 	n, d, l  int
-	nw, dw   int // words per bitset of cells and of genes
+	nw, dw   int   // words per bitset of cells and of genes
+	part     *part // this process's cells of a partitioned fit (part.go); nil: all
 	workers  int
 	logitZ   []float64
 	logitU   []float64
@@ -118,6 +119,12 @@ type keptSample struct {
 // bit, codes seeded from cells, or codes seeded from cell types), each
 // keyed by a seed derived from cfg.Seed (the first by cfg.Seed itself).
 func NewSampler(data Data, cfg Config) (*Sampler, error) {
+	return newSampler(data, cfg, nil)
+}
+
+// newSampler is NewSampler, for the cells of p when it is not nil
+// (NewPartSampler).
+func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -152,18 +159,24 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ones, onesT := countOnes(data.X, data.Mask, workers), countOnes(data.XT, data.MaskT, workers)
+	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
+	if p != nil {
+		var err error
+		if s.part, err = newPart(p, data); err != nil {
+			return nil, err
+		}
+	}
+	ones, onesT, observed, observedT, err := dataCounts(data, workers, s.part)
+	if err != nil {
+		return nil, err
+	}
 	if ones != onesT {
 		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, ones, onesT)
 	}
-	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
-	s.observed = int64(n) * int64(d)
-	if data.Mask != nil {
-		s.observed = countOnes(data.Mask, nil, workers)
-		if t := countOnes(data.MaskT, nil, workers); t != s.observed {
-			return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, s.observed, t)
-		}
+	if observed != observedT {
+		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, observed, observedT)
 	}
+	s.observed = observed
 	s.ones = make([]uint64, max(s.nw, s.dw))
 	for i := range s.ones {
 		s.ones[i] = ^uint64(0)
@@ -183,7 +196,7 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 		return nil, err
 	}
 	if cfg.CellLevelBits > 0 {
-		s.cellOnes, s.cellObs = rowCounts(data.X, data.Mask, n, d)
+		s.cellOnes, s.cellObs = s.levelRowCounts()
 	}
 	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers
@@ -195,6 +208,9 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	s.uCount = make([]uint32, d*cfg.L)
 	for c := range cfg.Starts {
 		s.chains = append(s.chains, s.newChain(chainSeed(cfg.Seed, c)))
+	}
+	if s.part != nil && s.part.err != nil {
+		return nil, s.part.err
 	}
 	return s, nil
 }
@@ -220,8 +236,7 @@ func (s *Sampler) newChain(seed uint64) *chain {
 	if s.cfg.CellLevelBits > 0 {
 		s.initialLevels(c)
 		if s.cfg.Init != InitRandom {
-			z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
-				logit: s.logitZ, key: streamKey(seed, 0, stepInitZ), fixed: s.clamped}
+			z := s.zStep(c, streamKey(seed, 0, stepInitZ))
 			s.setLikelihood(&z, c)
 			s.runStep(&z)
 		}
@@ -279,20 +294,16 @@ const seedCandidates = 16
 // little beyond noise, and sets code l to that cell's fresh ones, so that a
 // cell using several programs does not seed a union of earlier codes.
 func (s *Sampler) seedCodes(c *chain, key uint64) {
-	b := s.data.X.Segments()
 	covered := make([]uint64, s.dw)
-	row := make([]uint64, s.dw)
-	load := func(n int) {
-		for seg := 0; seg+1 < len(b); seg++ {
-			x := s.data.X.Segment(n, seg)
-			for k, w := range x {
-				if s.data.Mask != nil {
-					w &= s.data.Mask.Segment(n, seg)[k]
-				}
-				row[b[seg]/64+k] = w
-			}
-		}
+	// The candidates depend on the key alone: their rows are read at once
+	// (from every process of a partitioned fit).
+	cells := make([]int, s.l*seedCandidates)
+	for i := range cells {
+		cells[i] = int(bitsAt(key, uint64(i)) % uint64(s.n))
 	}
+	rows := s.cellRows(cells)
+	var row []uint64
+	load := func(i int) { row = rows[i] }
 	var cand [seedCandidates]int
 	var fresh [seedCandidates]int
 	for w := range len(s.uFixed) / max(s.l, 1) {
@@ -306,7 +317,7 @@ func (s *Sampler) seedCodes(c *chain, key uint64) {
 		}
 		total := 0
 		for k := range cand {
-			cand[k] = int(bitsAt(key, uint64(l*seedCandidates+k)) % uint64(s.n))
+			cand[k] = l*seedCandidates + k
 			load(cand[k])
 			fresh[k] = 0
 			for w, x := range row {
@@ -374,6 +385,9 @@ func (s *Sampler) Step() (SweepStats, error) {
 	lead := 0
 	for ci, c := range s.chains {
 		cs := s.sweepChain(c, s.sweep)
+		if s.part != nil && s.part.err != nil {
+			return SweepStats{}, s.part.err
+		}
 		if ci == 0 || cs.LogLik > st.LogLik {
 			lead = ci
 			st.Lambda, st.Dropout, st.Background = cs.Lambda, cs.Dropout, cs.Background
@@ -395,7 +409,7 @@ func (s *Sampler) Step() (SweepStats, error) {
 // accumulate adds the state of c to the posterior counts.
 func (s *Sampler) accumulate(c *chain) {
 	s.retained++
-	addCounts(s.zCount, c.z, s.l)
+	s.addOwnCounts(c.z)
 	addCounts(s.uCount, c.u, s.l)
 	if s.cfg.KeepSamples {
 		s.kept = append(s.kept, keptSample{

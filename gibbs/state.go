@@ -21,8 +21,13 @@ const stateVersion = 3
 // trace. A Sampler built by NewSampler from the same Data and Config and then
 // given these bytes by UnmarshalBinary continues exactly as this one would:
 // everything but the trace's Seconds is bit-identical to an uninterrupted run.
-// The encoding is little-endian and versioned.
+// The encoding is little-endian and versioned. A process of a partitioned
+// fit (NewPartSampler) encodes the whole fit's state once Gather has
+// collected it; every process can restore it, on any number of processes.
 func (s *Sampler) MarshalBinary() ([]byte, error) {
+	if s.part != nil && s.part.gathered != s.sweep {
+		return nil, fmt.Errorf("%w: MarshalBinary before Gather: this process holds only its own cells of Z", ErrPart)
+	}
 	b := []byte(stateMagic)
 	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	f64 := func(v float64) { u64(math.Float64bits(v)) }

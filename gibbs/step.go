@@ -18,6 +18,8 @@ import (
 // codes, the other factor's codes and the data in the rows' orientation.
 type stepSpec struct {
 	rows   int
+	cells  bool     // the rows are cells (a Z step)
+	base   int      // the index of the first row in the whole data (a process's first cell; partitioned fits)
 	own    []uint64 // codes of the rows, interleaved (written)
 	other  []uint64 // codes of the columns, interleaved (read-only)
 	m      BitMatrix
@@ -87,15 +89,19 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	if s.cfg.CellLevelBits > 0 {
 		return s.sweepLevels(c, sweep)
 	}
-	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
-		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped,
-		above: s.above, aboveGain: s.aboveGain}
+	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
 	zs := s.runStep(&z)
-	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
-		logit: s.logitU, key: streamKey(c.seed, sweep, stepU), fixed: s.fixedU}
+	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
-	us := s.runStep(&u)
+	us := s.runUStep(&u)
+	s.sumCounts(&zs, &us)
+	return s.sweepStats(c, sweep, zs, us)
+}
+
+// sweepStats updates the rates of c after a sweep whose Z and U steps
+// counted zs and us, and describes the sweep.
+func (s *Sampler) sweepStats(c *chain, sweep int, zs, us rowStats) SweepStats {
 	// The U step leaves the state of the sweep: its rows' counts are the
 	// counts of that state.
 	t := tally{observed: s.observed, ones: s.obsOnes, covered: us.covered, miss: us.miss}
@@ -114,17 +120,16 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 // sweepLevels is sweepChain with per-cell levels: a U step, then a Z step
 // whose per-cell counts (the sweep's final state) set the levels and rates.
 func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
-	u := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
-		logit: s.logitU, key: streamKey(c.seed, sweep, stepU), fixed: s.fixedU}
+	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
-	us := s.runStep(&u)
-	z := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
-		logit: s.logitZ, key: streamKey(c.seed, sweep, stepZ), fixed: s.clamped}
+	us := s.runUStep(&u)
+	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
-	z.rowCounts = s.cellCountBuf()
+	z.rowCounts = s.cellCountBuf()[z.base:]
 	zs := s.runStep(&z)
+	s.sumCounts(&zs, &us)
 	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips,
-		LogLik: s.updateLevels(c, z.rowCounts, s.cfg.FixLambda)}
+		LogLik: s.updateLevels(c, s.cellStep, s.cfg.FixLambda)}
 	c.rates.on, c.rates.off = s.meanRates(c)
 	st.Dropout, st.Background = 1-c.rates.on, c.rates.off
 	if s.observed > 0 {
@@ -146,8 +151,19 @@ func (s *Sampler) cellCountBuf() []uint64 {
 // over the cells, for the trace.
 func (s *Sampler) meanRates(c *chain) (on, off float64) {
 	byLevel := make([]float64, s.levels())
-	for _, k := range c.level {
+	first, last := s.cellRange()
+	for _, k := range c.level[first:last] {
 		byLevel[k]++
+	}
+	if s.part != nil {
+		v := make([]int64, len(byLevel))
+		for k, x := range byLevel {
+			v[k] = int64(x)
+		}
+		s.part.sum(v)
+		for k, x := range v {
+			byLevel[k] = float64(x)
+		}
 	}
 	for k, n := range byLevel {
 		b := levelBackground(c.rates.rho, c.rates.lift(uint8(k)))
@@ -155,6 +171,29 @@ func (s *Sampler) meanRates(c *chain) (on, off float64) {
 		off += n * b
 	}
 	return on / float64(s.n), off / float64(s.n)
+}
+
+// zStep returns the Z step of c with draws keyed by key: over every cell,
+// or a partitioned fit's process's own.
+func (s *Sampler) zStep(c *chain, key uint64) stepSpec {
+	sp := stepSpec{rows: s.n, own: c.z, other: c.u, m: s.data.X, mask: s.data.Mask,
+		logit: s.logitZ, key: key, fixed: s.clamped, cells: true,
+		above: s.above, aboveGain: s.aboveGain}
+	if p := s.part; p != nil {
+		sp.rows, sp.base, sp.own, sp.m, sp.mask = p.Hi-p.Lo, p.Lo, s.zWords(c.z), p.x, p.mask
+	}
+	return sp
+}
+
+// uStep returns the U step of c with draws keyed by key: over every cell,
+// or a partitioned fit's process's own.
+func (s *Sampler) uStep(c *chain, key uint64) stepSpec {
+	sp := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
+		logit: s.logitU, key: key, fixed: s.fixedU}
+	if p := s.part; p != nil {
+		sp.other, sp.m, sp.mask = s.zWords(c.z), p.xt, p.maskT
+	}
+	return sp
 }
 
 // setLikelihood gives sp the likelihood of chain c: its rates, and with
@@ -167,14 +206,21 @@ func (s *Sampler) setLikelihood(sp *stepSpec, c *chain) {
 		return
 	}
 	sp.zero = math.Log(r.rho)
-	if sp.m == s.data.X {
+	if sp.cells {
 		for k := range s.levels() {
 			sp.levelOne[k] = r.lift(uint8(k))
 		}
-		sp.rowLevel = c.level
+		sp.rowLevel = c.level[sp.base:]
 		return
 	}
-	sp.lift, sp.liftBlock, sp.liftStride = c.liftPlanes, c.liftBlock, s.nw
+	// The U step's columns are the cells from the first of s.cellRange.
+	w0, _ := s.cellRange()
+	w0 /= 64
+	sp.lift = make([][]uint64, len(c.liftPlanes))
+	for j, p := range c.liftPlanes {
+		sp.lift[j] = p[w0:]
+	}
+	sp.liftBlock, sp.liftStride = c.liftBlock[w0:], s.nw
 }
 
 // runStep updates every row of sp, in parallel over blocks of 64-row words.
@@ -322,19 +368,7 @@ func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
 func (sp *stepSpec) decide(r *rowState, i int) bool {
 	L := sp.L
 	for l := r.next; l < L; l++ {
-		if sp.fixed>>uint(l)&1 != 0 {
-			continue
-		}
-		c := sp.conditional(r, l, i) + sp.logit[l]
-		if sp.above != nil {
-			c += sp.aboveTerm(i, l)
-		}
-		if r.a>>uint(l)&1 != 0 {
-			c = -c
-		}
-		if c >= 0 || accept(c, uniformAt(sp.key, uint64(i)*uint64(L)+uint64(l))) {
-			r.a ^= 1 << uint(l)
-			r.flips++
+		if sp.flip(r, l, i) {
 			if sp.live>>uint(l)&1 != 0 {
 				clear(r.acc[l+1 : L])
 				clear(r.lev[l+1 : L])
@@ -342,6 +376,27 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// flip proposes to flip code l of row i (its counts complete in r.acc[l])
+// and reports whether it did.
+func (sp *stepSpec) flip(r *rowState, l, i int) bool {
+	if sp.fixed>>uint(l)&1 != 0 {
+		return false
+	}
+	c := sp.conditional(r, l, i) + sp.logit[l]
+	if sp.above != nil {
+		c += sp.aboveTerm(i, l)
+	}
+	if r.a>>uint(l)&1 != 0 {
+		c = -c
+	}
+	if c >= 0 || accept(c, uniformAt(sp.key, uint64(sp.base+i)*uint64(sp.L)+uint64(l))) {
+		r.a ^= 1 << uint(l)
+		r.flips++
+		return true
 	}
 	return false
 }

@@ -404,6 +404,13 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 	if err := s.UnmarshalBinary(payload); err != nil {
 		return fmt.Errorf("fit: checkpoint %s: %w", path, err)
 	}
+	if meta.Parts > 0 {
+		gs, ok := s.(*gibbs.Sampler)
+		if !ok {
+			return fmt.Errorf("fit: checkpoint %s is in parts (fit --mpi), which only a single-layer fit writes", path)
+		}
+		return restoreParts(gs, path, meta) // a checkpoint of fit --mpi
+	}
 	return nil
 }
 

@@ -52,6 +52,10 @@ type CheckpointMeta struct {
 	ConfigHash string    `json:"config_hash"` // hash of the configuration the run was started with
 	Created    time.Time `json:"created"`
 	Shards     string    `json:"shards,omitempty"` // fingerprint of the shards fitted (ShardsIdentity); "" in older checkpoints
+	// Parts, in the checkpoint of a fit spread over MPI ranks, is the
+	// number of part files (CheckpointPartName) of the same sweep that hold
+	// its cells' state; 0: the checkpoint holds the whole state.
+	Parts int `json:"parts,omitempty"`
 }
 
 // WriteCheckpoint writes meta and payload to path as a checkpoint,

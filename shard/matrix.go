@@ -39,7 +39,11 @@ func (m *Matrix) Segment(i, s int) []uint64 {
 	t := i / m.rowsPerTile
 	n := m.segWords[s]
 	off := (i - t*m.rowsPerTile) * n
-	return m.tiles[s][t][off : off+n : off+n]
+	tile := m.tiles[s][t]
+	if tile == nil {
+		panic(fmt.Sprintf("shard: row %d segment %d lies in a cell block this Shard did not map (OpenBlocks)", i, s))
+	}
+	return tile[off : off+n : off+n]
 }
 
 // Row returns the words of row i of a matrix with one segment (X and Mask).

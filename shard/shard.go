@@ -23,13 +23,31 @@ type Shard struct {
 	maps     map[string]mmap.MMap // data files by name
 	x, xt    *Matrix
 	mask, mt *Matrix
+	// blocks are the cell blocks mapped: all (Open) or a range
+	// (OpenBlocks).
+	blocks Range
 }
 
 // Open reads and validates dir/manifest.json, checks that every listed file
 // exists with its stated size, loads the side files and maps the data files
 // read-only. Checksums are not read: call Verify for that. Errors about the
 // folder's contents wrap ErrFormat and name the file and the problem.
-func Open(dir string) (*Shard, error) {
+func Open(dir string) (*Shard, error) { return open(dir, 0, -1) }
+
+// OpenBlocks is Open that maps the data files of cell blocks first …
+// last−1 only (of every plane, X's blocks and their Xᵀ tiles): a process
+// that works on those cells (a rank of scpipe fit --mpi) maps nothing of
+// the others. The matrices keep their full shapes; reading a row or
+// segment of another block panics, and Verify refuses.
+func OpenBlocks(dir string, first, last int) (*Shard, error) {
+	if first < 0 || last <= first {
+		return nil, fmt.Errorf("shard: %s: cell blocks %d … %d: want a non-empty range", dir, first, last-1)
+	}
+	return open(dir, first, last)
+}
+
+// open opens dir mapping cell blocks first … last−1 (last −1: all).
+func open(dir string, first, last int) (*Shard, error) {
 	if !littleEndian() {
 		return nil, fmt.Errorf("shard: %s: this host is big-endian; the format stores little-endian words", dir)
 	}
@@ -64,7 +82,13 @@ func Open(dir string) (*Shard, error) {
 	if err := m.loadSideFiles(dir); err != nil {
 		return nil, err
 	}
-	s := &Shard{dir: dir, m: m, maps: make(map[string]mmap.MMap)}
+	if last < 0 {
+		last = m.Layout.CellBlocks
+	}
+	if last > m.Layout.CellBlocks {
+		return nil, fmt.Errorf("shard: %s has %d cell blocks, not the %d asked for", dir, m.Layout.CellBlocks, last)
+	}
+	s := &Shard{dir: dir, m: m, maps: make(map[string]mmap.MMap), blocks: Range{first, last}}
 	if err := s.mapAll(); err != nil {
 		s.Close()
 		return nil, err
@@ -87,11 +111,13 @@ func (s *Shard) mapAll() error {
 			return words(mm), nil
 		}
 		var err error
-		for b := range blocks {
+		for b := range tiles {
+			tiles[b] = make([][]uint64, l.GeneTiles) // nil tiles: blocks not mapped
+		}
+		for b := s.blocks.Lo; b < s.blocks.Hi; b++ {
 			if blocks[b], err = get(blockName(kind, b), l.blockBytes(b)); err != nil {
 				return nil, nil, err
 			}
-			tiles[b] = make([][]uint64, l.GeneTiles)
 			for t := range tiles[b] {
 				if tiles[b][t], err = get(tileName(kindT, b, t), l.tileBytes(b, t)); err != nil {
 					return nil, nil, err
@@ -184,6 +210,9 @@ func (s *Shard) CellBlocks() []Range {
 // padding bits are zero, returning the first problem found (wrapping
 // ErrFormat and naming the file) or ctx's error.
 func (s *Shard) Verify(ctx context.Context) error {
+	if s.blocks.Len() != s.m.Layout.CellBlocks {
+		return fmt.Errorf("shard: %s: Verify needs every cell block mapped (Open), not blocks %d … %d (OpenBlocks)", s.dir, s.blocks.Lo, s.blocks.Hi-1)
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, f := range s.m.Files {

@@ -97,6 +97,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
 			&cli.StringFlag{Name: "layers", Usage: "fit the multi-layer OrMachine, layer sizes from the data up (`7,4,2`): layer k factorises the usage Z of layer k−1; the paper's symmetric-noise model, so it sets --noise symmetric, --housekeeping=false, --starts 1 and --L to the first size, and refuses dropout noise, a housekeeping code, several starts and other L; outputs per layer in RUN/Lnn/chainK/layerK (rundir/README.md)"},
 			&cli.StringFlag{Name: "layer-prior-u", Usage: "with --layers, each layer's code prior: uniform, a probability, or empirical for the first layer (the paper's digits: `0.01,0.05,0.2`); default --prior-u for the first layer, uniform above"},
+			&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun, each sweeping its share of the shards' cell blocks; the same results as one process (needs a build with -tags mpi)"},
 		),
 		Action: func(c *cli.Context) error {
 			shards, err := oneArg(c, "shard folder")
@@ -116,6 +117,10 @@ finished. Each fit is identical to the same fit of a single process.
 				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
 			}
 			switch {
+			case c.Bool("mpi") && (c.Bool("prepare") || c.IsSet("chain")):
+				return fmt.Errorf("fit: --mpi fits the whole run on every rank: it goes without --prepare and --chain")
+			case c.Bool("mpi"):
+				return fitMPI(c, cfg, o, env)
 			case c.Bool("prepare") && (c.IsSet("chain") || c.Bool("resume")):
 				return fmt.Errorf("fit: --prepare fits nothing: it goes without --chain and --resume")
 			case c.Bool("prepare"):

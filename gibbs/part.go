@@ -1,0 +1,563 @@
+package gibbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A sampler can be one of several processes (MPI ranks) that share a fit,
+// each owning a contiguous range of cells: its part of both orientations
+// of the data, and of Z. Every process holds all of U and updates it
+// identically, so that the chain is the single-process chain bit for bit:
+//
+//   - Z step: a cell's conditionals need only its row and U, so each
+//     process updates its own cells (draws keyed by the global cell index).
+//   - U step: a gene's conditionals are sums over all cells. Code by code
+//     (l = 0 … L−1), each process sums the counts that code l alone decides
+//     over its cells for every gene, given the gene's codes decided so far,
+//     one Reducer.SumInt64 adds them, and every process decides code l of
+//     every gene from the same totals and the same counter-based draw. A
+//     gene whose coverage a flip changes is rescanned (over the process's
+//     cells) for its later codes, as a single process rescans it; the
+//     counts are integers, so the order of the sums changes nothing.
+//   - Rates and statistics: one sum of the sweep's integer counts.
+//
+// The U step thus costs L reductions of D words per sweep, plus one of a
+// few words; the counts of a code are packed as packCounts does (ones in
+// the low half, entries in the high), which holds while a gene has fewer
+// than 2³² observed entries.
+
+// Reducer sums vectors element-wise across the processes of a partitioned
+// fit, in place: on return every process holds the same sums. All
+// processes call it the same number of times with vectors of the same
+// length.
+type Reducer interface {
+	SumInt64(ctx context.Context, v []int64) error
+}
+
+// Part is a process's share of a partitioned fit: cells [Lo, Hi) of the
+// data, and the Reducer joining it to the others. Lo and Hi must be
+// multiples of 64 (Hi may be the number of cells) and column boundaries of
+// XT's segments (the shards' cell blocks), so that the process reads only
+// whole segments of XT and whole words of Z.
+type Part struct {
+	Lo, Hi int
+	Reduce Reducer
+	// Ctx is passed to every reduction.
+	Ctx context.Context
+}
+
+// ErrPart is wrapped by the errors about a partitioned fit's settings.
+var ErrPart = errors.New("gibbs: partitioned fit")
+
+// part is a Sampler's Part with the views of its data.
+type part struct {
+	Part
+	seg0, seg1 int       // XT's segments of the range
+	x, mask    BitMatrix // rows [Lo, Hi) of X and Mask
+	xt, maskT  BitMatrix // columns [Lo, Hi) of XT and MaskT
+	gathered   int       // the sweep at the last Gather (−1: none)
+	err        error     // the first reduction error of a sweep
+	rows       []rowState
+	buf        []int64
+	// calls, words and spent measure the reductions made so far.
+	calls, words int64
+	spent        time.Duration
+}
+
+// NewPartSampler returns the Sampler of one process of a partitioned fit:
+// NewSampler's, for the cells of p. Every process must be given the same
+// data shapes, cfg and number of calls. It supports Symmetric and Dropout
+// noise, per-cell levels, masks, housekeeping codes, multiple starts and
+// every Init: the whole model.
+func NewPartSampler(data Data, cfg Config, p Part) (*Sampler, error) {
+	if p.Reduce == nil {
+		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
+	}
+	if p.Ctx == nil {
+		p.Ctx = context.Background()
+	}
+	return newSampler(data, cfg, &p)
+}
+
+// newPart checks p against the data and returns its views.
+func newPart(p *Part, data Data) (*part, error) {
+	n := data.X.Rows()
+	if p.Lo < 0 || p.Lo >= p.Hi || p.Hi > n || p.Lo%64 != 0 || (p.Hi%64 != 0 && p.Hi != n) {
+		return nil, fmt.Errorf("%w: cells [%d, %d) of %d: want a non-empty range of whole 64-cell words", ErrPart, p.Lo, p.Hi, n)
+	}
+	b := data.XT.Segments()
+	s0, s1 := -1, -1
+	for s, v := range b {
+		if v == p.Lo {
+			s0 = s
+		}
+		if v == p.Hi {
+			s1 = s
+		}
+	}
+	if s0 < 0 || s1 < 0 {
+		return nil, fmt.Errorf("%w: cells [%d, %d) do not start and end at cell blocks of XT (boundaries %v)", ErrPart, p.Lo, p.Hi, b)
+	}
+	q := &part{Part: *p, seg0: s0, seg1: s1, gathered: -1}
+	q.x = rowView{data.X, p.Lo, p.Hi}
+	q.xt = newColView(data.XT, s0, s1)
+	if data.Mask != nil {
+		q.mask = rowView{data.Mask, p.Lo, p.Hi}
+		q.maskT = newColView(data.MaskT, s0, s1)
+	}
+	return q, nil
+}
+
+// rowView is rows [lo, hi) of a BitMatrix.
+type rowView struct {
+	m      BitMatrix
+	lo, hi int
+}
+
+func (v rowView) Rows() int                 { return v.hi - v.lo }
+func (v rowView) Cols() int                 { return v.m.Cols() }
+func (v rowView) Segments() []int           { return v.m.Segments() }
+func (v rowView) Segment(i, s int) []uint64 { return v.m.Segment(v.lo+i, s) }
+
+// colView is segments [s0, s1) of a BitMatrix, as a matrix of their
+// columns.
+type colView struct {
+	m      BitMatrix
+	s0     int
+	bounds []int
+}
+
+func newColView(m BitMatrix, s0, s1 int) colView {
+	b := m.Segments()
+	v := colView{m: m, s0: s0, bounds: make([]int, 0, s1-s0+1)}
+	for _, x := range b[s0 : s1+1] {
+		v.bounds = append(v.bounds, x-b[s0])
+	}
+	return v
+}
+
+func (v colView) Rows() int                 { return v.m.Rows() }
+func (v colView) Cols() int                 { return v.bounds[len(v.bounds)-1] }
+func (v colView) Segments() []int           { return v.bounds }
+func (v colView) Segment(i, s int) []uint64 { return v.m.Segment(i, v.s0+s) }
+
+// dataCounts returns the observed ones of X and of XT and the observed
+// entries of Mask and MaskT (n·d without masks); with p, over its cells
+// and summed across the processes.
+func dataCounts(data Data, workers int, p *part) (ones, onesT, obs, obsT int64, err error) {
+	x, xt, mask, maskT := data.X, data.XT, data.Mask, data.MaskT
+	if p != nil {
+		x, xt, mask, maskT = p.x, p.xt, p.mask, p.maskT
+	}
+	v := []int64{countOnes(x, mask, workers), countOnes(xt, maskT, workers),
+		int64(x.Rows()) * int64(x.Cols()), int64(x.Rows()) * int64(x.Cols())}
+	if mask != nil {
+		v[2], v[3] = countOnes(mask, nil, workers), countOnes(maskT, nil, workers)
+	}
+	if p != nil {
+		if err := p.reduce(v); err != nil {
+			return 0, 0, 0, 0, fmt.Errorf("%w: counting the data: %w", ErrPart, err)
+		}
+	}
+	return v[0], v[1], v[2], v[3], nil
+}
+
+// zWords returns the words of the interleaved Z of c that hold the
+// process's cells (all of them without a part).
+func (s *Sampler) zWords(z []uint64) []uint64 {
+	if s.part == nil {
+		return z
+	}
+	return z[s.part.Lo/64*s.l : (s.part.Hi+63)/64*s.l]
+}
+
+// sum adds v across the processes, keeping the sweep's first error.
+func (p *part) sum(v []int64) {
+	if p.err != nil {
+		return
+	}
+	if err := p.reduce(v); err != nil {
+		p.err = fmt.Errorf("%w: %w", ErrPart, err)
+	}
+}
+
+// reduce sums v across the processes and counts the reduction.
+func (p *part) reduce(v []int64) error {
+	start := time.Now()
+	err := p.Reduce.SumInt64(p.Ctx, v)
+	p.calls++
+	p.words += int64(len(v))
+	p.spent += time.Since(start)
+	return err
+}
+
+// Reductions reports the reductions a process of a partitioned fit has
+// made so far: their number, their int64 words and the seconds spent in
+// them (waiting for the other processes included); zeros without a part.
+func (s *Sampler) Reductions() (calls, words int64, seconds float64) {
+	if s.part == nil {
+		return 0, 0, 0
+	}
+	return s.part.calls, s.part.words, s.part.spent.Seconds()
+}
+
+// runUStep runs the U step sp: runStep, or runStepPart in a process of a
+// partitioned fit.
+func (s *Sampler) runUStep(sp *stepSpec) rowStats {
+	if s.part == nil {
+		return s.runStep(sp)
+	}
+	return s.runStepPart(sp)
+}
+
+// sumCounts sums the Z step's counts and the U step's state counts across
+// the processes of a partitioned fit (the U step's flips are the same in
+// every process).
+func (s *Sampler) sumCounts(zs, us *rowStats) {
+	if s.part == nil {
+		return
+	}
+	v := []int64{zs.flips, zs.miss, zs.covered, us.miss, us.covered}
+	s.part.sum(v)
+	zs.flips, zs.miss, zs.covered, us.miss, us.covered = v[0], v[1], v[2], v[3], v[4]
+}
+
+// cellRange returns the cells this process sweeps: all of them, or its
+// part's.
+func (s *Sampler) cellRange() (lo, hi int) {
+	if s.part == nil {
+		return 0, s.n
+	}
+	return s.part.Lo, s.part.Hi
+}
+
+// levelRowCounts returns each cell's observed ones and entries (zero
+// outside a partitioned fit's process's cells).
+func (s *Sampler) levelRowCounts() (ones, observed []int32) {
+	if s.part == nil {
+		return rowCounts(s.data.X, s.data.Mask, s.n, s.d)
+	}
+	p := s.part
+	o, e := rowCounts(p.x, p.mask, p.Hi-p.Lo, s.d)
+	ones, observed = make([]int32, s.n), make([]int32, s.n)
+	copy(ones[p.Lo:], o)
+	copy(observed[p.Lo:], e)
+	return ones, observed
+}
+
+// runStepPart is runStep for the U step of a partitioned fit: codes are
+// decided one at a time for every gene, each from counts summed across the
+// processes.
+func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
+	p := s.part
+	sp.bounds, sp.ones, sp.L = sp.m.Segments(), s.ones, s.l
+	sp.live = liveCodes(sp.other, s.l) // over this process's cells: a scan's business only
+	if s.vector {
+		s.planes = codeMajor(s.planes, sp.other, s.l)
+		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
+	}
+	if sp.lift == nil {
+		s.startTotals(sp)
+	}
+	L := s.l
+	lift := sp.lift != nil
+	if len(p.rows) < sp.rows {
+		p.rows = make([]rowState, sp.rows)
+		p.buf = make([]int64, 2*sp.rows)
+	}
+	rows, dirty := p.rows[:sp.rows], make([]uint64, (sp.rows+63)/64)
+	for i := range rows {
+		r, w, bit := &rows[i], i/64, uint(i%64)
+		r.a, r.want, r.next, r.flips = 0, sp.live, 0, 0
+		for l := range L {
+			r.a |= (sp.own[w*L+l] >> bit & 1) << uint(l)
+		}
+		clear(r.acc[:L])
+		clear(r.lev[:L])
+		dirty[w] |= 1 << bit
+	}
+	for l := range L {
+		s.scanDirty(sp, rows, dirty)
+		// With lift planes, the summed levels of the ones follow the counts.
+		sums := p.buf[:sp.rows]
+		if lift {
+			sums = p.buf[:2*sp.rows]
+		}
+		for i := range rows {
+			sums[i] = int64(rows[i].acc[l])
+			if lift {
+				sums[sp.rows+i] = int64(rows[i].lev[l])
+			}
+		}
+		p.sum(sums)
+		if p.err != nil {
+			return rowStats{}
+		}
+		for i := range rows {
+			r := &rows[i]
+			r.acc[l] = uint64(sums[i])
+			if lift {
+				r.lev[l] = uint64(sums[sp.rows+i])
+			}
+			if sp.flip(r, l, i) && sp.live>>uint(l)&1 != 0 {
+				clear(r.acc[l+1 : L])
+				clear(r.lev[l+1 : L])
+				r.want = sp.live &^ (2<<uint(l) - 1)
+				dirty[i/64] |= 1 << uint(i%64)
+			}
+		}
+	}
+	s.scanDirty(sp, rows, dirty)
+	var tot rowStats
+	for i := range rows {
+		r, w, bit := &rows[i], i/64, uint(i%64)
+		tot.add(r.counts, r.flips)
+		for l := range L {
+			sp.own[w*L+l] = sp.own[w*L+l]&^(1<<bit) | (r.a>>uint(l)&1)<<bit
+		}
+	}
+	return tot
+}
+
+// scanDirty scans the rows marked in dirty (bit i of word i/64) over the
+// process's cells, for their wanted codes and their counts, in parallel
+// over blocks of 64 rows, and clears the marks.
+func (s *Sampler) scanDirty(sp *stepSpec, rows []rowState, dirty []uint64) {
+	words := len(dirty)
+	w := max(1, min(s.workers, words))
+	var wg sync.WaitGroup
+	for k := range w {
+		lo, hi := k*words/w, (k+1)*words/w
+		buf := s.scratchFor(k)
+		wg.Go(func() {
+			for wd := lo; wd < hi; wd++ {
+				for g := 0; g < 64/rowGroup; g++ {
+					i0 := wd*64 + g*rowGroup
+					if i0 >= len(rows) {
+						break
+					}
+					pending := dirty[wd] >> uint(g*rowGroup) & (1<<rowGroup - 1)
+					if pending != 0 {
+						sp.scan(buf, i0, rows[i0:min(i0+rowGroup, len(rows))], pending)
+					}
+				}
+				dirty[wd] = 0
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Gather makes the state of every process the whole fit's: each process's
+// cells of Z (of every chain and retained sample) and their posterior
+// counts are summed into all. After it, MarshalBinary and Result give what
+// a single process gives. Result refuses a partitioned sampler not
+// gathered since its last sweep. All processes must call it together; it
+// does nothing without a part.
+func (s *Sampler) Gather() error {
+	p := s.part
+	if p == nil {
+		return nil
+	}
+	w0, w1 := p.Lo/64*s.l, (p.Hi+63)/64*s.l
+	words := func(z []uint64) error {
+		v := make([]int64, len(z))
+		for i := w0; i < w1; i++ {
+			v[i] = int64(z[i])
+		}
+		if err := p.reduce(v); err != nil {
+			return err
+		}
+		for i, x := range v {
+			z[i] = uint64(x)
+		}
+		return nil
+	}
+	// Levels go 8 to a word; a process's cells start at a multiple of 64.
+	levels := func(lv []uint8) error {
+		v := make([]int64, (len(lv)+7)/8)
+		for n := p.Lo; n < p.Hi; n++ {
+			v[n/8] |= int64(lv[n]) << uint(8*(n%8))
+		}
+		if err := p.reduce(v); err != nil {
+			return err
+		}
+		for n := range lv {
+			lv[n] = uint8(v[n/8] >> uint(8*(n%8)))
+		}
+		return nil
+	}
+	for _, c := range s.chains {
+		if err := words(c.z); err != nil {
+			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		}
+		if c.level != nil {
+			if err := levels(c.level); err != nil {
+				return fmt.Errorf("%w: gathering the cells' levels: %w", ErrPart, err)
+			}
+			s.setLiftPlanes(c)
+		}
+	}
+	for _, k := range s.kept {
+		if err := words(k.z); err != nil {
+			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		}
+		if k.level != nil {
+			if err := levels(k.level); err != nil {
+				return fmt.Errorf("%w: gathering the cells' levels: %w", ErrPart, err)
+			}
+		}
+	}
+	v := make([]int64, len(s.zCount))
+	for i := p.Lo * s.l; i < p.Hi*s.l; i++ {
+		v[i] = int64(s.zCount[i])
+	}
+	if err := p.reduce(v); err != nil {
+		return fmt.Errorf("%w: gathering Z's counts: %w", ErrPart, err)
+	}
+	for i, x := range v {
+		s.zCount[i] = uint32(x)
+	}
+	p.gathered = s.sweep
+	return nil
+}
+
+// Part returns the cells [lo, hi) of a partitioned sampler, and false for
+// a single process's.
+func (s *Sampler) Part() (lo, hi int, ok bool) {
+	if s.part == nil {
+		return 0, s.n, false
+	}
+	return s.part.Lo, s.part.Hi, true
+}
+
+// addOwnCounts is addCounts over the process's cells of Z.
+func (s *Sampler) addOwnCounts(z []uint64) {
+	lo := 0
+	if s.part != nil {
+		lo = s.part.Lo
+	}
+	addCounts(s.zCount[lo*s.l:], s.zWords(z), s.l)
+}
+
+// cellRows returns the observed ones of the given cells (X masked by
+// Mask), each as the words of a whole row. A process of a partitioned fit
+// reads its own cells and the processes sum the rows, each cell's from the
+// process that owns it.
+func (s *Sampler) cellRows(cells []int) [][]uint64 {
+	b := s.data.X.Segments()
+	flat := make([]uint64, len(cells)*s.dw)
+	rows := make([][]uint64, len(cells))
+	for i, n := range cells {
+		row := flat[i*s.dw : (i+1)*s.dw]
+		rows[i] = row
+		if s.part != nil && (n < s.part.Lo || n >= s.part.Hi) {
+			continue
+		}
+		for seg := 0; seg+1 < len(b); seg++ {
+			x := s.data.X.Segment(n, seg)
+			for k, w := range x {
+				if s.data.Mask != nil {
+					w &= s.data.Mask.Segment(n, seg)[k]
+				}
+				row[b[seg]/64+k] = w
+			}
+		}
+	}
+	if s.part != nil {
+		v := make([]int64, len(flat))
+		for i, w := range flat {
+			v[i] = int64(w)
+		}
+		s.part.sum(v)
+		for i, w := range v {
+			flat[i] = uint64(w)
+		}
+	}
+	return rows
+}
+
+// sumLevelCounts sums each level's counts across the processes of a
+// partitioned fit. The counts are integers held in float64, exact below
+// 2⁵³, so they travel as int64 and their sums are the single process's.
+func (s *Sampler) sumLevelCounts(by []levelCounts) {
+	if s.part == nil {
+		return
+	}
+	v := make([]int64, 0, 4*len(by))
+	for _, c := range by {
+		v = append(v, int64(c.covOnes), int64(c.covZeros), int64(c.uncOnes), int64(c.uncZeros))
+	}
+	s.part.sum(v)
+	for k := range by {
+		by[k] = levelCounts{float64(v[4*k]), float64(v[4*k+1]), float64(v[4*k+2]), float64(v[4*k+3])}
+	}
+}
+
+// orderStats returns the ranks[i]-th smallest (from 0) of the values g of
+// the process's cells over every process's: sorted in one process, found
+// by radix selection on the values' order-preserving bits across several
+// (8 rounds of a 256-bucket histogram per rank asked, in one reduction a
+// round), so that no process needs the others' values.
+func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
+	out := make([]float64, len(ranks))
+	if s.part == nil {
+		sorted := slices.Clone(g)
+		slices.Sort(sorted)
+		for i, r := range ranks {
+			out[i] = sorted[r]
+		}
+		return out
+	}
+	key := func(f float64) uint64 {
+		b := math.Float64bits(f)
+		if b>>63 != 0 {
+			return ^b
+		}
+		return b | 1<<63
+	}
+	keys := make([]uint64, len(g))
+	for i, f := range g {
+		keys[i] = key(f)
+	}
+	prefix := make([]uint64, len(ranks))
+	left := slices.Clone(ranks)
+	hist := make([]int64, 256*len(ranks))
+	for shift := 56; shift >= 0; shift -= 8 {
+		clear(hist)
+		high := ^uint64(0) << uint(shift+8) // the bits already chosen
+		if shift == 56 {
+			high = 0
+		}
+		for _, k := range keys {
+			for q := range ranks {
+				if k&high == prefix[q] {
+					hist[256*q+int(k>>uint(shift)&255)]++
+				}
+			}
+		}
+		s.part.sum(hist)
+		for q := range ranks {
+			b := 0
+			for ; b < 255 && int64(left[q]) >= hist[256*q+b]; b++ {
+				left[q] -= int(hist[256*q+b])
+			}
+			prefix[q] |= uint64(b) << uint(shift)
+		}
+	}
+	for q, k := range prefix {
+		if k>>63 != 0 {
+			k &^= 1 << 63
+		} else {
+			k = ^k
+		}
+		out[q] = math.Float64frombits(k)
+	}
+	return out
+}

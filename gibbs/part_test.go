@@ -1,0 +1,324 @@
+package gibbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"scpipe/internal/mpi"
+)
+
+// runParts runs a fit split over len(bounds)−1 processes of a Local group
+// (process k owns cells bounds[k] … bounds[k+1]−1), gathering after the
+// last sweep, and returns each process's sampler and result.
+func runParts(t *testing.T, data Data, cfg Config, bounds []int) ([]*Sampler, []*Result) {
+	t.Helper()
+	comms := mpi.Local(len(bounds) - 1)
+	ss, rs, errs := make([]*Sampler, len(comms)), make([]*Result, len(comms)), make([]error, len(comms))
+	var wg sync.WaitGroup
+	for k, comm := range comms {
+		wg.Go(func() {
+			s, err := NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			ss[k] = s
+			rs[k], errs[k] = s.Run(context.Background(), func(st SweepStats) error {
+				if st.Sweep+1 == s.Sweeps() {
+					return s.Gather()
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return ss, rs
+}
+
+// TestPartsMatchOneProcess requires a fit split over 1, 2 and 3 processes
+// to give, in every process, the single process's chain bit for bit: the
+// posterior means, rates, trace, final state and retained samples, for
+// both likelihoods, with and without a mask, a housekeeping code and
+// several starts.
+func TestPartsMatchOneProcess(t *testing.T) {
+	t.Parallel()
+	const n, d, seg = 450, 300, 64
+	p := newPlanted(11, n, d, 4, 0.4, 0.08)
+	r := &testRNG{s: 12}
+	mask := randomMatrix(r, n, d, 0.85, 0)
+	cases := []struct {
+		name   string
+		masked bool
+		edit   func(*Config)
+	}{
+		{"symmetric", false, func(*Config) {}},
+		{"symmetric, masked, 3 starts", true, func(c *Config) { c.Starts, c.StartSweeps = 3, 2 }},
+		{"dropout, housekeeping", false, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 5 }},
+		{"dropout, masked, empirical priors", true, func(c *Config) {
+			c.Noise, c.PriorU, c.PriorZ = Dropout, EmpiricalPrior(), EmpiricalPrior()
+		}},
+		{"data start, masked, 2 starts", true, func(c *Config) { c.Init, c.Starts, c.StartSweeps = InitData, 2, 2 }},
+		{"cluster start, dropout, housekeeping", false, func(c *Config) {
+			c.Init, c.Noise, c.Housekeeping, c.L = InitCluster, Dropout, true, 5
+		}},
+		{"fit defaults: 8 cell levels, cluster start, housekeeping, 2 starts", false, func(c *Config) {
+			c.Init, c.Noise, c.CellLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, true, 5, 2, 2
+		}},
+		{"4 cell levels, masked, random start", true, func(c *Config) {
+			c.Noise, c.CellLevelBits = Dropout, 2
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var m BitMatrix
+			if tc.masked {
+				m = mask
+			}
+			data, err := NewData(p.noisy, m, seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Starts, cfg.Workers = 4, 5, 4, 1, 1, 2
+			cfg.KeepSamples = true
+			tc.edit(&cfg)
+			one, res := runAll(t, data, cfg)
+			for _, bounds := range [][]int{{0, n}, {0, 192, n}, {0, 64, 320, n}} {
+				ss, rs := runParts(t, data, cfg, bounds)
+				for k := range ss {
+					sameRun(t, fmt.Sprintf("%d processes, process %d", len(ss), k), one, ss[k], res, rs[k])
+					if !reflect.DeepEqual(one.zCount, ss[k].zCount) || !reflect.DeepEqual(one.uCount, ss[k].uCount) {
+						t.Errorf("%d processes, process %d: posterior counts differ", len(ss), k)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPartRefusals lists what a partitioned fit refuses.
+func TestPartRefusals(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(3, 200, 100, 2, 0.4, 0.05)
+	data, err := NewData(p.noisy, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := mpi.Local(1)[0]
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		part Part
+	}{
+		{"no reducer", cfg, Part{Lo: 0, Hi: 200}},
+		{"empty range", cfg, Part{Lo: 64, Hi: 64, Reduce: red}},
+		{"not a cell block", cfg, Part{Lo: 0, Hi: 100, Reduce: red}},
+		{"past the cells", cfg, Part{Lo: 128, Hi: 256, Reduce: red}},
+	} {
+		if _, err := NewPartSampler(data, tc.cfg, tc.part); !errors.Is(err, ErrPart) {
+			t.Errorf("%s: got %v, want an error wrapping ErrPart", tc.name, err)
+		}
+	}
+}
+
+// TestPartResultNeedsGather checks that a process's Result is refused
+// until its cells have been gathered after the last sweep.
+func TestPartResultNeedsGather(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(4, 130, 70, 2, 0.4, 0.05)
+	data, err := NewData(p.noisy, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.BurnIn, cfg.Samples, cfg.Starts = 1, 1, 1
+	s, err := NewPartSampler(data, cfg, Part{Lo: 0, Hi: 130, Reduce: mpi.Local(1)[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background(), nil); !errors.Is(err, ErrPart) {
+		t.Fatalf("Run without Gather: got %v, want an error wrapping ErrPart", err)
+	}
+	if err := s.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Result(); err != nil {
+		t.Fatalf("Result after Gather: %v", err)
+	}
+}
+
+// BenchmarkPartSweep compares a sweep of one process with the same sweep
+// as the only process of a partitioned fit (the U step decided code by
+// code, with a reduction per code that a group of one makes free), on one
+// worker after ten warm-up sweeps, as BenchmarkSweep. The last size has
+// few cells and many genes: its sweep is the floor of a process's sweep,
+// the work on every gene that each process repeats however few cells it
+// has.
+func BenchmarkPartSweep(b *testing.B) {
+	for _, sz := range [][3]int{{100000, 2000, 2}, {100000, 2000, 10}, {640, 20000, 10}} {
+		n, d, L := sz[0], sz[1], sz[2]
+		data := sparsePlanted(uint64(n+L), n, d, L, 0.07, 0.01)
+		for _, part := range []bool{false, true} {
+			b.Run(fmt.Sprintf("N%d/D%d/L%d/part=%v", n, d, L, part), func(b *testing.B) {
+				cfg := DefaultConfig()
+				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1<<30, 1, 1, 1
+				cfg.PriorZ, cfg.PriorU, cfg.Init = EmpiricalPrior(), EmpiricalPrior(), InitData
+				var s *Sampler
+				var err error
+				if part {
+					s, err = NewPartSampler(data, cfg, Part{Lo: 0, Hi: n, Reduce: mpi.Local(1)[0]})
+				} else {
+					s, err = NewSampler(data, cfg)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range 10 {
+					if _, err := s.Step(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := s.Step(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds(), "entries/s/core")
+			})
+		}
+	}
+}
+
+// stepParts runs sweeps sweeps on every sampler of ss at once (one
+// goroutine each, as processes).
+func stepParts(t *testing.T, ss []*Sampler, sweeps int) {
+	t.Helper()
+	errs := make([]error, len(ss))
+	var wg sync.WaitGroup
+	for k, s := range ss {
+		wg.Go(func() {
+			for range sweeps {
+				if _, err := s.Step(); err != nil {
+					errs[k] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newParts returns the samplers of a fit split at bounds.
+func newParts(t *testing.T, data Data, cfg Config, bounds []int) []*Sampler {
+	t.Helper()
+	comms := mpi.Local(len(bounds) - 1)
+	ss, errs := make([]*Sampler, len(comms)), make([]error, len(comms))
+	var wg sync.WaitGroup
+	for k, comm := range comms {
+		wg.Go(func() {
+			ss[k], errs[k] = NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return ss
+}
+
+// TestPartCheckpoints stops a fit of 2 processes mid-way, checkpoints it
+// in pieces (MarshalShared and each process's MarshalPart, no Gather),
+// and resumes it on 3 processes and on one: both finish as the
+// uninterrupted single process does.
+func TestPartCheckpoints(t *testing.T) {
+	t.Parallel()
+	const n, d = 450, 300
+	p := newPlanted(21, n, d, 4, 0.4, 0.08)
+	data, err := NewData(p.noisy, randomMatrix(&testRNG{s: 22}, n, d, 0.9, 0), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 5, 4, 5, 2, 2, 2
+	cfg.Noise, cfg.CellLevelBits, cfg.Housekeeping, cfg.Init, cfg.KeepSamples = Dropout, 2, true, InitCluster, true
+	one, res := runAll(t, data, cfg)
+
+	two := newParts(t, data, cfg, []int{0, 256, n})
+	stepParts(t, two, 6) // past the starts and into the samples
+	shared, err := two[1].MarshalShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts [][]byte
+	for _, s := range two {
+		_, _, b := s.MarshalPart()
+		parts = append(parts, b)
+	}
+	restore := func(s *Sampler) {
+		if err := s.UnmarshalBinary(shared); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range parts {
+			if _, _, err := s.UnmarshalPart(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	three := newParts(t, data, cfg, []int{0, 64, 320, n})
+	for _, s := range three {
+		restore(s)
+	}
+	stepParts(t, three, cfg.BurnIn+cfg.Samples-6)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for k, s := range three {
+		wg.Go(func() { errs[k] = s.Gather() })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range three {
+		r, err := s.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRun(t, fmt.Sprintf("2 processes resumed on 3, process %d", k), one, s, res, r)
+	}
+	single, err := NewSampler(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore(single)
+	r, err := single.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "2 processes resumed on one", one, single, res, r)
+
+	// A part of another sweep or configuration is refused.
+	other := cfg
+	other.Seed++
+	stranger, err := NewSampler(data, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := stranger.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
+		t.Errorf("a part of another configuration: got %v, want ErrState", err)
+	}
+	if _, _, err := single.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
+		t.Errorf("a part of another sweep: got %v, want ErrState", err)
+	}
+}

@@ -1,0 +1,157 @@
+package gibbs
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Checkpoints of a partitioned fit come in pieces, so that no process
+// needs the others' cells to write one: MarshalShared encodes what every
+// process holds alike (U, the rates, the trace, the posterior counts of
+// U), with Z, the cells' levels and Z's posterior counts left at zero, and
+// each process's MarshalPart encodes those for its own cells. A Sampler
+// restores the shared state with UnmarshalBinary and then any set of
+// parts, on any number of processes: each process needs the parts that
+// hold its cells, a single process all of them.
+
+const partMagic = "scpGPART"
+
+// MarshalShared encodes the sampler's state as MarshalBinary does, with
+// every cell's state (Z, levels, Z's posterior counts, of every chain and
+// retained sample) zero. Without a part it is MarshalBinary.
+func (s *Sampler) MarshalShared() ([]byte, error) {
+	if s.part == nil {
+		return s.MarshalBinary()
+	}
+	c := *s
+	c.part = nil
+	c.zCount = make([]uint32, len(s.zCount))
+	blank := func(z []uint64, level []uint8) ([]uint64, []uint8) {
+		if level != nil {
+			level = make([]uint8, len(level))
+		}
+		return make([]uint64, len(z)), level
+	}
+	c.chains = make([]*chain, len(s.chains))
+	for i, ch := range s.chains {
+		b := *ch
+		b.z, b.level = blank(ch.z, ch.level)
+		c.chains[i] = &b
+	}
+	c.kept = make([]keptSample, len(s.kept))
+	for i, k := range s.kept {
+		c.kept[i] = k
+		c.kept[i].z, c.kept[i].level = blank(k.z, k.level)
+	}
+	return c.MarshalBinary()
+}
+
+// MarshalPart encodes the state of the process's cells [lo, hi) (all
+// cells without a part): of every chain and retained sample its Z words
+// and levels, and Z's posterior counts, with the sweep and the
+// configuration's fingerprint.
+func (s *Sampler) MarshalPart() (lo, hi int, b []byte) {
+	lo, hi = s.cellRange()
+	w0, w1 := lo/64*s.l, (hi+63)/64*s.l
+	b = []byte(partMagic)
+	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
+	u64(stateVersion)
+	for _, v := range s.fingerprint() {
+		u64(v)
+	}
+	for _, v := range []int{s.sweep, lo, hi, len(s.chains), len(s.kept)} {
+		u64(uint64(v))
+	}
+	put := func(z []uint64, level []uint8) {
+		for _, w := range z[w0:w1] {
+			u64(w)
+		}
+		if level != nil {
+			b = append(b, level[lo:hi]...)
+		}
+	}
+	for _, c := range s.chains {
+		put(c.z, c.level)
+	}
+	for _, k := range s.kept {
+		put(k.z, k.level)
+	}
+	for _, c := range s.zCount[lo*s.l : hi*s.l] {
+		b = binary.LittleEndian.AppendUint32(b, c)
+	}
+	return lo, hi, b
+}
+
+// UnmarshalPart sets the cells of a part encoded by MarshalPart into the
+// sampler, whose shared state UnmarshalBinary has restored from the same
+// sweep's MarshalShared. It checks the configuration, the sweep and the
+// numbers of chains and retained samples, and returns the part's cells.
+func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
+	if len(data) < len(partMagic) || string(data[:len(partMagic)]) != partMagic {
+		return 0, 0, fmt.Errorf("%w: missing part magic %q", ErrState, partMagic)
+	}
+	r := &stateReader{b: data[len(partMagic):]}
+	if v := r.u64(); r.err == nil && v != stateVersion {
+		return 0, 0, fmt.Errorf("%w: part version %d, want %d", ErrState, v, stateVersion)
+	}
+	for i, want := range s.fingerprint() {
+		if got := r.u64(); r.err == nil && got != want {
+			return 0, 0, fmt.Errorf("%w: field %d of the part's configuration fingerprint is %d, this sampler has %d", ErrState, i, got, want)
+		}
+	}
+	sweep, lo, hi := int(r.u64()), int(r.u64()), int(r.u64())
+	chains, kept := int(r.u64()), int(r.u64())
+	switch {
+	case r.err != nil:
+		return 0, 0, r.err
+	case sweep != s.sweep || chains != len(s.chains) || kept != len(s.kept):
+		return 0, 0, fmt.Errorf("%w: part of sweep %d with %d chains and %d samples, the shared state is of sweep %d with %d and %d",
+			ErrState, sweep, chains, kept, s.sweep, len(s.chains), len(s.kept))
+	case lo < 0 || lo >= hi || hi > s.n || lo%64 != 0 || (hi%64 != 0 && hi != s.n):
+		return 0, 0, fmt.Errorf("%w: part of cells [%d, %d) of %d", ErrState, lo, hi, s.n)
+	}
+	w0, w1 := lo/64*s.l, (hi+63)/64*s.l
+	levels := s.cfg.CellLevelBits > 0
+	type dst struct {
+		z     []uint64
+		level []uint8
+	}
+	var dsts []dst
+	for _, c := range s.chains {
+		dsts = append(dsts, dst{c.z, c.level})
+	}
+	for _, k := range s.kept {
+		dsts = append(dsts, dst{k.z, k.level})
+	}
+	for _, d := range dsts {
+		z := r.words(w1 - w0)
+		var lv []uint8
+		if levels {
+			lv = r.levels(hi-lo, s.levels())
+		}
+		if r.err != nil {
+			return 0, 0, r.err
+		}
+		if hi == s.n && !s.validBits(z, make([]uint64, s.l)) {
+			return 0, 0, fmt.Errorf("%w: part has bits past the last cell", ErrState)
+		}
+		copy(d.z[w0:w1], z)
+		if levels {
+			copy(d.level[lo:hi], lv)
+		}
+	}
+	counts := r.counts((hi - lo) * s.l)
+	if r.err != nil {
+		return 0, 0, r.err
+	}
+	if len(r.b) != 0 {
+		return 0, 0, fmt.Errorf("%w: %d trailing bytes in a part", ErrState, len(r.b))
+	}
+	copy(s.zCount[lo*s.l:hi*s.l], counts)
+	if levels {
+		for _, c := range s.chains {
+			s.setLiftPlanes(c)
+		}
+	}
+	return lo, hi, nil
+}

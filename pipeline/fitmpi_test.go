@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"scpipe/gibbs"
+	"scpipe/internal/mpi"
+	"scpipe/rundir"
+	"scpipe/shard"
+	"scpipe/simulate"
+)
+
+// blockShards writes smallPlanted's data as shards of 128-cell blocks (4
+// blocks of its 500 cells), so that up to 4 ranks share them.
+func blockShards(t *testing.T) string {
+	t.Helper()
+	tr, err := simulate.New(smallPlanted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "shards")
+	w, err := shard.Create(dir, shard.Layout{Cells: tr.Cells, Genes: tr.Genes, RowsPerBlock: 128}, shard.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, clean := make([]uint64, tr.Words()), make([]uint64, tr.Words())
+	for n := range tr.Cells {
+		tr.Row(n, row, clean)
+		w.SetRowWords(n, row)
+	}
+	if err := w.Commit(shard.Manifest{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// fitRanks runs FitMPI on a Local group of n ranks; ctxs, when not nil,
+// gives each rank its context.
+func fitRanks(cfg FitConfig, o FitOptions, n int, ctxs []context.Context) []error {
+	comms := mpi.Local(n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r, comm := range comms {
+		ctx := context.Background()
+		if ctxs != nil {
+			ctx = ctxs[r]
+		}
+		wg.Go(func() { _, errs[r] = FitMPI(ctx, cfg, o, comm) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestFitMPIMatchesFit requires the run directory of FitMPI on 1, 2, 3 and
+// 4 ranks to hold, byte for byte, what Fit writes (but the seconds), with
+// the fit's defaults (dropout noise, 8 cell levels, the cluster start, a
+// housekeeping code, held-out entries) and with the paper's symmetric
+// model from a random start; and a run stopped on one rank to checkpoint
+// on all, each rank its cells, and resume on another number of ranks, or
+// without MPI, to the same result.
+func TestFitMPIMatchesFit(t *testing.T) {
+	shards := blockShards(t)
+	for _, tc := range []struct {
+		name string
+		edit func(*FitConfig)
+	}{
+		{"fit defaults", func(*FitConfig) {}},
+		{"symmetric, random start", func(c *FitConfig) {
+			c.Noise, c.Init, c.Housekeeping = GivenNoise(gibbs.Symmetric), gibbs.InitRandom, GivenHousekeeping(false)
+		}},
+	} {
+		cfg := smallConfig(shards, filepath.Join(t.TempDir(), "single"))
+		cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.CheckpointEvery = LSizes{3, 4}, 1, 6, 4, 3
+		cfg.Starts, cfg.StartSweeps = 2, 2
+		tc.edit(&cfg)
+		if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := digest(t, cfg.Output)
+		for _, ranks := range []int{1, 2, 3, 4} {
+			c := cfg
+			c.Output = filepath.Join(t.TempDir(), fmt.Sprint("ranks", ranks))
+			if err := errors.Join(fitRanks(c, FitOptions{}, ranks, nil)...); err != nil {
+				t.Fatalf("%s, %d ranks: %v", tc.name, ranks, err)
+			}
+			if digest(t, c.Output) != want {
+				t.Errorf("%s, %d ranks: the run differs from a single process's", tc.name, ranks)
+			}
+		}
+		// Rank 1 of 2 is stopped before its first sweep: both checkpoint
+		// after it, each its cells, and stop; 3 ranks resume one such run,
+		// a single process another.
+		for _, resumeRanks := range []int{3, 0} {
+			c := cfg
+			c.Output = filepath.Join(t.TempDir(), "stopped")
+			stopped, cancel := context.WithCancel(context.Background())
+			cancel()
+			errs := fitRanks(c, FitOptions{}, 2, []context.Context{context.Background(), stopped})
+			for r, err := range errs {
+				if !errors.Is(err, ErrInterrupted) {
+					t.Fatalf("%s: rank %d of the stopped run: got %v, want ErrInterrupted", tc.name, r, err)
+				}
+			}
+			parts, err := rundir.CheckpointParts(rundir.FitDir(c.Output, 3, 1))
+			if err != nil || len(parts) != 2 {
+				t.Fatalf("%s: the stopped run left %d part files (%v), want 2", tc.name, len(parts), err)
+			}
+			if resumeRanks > 0 {
+				err = errors.Join(fitRanks(c, FitOptions{Resume: true}, resumeRanks, nil)...)
+			} else {
+				_, err = Fit(context.Background(), c, FitOptions{Resume: true})
+			}
+			if err != nil {
+				t.Fatalf("%s: resume on %d ranks: %v", tc.name, resumeRanks, err)
+			}
+			if digest(t, c.Output) != want {
+				t.Errorf("%s: the run stopped on 2 ranks and resumed on %d (0: without MPI) differs from a single process's", tc.name, resumeRanks)
+			}
+			if resumeRanks > 0 {
+				if parts, _ := rundir.CheckpointParts(rundir.FitDir(c.Output, 3, 1)); len(parts) != 0 {
+					t.Errorf("%s: %d part files left after the fit finished", tc.name, len(parts))
+				}
+			}
+		}
+	}
+}
+
+// TestFitMPIRefusesTooManyRanks checks that more ranks than cell blocks
+// fail in every rank with an error that says how many to run.
+func TestFitMPIRefusesTooManyRanks(t *testing.T) {
+	c := smallConfig(blockShards(t), filepath.Join(t.TempDir(), "run"))
+	c.L, c.Chains = LSizes{3}, 1
+	for r, err := range fitRanks(c, FitOptions{}, 5, nil) {
+		if err == nil || !strings.Contains(err.Error(), "at most 4 ranks") {
+			t.Errorf("rank %d: got %v, want an error saying to run at most 4 ranks", r, err)
+		}
+	}
+}
