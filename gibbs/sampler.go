@@ -181,8 +181,8 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	}
 	s.zCount = make([]uint32, n*cfg.L)
 	s.uCount = make([]uint32, d*cfg.L)
-	for c := range cfg.Starts {
-		s.chains = append(s.chains, s.newChain(chainSeed(cfg.Seed, c)))
+	for _, c := range s.seedStarts() {
+		s.chains = append(s.chains, s.newChain(c))
 	}
 	return s, nil
 }
@@ -199,12 +199,12 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// newChain returns a chain initialised as cfg.Init says, keyed by seed.
-// With per-cell levels, whose sweeps update U first, a chain seeded with
+// newChain finishes the chain c that seedChain seeded (its Z and U as
+// cfg.Init says, keyed by its seed). With per-cell levels, whose sweeps update U first, a chain seeded with
 // codes and no usage (InitData, InitCluster) then takes one Z step given
 // those codes, so that its first U step sees cells using them.
-func (s *Sampler) newChain(seed uint64) *chain {
-	c := s.seedChain(seed)
+func (s *Sampler) newChain(c *chain) *chain {
+	seed := c.seed
 	if s.cfg.CellLevelBits > 0 {
 		s.initialLevels(c)
 		if s.cfg.Init != InitRandom {
