@@ -36,6 +36,7 @@ type FitOptions struct {
 	Progress progress.Mode // per-fit progress meters on ProgressTo
 	// ProgressTo receives the progress meters (os.Stderr in the CLI).
 	ProgressTo io.Writer
+	Timings    *FitTimings // when not nil, Fit adds where its time went
 }
 
 // FitReport is what Fit did.
@@ -60,6 +61,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	defer o.Timings.since(phaseTotal, time.Now())
 	Ls, err := cfg.Validate()
 	if err != nil {
 		return nil, err
@@ -76,20 +78,24 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 		return nil, err
 	}
 	defer src.Close()
+	start := time.Now()
 	if err := src.Verify(ctx); err != nil {
 		return nil, err
 	}
+	o.Timings.since(phaseVerify, start)
 	if err := prepareRunDir(cfg, o, shardsIdentity(cfg.Shards, src.Manifest())); err != nil {
 		return nil, err
 	}
 	if err := writeConfig(cfg); err != nil {
 		return nil, err
 	}
+	start = time.Now()
 	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
 	if err != nil {
 		return nil, err
 	}
 	defer closeMask()
+	o.Timings.since(phaseMask, start)
 	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
 	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
 	for _, L := range Ls {
@@ -105,7 +111,9 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 			}
 		}
 	}
+	start = time.Now()
 	rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+	o.Timings.since(phaseScoring, start)
 	if err == nil {
 		logSelection(o.Log, rep.Summary)
 	}
@@ -303,6 +311,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return false, fmt.Errorf("fit: %w", err)
 	}
+	start := time.Now()
 	s, err := gibbs.NewSampler(data, samplerConfig(cfg, L, chain))
 	if err != nil {
 		return false, err
@@ -312,10 +321,13 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err := restore(s, ckpt, meta, cfg.Shards); err != nil {
 		return false, err
 	}
+	o.Timings.since(phaseSetup, start)
 	label := fmt.Sprintf("L=%d chain %d", L, chain)
 	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
 	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
+	var saving time.Duration
 	save := func() error {
+		defer func(start time.Time) { saving += time.Since(start) }(time.Now())
 		payload, err := s.MarshalBinary()
 		if err != nil {
 			return err
@@ -324,6 +336,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return rundir.WriteCheckpoint(ckpt, meta, payload)
 	}
 	lastSave := time.Now()
+	start = time.Now()
 	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
 		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
@@ -342,10 +355,13 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: %s",
 			ErrInterrupted, L, chain, s.Sweep(), ctx.Err(), resume)
 	}
+	o.Timings.add(phaseSweeps, time.Since(start)-saving)
 	if err := save(); err != nil {
 		return false, err
 	}
+	o.Timings.add(phaseCheckpoints, saving)
 	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
+	defer o.Timings.since(phaseOutputs, time.Now())
 	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping)
 }
 
