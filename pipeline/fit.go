@@ -326,14 +326,21 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
 	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
 	var saving time.Duration
-	save := func() error {
+	cw := &checkpointer{path: ckpt}
+	defer cw.wait()
+	// save encodes the state now; the file is written while the sweeps go
+	// on, unless wait asks for it to be on disk before save returns.
+	save := func(wait bool) error {
 		defer func(start time.Time) { saving += time.Since(start) }(time.Now())
 		payload, err := s.MarshalBinary()
 		if err != nil {
 			return err
 		}
 		meta.Sweep, meta.Created = int64(s.Sweep()), time.Now().UTC()
-		return rundir.WriteCheckpoint(ckpt, meta, payload)
+		if err := cw.write(meta, payload); err != nil || !wait {
+			return err
+		}
+		return cw.wait()
 	}
 	lastSave := time.Now()
 	start = time.Now()
@@ -341,7 +348,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
 		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
 			lastSave = time.Now()
-			return save()
+			return save(false)
 		}
 		return nil
 	})
@@ -349,14 +356,14 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		if ctx.Err() == nil {
 			return false, err
 		}
-		if serr := save(); serr != nil {
+		if serr := save(true); serr != nil {
 			return false, errors.Join(err, serr)
 		}
 		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: %s",
 			ErrInterrupted, L, chain, s.Sweep(), ctx.Err(), resume)
 	}
 	o.Timings.add(phaseSweeps, time.Since(start)-saving)
-	if err := save(); err != nil {
+	if err := save(true); err != nil {
 		return false, err
 	}
 	o.Timings.add(phaseCheckpoints, saving)
