@@ -143,18 +143,13 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ones, onesT := countOnes(data.X, data.Mask, workers), countOnes(data.XT, data.MaskT, workers)
-	if ones != onesT {
-		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, ones, onesT)
+	counts, err := data.count(workers, cfg.CellLevelBits > 0)
+	if err != nil {
+		return nil, err
 	}
+	ones := counts.ones
 	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
-	s.observed = int64(n) * int64(d)
-	if data.Mask != nil {
-		s.observed = countOnes(data.Mask, nil, workers)
-		if t := countOnes(data.MaskT, nil, workers); t != s.observed {
-			return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, s.observed, t)
-		}
-	}
+	s.observed = counts.observed
 	s.ones = make([]uint64, max(s.nw, s.dw))
 	for i := range s.ones {
 		s.ones[i] = ^uint64(0)
@@ -171,7 +166,7 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 		s.clamped = 1 << uint(cfg.L-1)
 	}
 	if cfg.CellLevelBits > 0 {
-		s.cellOnes, s.cellObs = rowCounts(data.X, data.Mask, n, d)
+		s.cellOnes, s.cellObs = counts.cellOnes, counts.cellObs
 	}
 	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers

@@ -96,6 +96,11 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	}
 	defer closeMask()
 	o.Timings.since(phaseMask, start)
+	start = time.Now()
+	if data, err = data.Counted(cfg.Threads); err != nil {
+		return nil, err
+	}
+	o.Timings.since(phaseSetup, start)
 	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
 	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
 	for _, L := range Ls {
