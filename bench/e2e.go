@@ -13,12 +13,17 @@ import (
 
 	"scpipe/ingest"
 	"scpipe/pipeline"
+	"scpipe/shard"
 )
 
 // E2EOptions configure RunE2E: a generated 10x HDF5 file of Size (cells ×
 // genes before the gene filter) ingested, then fitted with Fit.
 type E2EOptions struct {
-	Size    Size
+	Size Size
+	// Shards, when not empty, is a shard folder to fit instead of
+	// generating and ingesting a file (Size is then ignored): the fit's
+	// phases alone, on shards made otherwise (scpipe bench's planted ones).
+	Shards  string
 	Density float64 // fraction of nonzero counts of the generated file
 	Seed    uint64  // seed of the generated counts
 	// Fit holds the fit's settings (pipeline.LoadFitConfig of
@@ -90,7 +95,7 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	if o.Size.Cells < 1 || o.Size.Genes < 1 {
+	if o.Shards == "" && (o.Size.Cells < 1 || o.Size.Genes < 1) {
 		return nil, fmt.Errorf("%w: e2e size %v", ErrOptions, o.Size)
 	}
 	if o.Workers < 1 {
@@ -113,8 +118,10 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 		return nil, fmt.Errorf("bench: creating work folder: %w", err)
 	}
 	rep := &E2EReport{Command: o.Command, Workers: o.Workers, Machine: machine(), LoadBefore: loadAvg()}
-	if err := generateInput(o, rep); err != nil {
-		return nil, err
+	if o.Shards == "" {
+		if err := generateInput(o, rep); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := os.MkdirTemp(o.Work, "e2e-")
 	if err != nil {
@@ -130,17 +137,16 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 		return nil, err
 	}
 	defer stopProfile()
-	in := ingest.DefaultOptions()
-	in.Input, in.Output, in.Cached, in.Logger = rep.Input, filepath.Join(dir, "shards"), o.Cached, o.Log
-	o.Log.Info("ingesting", "input", rep.Input)
-	ir, err := ingest.Run(ctx, in)
-	if err != nil {
-		return nil, fmt.Errorf("bench: e2e ingest: %w", err)
+	shards := o.Shards
+	if shards == "" {
+		if shards, err = ingestInput(ctx, o, rep, filepath.Join(dir, "shards")); err != nil {
+			return nil, err
+		}
+	} else if err := describeShards(shards, rep); err != nil {
+		return nil, err
 	}
-	rep.Ingest, rep.Nonzeros = ir.Total.Seconds(), ir.NNZ
-	rep.CellsIn, rep.GenesIn, rep.Cells, rep.Genes, rep.Ones = ir.CellsIn, ir.GenesIn, ir.CellsOut, ir.GenesOut, ir.Ones
 	cfg := o.Fit
-	cfg.Shards, cfg.Output, cfg.Threads = in.Output, filepath.Join(dir, "run"), o.Workers
+	cfg.Shards, cfg.Output, cfg.Threads = shards, filepath.Join(dir, "run"), o.Workers
 	var t pipeline.FitTimings
 	o.Log.Info("fitting", "cells", rep.Cells, "genes", rep.Genes, "L", cfg.L.String(), "chains", cfg.Chains)
 	fr, err := pipeline.Fit(ctx, cfg, pipeline.FitOptions{Log: o.Log, Timings: &t})
@@ -155,6 +161,34 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 	rep.Total = rep.Ingest + t.Total.Seconds()
 	rep.LoadAfter = loadAvg()
 	return rep, stopProfile()
+}
+
+// ingestInput ingests rep.Input into out with ingest's defaults, timing it
+// into rep, and returns out.
+func ingestInput(ctx context.Context, o E2EOptions, rep *E2EReport, out string) (string, error) {
+	in := ingest.DefaultOptions()
+	in.Input, in.Output, in.Cached, in.Logger = rep.Input, out, o.Cached, o.Log
+	o.Log.Info("ingesting", "input", rep.Input)
+	ir, err := ingest.Run(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("bench: e2e ingest: %w", err)
+	}
+	rep.Ingest, rep.Nonzeros = ir.Total.Seconds(), ir.NNZ
+	rep.CellsIn, rep.GenesIn, rep.Cells, rep.Genes, rep.Ones = ir.CellsIn, ir.GenesIn, ir.CellsOut, ir.GenesOut, ir.Ones
+	return out, nil
+}
+
+// describeShards sets rep's input and shape from the shard folder dir.
+func describeShards(dir string, rep *E2EReport) error {
+	s, err := shard.Open(dir)
+	if err != nil {
+		return fmt.Errorf("bench: e2e: %w", err)
+	}
+	defer s.Close()
+	m := s.Manifest()
+	rep.Input, rep.InputCached = dir, true
+	rep.CellsIn, rep.GenesIn, rep.Cells, rep.Genes, rep.Ones = m.Cells, m.Genes, m.Cells, m.Genes, m.Ones
+	return nil
 }
 
 // generateInput sets rep.Input to the cached file of o's size, density and
@@ -206,11 +240,15 @@ func (r *E2EReport) WriteTable(w io.Writer) error {
 		return fmt.Errorf("bench: writing table: %w", err)
 	}
 	m := r.Machine
+	input := fmt.Sprintf("%s (%d cells × %d genes, %d nonzeros; generated in %.1f s, or cached: %v)", r.Input, r.CellsIn, r.GenesIn, r.Nonzeros, r.GenerateSeconds, r.InputCached)
+	if r.Nonzeros == 0 && r.Ingest == 0 {
+		input = r.Input + " (shards given: nothing generated or ingested)"
+	}
 	_, err := fmt.Fprintf(w, "\nnot sweeping: %.1f%% of the total\n"+
-		"input: %s (%d cells × %d genes, %d nonzeros; generated in %.1f s, or cached: %v)\n"+
+		"input: %s\n"+
 		"shards: %d cells × %d genes, %d ones; %d fits of %d sweeps (the first %d with %d starts), -j %d\n"+
 		"machine: %s, %d cores (GOMAXPROCS %d), %s RAM, %s %s/%s; load average %.2f before, %.2f after\n",
-		100*r.NonSweepShare(), r.Input, r.CellsIn, r.GenesIn, r.Nonzeros, r.GenerateSeconds, r.InputCached,
+		100*r.NonSweepShare(), input,
 		r.Cells, r.Genes, r.Ones, r.Fits, r.SweepsPerFit, r.StartSweeps, r.Starts, r.Workers,
 		m.CPU, m.Cores, m.GOMAXPROCS, byteSize(m.MemBytes), m.GoVersion, m.OS, m.Arch, r.LoadBefore, r.LoadAfter)
 	if err != nil {

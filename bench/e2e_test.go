@@ -27,8 +27,8 @@ func tinyE2E(t *testing.T) E2EOptions {
 // TestRunE2E runs the whole analysis twice on a tiny generated file and
 // checks the report against the run it left: every fit was run and
 // scored, the phases add up to no more than the total, the second run takes
-// the cached input and fits exactly what the first did, and both writers
-// name every phase.
+// the cached input and fits exactly what the first did, as does a third
+// given the first's shards, and both writers name every phase.
 func TestRunE2E(t *testing.T) {
 	o := tinyE2E(t)
 	first, err := RunE2E(context.Background(), o)
@@ -69,6 +69,19 @@ func TestRunE2E(t *testing.T) {
 	}
 	if again := readSummary(t, filepath.Join(second.Kept, "run")); !equalIgnoringSeconds(rows, again) {
 		t.Errorf("the second run's summary differs:\n%s\n%s", strings.Join(rows, "\n"), strings.Join(again, "\n"))
+	}
+
+	// The first run's shards fitted again: the fit alone, the same fits.
+	o.Shards = filepath.Join(first.Kept, "shards")
+	third, err := RunE2E(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Ingest != 0 || third.Input != o.Shards || third.Cells != first.Cells || third.Genes != first.Genes || third.Ones != first.Ones || !(third.Sweeps > 0) {
+		t.Errorf("fitting given shards: %+v", third)
+	}
+	if again := readSummary(t, filepath.Join(third.Kept, "run")); !equalIgnoringSeconds(rows, again) {
+		t.Errorf("the given shards' summary differs:\n%s\n%s", strings.Join(rows, "\n"), strings.Join(again, "\n"))
 	}
 
 	var table, js bytes.Buffer

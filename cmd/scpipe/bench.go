@@ -43,7 +43,7 @@ cells) and scpipe fit with --config (the fit's defaults without it; --L, when
 given, replaces its sizes), and prints the total and where it went: ingest,
 verify, mask, setup (counting, the starts' seedings), sweeps, checkpoints,
 outputs, scoring. The shards and the run go in a temporary folder in --work
-(--keep keeps them).
+(--keep keeps them). --shards DIR fits DIR instead, timing the fit alone.
 
    scpipe bench --e2e --size 2000x1500                                  # seconds
    scpipe bench --e2e --size 1300000x15200 --config configs/mouse-brain-1.3m.toml`,
@@ -66,6 +66,7 @@ outputs, scoring. The shards and the run go in a temporary folder in --work
 			&cli.BoolFlag{Name: "e2e", Usage: "time the whole analysis: generate a 10x HDF5 file of --size, ingest it, fit it with --config"},
 			&cli.StringFlag{Name: "config", Usage: "with --e2e: the fit's TOML configuration (default: scpipe fit's defaults)"},
 			&cli.BoolFlag{Name: "keep", Usage: "with --e2e: keep the shards and the run directory"},
+			&cli.StringFlag{Name: "shards", Usage: "with --e2e: fit this shard folder instead of generating and ingesting a file (--size is ignored)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing --cpuprofile file"},
 		),
 		Action: func(c *cli.Context) error {
@@ -128,7 +129,7 @@ func benchE2E(c *cli.Context, env runEnv) error {
 		}
 		fit.L = Ls
 	}
-	o := bench.E2EOptions{Size: sizes[0], Density: c.Float64("density"), Seed: c.Uint64("seed"), Fit: fit,
+	o := bench.E2EOptions{Size: sizes[0], Shards: c.String("shards"), Density: c.Float64("density"), Seed: c.Uint64("seed"), Fit: fit,
 		Workers: env.threads, Work: c.String("work"), Keep: c.Bool("keep"), Cached: env.cached,
 		CPUProfile: c.String("cpuprofile"), Force: c.Bool("force"),
 		Command: strings.Join(os.Args, " "), Log: env.log}
