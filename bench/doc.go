@@ -41,6 +41,15 @@
 // (setup, warmup, stream, timed), size and L, so that
 // `go tool pprof -tagfocus phase=timed` shows the timed sweeps alone.
 //
+// # The whole analysis
+//
+// RunE2E times what a user runs rather than the sweeps alone: a CellRanger v2
+// HDF5 file of a given size (ingest.GenerateTenXV2, cached in the work
+// folder), scpipe ingest with its defaults, and scpipe fit with a given
+// configuration (configs/mouse-brain-1.3m.toml: L = 2..10, two chains, 125
+// sweeps), reporting the total and its phases from pipeline.FitTimings, so
+// that the time not spent sweeping shows.
+//
 // # Use
 //
 //	o := bench.DefaultOptions()

@@ -33,6 +33,7 @@ type BitMatrix interface {
 type Data struct {
 	X, XT       BitMatrix
 	Mask, MaskT BitMatrix
+	counts      *dataCounts // taken by Counted; nil: NewSampler counts
 }
 
 // ErrShape is wrapped by the errors that report inconsistent matrix shapes.

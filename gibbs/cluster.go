@@ -187,7 +187,7 @@ func split2(c []int, sim func(int, []float64) float64, centroid func([]float64, 
 		}
 		centroid(cent[0], []int{a})
 		centroid(cent[1], []int{b})
-		var side [2][]int
+		var side, last [2][]int
 		for range clusterSplits {
 			side = [2][]int{}
 			for _, i := range c {
@@ -200,8 +200,14 @@ func split2(c []int, sim func(int, []float64) float64, centroid func([]float64, 
 			if len(side[0]) == 0 || len(side[1]) == 0 {
 				break
 			}
+			// The same sides give the same centroids and so the same
+			// sides again: the remaining rounds would change nothing.
+			if slices.Equal(side[0], last[0]) && slices.Equal(side[1], last[1]) {
+				break
+			}
 			centroid(cent[0], side[0])
 			centroid(cent[1], side[1])
+			last = side
 		}
 		if len(side[0]) < minSize || len(side[1]) < minSize {
 			continue

@@ -147,25 +147,37 @@ func (v colView) Cols() int                 { return v.bounds[len(v.bounds)-1] }
 func (v colView) Segments() []int           { return v.bounds }
 func (v colView) Segment(i, s int) []uint64 { return v.m.Segment(i, v.s0+s) }
 
-// dataCounts returns the observed ones of X and of XT and the observed
-// entries of Mask and MaskT (n·d without masks); with p, over its cells
-// and summed across the processes.
-func dataCounts(data Data, workers int, p *part) (ones, onesT, obs, obsT int64, err error) {
-	x, xt, mask, maskT := data.X, data.XT, data.Mask, data.MaskT
-	if p != nil {
-		x, xt, mask, maskT = p.x, p.xt, p.mask, p.maskT
+// countData counts the data's observed ones and entries, and with rows
+// each cell's: across the processes of a partitioned fit p (which it sets
+// up), else once for the data (Data.Counted).
+func (s *Sampler) countData(data Data, workers int, p *Part, rows bool) (*dataCounts, error) {
+	if p == nil {
+		return data.count(workers, rows)
 	}
-	v := []int64{countOnes(x, mask, workers), countOnes(xt, maskT, workers),
-		int64(x.Rows()) * int64(x.Cols()), int64(x.Rows()) * int64(x.Cols())}
-	if mask != nil {
-		v[2], v[3] = countOnes(mask, nil, workers), countOnes(maskT, nil, workers)
+	var err error
+	if s.part, err = newPart(p, data); err != nil {
+		return nil, err
 	}
-	if p != nil {
-		if err := p.reduce(v); err != nil {
-			return 0, 0, 0, 0, fmt.Errorf("%w: counting the data: %w", ErrPart, err)
-		}
+	q := s.part
+	v := []int64{countOnes(q.x, q.mask, workers), countOnes(q.xt, q.maskT, workers),
+		int64(q.x.Rows()) * int64(q.x.Cols()), int64(q.x.Rows()) * int64(q.x.Cols())}
+	if q.mask != nil {
+		v[2], v[3] = countOnes(q.mask, nil, workers), countOnes(q.maskT, nil, workers)
 	}
-	return v[0], v[1], v[2], v[3], nil
+	if err := q.reduce(v); err != nil {
+		return nil, fmt.Errorf("%w: counting the data: %w", ErrPart, err)
+	}
+	if v[0] != v[1] {
+		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, v[0], v[1])
+	}
+	if v[2] != v[3] {
+		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, v[2], v[3])
+	}
+	c := &dataCounts{ones: v[0], observed: v[2]}
+	if rows {
+		c.cellOnes, c.cellObs = s.levelRowCounts()
+	}
+	return c, nil
 }
 
 // zWords returns the words of the interleaved Z of c that hold the

@@ -160,23 +160,12 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
-	if p != nil {
-		var err error
-		if s.part, err = newPart(p, data); err != nil {
-			return nil, err
-		}
-	}
-	ones, onesT, observed, observedT, err := dataCounts(data, workers, s.part)
+	counts, err := s.countData(data, workers, p, cfg.CellLevelBits > 0)
 	if err != nil {
 		return nil, err
 	}
-	if ones != onesT {
-		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, ones, onesT)
-	}
-	if observed != observedT {
-		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, observed, observedT)
-	}
-	s.observed = observed
+	ones := counts.ones
+	s.observed = counts.observed
 	s.ones = make([]uint64, max(s.nw, s.dw))
 	for i := range s.ones {
 		s.ones[i] = ^uint64(0)
@@ -196,7 +185,7 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 		return nil, err
 	}
 	if cfg.CellLevelBits > 0 {
-		s.cellOnes, s.cellObs = s.levelRowCounts()
+		s.cellOnes, s.cellObs = counts.cellOnes, counts.cellObs
 	}
 	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers
@@ -206,8 +195,8 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	}
 	s.zCount = make([]uint32, n*cfg.L)
 	s.uCount = make([]uint32, d*cfg.L)
-	for c := range cfg.Starts {
-		s.chains = append(s.chains, s.newChain(chainSeed(cfg.Seed, c)))
+	for _, c := range s.seedStarts() {
+		s.chains = append(s.chains, s.newChain(c))
 	}
 	if s.part != nil && s.part.err != nil {
 		return nil, s.part.err
@@ -227,12 +216,12 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// newChain returns a chain initialised as cfg.Init says, keyed by seed.
-// With per-cell levels, whose sweeps update U first, a chain seeded with
+// newChain finishes the chain c that seedChain seeded (its Z and U as
+// cfg.Init says, keyed by its seed). With per-cell levels, whose sweeps update U first, a chain seeded with
 // codes and no usage (InitData, InitCluster) then takes one Z step given
 // those codes, so that its first U step sees cells using them.
-func (s *Sampler) newChain(seed uint64) *chain {
-	c := s.seedChain(seed)
+func (s *Sampler) newChain(c *chain) *chain {
+	seed := c.seed
 	if s.cfg.CellLevelBits > 0 {
 		s.initialLevels(c)
 		if s.cfg.Init != InitRandom {

@@ -268,3 +268,52 @@ func TestDeterministicAcrossWorkersAndSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedData checks that a sampler over Counted data runs exactly as
+// one that counts for itself, with and without a mask and per-cell levels,
+// that the counts are taken once and shared, and that Counted refuses an
+// XT that is not X's transpose.
+func TestCountedData(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(31, 260, 150, 3, 0.25, 0.04)
+	mask := randomMatrix(&testRNG{s: 32}, 260, 150, 0.8, 0)
+	for _, tc := range []struct {
+		masked bool
+		levels int
+	}{{false, 0}, {true, 0}, {true, 3}} {
+		var m BitMatrix
+		if tc.masked {
+			m = mask
+		}
+		data, err := NewData(p.noisy, m, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted, err := data.Counted(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 3, 4, 4, 2, 2, 2
+		cfg.Noise, cfg.CellLevelBits, cfg.Init, cfg.Housekeeping = Dropout, tc.levels, InitCluster, true
+		a, resA := runAll(t, data, cfg)
+		b, resB := runAll(t, counted, cfg)
+		name := fmt.Sprintf("masked %v, levels %d", tc.masked, tc.levels)
+		sameRun(t, name, a, b, resA, resB)
+		if runDigest(a, resA) != runDigest(b, resB) {
+			t.Errorf("%s: digests differ", name)
+		}
+		c, _ := counted.count(1, true)
+		if c != counted.counts || c.ones != a.obsOnes || c.observed != a.observed {
+			t.Errorf("%s: counts %+v taken again or not the sampler's (%d ones, %d observed)", name, c, a.obsOnes, a.observed)
+		}
+	}
+	data, err := NewData(p.noisy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data.XT = randomMatrix(&testRNG{s: 33}, 150, 260, 0.3, 0)
+	if _, err := data.Counted(2); !errors.Is(err, ErrShape) {
+		t.Errorf("Counted of an XT that is not X's transpose: %v, want ErrShape", err)
+	}
+}

@@ -37,6 +37,7 @@ type FitOptions struct {
 	Progress progress.Mode // per-fit progress meters on ProgressTo
 	// ProgressTo receives the progress meters (os.Stderr in the CLI).
 	ProgressTo io.Writer
+	Timings    *FitTimings // when not nil, Fit adds where its time went
 }
 
 // FitReport is what Fit did.
@@ -61,6 +62,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	defer o.Timings.since(phaseTotal, time.Now())
 	Ls, err := cfg.Validate()
 	if err != nil {
 		return nil, err
@@ -77,9 +79,11 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 		return nil, err
 	}
 	defer src.Close()
+	start := time.Now()
 	if err := src.Verify(ctx); err != nil {
 		return nil, err
 	}
+	o.Timings.since(phaseVerify, start)
 	if cfg, err = cfg.ResolveModel(src.Manifest(), o.Log); err != nil {
 		return nil, err
 	}
@@ -96,11 +100,18 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err := writeFixedCodes(cfg.Output, fixed); err != nil {
 		return nil, err
 	}
+	start = time.Now()
 	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
 	if err != nil {
 		return nil, err
 	}
 	defer closeMask()
+	o.Timings.since(phaseMask, start)
+	start = time.Now()
+	if data, err = data.Counted(cfg.Threads); err != nil {
+		return nil, err
+	}
+	o.Timings.since(phaseSetup, start)
 	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
 	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
 	for _, L := range Ls {
@@ -116,7 +127,9 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 			}
 		}
 	}
+	start = time.Now()
 	rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+	o.Timings.since(phaseScoring, start)
 	if err == nil {
 		logSelection(o.Log, rep.Summary)
 	}
@@ -320,6 +333,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if !cfg.resolved() {
 		return false, fmt.Errorf("fit: L=%d chain %d: the model is not resolved (noise = %v, housekeeping = %v): resolve it from the shards first (FitConfig.ResolveModel)", L, chain, cfg.Noise, cfg.Housekeeping)
 	}
+	start := time.Now()
 	sc := samplerConfig(cfg, L, chain)
 	fixed, err := runFixedCodes(cfg, src.Manifest())
 	if err != nil {
@@ -335,23 +349,34 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err := restore(s, ckpt, meta, cfg.Shards); err != nil {
 		return false, err
 	}
+	o.Timings.since(phaseSetup, start)
 	label := fmt.Sprintf("L=%d chain %d", L, chain)
 	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
 	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
-	save := func() error {
+	var saving time.Duration
+	cw := &checkpointer{path: ckpt}
+	defer cw.wait()
+	// save encodes the state now; the file is written while the sweeps go
+	// on, unless wait asks for it to be on disk before save returns.
+	save := func(wait bool) error {
+		defer func(start time.Time) { saving += time.Since(start) }(time.Now())
 		payload, err := s.MarshalBinary()
 		if err != nil {
 			return err
 		}
 		meta.Sweep, meta.Created = int64(s.Sweep()), time.Now().UTC()
-		return rundir.WriteCheckpoint(ckpt, meta, payload)
+		if err := cw.write(meta, payload); err != nil || !wait {
+			return err
+		}
+		return cw.wait()
 	}
 	lastSave := time.Now()
+	start = time.Now()
 	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
 		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
 			lastSave = time.Now()
-			return save()
+			return save(false)
 		}
 		return nil
 	})
@@ -359,16 +384,19 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		if ctx.Err() == nil {
 			return false, err
 		}
-		if serr := save(); serr != nil {
+		if serr := save(true); serr != nil {
 			return false, errors.Join(err, serr)
 		}
 		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: %s",
 			ErrInterrupted, L, chain, s.Sweep(), ctx.Err(), resume)
 	}
-	if err := save(); err != nil {
+	o.Timings.add(phaseSweeps, time.Since(start)-saving)
+	if err := save(true); err != nil {
 		return false, err
 	}
+	o.Timings.add(phaseCheckpoints, saving)
 	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
+	defer o.Timings.since(phaseOutputs, time.Now())
 	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping.On, len(sc.FixedCodes))
 }
 

@@ -150,6 +150,9 @@ func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (*Fit
 		return nil, err
 	}
 	defer closeMask()
+	if data, err = data.Counted(run.Threads); err != nil {
+		return nil, err
+	}
 	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
 	for _, L := range Ls {
 		resume := fmt.Sprintf("scpipe fit %s -o %s --L %d --chain %d --resume", cfg.Shards, cfg.Output, L, chain)

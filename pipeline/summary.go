@@ -22,6 +22,11 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	if err != nil {
 		return nil, err
 	}
+	held, err := openHeldOut(run, src, h)
+	if err != nil {
+		return nil, err
+	}
+	defer held.close()
 	var rows []rundir.SummaryRow
 	byL := map[int][]int{} // L → indices into rows
 	sets := map[int][][]codematch.Set{}
@@ -32,7 +37,7 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 		if !f.Complete() {
 			continue
 		}
-		row, codeSets, sampleLL, cellLP, err := summariseFit(ctx, f, src, h, workers)
+		row, codeSets, sampleLL, cellLP, err := summariseFit(ctx, f, src, held, workers)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +79,7 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 // returns the summary row, the codes' MAP gene sets, the log-likelihood of
 // the sampling sweeps and the held-out log predictive per cell (nil when
 // nothing is held out).
-func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout, workers int) (rundir.SummaryRow, []codematch.Set, []float64, []float32, error) {
+func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut, workers int) (rundir.SummaryRow, []codematch.Set, []float64, []float32, error) {
 	row := rundir.SummaryRow{L: f.L, Chain: f.Chain}
 	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
 	if err != nil {
@@ -151,10 +156,10 @@ type heldOutScore struct {
 	perCell           []float32
 }
 
-// scoreHeldOut scores the held-out entries under the plug-in predictive lik.
-// Cells are scored in chunks on workers goroutines; the chunks' sums are
-// added in chunk order, so the result does not depend on workers.
-func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean, hk []float64, L int, lik plugIn, workers int) (heldOutScore, error) {
+// scoreHeldOut scores the held-out entries h under the plug-in predictive
+// lik. Cells are scored in chunks on workers goroutines; the chunks' sums
+// are added in chunk order, so the result does not depend on workers.
+func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean, hk []float64, L int, lik plugIn, workers int) (heldOutScore, error) {
 	none := heldOutScore{accuracy: math.NaN(), logpred: math.NaN()}
 	if h.Frac == 0 {
 		return none, nil
@@ -173,8 +178,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h holdout, zMean, uMean
 		return func(k, lo, hi int) {
 			s := &parts[k]
 			for c := lo; c < hi; c++ {
-				observedRow(src, c, obs)
-				h.row(c, m.Genes, obs, held)
+				h.row(src, c, obs, held)
 				x := src.X().Segment(c, 0)
 				z := zMean[c*L : (c+1)*L]
 				// A code the cell never used has ẑ = 0 and a factor of

@@ -34,7 +34,19 @@ entries/11,000 cells) or CELLSxGENES shapes:
    scpipe bench                                        # 1.3M × 11k, L = 2 and 10 (3.6 GB of shards)
    scpipe bench --size 1e8,1e9,1.4e10 --L 2,10 --sweeps 5
    scpipe bench --size 20000x2000 --L 2..10 --json > bench.json
-   scpipe bench --cpuprofile cpu.pprof && go tool pprof -tagfocus phase=timed scpipe cpu.pprof`,
+   scpipe bench --cpuprofile cpu.pprof && go tool pprof -tagfocus phase=timed scpipe cpu.pprof
+
+--e2e times the paper's whole analysis instead: it generates a CellRanger v2
+HDF5 file of --size (cells × genes before the gene filter; kept in --work for
+later runs), runs scpipe ingest on it (genes expressed in at least 1% of
+cells) and scpipe fit with --config (the fit's defaults without it; --L, when
+given, replaces its sizes), and prints the total and where it went: ingest,
+verify, mask, setup (counting, the starts' seedings), sweeps, checkpoints,
+outputs, scoring. The shards and the run go in a temporary folder in --work
+(--keep keeps them). --shards DIR fits DIR instead, timing the fit alone.
+
+   scpipe bench --e2e --size 2000x1500                                  # seconds
+   scpipe bench --e2e --size 1300000x15200 --config configs/mouse-brain-1.3m.toml`,
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "size", Value: bench.DefaultSizes, Usage: `sizes: entry counts "1e8,1e9,1.4e10" or shapes "1300000x11000"`},
 			&cli.StringFlag{Name: "L", Value: "2,10", Usage: `latent sizes: "5", "2..10" or "2,10"`},
@@ -51,6 +63,10 @@ entries/11,000 cells) or CELLSxGENES shapes:
 			&cli.StringFlag{Name: "kernel", Usage: "sampler kernel to measure (" + strings.Join(gibbs.Kernels(), ", ") + "; default: the first, the fastest this CPU runs)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the measurements (labels: phase, size, L)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
+			&cli.BoolFlag{Name: "e2e", Usage: "time the whole analysis: generate a 10x HDF5 file of --size, ingest it, fit it with --config"},
+			&cli.StringFlag{Name: "config", Usage: "with --e2e: the fit's TOML configuration (default: scpipe fit's defaults)"},
+			&cli.BoolFlag{Name: "keep", Usage: "with --e2e: keep the shards and the run directory"},
+			&cli.StringFlag{Name: "shards", Usage: "with --e2e: fit this shard folder instead of generating and ingesting a file (--size is ignored)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing --cpuprofile file"},
 		),
 		Action: func(c *cli.Context) error {
@@ -60,6 +76,9 @@ entries/11,000 cells) or CELLSxGENES shapes:
 			env, err := newEnv(c)
 			if err != nil {
 				return err
+			}
+			if c.Bool("e2e") {
+				return benchE2E(c, env)
 			}
 			o := bench.DefaultOptions()
 			if o.Sizes, err = bench.ParseSizes(c.String("size")); err != nil {
@@ -86,4 +105,40 @@ entries/11,000 cells) or CELLSxGENES shapes:
 			return rep.WriteTable(os.Stdout)
 		},
 	}
+}
+
+// benchE2E runs scpipe bench --e2e.
+func benchE2E(c *cli.Context, env runEnv) error {
+	sizes, err := bench.ParseSizes(c.String("size"))
+	if err != nil {
+		return fmt.Errorf("--size: %w", err)
+	}
+	if len(sizes) != 1 {
+		return fmt.Errorf("bench --e2e: --size takes one size, not %d", len(sizes))
+	}
+	fit := pipeline.DefaultFitConfig()
+	if path := c.String("config"); path != "" {
+		if fit, err = pipeline.LoadFitConfig(path, fit); err != nil {
+			return err
+		}
+	}
+	if c.IsSet("L") {
+		Ls, err := pipeline.ParseLSpec(c.String("L"))
+		if err != nil {
+			return fmt.Errorf("--L: %w", err)
+		}
+		fit.L = Ls
+	}
+	o := bench.E2EOptions{Size: sizes[0], Shards: c.String("shards"), Density: c.Float64("density"), Seed: c.Uint64("seed"), Fit: fit,
+		Workers: env.threads, Work: c.String("work"), Keep: c.Bool("keep"), Cached: env.cached,
+		CPUProfile: c.String("cpuprofile"), Force: c.Bool("force"),
+		Command: strings.Join(os.Args, " "), Log: env.log}
+	rep, err := bench.RunE2E(c.Context, o)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return rep.WriteJSON(os.Stdout)
+	}
+	return rep.WriteTable(os.Stdout)
 }

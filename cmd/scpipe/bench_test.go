@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,6 +74,46 @@ func TestBenchCommandBadFlags(t *testing.T) {
 		err := run(t, args...)
 		if err == nil || !strings.Contains(err.Error(), tt.mention) {
 			t.Errorf("scpipe %s: %v, want an error mentioning %q", strings.Join(args, " "), err, tt.mention)
+		}
+	}
+}
+
+// TestBenchE2ECommand runs scpipe bench --e2e at a tiny size with a config
+// file and --L, and checks that the JSON report describes that analysis.
+func TestBenchE2ECommand(t *testing.T) {
+	work := t.TempDir()
+	cfg := filepath.Join(work, "fit.toml")
+	if err := os.WriteFile(cfg, []byte("chains = 1\nburn_in = 2\nsamples = 3\nstarts = 2\nstart_sweeps = 1\nholdout = 0.02\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out, err := captureStdout(t, func() error {
+		return run(t, "bench", "--e2e", "--size", "300x200", "--L", "2,3", "--config", cfg, "--work", work, "-j", "2", "--json", "--quiet")
+	})
+	if err != nil {
+		t.Fatalf("scpipe bench --e2e: %v", err)
+	}
+	var rep struct {
+		CellsIn      int     `json:"cells_in"`
+		GenesIn      int     `json:"genes_in"`
+		Fits         int     `json:"fits"`
+		SweepsPerFit int     `json:"sweeps_fit"`
+		Sweeps       float64 `json:"sweeps_seconds"`
+		Total        float64 `json:"total_seconds"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("bench --e2e --json: %v\n%s", err, out)
+	}
+	if rep.CellsIn != 300 || rep.GenesIn != 200 || rep.Fits != 2 || rep.SweepsPerFit != 5 || !(rep.Sweeps > 0) || !(rep.Total > rep.Sweeps) {
+		t.Errorf("report %+v, want 300 × 200, 2 fits of 5 sweeps\n%s", rep, out)
+	}
+	for _, args := range [][]string{
+		{"--size", "300x200,400x200"},
+		{"--config", filepath.Join(work, "missing.toml")},
+		{"--L", "0"},
+	} {
+		err := run(t, append([]string{"bench", "--e2e", "--work", work, "--quiet"}, args...)...)
+		if err == nil {
+			t.Errorf("scpipe bench --e2e %s: no error", strings.Join(args, " "))
 		}
 	}
 }
