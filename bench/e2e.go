@@ -119,7 +119,7 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 	}
 	rep := &E2EReport{Command: o.Command, Workers: o.Workers, Machine: machine(), LoadBefore: loadAvg()}
 	if o.Shards == "" {
-		if err := generateInput(o, rep); err != nil {
+		if err := generateInput(ctx, o, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +193,7 @@ func describeShards(dir string, rep *E2EReport) error {
 
 // generateInput sets rep.Input to the cached file of o's size, density and
 // seed in o.Work, generating it first when absent.
-func generateInput(o E2EOptions, rep *E2EReport) error {
+func generateInput(ctx context.Context, o E2EOptions, rep *E2EReport) error {
 	rep.Input = filepath.Join(o.Work, fmt.Sprintf("e2e-tenxv2-%s-d%g-seed%d.h5", o.Size, o.Density, o.Seed))
 	if _, err := os.Stat(rep.Input); err == nil {
 		rep.InputCached = true
@@ -202,7 +202,7 @@ func generateInput(o E2EOptions, rep *E2EReport) error {
 	}
 	o.Log.Info("generating a 10x HDF5 file", "file", rep.Input, "cells", o.Size.Cells, "genes", o.Size.Genes, "density", o.Density)
 	start := time.Now()
-	nnz, err := ingest.GenerateTenXV2(rep.Input, o.Size.Genes, o.Size.Cells, o.Density, o.Seed)
+	nnz, err := ingest.GenerateTenXV2(ctx, rep.Input, o.Size.Genes, o.Size.Cells, o.Density, o.Seed)
 	if err != nil {
 		return fmt.Errorf("bench: generating the e2e input: %w", err)
 	}

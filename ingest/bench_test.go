@@ -320,7 +320,7 @@ func BenchmarkIngestHDF5Paper(b *testing.B) {
 	s := benchSize{28000, 1300000, 0.069, true}
 	key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk8192-deflate4-shuffle-streamed.h5", s, s.density)
 	path, nnz := benchInput(b, key, func(path string) (int64, error) {
-		return h5gen.GenerateTenXV2Stream(path, s.genes, s.cells, s.density, 1,
+		return h5gen.GenerateTenXV2Stream(context.Background(), path, s.genes, s.cells, s.density, 1,
 			h5gen.Options{Chunk: 1 << 13, Deflate: 4, Shuffle: true})
 	})
 	benchIngest(b, path, nnz)

@@ -1,6 +1,10 @@
 package ingest
 
-import "scpipe/ingest/internal/h5gen"
+import (
+	"context"
+
+	"scpipe/ingest/internal/h5gen"
+)
 
 // GenerateTenXV2 writes a CellRanger v2 HDF5 file at path (genome group
 // "hg19", as the 1.3M-cell file stores it: PyTables' chunks of 8 192
@@ -9,8 +13,9 @@ import "scpipe/ingest/internal/h5gen"
 // over orders of magnitude as real ones do; seed fixes the matrix. It needs
 // memory for O(genes + cells) and a few batches of cells, whatever the
 // size, so `scpipe bench --e2e` can generate the input of a whole analysis
-// of the paper's size. It returns the number of nonzeros.
-func GenerateTenXV2(path string, genes, cells int, density float64, seed uint64) (int64, error) {
-	return h5gen.GenerateTenXV2Stream(path, genes, cells, density, seed,
+// of the paper's size. It returns the number of nonzeros; cancelling ctx
+// stops it while it draws the cells, leaving no file.
+func GenerateTenXV2(ctx context.Context, path string, genes, cells int, density float64, seed uint64) (int64, error) {
+	return h5gen.GenerateTenXV2Stream(ctx, path, genes, cells, density, seed,
 		h5gen.Options{Chunk: 8192, Deflate: 4, Shuffle: true})
 }

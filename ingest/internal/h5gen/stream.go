@@ -3,6 +3,7 @@ package h5gen
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,8 +25,9 @@ import (
 // into two temporary files beside path, and appends them, each under a
 // version-1 chunk B-tree of its own, after what scigolib writes. o.Chunk
 // must be positive; chunks are whole, the last padded with zeros, as
-// libhdf5 stores them.
-func GenerateTenXV2Stream(path string, genes, cells int, density float64, seed uint64, o Options) (nnz int64, err error) {
+// libhdf5 stores them. Cancelling ctx stops the drawing (minutes at the
+// paper's size) and leaves neither the file nor the temporary ones.
+func GenerateTenXV2Stream(ctx context.Context, path string, genes, cells int, density float64, seed uint64, o Options) (nnz int64, err error) {
 	if err := checkGenerate("GenerateTenXV2Stream", genes, cells, density, o); err != nil {
 		return 0, err
 	}
@@ -48,7 +50,7 @@ func GenerateTenXV2Stream(path string, genes, cells int, density float64, seed u
 			os.Remove(a.tmp.Name())
 		}()
 	}
-	indptr, err := drawChunks(newModel(genes, density, seed), cells, arrays)
+	indptr, err := drawChunks(ctx, newModel(genes, density, seed), cells, arrays)
 	if err != nil {
 		return 0, fmt.Errorf("h5gen: %s: %w", path, err)
 	}
@@ -123,7 +125,7 @@ const drawBatch = 256
 // drawChunks draws every cell once, in rounds of batches on all cores, and
 // writes each array's chunks to its temporary file; it returns the column
 // pointers.
-func drawChunks(m *model, cells int, arrays []*streamedDataset) ([]int64, error) {
+func drawChunks(ctx context.Context, m *model, cells int, arrays []*streamedDataset) ([]int64, error) {
 	// Twice as many batches as cores, each on a goroutine of its own,
 	// balance uneven cells.
 	drawers := make([]*drawer, 2*runtime.GOMAXPROCS(0))
@@ -138,6 +140,9 @@ func drawChunks(m *model, cells int, arrays []*streamedDataset) ([]int64, error)
 	batches := make([]batch, len(drawers))
 	indptr := make([]int64, cells+1)
 	for lo := 0; lo < cells; lo += len(drawers) * drawBatch {
+		if err := ctx.Err(); err != nil {
+			return nil, err // a file of the paper's size takes minutes to draw
+		}
 		var wg sync.WaitGroup
 		for i := range batches {
 			from := lo + i*drawBatch

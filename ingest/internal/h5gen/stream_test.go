@@ -1,7 +1,10 @@
 package h5gen
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -34,7 +37,7 @@ func TestGenerateTenXV2Stream(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, "stream.h5")
-			n, err := GenerateTenXV2Stream(path, genes, cells, density, seed, tc.o)
+			n, err := GenerateTenXV2Stream(context.Background(), path, genes, cells, density, seed, tc.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,4 +96,19 @@ func toFloats(v []int64) []float64 {
 		f[i] = float64(x)
 	}
 	return f
+}
+
+// TestGenerateStreamCancelled checks that a cancelled generation returns
+// the context's error and leaves nothing in the folder.
+func TestGenerateStreamCancelled(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := GenerateTenXV2Stream(ctx, filepath.Join(dir, "stream.h5"), 500, 20000, 0.05, 1, Options{Chunk: 1000})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left behind, first %s", len(left), left[0].Name())
+	}
 }
