@@ -96,7 +96,7 @@ say "a 2-rank run resumed by one process: identical"
 # SIGTERM to mpirun (which passes it to every rank, as a scheduler's
 # pre-emption does): the ranks checkpoint their cells and stop; 3 ranks
 # resume and finish as one process does.
-long=(--L 3 --chains 1 --burn-in 400 --samples 20 --starts 2 --start-sweeps 2 --init data --checkpoint-every 1000 -j 1
+long=(--L 3 --chains 1 --burn-in 1500 --samples 20 --starts 2 --start-sweeps 2 --init data --checkpoint-every 1000 -j 1
   --noise dropout --housekeeping=true)
 ./scpipe fit sim/shards -o direct-long "${long[@]}" --quiet 2>direct-long.log || fail "the direct fit failed: $(cat direct-long.log)"
 "${run_mpi[@]}" -np 2 ./scpipe fit --mpi sim/shards -o stopped "${long[@]}" >stopped.log 2>&1 &
@@ -105,7 +105,7 @@ for _ in $(seq 300); do
   grep -q 'msg=fitting' stopped.log && break
   sleep 0.1
 done
-sleep 2
+sleep 1
 kill -TERM "$mpirun_pid" 2>/dev/null ||
   fail "the 2-rank fit ended before SIGTERM could stop it (too short for this machine?): $(tail -3 stopped.log)"
 if wait "$mpirun_pid"; then
