@@ -505,7 +505,7 @@ func writeEvaluation(o EvaluateOptions, series [][]evaluate.Series, images map[s
 	for name, f := range images {
 		files[name] = f
 	}
-	return commitFolder(o.Out, o.Force, o.Log, func(tmp string) error {
+	return outlock.CommitDir(o.Out, "evaluate", o.Force, o.Log, func(tmp string) error {
 		names := slices.Sorted(func(yield func(string) bool) {
 			for n := range files {
 				if !yield(n) {
@@ -542,47 +542,6 @@ func writeFileIn(tmp, name string, write func(io.Writer) error) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
-	}
-	return nil
-}
-
-// commitFolder fills a temporary folder beside dir and renames it to dir,
-// holding dir's lock meanwhile; an existing dir is refused unless force,
-// and then replaced only once the new folder is complete.
-func commitFolder(dir string, force bool, log *slog.Logger, fill func(tmp string) error) error {
-	lk, err := outlock.Acquire(dir, log)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	defer lk.Release()
-	if _, err := lk.RemoveStale(); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if _, err := os.Stat(dir); err == nil && !force {
-		return fmt.Errorf("evaluate: %s already exists (use --force to replace it)", dir)
-	}
-	tmp, err := outlock.TempDir(dir)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if err := fill(tmp); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = outlock.AsideName(dir)
-		if err := os.Rename(dir, old); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("evaluate: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if old != "" {
-		return os.RemoveAll(old)
 	}
 	return nil
 }

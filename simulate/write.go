@@ -372,49 +372,10 @@ func writeFile(path string, fill func(io.Writer) error) error {
 	return nil
 }
 
-// commitDir runs fill on a fresh temporary folder beside dir and renames it
-// to dir when fill succeeds; on failure nothing is left behind. An existing
-// dir is refused unless force, in which case it is replaced only after the
-// new folder is complete. dir is locked meanwhile (a second simulation into
-// it fails at once), and the folders a killed simulation into it left are
-// removed first.
+// commitDir writes dir through fill as outlock.CommitDir does.
 func commitDir(dir string, force bool, fill func(tmp string) error) error {
 	if dir == "" {
 		return errNoOutput
 	}
-	lk, err := outlock.Acquire(dir, slog.Default())
-	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	defer lk.Release()
-	if _, err := lk.RemoveStale(); err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	if _, err := os.Stat(dir); err == nil && !force {
-		return fmt.Errorf("simulate: %s already exists (use --force to replace it)", dir)
-	}
-	tmp, err := outlock.TempDir(dir)
-	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	if err := fill(tmp); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = outlock.AsideName(dir)
-		if err := os.Rename(dir, old); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("simulate: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("simulate: %w", err)
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
+	return outlock.CommitDir(dir, "simulate", force, slog.Default(), fill)
 }

@@ -387,6 +387,52 @@ func TempFile(output, kind string) (*os.File, error) {
 	return nil, fmt.Errorf("%s: no free temporary name", output)
 }
 
+// CommitDir runs fill on a fresh temporary folder beside dir and renames it
+// to dir when fill succeeds; on failure nothing is left behind. An existing
+// dir is refused unless force, and then replaced only once the new folder
+// is complete. dir is locked meanwhile (a second writer fails at once), and
+// the temporaries a killed writer of dir left are removed first. Errors of
+// its own begin with what (the command, such as "simulate"); fill's are
+// returned as they are.
+func CommitDir(dir, what string, force bool, log *slog.Logger, fill func(tmp string) error) error {
+	fail := func(err error) error { return fmt.Errorf("%s: %w", what, err) }
+	lk, err := Acquire(dir, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer lk.Release()
+	if _, err := lk.RemoveStale(); err != nil {
+		return fail(err)
+	}
+	if _, err := os.Stat(dir); err == nil && !force {
+		return fmt.Errorf("%s: %s already exists (use --force to replace it)", what, dir)
+	}
+	tmp, err := TempDir(dir)
+	if err != nil {
+		return fail(err)
+	}
+	if err := fill(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	old := ""
+	if _, err := os.Stat(dir); err == nil {
+		old = AsideName(dir)
+		if err := os.Rename(dir, old); err != nil {
+			os.RemoveAll(tmp)
+			return fail(err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return fail(err)
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
+
 // AsideName returns a fresh name beside output, BASE.old-XXXXXXXXXXXX, to
 // move a replaced output to before deleting it.
 func AsideName(output string) string { return tempName(output, "", "old") }

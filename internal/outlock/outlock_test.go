@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -273,5 +274,38 @@ func TestSharedLock(t *testing.T) {
 	_, err = AcquireShared(out, nil)
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", os.Getpid())) {
 		t.Errorf("shared request while an exclusive holder holds the lock: %v (want its pid)", err)
+	}
+}
+
+// TestCommitDir checks that an output is refused without force, replaced
+// with it, and that a failing fill leaves the old output and nothing else.
+func TestCommitDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	write := func(content string) func(string) error {
+		return func(tmp string) error { return os.WriteFile(filepath.Join(tmp, "f"), []byte(content), 0o666) }
+	}
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name, content string
+		force         bool
+		fill          func(string) error
+		wantErr       string
+		want          string
+	}{
+		{"new", "1", false, write("1"), "", "1"},
+		{"exists", "2", false, write("2"), "already exists (use --force", "1"},
+		{"forced", "3", true, write("3"), "", "3"},
+		{"fill fails", "4", true, func(string) error { return boom }, "boom", "3"},
+	} {
+		err := CommitDir(dir, "test", tc.force, slog.New(slog.DiscardHandler), tc.fill)
+		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.wantErr)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "f")); string(got) != tc.want {
+			t.Errorf("%s: output holds %q, want %q", tc.name, got, tc.want)
+		}
+		if left, _ := os.ReadDir(filepath.Dir(dir)); len(left) != 1 { // the lock goes with its release
+			t.Errorf("%s: %d entries where the output is, want the output alone", tc.name, len(left))
+		}
 	}
 }

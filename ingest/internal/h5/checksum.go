@@ -5,10 +5,10 @@ import (
 	"math/bits"
 )
 
-// lookup3 is Bob Jenkins' hashlittle with initial value 0, the checksum of
-// HDF5's version-2 metadata (H5_checksum_lookup3). h5gen has the same
-// function for the headers it rewrites; this one is the reader's.
-func lookup3(k []byte) uint32 {
+// Lookup3 is Bob Jenkins' hashlittle with initial value 0, the checksum of
+// HDF5's version-2 metadata (H5_checksum_lookup3): the reader checks it,
+// and h5gen writes it into the headers it rewrites.
+func Lookup3(k []byte) uint32 {
 	a := 0xdeadbeef + uint32(len(k))
 	b, c := a, a
 	for len(k) > 12 {
@@ -67,5 +67,5 @@ func (m *meta) checksummed(b []byte) bool {
 	if m.skipChecksums {
 		return len(b) >= 4
 	}
-	return len(b) >= 4 && binary.LittleEndian.Uint32(b[len(b)-4:]) == lookup3(b[:len(b)-4])
+	return len(b) >= 4 && binary.LittleEndian.Uint32(b[len(b)-4:]) == Lookup3(b[:len(b)-4])
 }

@@ -30,7 +30,7 @@ func cat(parts ...[]byte) []byte {
 }
 
 // withChecksum appends the lookup3 checksum of b.
-func withChecksum(b []byte) []byte { return append(b, le(4, uint64(lookup3(b)))...) }
+func withChecksum(b []byte) []byte { return append(b, le(4, uint64(Lookup3(b)))...) }
 
 // alloc reserves n bytes (8-aligned) and returns their address.
 func (im *image) alloc(n int) uint64 {

@@ -34,10 +34,11 @@ import (
 	"hash/adler32"
 	"hash/crc32"
 	"io"
-	"math/bits"
 	"os"
 
 	"github.com/scigolib/hdf5"
+
+	"scpipe/ingest/internal/h5"
 )
 
 // fixKind names a correction.
@@ -371,7 +372,7 @@ func readOHDR(f *os.File, addr uint64) (*ohdr, error) {
 	if _, err := f.ReadAt(sum[:], int64(addr)+int64(len(h.buf))); err != nil {
 		return nil, fmt.Errorf("object header at %#x: %w", addr, err)
 	}
-	if got, want := lookup3(h.buf), binary.LittleEndian.Uint32(sum[:]); got != want {
+	if got, want := h5.Lookup3(h.buf), binary.LittleEndian.Uint32(sum[:]); got != want {
 		return nil, fmt.Errorf("object header at %#x: checksum %#x, computed %#x", addr, want, got)
 	}
 	msgHead := 4
@@ -410,63 +411,9 @@ func (h *ohdr) message(typ byte) ([]byte, error) {
 
 // writeBack writes h with a fresh checksum.
 func (h *ohdr) writeBack(f *os.File) error {
-	out := binary.LittleEndian.AppendUint32(bytes.Clone(h.buf), lookup3(h.buf))
+	out := binary.LittleEndian.AppendUint32(bytes.Clone(h.buf), h5.Lookup3(h.buf))
 	if _, err := f.WriteAt(out, int64(h.addr)); err != nil {
 		return fmt.Errorf("object header at %#x: %w", h.addr, err)
 	}
 	return nil
-}
-
-// lookup3 is Bob Jenkins' hashlittle with initial value 0, the checksum of
-// HDF5 metadata (H5_checksum_lookup3).
-func lookup3(k []byte) uint32 {
-	a := 0xdeadbeef + uint32(len(k))
-	b, c := a, a
-	for len(k) > 12 {
-		a += binary.LittleEndian.Uint32(k)
-		b += binary.LittleEndian.Uint32(k[4:])
-		c += binary.LittleEndian.Uint32(k[8:])
-		a -= c
-		a ^= bits.RotateLeft32(c, 4)
-		c += b
-		b -= a
-		b ^= bits.RotateLeft32(a, 6)
-		a += c
-		c -= b
-		c ^= bits.RotateLeft32(b, 8)
-		b += a
-		a -= c
-		a ^= bits.RotateLeft32(c, 16)
-		c += b
-		b -= a
-		b ^= bits.RotateLeft32(a, 19)
-		a += c
-		c -= b
-		c ^= bits.RotateLeft32(b, 4)
-		b += a
-		k = k[12:]
-	}
-	if len(k) == 0 {
-		return c
-	}
-	var tail [12]byte
-	copy(tail[:], k)
-	a += binary.LittleEndian.Uint32(tail[:])
-	b += binary.LittleEndian.Uint32(tail[4:])
-	c += binary.LittleEndian.Uint32(tail[8:])
-	c ^= b
-	c -= bits.RotateLeft32(b, 14)
-	a ^= c
-	a -= bits.RotateLeft32(c, 11)
-	b ^= a
-	b -= bits.RotateLeft32(a, 25)
-	c ^= b
-	c -= bits.RotateLeft32(b, 16)
-	a ^= c
-	a -= bits.RotateLeft32(c, 4)
-	b ^= a
-	b -= bits.RotateLeft32(a, 14)
-	c ^= b
-	c -= bits.RotateLeft32(b, 24)
-	return c
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"scpipe/ingest/internal/h5"
 )
 
 // small is a 4-gene × 3-cell matrix whose middle cell is empty.
@@ -464,8 +466,8 @@ func TestLookup3(t *testing.T) {
 		in   string
 		want uint32
 	}{{"", 0xdeadbeef}, {"Four score and seven years ago", 0x17770551}} {
-		if got := lookup3([]byte(tc.in)); got != tc.want {
-			t.Errorf("lookup3(%q) = %#x, want %#x", tc.in, got, tc.want)
+		if got := h5.Lookup3([]byte(tc.in)); got != tc.want {
+			t.Errorf("h5.Lookup3(%q) = %#x, want %#x", tc.in, got, tc.want)
 		}
 	}
 }
