@@ -38,6 +38,17 @@ type FitOptions struct {
 	// ProgressTo receives the progress meters (os.Stderr in the CLI).
 	ProgressTo io.Writer
 	Timings    *FitTimings // when not nil, Fit adds where its time went
+
+	// afterSweep, when set (by tests), is called after each sweep of each
+	// fit, in the fit's goroutine: a test cancels at a chosen sweep rather
+	// than racing a fit that may finish first.
+	afterSweep func(L, chain, sweep int)
+}
+
+func (o FitOptions) sweepDone(L, chain, sweep int) {
+	if o.afterSweep != nil {
+		o.afterSweep(L, chain, sweep)
+	}
 }
 
 // FitReport is what Fit did.
@@ -374,6 +385,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	start = time.Now()
 	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
+		o.sweepDone(L, chain, st.Sweep)
 		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
 			lastSave = time.Now()
 			return save(false)

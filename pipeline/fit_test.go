@@ -199,6 +199,16 @@ func TestFitThreadsIdentical(t *testing.T) {
 	}
 }
 
+// cancelAfter is a FitOptions.afterSweep that cancels the first fit to
+// finish the given sweep: an interruption mid-fit however fast the machine.
+func cancelAfter(sweep int, cancel context.CancelFunc) func(L, chain, s int) {
+	return func(_, _, s int) {
+		if s == sweep {
+			cancel()
+		}
+	}
+}
+
 // waitForCheckpoint polls until some fit of run has a checkpoint.
 func waitForCheckpoint(run string, stop <-chan struct{}) bool {
 	for {
@@ -226,14 +236,7 @@ func TestFitInterruptAndResume(t *testing.T) {
 		cfg := ref
 		cfg.Output = filepath.Join(t.TempDir(), "run")
 		ctx, cancel := context.WithCancel(context.Background())
-		stop := make(chan struct{})
-		go func() {
-			if waitForCheckpoint(cfg.Output, stop) {
-				cancel()
-			}
-		}()
-		_, err := Fit(ctx, cfg, FitOptions{})
-		close(stop)
+		_, err := Fit(ctx, cfg, FitOptions{afterSweep: cancelAfter(3, cancel)})
 		cancel()
 		if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "--resume") {
 			t.Fatalf("interrupted fit returned %v", err)

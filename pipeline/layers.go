@@ -189,6 +189,7 @@ func fitLayers(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitCo
 	lastSave := time.Now()
 	res, err := s.Run(ctx, func(st gibbs.LayersSweepStats) error {
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%v λ=%s", st.Phase, lambdaText(s.Lambdas())))
+		o.sweepDone(L, chain, st.Sweep)
 		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
 			lastSave = time.Now()
 			return save()

@@ -107,14 +107,7 @@ func TestFitLayers(t *testing.T) {
 		cfg := ref
 		cfg.Output, cfg.Threads = filepath.Join(t.TempDir(), "run"), 2
 		ctx, cancel := context.WithCancel(context.Background())
-		stop := make(chan struct{})
-		go func() {
-			if waitForCheckpoint(cfg.Output, stop) {
-				cancel()
-			}
-		}()
-		_, err := Fit(ctx, cfg, FitOptions{})
-		close(stop)
+		_, err := Fit(ctx, cfg, FitOptions{afterSweep: cancelAfter(3, cancel)})
 		cancel()
 		if !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("interrupted fit returned %v", err)

@@ -145,14 +145,7 @@ func TestResumeCheckpointOnOtherShards(t *testing.T) {
 	cfg := tinyConfig(a, filepath.Join(t.TempDir(), "run"), 3)
 	cfg.BurnIn, cfg.Samples, cfg.CheckpointEvery = 30, 20, 1
 	ctx, cancel := context.WithCancel(context.Background())
-	stop := make(chan struct{})
-	go func() {
-		if waitForCheckpoint(cfg.Output, stop) {
-			cancel()
-		}
-	}()
-	_, err := Fit(ctx, cfg, FitOptions{})
-	close(stop)
+	_, err := Fit(ctx, cfg, FitOptions{afterSweep: cancelAfter(3, cancel)})
 	cancel()
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("interrupted fit: %v", err)

@@ -113,14 +113,7 @@ func TestFitChainMatchesFit(t *testing.T) {
 			task := cfg
 			task.L = LSizes{3}
 			cctx, cancel := context.WithCancel(ctx)
-			stop := make(chan struct{})
-			go func() {
-				if waitForCheckpoint(cfg.Output, stop) {
-					cancel()
-				}
-			}()
-			_, err := FitChain(cctx, task, 2, FitOptions{})
-			close(stop)
+			_, err := FitChain(cctx, task, 2, FitOptions{afterSweep: cancelAfter(3, cancel)})
 			cancel()
 			if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "--L 3 --chain 2 --resume") {
 				t.Fatalf("interrupted FitChain: %v (want ErrInterrupted naming the command that resumes it)", err)
