@@ -127,17 +127,37 @@ func BenchmarkCondSums(b *testing.B) {
 			}
 			planes := codeMajor(nil, codes, L)
 			active := uint64(0b1011) & (1<<uint(L) - 1)
+			// Three level planes of random bits, as a U step's cell levels.
+			liftBlock := make([]uint64, MaxCellLevelBits*words+8)
+			lift := make([][]uint64, MaxCellLevelBits)
+			for j := range lift {
+				lift[j] = liftBlock[j*words : (j+1)*words]
+				for i := range lift[j] {
+					lift[j][i] = sparse(0.5)
+				}
+			}
 			for _, k := range Kernels() {
+				b.Run(fmt.Sprintf("words%d/L%d/%s/lift", words, L, k), func(b *testing.B) {
+					var acc, lev [MaxL]uint64
+					var buf vecScratch
+					var row vecRow
+					kern := vectorKernelNamed(k)
+					for b.Loop() {
+						if k == GoKernel {
+							condSumsLift(&acc, &lev, active, codesFrom(0, L), L, codes, x, obs, lift)
+						} else {
+							row.prepare(active, codesFrom(0, L), words)
+							row.scanLift(kern, &buf, planes, x, nil, liftBlock, words)
+							row.add(&acc, &lev)
+						}
+					}
+					b.ReportMetric(float64(64*words)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+				})
 				b.Run(fmt.Sprintf("words%d/L%d/%s", words, L, k), func(b *testing.B) {
 					var acc, lev [MaxL]uint64
 					var buf vecScratch
 					var row vecRow
-					var kern vectorKernel
-					for _, v := range vectorKernels {
-						if v.name == k {
-							kern = v
-						}
-					}
+					kern := vectorKernelNamed(k)
 					for b.Loop() {
 						if k == GoKernel {
 							condSums(&acc, active, codesFrom(0, L), L, codes, x, obs)
@@ -152,4 +172,15 @@ func BenchmarkCondSums(b *testing.B) {
 			}
 		}
 	}
+}
+
+// vectorKernelNamed returns the vector kernel of that name (the zero
+// kernel for the Go one).
+func vectorKernelNamed(name string) vectorKernel {
+	for _, v := range vectorKernels {
+		if v.name == name {
+			return v
+		}
+	}
+	return vectorKernel{}
 }

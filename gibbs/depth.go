@@ -3,6 +3,7 @@ package gibbs
 import (
 	"math"
 	"math/bits"
+	"sync"
 )
 
 // MaxCellLevelBits bounds Config.CellLevelBits: up to 8 per-cell levels.
@@ -113,22 +114,29 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	// cell first+i); the percentiles and totals are over every cell.
 	first, last := s.cellRange()
 	cells := make([]levelCounts, last-first)
-	for i := range cells {
-		cells[i] = s.cellCounts(first+i, counts[first+i])
-	}
+	s.forBlocks(len(cells), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			cells[i] = s.cellCounts(first+i, counts[first+i])
+		}
+	})
 	if !fixed {
 		g := make([]float64, len(cells))
 		for range 2 {
-			for i, cc := range cells {
-				b := cellBackground(cc, c.rates.rho)
-				g[i] = math.Log1p(-c.rates.rho*(1-b)) - math.Log(b)
-			}
+			rho := c.rates.rho
+			s.forBlocks(len(cells), func(lo, hi int) {
+				for i, cc := range cells[lo:hi] {
+					b := cellBackground(cc, rho)
+					g[lo+i] = math.Log1p(-rho*(1-b)) - math.Log(b)
+				}
+			})
 			q := s.orderStats(g, []int{s.n * 2 / 100, (s.n - 1) * 98 / 100})
 			lo, hi := q[0], q[1]
 			c.rates.lift0, c.rates.step = lo, max((hi-lo)/float64(max(K-1, 1)), minLiftStep)
-			for i, gn := range g {
-				c.level[first+i] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
-			}
+			s.forBlocks(len(g), func(a, b int) {
+				for i, gn := range g[a:b] {
+					c.level[first+a+i] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
+				}
+			})
 			byLevel := s.levelTotals(c, cells)
 			c.rates.rho = goldenMax(1e-3, 1-1e-3, func(rho float64) float64 {
 				t := 0.0
@@ -145,6 +153,22 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 		t += lc.logLik(c.rates.rho, c.rates.lift(uint8(k)))
 	}
 	return t
+}
+
+// forBlocks calls f on contiguous blocks [lo, hi) covering 0..n, on the
+// sampler's workers side by side: for per-cell work whose results do not
+// depend on how the cells are split.
+func (s *Sampler) forBlocks(n int, f func(lo, hi int)) {
+	w := min(s.workers, max(n/4096, 1))
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Go(func() { f(k*n/w, (k+1)*n/w) })
+	}
+	wg.Wait()
 }
 
 // levelTotals adds up the cells' counts by level (cells[i] is cell
@@ -216,13 +240,15 @@ func (s *Sampler) setLiftPlanes(c *chain) {
 		}
 	}
 	clear(c.liftBlock)
-	for n, k := range c.level {
-		for j := range nb {
-			if k>>uint(j)&1 != 0 {
-				c.liftPlanes[j][n/64] |= 1 << uint(n%64)
+	// Words apart, so that workers write disjoint words.
+	s.forBlocks(s.nw, func(lo, hi int) {
+		for n := lo * 64; n < min(hi*64, len(c.level)); n++ {
+			k := c.level[n]
+			for j := range nb {
+				c.liftPlanes[j][n/64] |= uint64(k>>uint(j)&1) << uint(n%64)
 			}
 		}
-	}
+	})
 }
 
 // initialLevels gives c its starting levels and grid: every cell at the

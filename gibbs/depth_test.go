@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -325,4 +327,40 @@ func TestCellLevelsReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameRun(t, "resumed", base, b, baseRes, res)
+}
+
+// TestOrderStats: the radix selection of the levels' percentiles gives the
+// values a sort gives, with ties, negative values, infinities and any
+// number of workers.
+func TestOrderStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		name string
+		g    func(i int) float64
+	}{
+		{"normal", func(int) float64 { return rng.NormFloat64() * 3 }},
+		{"ties", func(i int) float64 { return float64(i%5) - 2 }},
+		{"signed zeros and infinities", func(i int) float64 {
+			return []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 1e-300, -1e-300}[i%6]
+		}},
+	} {
+		for _, n := range []int{1, 2, 4095, 20000} {
+			g := make([]float64, n)
+			for i := range g {
+				g[i] = tc.g(i)
+			}
+			sorted := slices.Clone(g)
+			slices.Sort(sorted)
+			ranks := []int{0, n * 2 / 100, (n - 1) * 98 / 100, n - 1}
+			for _, workers := range []int{1, 3} {
+				s := &Sampler{workers: workers}
+				got := s.orderStats(g, ranks)
+				for i, r := range ranks {
+					if got[i] != sorted[r] {
+						t.Errorf("%s, %d values, %d workers: rank %d is %v, want %v", tc.name, n, workers, r, got[i], sorted[r])
+					}
+				}
+			}
+		}
+	}
 }

@@ -187,7 +187,7 @@ func condSums2(acc *[MaxL]uint64, active, want uint64, codes, x, obs []uint64, k
 }
 
 // condSumsLift is condSums for a step whose columns carry lift levels: the
-// level of column c is Σ_j 2^j·bit c of lift[j] (len(lift) ≤ MaxLiftBits,
+// level of column c is Σ_j 2^j·bit c of lift[j] (len(lift) ≤ MaxCellLevelBits,
 // each plane len(x) words). Besides the counts of condSums it adds to
 // weight[l], for every wanted code l, the summed level of the observed ones
 // that code l alone decides: Σ_j 2^j·popcount(x & S & lift[j]).
@@ -215,14 +215,19 @@ func condSumsLift(acc, weight *[MaxL]uint64, active, want uint64, L int, codes, 
 		ow := obs[w]
 		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
 		covered += bits.OnesCount64((c1 | c2) & ow)
+		// This word of each plane, read once for every code; planes past
+		// len(lift) stay empty.
+		var pw [MaxCellLevelBits]uint64
+		for j, p := range lift {
+			pw[j] = p[w]
+		}
+		l0, l1, l2 := pw[0], pw[1], pw[2]
 		for k, l := range list[:n] {
 			s := cw[l] &^ (c2 | c1&keep[k]) & ow
 			a := xw & s
 			ones[k] += bits.OnesCount64(a)
 			all[k] += bits.OnesCount64(s)
-			for j, p := range lift {
-				lev[k] += bits.OnesCount64(a&p[w]) << uint(j)
-			}
+			lev[k] += bits.OnesCount64(a&l0) + bits.OnesCount64(a&l1)<<1 + bits.OnesCount64(a&l2)<<2
 		}
 	}
 	for k, l := range list[:n] {

@@ -513,48 +513,47 @@ func (s *Sampler) sumLevelCounts(by []levelCounts) {
 }
 
 // orderStats returns the ranks[i]-th smallest (from 0) of the values g of
-// the process's cells over every process's: sorted in one process, found
-// by radix selection on the values' order-preserving bits across several
-// (8 rounds of a 256-bucket histogram per rank asked, in one reduction a
-// round), so that no process needs the others' values.
+// the process's cells over every process's, by radix selection on the
+// values' order-preserving bits: 8 rounds of a 256-bucket histogram per
+// rank asked (one reduction a round across processes, so that no process
+// needs the others' values), each counted by the workers side by side.
+// Linear in the cells where a sort was not: at 1.3 million cells the two
+// sorts a sweep cost more than the levels' other work.
 func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
-	out := make([]float64, len(ranks))
-	if s.part == nil {
-		sorted := slices.Clone(g)
-		slices.Sort(sorted)
-		for i, r := range ranks {
-			out[i] = sorted[r]
-		}
-		return out
-	}
-	key := func(f float64) uint64 {
-		b := math.Float64bits(f)
-		if b>>63 != 0 {
-			return ^b
-		}
-		return b | 1<<63
-	}
 	keys := make([]uint64, len(g))
-	for i, f := range g {
-		keys[i] = key(f)
-	}
+	s.forBlocks(len(g), func(lo, hi int) {
+		for i, f := range g[lo:hi] {
+			keys[lo+i] = orderKey(f)
+		}
+	})
 	prefix := make([]uint64, len(ranks))
 	left := slices.Clone(ranks)
 	hist := make([]int64, 256*len(ranks))
+	var mu sync.Mutex
 	for shift := 56; shift >= 0; shift -= 8 {
 		clear(hist)
 		high := ^uint64(0) << uint(shift+8) // the bits already chosen
 		if shift == 56 {
 			high = 0
 		}
-		for _, k := range keys {
-			for q := range ranks {
-				if k&high == prefix[q] {
-					hist[256*q+int(k>>uint(shift)&255)]++
+		s.forBlocks(len(keys), func(lo, hi int) {
+			h := make([]int64, len(hist))
+			for _, k := range keys[lo:hi] {
+				for q, p := range prefix {
+					if k&high == p {
+						h[256*q+int(k>>uint(shift)&255)]++
+					}
 				}
 			}
+			mu.Lock()
+			for i, v := range h {
+				hist[i] += v
+			}
+			mu.Unlock()
+		})
+		if s.part != nil {
+			s.part.sum(hist)
 		}
-		s.part.sum(hist)
 		for q := range ranks {
 			b := 0
 			for ; b < 255 && int64(left[q]) >= hist[256*q+b]; b++ {
@@ -563,6 +562,7 @@ func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
 			prefix[q] |= uint64(b) << uint(shift)
 		}
 	}
+	out := make([]float64, len(ranks))
 	for q, k := range prefix {
 		if k>>63 != 0 {
 			k &^= 1 << 63
@@ -572,4 +572,13 @@ func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
 		out[q] = math.Float64frombits(k)
 	}
 	return out
+}
+
+// orderKey maps a float64 to a uint64 of the same order.
+func orderKey(f float64) uint64 {
+	b := math.Float64bits(f)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
 }
