@@ -149,7 +149,7 @@ func checkHierarchy(t *testing.T, dir, summary string) {
 	if len(Ls) != 2 || len(rows) < 4 {
 		t.Errorf("hierarchy.tsv: %d programs at L %v, want the tiny run's L = 3 and 4", len(rows), Ls)
 	}
-	for _, f := range []string{"figures/hierarchy.svg", "figures/hierarchy-overlap.svg", "images/L03_chain1.png", "images/L04_chain1.svg", "segments.gmt"} {
+	for _, f := range []string{"figures/calc_hier.svg", "figures/calc_hier.png", "figures/hierarchy.svg", "figures/hierarchy-overlap.svg", "images/L03_chain1.png", "images/L04_chain1.svg", "segments.gmt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("hierarchy.sh: %v", err)
 		}

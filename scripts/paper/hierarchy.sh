@@ -25,10 +25,12 @@
 # on stdout; DIR/reps.tsv has one row per (repetition, method, L). Repetition 1's hierarchy is kept whole:
 # DIR/hierarchy.tsv (per program of each L: its segments, event, parent and
 # the posterior mean of that link, by the fixed-codes method),
-# DIR/hierarchy-overlap.tsv (the same by overlap), DIR/figures/ (the
-# report's hierarchy diagram of each method, hierarchy.svg and
-# hierarchy-overlap.svg) and DIR/images/ (each L's codes as digit images,
-# evaluate --images: the rows of Fig. calc_hier). Repetition r uses seed r
+# DIR/hierarchy-overlap.tsv (the same by overlap), DIR/figures/calc_hier.png
+# and .svg (the paper's figure: each L's programs as digit images in a row,
+# arrows to the programs of the next L that make each up; evaluate
+# --images), DIR/figures/hierarchy.svg and hierarchy-overlap.svg (the
+# report's diagram of each method) and DIR/images/ (each fit's codes and
+# digits, evaluate --images). Repetition r uses seed r
 # for the fits. --tiny fits 10 digits with 20 + 20 sweeps, L = 3..4.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -129,7 +131,9 @@ for rep in $(seq 1 "$reps"); do
       cp "$w/report-$m-figures/hierarchy.svg" "$dir/figures/$name"
     done
     "$SCPIPE" evaluate -q "$w/run" -o "$w/eval" --truth "$dir/sim/truth" --images --image-cells 10
-    mkdir -p "$dir/images" && cp "$w/eval/images/"* "$dir/images/"
+    mkdir -p "$dir/images" && cp "$w/eval/images/L"* "$dir/images/"
+    cp "$w/eval/images/hierarchy.png" "$dir/figures/calc_hier.png"
+    cp "$w/eval/images/hierarchy.svg" "$dir/figures/calc_hier.svg"
   fi
   [ -n "$keep" ] || rm -rf "${w:?}"
 done
