@@ -42,10 +42,12 @@ type Node struct {
 	L, Code int
 	Order   int // position among the programs of its L in the hierarchy's order
 	Genes   int
-	// Parent is the program of the previous L holding the largest fraction
-	// of this program's genes (codematch.Parents), when they are linked;
-	// Containment is that fraction and Jaccard their Jaccard index. Parent
-	// is "" otherwise.
+	// Parent is, under HierarchyOverlap, the program of the previous L
+	// holding the largest fraction of this program's genes
+	// (codematch.Parents), when they are linked, and under
+	// HierarchyFixedCodes the linked program with the most probable link;
+	// Containment is the fraction of this program's genes in it and
+	// Jaccard their Jaccard index. Parent is "" without a link.
 	Parent               string
 	Containment, Jaccard float64
 	// Link is the posterior mean of the link to Parent under
