@@ -43,8 +43,9 @@ type HierarchyOptions struct {
 // DefaultHierarchyOptions returns the sampler of the hierarchy: the
 // paper's model (symmetric noise, one λ set to its maximum-likelihood value
 // after every sweep, a uniform prior on the links, a random start) with
-// 100 sweeps of burn-in and 400 samples (a sweep over a few codes of a few
-// thousand genes takes microseconds) and 8 starts of 10 sweeps, seed 1.
+// 100 sweeps of burn-in and 400 samples (a sweep over ten programs of
+// 2,600 genes takes about 0.2 ms) and 8 starts of 10 sweeps, seed 1,
+// one worker (more would only add synchronisation to so small a sweep).
 func DefaultHierarchyOptions() HierarchyOptions {
 	return HierarchyOptions{Seed: 1, BurnIn: 100, Samples: 400, Starts: 8, StartSweeps: 10, Workers: 1}
 }
