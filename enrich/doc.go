@@ -26,5 +26,9 @@
 // chain's (codematch.Match) and keeps the genes and cells of at least half
 // of the matched codes; BuildHierarchy links the programs of neighbouring L
 // where one mostly lies in the other and names the splits, merges and new
-// programs.
+// programs, and BuildHierarchyFixedCodes links them as the OrMachine paper
+// does, by the posterior of an OrMachine whose data are the programs of one
+// L and whose fixed codes are those of the next, run by a Linker the caller
+// supplies (pipeline.HierarchyLinker), since this package never imports
+// the sampler.
 package enrich

@@ -35,8 +35,15 @@ type Options struct {
 	// human), "human" or "mouse". It changes no number: symbols are always
 	// matched case-insensitively. It sets the note in the log.
 	Organism string
-	Force    bool         // replace an existing Out
-	Log      *slog.Logger // nil: discard
+	// Hierarchy says how the programs of neighbouring L are linked:
+	// HierarchyOverlap (the default) or HierarchyFixedCodes, which needs
+	// Linker.
+	Hierarchy HierarchyMethod
+	// Linker infers the links of HierarchyFixedCodes
+	// (pipeline.HierarchyLinker); unused under HierarchyOverlap.
+	Linker Linker
+	Force  bool         // replace an existing Out
+	Log    *slog.Logger // nil: discard
 	// Visit, when not nil, is called with the tables of each fit as they
 	// are read (by L, then chain; the first chain of an L is the one the
 	// others are matched to), before they are reduced to gene and cell
@@ -48,9 +55,10 @@ type Options struct {
 }
 
 // DefaultOptions returns the defaults of scpipe enrich: every L, threshold
-// ½ (the MAP sets), the run's genes as background.
+// ½ (the MAP sets), the run's genes as background, the hierarchy by
+// overlap.
 func DefaultOptions() Options {
-	return Options{Threshold: 0.5, Background: BackgroundKept, Organism: "auto"}
+	return Options{Threshold: 0.5, Background: BackgroundKept, Organism: "auto", Hierarchy: HierarchyOverlap}
 }
 
 // BackgroundKept is the Background that tests against the run's genes.
@@ -140,7 +148,14 @@ func analyse(ctx context.Context, o Options) (*Report, error) {
 	if rep.Levels, err = readLevels(ctx, fits, Ls, rep.Genes, o.Threshold, o.Visit, o.Log); err != nil {
 		return nil, err
 	}
-	rep.Hierarchy = BuildHierarchy(rep.Levels, rep.Genes.Len())
+	if o.Hierarchy == HierarchyFixedCodes {
+		o.Log.Info("enrich: linking the programs of neighbouring L by an OrMachine with fixed codes")
+		if rep.Hierarchy, err = BuildHierarchyFixedCodes(ctx, rep.Levels, rep.Genes.Len(), o.Linker); err != nil {
+			return nil, err
+		}
+	} else {
+		rep.Hierarchy = BuildHierarchy(rep.Levels, rep.Genes.Len())
+	}
 	orderGenes(rep.Levels, rep.Hierarchy.GeneOrder, rep.Genes.Len())
 	rep.Organism = o.Organism
 	if rep.Organism == "auto" {
@@ -177,6 +192,10 @@ func (o Options) check() error {
 		return fmt.Errorf("enrich: organism %q: want auto, human or mouse", o.Organism)
 	case o.Background == "":
 		return fmt.Errorf("enrich: empty background: want %s or a file of gene symbols", BackgroundKept)
+	case o.Hierarchy != HierarchyOverlap && o.Hierarchy != HierarchyFixedCodes:
+		return fmt.Errorf("enrich: hierarchy %q: want %s or %s", o.Hierarchy, HierarchyOverlap, HierarchyFixedCodes)
+	case o.Hierarchy == HierarchyFixedCodes && o.Linker == nil:
+		return fmt.Errorf("enrich: hierarchy %s needs a Linker (pipeline.HierarchyLinker)", HierarchyFixedCodes)
 	}
 	return nil
 }

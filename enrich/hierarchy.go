@@ -42,14 +42,19 @@ type Node struct {
 	L, Code int
 	Order   int // position among the programs of its L in the hierarchy's order
 	Genes   int
-	// Parent is the program of the previous L holding the largest fraction
-	// of this program's genes (codematch.Parents), when they are linked;
-	// Containment is that fraction and Jaccard their Jaccard index. Parent
-	// is "" otherwise.
+	// Parent is, under HierarchyOverlap, the program of the previous L
+	// holding the largest fraction of this program's genes
+	// (codematch.Parents), when they are linked, and under
+	// HierarchyFixedCodes the linked program with the most probable link;
+	// Containment is the fraction of this program's genes in it and
+	// Jaccard their Jaccard index. Parent is "" without a link.
 	Parent               string
 	Containment, Jaccard float64
-	Parents, Children    []string // every linked program of the previous and next L
-	Event                Event
+	// Link is the posterior mean of the link to Parent under
+	// HierarchyFixedCodes; NaN under HierarchyOverlap, or without a parent.
+	Link              float64
+	Parents, Children []string // every linked program of the previous and next L
+	Event             Event
 
 	set codematch.Set // the program's genes
 }
@@ -64,13 +69,17 @@ type Edge struct {
 	// ToInFrom is the fraction of To's genes that are in From (1 when To
 	// is a part of From), FromInTo the fraction of From's genes in To.
 	ToInFrom, FromInTo, Jaccard float64
+	// Link is the posterior mean of z (To is a part of From) in the
+	// OrMachine of HierarchyFixedCodes; NaN under HierarchyOverlap.
+	Link float64
 }
 
 // Hierarchy links the programs of neighbouring L of a run (the L enriched,
 // which need not be consecutive integers).
 type Hierarchy struct {
-	Nodes []Node // by L, then Order
-	Edges []Edge // by the order of From, then of To
+	Method HierarchyMethod // how the programs were linked
+	Nodes  []Node          // by L, then Order
+	Edges  []Edge          // by the order of From, then of To
 	// GeneOrder lists every gene in some program, so that the genes of each
 	// program of the smallest L come together, within them those of each
 	// program of the next L, and so on: the order that shows the
@@ -78,8 +87,21 @@ type Hierarchy struct {
 	GeneOrder []int
 }
 
-// BuildHierarchy links the programs of levels, which must be sorted by L.
+// BuildHierarchy links the programs of levels, which must be sorted by L,
+// by their overlap (HierarchyOverlap).
 func BuildHierarchy(levels []*Level, D int) *Hierarchy {
+	h, _ := buildHierarchy(levels, D, func(coarse, fine []*Node) ([]Edge, error) { return link(coarse, fine), nil })
+	h.Method = HierarchyOverlap
+	return h
+}
+
+// linkFunc links the programs of two neighbouring L: it returns the edges
+// and sets the fine programs' parents and events and the coarse ones'
+// children.
+type linkFunc func(coarse, fine []*Node) ([]Edge, error)
+
+// buildHierarchy links the programs of levels, sorted by L, with linkL.
+func buildHierarchy(levels []*Level, D int, linkL linkFunc) (*Hierarchy, error) {
 	h := &Hierarchy{}
 	var all, prev []*Node
 	order := make([][]int, len(levels)) // order[i][code-1]: position of the program, -1 if none
@@ -88,7 +110,7 @@ func BuildHierarchy(levels []*Level, D int) *Hierarchy {
 		for _, p := range lv.Programs {
 			if p.Status == StatusProgram {
 				nodes = append(nodes, &Node{L: p.L, Code: p.Code, Genes: len(p.Genes),
-					Containment: math.NaN(), Jaccard: math.NaN(), set: p.set(D)})
+					Containment: math.NaN(), Jaccard: math.NaN(), Link: math.NaN(), set: p.set(D)})
 			}
 		}
 		if i == 0 {
@@ -96,7 +118,11 @@ func BuildHierarchy(levels []*Level, D int) *Hierarchy {
 				n.Event = EventRoot
 			}
 		} else {
-			h.Edges = append(h.Edges, link(prev, nodes)...)
+			edges, err := linkL(prev, nodes)
+			if err != nil {
+				return nil, err
+			}
+			h.Edges = append(h.Edges, edges...)
 		}
 		sortLevel(nodes, prev)
 		order[i] = make([]int, lv.L)
@@ -121,7 +147,7 @@ func BuildHierarchy(levels []*Level, D int) *Hierarchy {
 		return cmp.Or(cmp.Compare(pos[a.From], pos[b.From]), cmp.Compare(pos[a.To], pos[b.To]))
 	})
 	h.GeneOrder = geneOrder(levels, order, D)
-	return h
+	return h, nil
 }
 
 // link records the edges between the programs of two neighbouring L and
@@ -146,7 +172,7 @@ func link(coarse, fine []*Node) []Edge {
 				continue
 			}
 			e := Edge{From: c.Name(), To: f.Name(), Shared: shared, ToInFrom: toIn, FromInTo: fromIn,
-				Jaccard: float64(shared) / float64(c.Genes+f.Genes-shared)}
+				Jaccard: float64(shared) / float64(c.Genes+f.Genes-shared), Link: math.NaN()}
 			edges = append(edges, e)
 			f.Parents = append(f.Parents, e.From)
 			c.Children = append(c.Children, e.To)

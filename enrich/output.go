@@ -301,16 +301,17 @@ func writeEnrichment(w *bufio.Writer, lib LibraryResults, genes Genes) {
 }
 
 func writeHierarchyTSV(w *bufio.Writer, h *Hierarchy) {
-	tsv(w, "L", "code", "program", "order", "n_genes", "event", "parent", "containment", "jaccard", "parents", "children")
+	tsv(w, "L", "code", "program", "order", "n_genes", "event", "parent", "containment", "jaccard", "parents", "children", "link")
 	for _, n := range h.Nodes {
 		tsv(w, itoa(n.L), itoa(n.Code), n.Name(), itoa(n.Order+1), itoa(n.Genes), string(n.Event), orNA(n.Parent),
-			num(n.Containment), num(n.Jaccard), orNA(strings.Join(n.Parents, ";")), orNA(strings.Join(n.Children, ";")))
+			num(n.Containment), num(n.Jaccard), orNA(strings.Join(n.Parents, ";")), orNA(strings.Join(n.Children, ";")),
+			num(n.Link))
 	}
 }
 
 func writeLog(w *bufio.Writer, o Options, rep *Report) {
 	fmt.Fprintf(w, "scpipe enrich\n")
-	fmt.Fprintf(w, "run\t%s\nthreshold\t%v\nbackground\t%s\norganism\t%s\n", o.Run, o.Threshold, o.Background, rep.Organism)
+	fmt.Fprintf(w, "run\t%s\nthreshold\t%v\nbackground\t%s\norganism\t%s\nhierarchy\t%s\n", o.Run, o.Threshold, o.Background, rep.Organism, rep.Hierarchy.Method)
 	for _, l := range o.Libraries {
 		fmt.Fprintf(w, "library\t%s\n", l)
 	}
@@ -344,6 +345,7 @@ func hierarchyJSON(rep *Report) ([]byte, error) {
 		Jaccard     jsonFloat `json:"jaccard"`
 		Parents     []string  `json:"parents"`
 		Children    []string  `json:"children"`
+		Link        jsonFloat `json:"link"`
 	}
 	type edge struct {
 		From     string    `json:"from"`
@@ -352,6 +354,7 @@ func hierarchyJSON(rep *Report) ([]byte, error) {
 		ToInFrom jsonFloat `json:"to_in_from"`
 		FromInTo jsonFloat `json:"from_in_to"`
 		Jaccard  jsonFloat `json:"jaccard"`
+		Link     jsonFloat `json:"link"`
 	}
 	type gene struct {
 		Symbol string `json:"symbol"`
@@ -366,23 +369,24 @@ func hierarchyJSON(rep *Report) ([]byte, error) {
 		}
 	}
 	doc := struct {
-		L     []int  `json:"L"`
-		Nodes []node `json:"nodes"`
-		Edges []edge `json:"edges"`
-		Genes []gene `json:"genes"`
-	}{L: Ls, Nodes: []node{}, Edges: []edge{}, Genes: []gene{}}
+		L      []int           `json:"L"`
+		Method HierarchyMethod `json:"method"`
+		Nodes  []node          `json:"nodes"`
+		Edges  []edge          `json:"edges"`
+		Genes  []gene          `json:"genes"`
+	}{L: Ls, Method: rep.Hierarchy.Method, Nodes: []node{}, Edges: []edge{}, Genes: []gene{}}
 	for _, n := range rep.Hierarchy.Nodes {
 		p := cells[n.Name()]
 		jn := node{Program: n.Name(), L: n.L, Code: n.Code, Order: n.Order + 1, Genes: n.Genes, Cells: p.Cells,
 			Stability: jsonFloat(p.Stability), Event: n.Event, Containment: jsonFloat(n.Containment),
-			Jaccard: jsonFloat(n.Jaccard), Parents: nonNil(n.Parents), Children: nonNil(n.Children)}
+			Jaccard: jsonFloat(n.Jaccard), Parents: nonNil(n.Parents), Children: nonNil(n.Children), Link: jsonFloat(n.Link)}
 		if n.Parent != "" {
 			jn.Parent = &n.Parent
 		}
 		doc.Nodes = append(doc.Nodes, jn)
 	}
 	for _, e := range rep.Hierarchy.Edges {
-		doc.Edges = append(doc.Edges, edge{e.From, e.To, e.Shared, jsonFloat(e.ToInFrom), jsonFloat(e.FromInTo), jsonFloat(e.Jaccard)})
+		doc.Edges = append(doc.Edges, edge{e.From, e.To, e.Shared, jsonFloat(e.ToInFrom), jsonFloat(e.FromInTo), jsonFloat(e.Jaccard), jsonFloat(e.Link)})
 	}
 	for _, g := range rep.Hierarchy.GeneOrder {
 		doc.Genes = append(doc.Genes, gene{rep.Genes.Symbols[g], rep.Genes.IDs[g]})

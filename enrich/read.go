@@ -23,9 +23,12 @@ type Output struct {
 	Threshold  float64 // the posterior mean at or above which genes and cells count
 	Background string
 	Organism   string
-	Libraries  []string // the GMT files, as given
-	Notes      []string // the log's notes on the inputs
-	Index      []IndexRow
+	// Hierarchy is how the hierarchy was built; HierarchyOverlap for an
+	// output whose log does not say (written before there was a choice).
+	Hierarchy HierarchyMethod
+	Libraries []string // the GMT files, as given
+	Notes     []string // the log's notes on the inputs
+	Index     []IndexRow
 	// Enrichment lists the tables in enrichment/, one per library, by
 	// name.
 	Enrichment []EnrichmentFile
@@ -55,7 +58,7 @@ type EnrichmentFile struct {
 // its enrichment tables. A folder that is not such an output is an error
 // naming the file that is missing or malformed.
 func ReadOutput(dir string) (*Output, error) {
-	out := &Output{Dir: dir}
+	out := &Output{Dir: dir, Hierarchy: HierarchyOverlap}
 	if err := out.readLog(filepath.Join(dir, LogFile)); err != nil {
 		return nil, err
 	}
@@ -102,6 +105,10 @@ func (o *Output) readLog(path string) error {
 			o.Background = value
 		case "organism":
 			o.Organism = value
+		case "hierarchy":
+			if o.Hierarchy, err = ParseHierarchyMethod(value); err != nil {
+				return fmt.Errorf("enrich: %s: %w", path, err)
+			}
 		case "library":
 			o.Libraries = append(o.Libraries, value)
 		case "note":

@@ -102,11 +102,23 @@ type Row struct {
 }
 
 // Figure is rows of panels, each image pixel drawn as Scale × Scale
-// screen pixels.
+// screen pixels, and links between panels drawn as arrows from the bottom
+// of one to the top of another (the paper's Fig. calc_hier); rows are set
+// further apart when there are links.
 type Figure struct {
 	Title string
 	Scale int
 	Rows  []Row
+	Links []Link
+}
+
+// Link is an arrow from panel From to panel To, each [row, panel] indices
+// into Figure.Rows; Strength in [0, 1] is its opacity and Title its text
+// on hovering (SVG only).
+type Link struct {
+	From, To [2]int
+	Strength float64
+	Title    string
 }
 
 // Geometry of a figure, in screen pixels.
@@ -116,6 +128,7 @@ const (
 	titleBand  = 16  // above each panel, for its title
 	gap        = 8   // between panels and between rows
 	headBand   = 28  // above the first row, for the figure's title
+	linkBand   = 48  // between rows, with links, for the arrows
 )
 
 var missing = color.RGBA{0xcf, 0xe3, 0xf5, 0xff}
@@ -140,6 +153,9 @@ func (f *Figure) layout() (boxes [][]box, width, height int) {
 		boxes = append(boxes, bs)
 		width = max(width, x)
 		y += titleBand + rowH + gap
+		if len(f.Links) > 0 {
+			y += linkBand
+		}
 	}
 	return boxes, width + margin, y + margin
 }
@@ -184,7 +200,41 @@ func (f *Figure) check() error {
 			}
 		}
 	}
+	for k, l := range f.Links {
+		for _, end := range [][2]int{l.From, l.To} {
+			if end[0] < 0 || end[0] >= len(f.Rows) || end[1] < 0 || end[1] >= len(f.Rows[end[0]].Panels) {
+				return fmt.Errorf("imagegrid: link %d names panel %d of row %d, which the figure lacks", k+1, end[1]+1, end[0]+1)
+			}
+		}
+		if !(l.Strength >= 0 && l.Strength <= 1) {
+			return fmt.Errorf("imagegrid: link %d has strength %v, outside [0, 1]", k+1, l.Strength)
+		}
+	}
 	return nil
+}
+
+// ends returns where link l leaves its panel (the bottom's middle) and
+// where it arrives (the top's middle, above the panel's title).
+func ends(boxes [][]box, l Link) (x1, y1, x2, y2 int) {
+	a, b := boxes[l.From[0]][l.From[1]], boxes[l.To[0]][l.To[1]]
+	return a.x + a.w/2, a.y + a.h + 2, b.x + b.w/2, b.y - titleBand
+}
+
+// line draws a line of colour c from (x1, y1) to (x2, y2), one pixel wide.
+func line(img *image.RGBA, x1, y1, x2, y2 int, c color.RGBA) {
+	n := max(abs(x2-x1), abs(y2-y1), 1)
+	for i := 0; i <= n; i++ {
+		x := x1 + int(math.Round(float64((x2-x1)*i)/float64(n)))
+		y := y1 + int(math.Round(float64((y2-y1)*i)/float64(n)))
+		img.SetRGBA(x, y, c)
+	}
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // WritePNG writes the figure's images on white, without text.
@@ -204,6 +254,11 @@ func (f *Figure) WritePNG(w io.Writer) error {
 			paint(img, p, b, max(1, f.Scale))
 		}
 	}
+	for _, l := range f.Links {
+		x1, y1, x2, y2 := ends(boxes, l)
+		v := uint8(math.Round(255 * (1 - 0.8*l.Strength)))
+		line(img, x1, y1, x2, y2, color.RGBA{v, v, v, 0xff})
+	}
 	return png.Encode(w, img)
 }
 
@@ -220,6 +275,14 @@ func (f *Figure) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, "<title>%s</title>\n", escape(f.Title))
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="14" font-weight="bold">%s</text>`+"\n", margin, margin+14, escape(f.Title))
+	if len(f.Links) > 0 {
+		b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#333"/></marker></defs>` + "\n")
+	}
+	for _, l := range f.Links {
+		x1, y1, x2, y2 := ends(boxes, l)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333" stroke-width="1.5" stroke-opacity="%.3g" marker-end="url(#arrow)"><title>%s</title></line>`+"\n",
+			x1, y1, x2, y2, 0.15+0.85*l.Strength, escape(l.Title))
+	}
 	for i, r := range f.Rows {
 		if len(boxes[i]) == 0 {
 			continue

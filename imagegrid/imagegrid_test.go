@@ -144,3 +144,51 @@ func TestSVG(t *testing.T) {
 		t.Error("a panel with too few values was drawn")
 	}
 }
+
+// TestLinks draws an arrow from the first row's panel to the second's:
+// the SVG has one line with its title, between the panels' edges; the PNG
+// darkens the screen pixels on its way, more for a stronger link; links
+// to panels the figure lacks, and strengths outside [0, 1], are errors.
+func TestLinks(t *testing.T) {
+	f := figure()
+	f.Links = []Link{{From: [2]int{0, 0}, To: [2]int{1, 0}, Strength: 1, Title: "part of, 0.97"}}
+	var b bytes.Buffer
+	if err := f.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	if strings.Count(svg, "<line ") != 1 || !strings.Contains(svg, "<title>part of, 0.97</title>") {
+		t.Errorf("SVG: want one line titled %q:\n%s", "part of, 0.97", svg)
+	}
+	boxes, _, _ := f.layout()
+	x1, y1, x2, y2 := ends(boxes, f.Links[0])
+	if from, to := boxes[0][0], boxes[1][0]; y1 <= from.y+from.h || y2 >= to.y || y2-y1 < linkBand {
+		t.Errorf("arrow from y %d to %d, panels end at %d and start at %d", y1, y2, from.y+from.h, to.y)
+	}
+	mid := func(strength float64) uint32 {
+		f.Links[0].Strength = strength
+		var b bytes.Buffer
+		if err := f.WritePNG(&b); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		darkest := uint32(0xffff) // around the middle: the line may pass a pixel beside it
+		for dx := -1; dx <= 1; dx++ {
+			r, _, _, _ := img.At((x1+x2)/2+dx, (y1+y2)/2).RGBA()
+			darkest = min(darkest, r)
+		}
+		return darkest
+	}
+	if strong, weak := mid(1), mid(0.2); strong >= weak || weak >= 0xffff {
+		t.Errorf("PNG line at its middle: red %d at strength 1, %d at 0.2; want darker when stronger, and drawn", strong, weak)
+	}
+	for _, bad := range []Link{{From: [2]int{0, 1}, To: [2]int{1, 0}}, {From: [2]int{0, 0}, To: [2]int{2, 0}}, {To: [2]int{1, 0}, Strength: 1.5}} {
+		f.Links = []Link{bad}
+		if err := f.WriteSVG(io.Discard); err == nil {
+			t.Errorf("link %+v: no error", bad)
+		}
+	}
+}

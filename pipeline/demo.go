@@ -112,12 +112,13 @@ func demoEnrichReport(ctx context.Context, w io.Writer, dir, run string, truth *
 	}
 	eo := enrich.DefaultOptions()
 	eo.Run, eo.Out, eo.Libraries, eo.Log = run, run+"-enrich", []string{gmt}, o.Log
+	eo.Hierarchy, eo.Linker = DefaultHierarchy, HierarchyLinker(DefaultHierarchyOptions())
 	er, err := enrich.Run(ctx, eo)
 	if err != nil {
 		return err
 	}
 	ro := report.DefaultOptions()
-	ro.Run, ro.Enrich, ro.Log = run, eo.Out, o.Log
+	ro.Run, ro.Enrich, ro.Log, ro.Linker = run, eo.Out, o.Log, eo.Linker
 	rr, err := report.Write(ctx, ro)
 	if err != nil {
 		return err

@@ -62,7 +62,9 @@ type EvaluateOptions struct {
 	// CalibrationBins is the number of equal bins of the calibration curve.
 	CalibrationBins int
 	// Images draws each fit's codes and the reconstructions of the first
-	// ImageCells cells as images (genes must be pixels named r<row>c<col>).
+	// ImageCells cells as images (genes must be pixels named r<row>c<col>),
+	// and with two or more L the programs of every L linked by the
+	// hierarchy by fixed codes (HierarchyImagesFile).
 	Images     bool
 	ImageCells int
 	Force      bool // replace an existing Out
@@ -153,6 +155,11 @@ func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 			figures[base+".png"], figures[base+".svg"] = fig.WritePNG, fig.WriteSVG
 		}
 		o.Log.Info("evaluated", "L", f.L, "chain", f.Chain)
+	}
+	if o.Images {
+		if err := hierarchyImages(ctx, o, fits, figures); err != nil {
+			return nil, err
+		}
 	}
 	return rep, writeEvaluation(o, series, figures)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"regexp"
 	"slices"
 	"unicode/utf8"
@@ -32,6 +33,13 @@ const (
 // then Paul Tol's muted colours.
 var lineageColors = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442",
 	"#332288", "#88CCEE", "#117733", "#999933", "#882255", "#AA4499", "#44AA99", "#DDCC77"}
+
+// hierarchyLinks says, for the caption, when two programs are joined.
+var hierarchyLinks = map[enrich.HierarchyMethod]string{
+	enrich.HierarchyOverlap: "where at least half of one's genes lie in the other",
+	enrich.HierarchyFixedCodes: "where an OrMachine with the programs of the smaller L as data and those of the larger as fixed codes " +
+		"says, with posterior mean at least ½, that the finer program is a part of the coarser",
+}
 
 // hierNodeInfo is what the diagram says of one program besides its place.
 type hierNodeInfo struct {
@@ -126,8 +134,12 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 		xm := (x1 + x2) / 2
 		fmt.Fprintf(&b, `<path d="M%.1f,%.1fC%.1f,%.1f %.1f,%.1f %.1f,%.1fL%.1f,%.1fC%.1f,%.1f %.1f,%.1f %.1f,%.1fZ" fill="%s" fill-opacity="0.35">`,
 			x1, ys, xm, ys, xm, yt, x2, yt, x2, yt+wt, xm, yt+wt, xm, ys+ws, x1, ys+ws, from.color)
-		fmt.Fprintf(&b, "<title>%s</title></path>\n", esc(fmt.Sprintf("%s → %s: %d genes shared (%s of %s, %s of %s)",
-			e.From, e.To, e.Shared, percent(e.ToInFrom), e.To, percent(e.FromInTo), e.From)))
+		title := fmt.Sprintf("%s → %s: %d genes shared (%s of %s, %s of %s)",
+			e.From, e.To, e.Shared, percent(e.ToInFrom), e.To, percent(e.FromInTo), e.From)
+		if !math.IsNaN(e.Link) {
+			title += fmt.Sprintf("; posterior mean of the link %.2f", e.Link)
+		}
+		fmt.Fprintf(&b, "<title>%s</title></path>\n", esc(title))
 	}
 
 	for _, L := range Ls {

@@ -132,7 +132,7 @@ func buildPage(in *inputs) (*page, error) {
 	if len(a.Hierarchy.Nodes) > 0 {
 		pg.Hierarchy = hierarchyFigure(a.Hierarchy, info)
 		pg.Hierarchy.Caption = "Each bar is a program (height: its genes), in columns by L; ribbons join programs of neighbouring L " +
-			"where at least half of one's genes lie in the other (width: shared genes). Colours follow each program's lineage " +
+			hierarchyLinks[a.Hierarchy.Method] + " (width: shared genes). Colours follow each program's lineage " +
 			"from the smallest L. When enrichment was run, a program's label is the most significant term (adjusted p ≤ 0.05) of " +
 			"its unique genes, those in no other program of its L, as in the OrMachine paper; of all its genes where the unique " +
 			"ones give none. Hover over a bar or ribbon for details."

@@ -33,6 +33,12 @@ type Options struct {
 	// enrich output; with one, the report uses the output's threshold so
 	// that the programs are the same.
 	Threshold float64
+	// Hierarchy is how the programs of neighbouring L are linked, as in
+	// scpipe enrich; "" takes the enrich output's method, and without one
+	// enrich.HierarchyFixedCodes when Linker is set (scpipe report sets
+	// pipeline.HierarchyLinker), enrich.HierarchyOverlap otherwise.
+	Hierarchy enrich.HierarchyMethod
+	Linker    enrich.Linker
 	Force     bool         // replace an existing report and its figures
 	Log       *slog.Logger // nil: discard
 }
@@ -133,6 +139,7 @@ func (o *Options) check() error {
 type inputs struct {
 	opts      Options
 	threshold float64
+	hierarchy enrich.HierarchyMethod
 	analysis  *enrich.Report // programs, consensus, hierarchy
 	levels    map[int]*levelData
 	summary   []rundir.SummaryRow // nil when the run has no summary.tsv yet
@@ -165,7 +172,7 @@ const topTerms = 3
 // so that each file is read once), the summary, the traces and the enrich
 // output.
 func collect(ctx context.Context, o Options) (*inputs, error) {
-	in := &inputs{opts: o, threshold: o.Threshold, levels: map[int]*levelData{}}
+	in := &inputs{opts: o, threshold: o.Threshold, hierarchy: o.Hierarchy, levels: map[int]*levelData{}}
 	fits, err := finishedFits(o.Run)
 	if err != nil {
 		return nil, err
@@ -175,6 +182,14 @@ func collect(ctx context.Context, o Options) (*inputs, error) {
 	}
 	eo := enrich.DefaultOptions()
 	eo.Run, eo.Threshold, eo.Log = o.Run, in.threshold, o.Log
+	switch {
+	case in.hierarchy != "":
+	case o.Linker != nil:
+		in.hierarchy = enrich.HierarchyFixedCodes
+	default:
+		in.hierarchy = enrich.HierarchyOverlap
+	}
+	eo.Hierarchy, eo.Linker = in.hierarchy, o.Linker
 	eo.Visit = func(f rundir.Fit, codes *rundir.Codes, cells *rundir.Cells) error {
 		if in.levels[f.L] != nil {
 			return nil
@@ -264,6 +279,9 @@ func (in *inputs) findEnrich() error {
 			in.opts.Log.Info("report: " + msg)
 		}
 		in.threshold = in.enrich.Threshold
+		if in.hierarchy == "" {
+			in.hierarchy = in.enrich.Hierarchy
+		}
 	}
 	return nil
 }

@@ -296,3 +296,64 @@ func TestReportNoProgram(t *testing.T) {
 		t.Errorf("%d codes listed as unused, want all 5", n)
 	}
 }
+
+// TestReportHierarchyMethod: the report links programs as its enrich
+// output did unless told otherwise, and without one by fixed codes when it
+// has a linker; the diagram's caption and ribbons say which.
+func TestReportHierarchyMethod(t *testing.T) {
+	t.Parallel()
+	dir, run, enrichDir := runWithEnrich(t)
+	// part links fine set j to coarse set i when most of j lies in i.
+	part := func(calls *int) enrich.Linker {
+		return func(_ context.Context, coarse, fine [][]int, D int) ([][]float64, error) {
+			*calls++
+			p := make([][]float64, len(coarse))
+			for i, c := range coarse {
+				p[i] = make([]float64, len(fine))
+				for j, f := range fine {
+					in := 0
+					for _, g := range f {
+						if slices.Contains(c, g) {
+							in++
+						}
+					}
+					if 2*in > len(f) {
+						p[i][j] = 0.875
+					}
+				}
+			}
+			return p, nil
+		}
+	}
+	tests := []struct {
+		name      string
+		enrich    string
+		method    enrich.HierarchyMethod
+		linker    bool
+		wantFixed bool
+	}{
+		{"enrich output's", enrichDir, "", true, false},
+		{"told", enrichDir, enrich.HierarchyFixedCodes, true, true},
+		{"no output, a linker", NoEnrich, "", true, true},
+		{"no output, no linker", NoEnrich, "", false, false},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			o := Options{Run: run, Out: filepath.Join(dir, fmt.Sprintf("r%d.html", i)), Enrich: tc.enrich, Threshold: 0.5, Hierarchy: tc.method}
+			if tc.linker {
+				o.Linker = part(&calls)
+			}
+			res, err := Write(context.Background(), o)
+			must(t, err)
+			page, err := os.ReadFile(res.HTML)
+			must(t, err)
+			fixed := bytes.Contains(page, []byte("as fixed codes"))
+			if fixed != tc.wantFixed || fixed != (calls == len(smallRun.Ls)-1) ||
+				fixed != bytes.Contains(page, []byte("posterior mean of the link 0.88")) ||
+				fixed == bytes.Contains(page, []byte("at least half of one&#39;s genes lie in the other")) {
+				t.Errorf("fixed codes in the caption: %v, linker called %d times; want fixed codes %v", fixed, calls, tc.wantFixed)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -20,7 +21,9 @@ gene program (genes whose posterior mean of u is at least --threshold, among
 codes some cell uses: posterior mean of z at least --threshold), its genes
 unique to it, its consensus over chains (codes matched to chain 1's; genes in
 at least half of the chains) and stability, and the hierarchy of programs
-across L. With --gmt, every program (all genes, and unique genes) is tested
+across L (--hierarchy: as the paper infers it, by an OrMachine whose data are
+the programs of one L and whose fixed codes are those of the next, which says
+which programs of the next L make up each one; or by overlap). With --gmt, every program (all genes, and unique genes) is tested
 against each library: one-sided hypergeometric p-value, Benjamini-Hochberg
 adjusted per program and library, odds ratio and combined score as gseapy's
 offline enrich computes them. Symbols match case-insensitively.
@@ -36,6 +39,7 @@ offline enrich computes them. Symbols match case-insensitively.
 
    scpipe enrich run -o run-enrich --gmt GO_Biological_Process_2022_human.gmt.gz
    scpipe enrich run -o run-enrich --L 2..6 --gmt markers.gmt --gmt KEGG_2021_Human.gmt
+   scpipe enrich run -o run-enrich --hierarchy overlap
    scpipe enrich brain-run -o brain-enrich --organism mouse --background expressed.txt --gmt lib.gmt`,
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "output folder"},
@@ -44,6 +48,7 @@ offline enrich computes them. Symbols match case-insensitively.
 			&cli.StringSliceFlag{Name: "gmt", Usage: "gene-set library (GMT, may be gzip'd); repeat for several"},
 			&cli.StringFlag{Name: "background", Value: d.Background, Usage: `"kept" (the run's genes) or a file of gene symbols, one per line`},
 			&cli.StringFlag{Name: "organism", Value: d.Organism, Usage: "auto, human or mouse (mouse symbols are matched case-insensitively, an approximation of orthology)"},
+			&cli.StringFlag{Name: "hierarchy", Value: string(pipeline.DefaultHierarchy), Usage: "how programs of neighbouring L are linked: fixed-codes (the paper's OrMachine with the larger L's programs as fixed codes) or overlap (at least half of one's genes in the other)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing output folder"},
 		),
 		Action: func(c *cli.Context) error {
@@ -59,6 +64,10 @@ offline enrich computes them. Symbols match case-insensitively.
 			o.Run, o.Out, o.Force, o.Log = run, c.String("output"), c.Bool("force"), env.log
 			o.Threshold, o.Libraries = c.Float64("threshold"), c.StringSlice("gmt")
 			o.Background, o.Organism = c.String("background"), c.String("organism")
+			if o.Hierarchy, err = enrich.ParseHierarchyMethod(c.String("hierarchy")); err != nil {
+				return fmt.Errorf("enrich: --hierarchy: %w", err)
+			}
+			o.Linker = pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
 			if c.IsSet("L") {
 				if o.Ls, err = pipeline.ParseLSpec(c.String("L")); err != nil {
 					return err

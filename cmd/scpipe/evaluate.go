@@ -37,6 +37,8 @@ samples, needs the samples, which a run does not keep.
    OUT/roc_TARGET.svg             ROC curves of every fit (the paper's Fig. recon_roc), AUC in the legend
    OUT/calibration_TARGET.svg     calibration curves (reliability diagrams) of every fit
    OUT/images/L07_chain1.png,svg  with --images: codes, data and posterior means as images (Fig. calc); a multi-layer fit (fit --layers) adds a row per upper layer of its codes fed forward to the pixels (Fig. deep_calc)
+   OUT/images/hierarchy.png,svg   with --images and two or more L: each L's programs (scpipe enrich's) in a row, arrows
+                                  to the programs of the next L that make each up (enrich --hierarchy fixed-codes; Fig. calc_hier)
 
 Targets: heldout, truth, truth_unseen.
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -54,7 +55,7 @@ func TestPaperScripts(t *testing.T) {
 	}
 
 	times := readTSV(t, filepath.Join(out, "times.tsv"))
-	for _, name := range []string{"factorisation", "completion", "digits", "movielens-generated", "digits-7-4-2", "movielens-generated-4-2"} {
+	for _, name := range []string{"factorisation", "completion", "digits", "movielens-generated", "digits-7-4-2", "movielens-generated-4-2", "hierarchy"} {
 		row, ok := times[name]
 		switch {
 		case !ok:
@@ -87,6 +88,7 @@ func TestPaperScripts(t *testing.T) {
 		}
 	}
 	checkDensities(t, filepath.Join(out, "completion", "densities.tsv"))
+	checkHierarchy(t, filepath.Join(out, "hierarchy"), filepath.Join(out, "hierarchy.tsv"))
 
 	if _, err := run("--tiny"); err == nil {
 		t.Error("run-all.sh into a folder with results and without --force: no error")
@@ -119,6 +121,52 @@ func checkDensities(t *testing.T, path string) {
 		}
 		if s[0] == 0 {
 			t.Errorf("%s, observed %s: no right prediction", path, obs)
+		}
+	}
+}
+
+// checkHierarchy asserts that hierarchy.sh's tiny run (L = 3, 4) wrote a
+// hierarchy of sound rows (programs of the smallest L are roots, every
+// other program is new or has a parent of the previous L linked with
+// posterior mean at least ½, and holds some planted segment), its figures
+// and images, and a summary in which both methods saw the same programs.
+func checkHierarchy(t *testing.T, dir, summary string) {
+	t.Helper()
+	rows := readRows(t, filepath.Join(dir, "hierarchy.tsv"))
+	Ls := map[string]bool{}
+	for _, r := range rows {
+		Ls[r["L"]] = true
+		switch {
+		case r["L"] == "3" && r["event"] != "root":
+			t.Errorf("hierarchy.tsv: %s at the smallest L is %s, want root", r["program"], r["event"])
+		case r["L"] == "4" && r["event"] != "new" &&
+			(!strings.HasPrefix(r["parent"], "L03_") || num(t, r, "link") < 0.5 || num(t, r, "link") > 1):
+			t.Errorf("hierarchy.tsv: %s (%s) has parent %q with link %s", r["program"], r["event"], r["parent"], r["link"])
+		case r["segments"] == "" || (r["bar"] != "0" && r["bar"] != "1"):
+			t.Errorf("hierarchy.tsv: %s: segments %q, bar %q", r["program"], r["segments"], r["bar"])
+		}
+	}
+	if len(Ls) != 2 || len(rows) < 4 {
+		t.Errorf("hierarchy.tsv: %d programs at L %v, want the tiny run's L = 3 and 4", len(rows), Ls)
+	}
+	for _, f := range []string{"figures/calc_hier.svg", "figures/calc_hier.png", "figures/hierarchy.svg", "figures/hierarchy-overlap.svg", "images/L03_chain1.png", "images/L04_chain1.svg", "segments.gmt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("hierarchy.sh: %v", err)
+		}
+	}
+	programs := map[string]map[string]string{} // by L: programs_mean per method
+	for _, r := range readRows(t, summary) {
+		if programs[r["L"]] == nil {
+			programs[r["L"]] = map[string]string{}
+		}
+		programs[r["L"]][r["method"]] = r["programs_mean"]
+		if num(t, r, "bars_mean") > num(t, r, "programs_mean") || num(t, r, "programs_mean") < 1 {
+			t.Errorf("hierarchy summary: %v", r)
+		}
+	}
+	for L, m := range programs {
+		if len(m) != 2 || m["fixed-codes"] != m["overlap"] {
+			t.Errorf("hierarchy summary, L = %s: programs by method %v, want both methods over the same fits", L, m)
 		}
 	}
 }

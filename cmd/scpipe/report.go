@@ -6,6 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/enrich"
+	"scpipe/pipeline"
 	"scpipe/report"
 )
 
@@ -25,7 +27,8 @@ and a table of its codes: genes, unique genes, cells, stability, top genes by
 posterior mean, top terms with adjusted p.
 
 Enrichment terms come from an output of scpipe enrich: --enrich DIR, or else
-RUN/enrich or RUN-enrich when one exists (its threshold is then the report's).
+RUN/enrich or RUN-enrich when one exists (its threshold and hierarchy method are
+then the report's).
 
    RUN/report.html            the report (default; -o FILE.html elsewhere)
    RUN/report-figures/*.svg   selection, traces, hierarchy, L05_genes, L05_cells, ...
@@ -38,6 +41,7 @@ RUN/enrich or RUN-enrich when one exists (its threshold is then the report's).
 			&cli.StringFlag{Name: "enrich", Usage: "output folder of scpipe enrich for this run (default: RUN/enrich or RUN-enrich if present)"},
 			&cli.BoolFlag{Name: "no-enrich", Usage: "show no enrichment terms, even if an enrich output is found"},
 			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "posterior mean at or above which a gene is in a code and a cell uses it, in [0, 1], without an enrich output"},
+			&cli.StringFlag{Name: "hierarchy", Usage: "how programs of neighbouring L are linked: fixed-codes or overlap, as in scpipe enrich (default: the enrich output's, else fixed-codes)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing report and its figures"},
 		),
 		Action: func(c *cli.Context) error {
@@ -52,6 +56,12 @@ RUN/enrich or RUN-enrich when one exists (its threshold is then the report's).
 			o := report.DefaultOptions()
 			o.Run, o.Out, o.Enrich, o.Force, o.Log = run, c.String("output"), c.String("enrich"), c.Bool("force"), env.log
 			o.Threshold = c.Float64("threshold")
+			if c.IsSet("hierarchy") {
+				if o.Hierarchy, err = enrich.ParseHierarchyMethod(c.String("hierarchy")); err != nil {
+					return fmt.Errorf("report: --hierarchy: %w", err)
+				}
+			}
+			o.Linker = pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
 			if c.Bool("no-enrich") {
 				if o.Enrich != "" {
 					return fmt.Errorf("report: --enrich and --no-enrich together")

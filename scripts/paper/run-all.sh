@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every experiment of the paper's sections 4-5 that scpipe can run, with the
 # paper's settings: builds scpipe (unless SCPIPE names a binary), then runs
-# factorisation.sh, completion.sh, digits.sh and movielens.sh, each into its
+# factorisation.sh, completion.sh, digits.sh, hierarchy.sh and movielens.sh, each into its
 # own folder of OUT, and writes OUT/times.tsv (wall seconds per script).
 #
 #   scripts/paper/run-all.sh [-o OUT] [--reps 10] [--force] [--tiny]
@@ -58,6 +58,7 @@ step factorisation "$here/factorisation.sh" -o "$dir/factorisation" --reps "$rep
 step completion "$here/completion.sh" -o "$dir/completion" --reps "$reps" "${tiny[@]}"
 step digits "$here/digits.sh" -o "$dir/digits" --reps "$reps" "${tiny[@]}"
 step digits-7-4-2 "$here/digits.sh" -o "$dir/digits-7-4-2" --models 7-4-2 --reps "$reps" "${tiny[@]}"
+step hierarchy "$here/hierarchy.sh" -o "$dir/hierarchy" --reps "$reps" "${tiny[@]}"
 
 ml=()
 [ -z "${ML100K:-}" ] || ml+=("ml100k=$ML100K")
