@@ -58,7 +58,7 @@ type ChainCode struct {
 	Chain, Code int
 	Jaccard     float64 // with the first chain's code (1 for the first chain)
 	// Genes is the size of the chain's MAP set (posterior mean of u at or
-	// above the threshold), Unique the genes of that set in no other code
+	// above the threshold; not the genes of the housekeeping code), Unique the genes of that set in no other code
 	// of the chain, Cells the cells whose posterior mean of z is at or
 	// above the threshold. A code no cell uses has no genes.
 	Genes, Unique, Cells int
@@ -126,12 +126,22 @@ func readChain(f rundir.Fit, genes Genes, threshold float64, visit func(rundir.F
 			continue // no cell: the code's genes say nothing
 		}
 		for g := range D {
-			if codes.Mean[g*L+k] >= threshold {
+			if codes.Mean[g*L+k] >= threshold && !housekeeping(codes, g, threshold) {
 				c.genes[k].Add(g)
 			}
 		}
 	}
 	return c, nil
+}
+
+// housekeeping tells whether gene g belongs to the fit's housekeeping
+// code (posterior mean at or above the threshold). Such a gene belongs to
+// no program: the housekeeping code covers every one of its entries, so
+// no other code's bit for it changes the likelihood, and its posterior
+// mean there is the prior's (½ under the uniform prior, where a ≥ ½ set
+// would take every housekeeping gene into every code).
+func housekeeping(codes rundir.Codes, g int, threshold float64) bool {
+	return codes.Housekeeping != nil && codes.Housekeeping[g] >= threshold
 }
 
 // uniqueOf returns, for each set, its elements in no other set.

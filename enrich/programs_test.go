@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"scpipe/codematch"
+	"scpipe/rundir"
 )
 
 // fakeChain is a chain whose code k holds the genes codes[k] (posterior
@@ -243,6 +245,49 @@ func TestCountVotes(t *testing.T) {
 			}
 			if got := countVotes(sets); got != want {
 				t.Errorf("%d sets of %d: %d elements in at least half, want %d", C, N, got, want)
+			}
+		}
+	}
+}
+
+// TestReadChainLeavesOutHousekeepingGenes: a gene of the housekeeping code
+// sits at ½ in every program (no program's bit for it changes the
+// likelihood); it belongs to no program's MAP set, while a gene at ½ that
+// the housekeeping code does not hold stays in (the threshold is
+// inclusive), and without a housekeeping column nothing changes.
+func TestReadChainLeavesOutHousekeepingGenes(t *testing.T) {
+	const L, N = 2, 3
+	genes := testGenes(4)
+	// Gene 0: housekeeping (0.98), ½ in both codes. Gene 1: code 0. Gene 2:
+	// housekeeping exactly at the threshold, ½ in code 1. Gene 3: ½ in code
+	// 1, housekeeping 0.2.
+	u := []float64{0.5, 0.5, 0.9, 0.1, 0.5, 0.5, 0.1, 0.5}
+	hk := []float64{0.98, 0.01, 0.5, 0.2}
+	z := []float64{0.9, 0.9, 0.9, 0.9, 0.9, 0.9}
+	for _, tc := range []struct {
+		name         string
+		housekeeping []float64
+		want         [L][]int
+	}{
+		{"housekeeping code", hk, [L][]int{{1}, {3}}},
+		{"none", nil, [L][]int{{0, 1, 2}, {0, 2, 3}}},
+	} {
+		dir := t.TempDir()
+		must(t, rundir.WriteCodes(filepath.Join(dir, rundir.CodesFile), rundir.Codes{GeneIDs: genes.IDs, GeneNames: genes.Names, L: L, Mean: u, Housekeeping: tc.housekeeping}))
+		must(t, rundir.WriteCells(filepath.Join(dir, rundir.CellsFile), rundir.Cells{Barcodes: labels("cell", N), L: L, Mean: z}))
+		c, err := readChain(rundir.Fit{L: L, Chain: 1, Dir: dir}, genes, 0.5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range L {
+			var got []int
+			for g := range genes.Len() {
+				if c.genes[k].Has(g) {
+					got = append(got, g)
+				}
+			}
+			if !slices.Equal(got, tc.want[k]) {
+				t.Errorf("%s: code %d holds genes %v, want %v", tc.name, k, got, tc.want[k])
 			}
 		}
 	}
