@@ -79,17 +79,34 @@ func (s *Sampler) seedClusters(c *chain, key uint64) {
 // without replacement with key (all cells when there are fewer), in cell
 // order, each as a list of gene indices.
 func (s *Sampler) sampleRows(key uint64) [][]int32 {
-	cells := make([]int, s.n)
+	cells := make([]int, min(s.n, clusterSample))
 	for i := range cells {
 		cells[i] = i
 	}
 	if s.n > clusterSample {
-		// A partial Fisher–Yates shuffle keyed by position.
-		for i := range clusterSample {
-			j := i + int(bitsAt(key, uint64(i))%uint64(s.n-i))
-			cells[i], cells[j] = cells[j], cells[i]
+		// A partial Fisher–Yates shuffle keyed by position, of the cells
+		// 0 … N−1; moved holds the positions past the sample that a swap
+		// has changed, so that no process needs a slot per cell.
+		moved := map[int]int{}
+		at := func(j int) int {
+			if j < len(cells) {
+				return cells[j]
+			}
+			if v, ok := moved[j]; ok {
+				return v
+			}
+			return j
 		}
-		cells = cells[:clusterSample]
+		for i := range cells {
+			j := i + int(bitsAt(key, uint64(i))%uint64(s.n-i))
+			ci, cj := cells[i], at(j)
+			cells[i] = cj
+			if j < len(cells) {
+				cells[j] = ci
+			} else {
+				moved[j] = ci
+			}
+		}
 		slices.Sort(cells)
 	}
 	words := s.cellRows(cells)

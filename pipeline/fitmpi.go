@@ -212,7 +212,9 @@ var errStopped = errors.New("stopped")
 // fitOnePart is fitOne for one rank of FitMPI. The ranks agree after
 // every sweep on whether to stop (a signal may reach one rank only) and
 // whether to checkpoint (by rank 0's clock), so that all take the same
-// collectives.
+// collectives. Each rank holds its own cells' state only; the end of the
+// fit gathers the whole into rank 0, which writes the results (Run returns
+// no Result in the others).
 func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, comm mpi.Comm,
 	L, chain, lo, hi int, resume string) (bool, error) {
 	root := comm.Rank() == 0
@@ -226,7 +228,8 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		return err == nil, err
 	}
 	bg := context.WithoutCancel(ctx)
-	s, err := gibbs.NewPartSampler(data, samplerConfig(cfg, L, chain), gibbs.Part{Lo: lo, Hi: hi, Reduce: comm, Ctx: bg})
+	cost := newRankCost(comm, hi-lo)
+	s, err := gibbs.NewPartSampler(data, samplerConfig(cfg, L, chain), gibbs.Part{Lo: lo, Hi: hi, Reduce: cost, Ctx: bg})
 	if err != nil {
 		return false, err // the same in every rank
 	}
@@ -277,7 +280,10 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		return agree(ctx, comm, err)
 	}
 	lastSave := time.Now()
+	cost.startSweep()
 	res, err := s.Run(bg, func(st gibbs.SweepStats) error {
+		cost.endSweep()
+		defer cost.startSweep()
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
 		flags := []int64{0, 0}
 		if ctx.Err() != nil {
@@ -305,6 +311,9 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 			ErrInterrupted, L, chain, s.Sweep(), resume)
 	}
 	if err != nil {
+		return false, err
+	}
+	if err := cost.log(ctx, o.Log, L, chain); err != nil {
 		return false, err
 	}
 	var werr error
