@@ -79,19 +79,7 @@ func (s *Sampler) seedClusters(c *chain, key uint64) {
 // without replacement with key (all cells when there are fewer), in cell
 // order, each as a list of gene indices.
 func (s *Sampler) sampleRows(key uint64) [][]int32 {
-	cells := make([]int, s.n)
-	for i := range cells {
-		cells[i] = i
-	}
-	if s.n > clusterSample {
-		// A partial Fisher–Yates shuffle keyed by position.
-		for i := range clusterSample {
-			j := i + int(bitsAt(key, uint64(i))%uint64(s.n-i))
-			cells[i], cells[j] = cells[j], cells[i]
-		}
-		cells = cells[:clusterSample]
-		slices.Sort(cells)
-	}
+	cells := sampleCells(s.n, clusterSample, key)
 	words := s.cellRows(cells)
 	rows := make([][]int32, len(cells))
 	for i := range cells {
@@ -104,6 +92,43 @@ func (s *Sampler) sampleRows(key uint64) [][]int32 {
 		rows[i] = r
 	}
 	return rows
+}
+
+// sampleCells returns k of the cells 0 … n−1 drawn without replacement
+// with key (all of them when n ≤ k), in order: the first k of a partial
+// Fisher–Yates shuffle keyed by position. moved holds the positions past
+// the first k that a swap has changed, so that no process of a
+// partitioned fit needs a slot per cell of the whole data.
+func sampleCells(n, k int, key uint64) []int {
+	cells := make([]int, min(n, k))
+	for i := range cells {
+		cells[i] = i
+	}
+	if n <= k {
+		return cells
+	}
+	moved := map[int]int{}
+	at := func(j int) int {
+		if j < k {
+			return cells[j]
+		}
+		if v, ok := moved[j]; ok {
+			return v
+		}
+		return j
+	}
+	for i := range cells {
+		j := i + int(bitsAt(key, uint64(i))%uint64(n-i))
+		ci, cj := cells[i], at(j)
+		cells[i] = cj
+		if j < k {
+			cells[j] = ci
+		} else {
+			moved[j] = ci
+		}
+	}
+	slices.Sort(cells)
+	return cells
 }
 
 // bisect splits the rows into up to k clusters (lists of row indices) by

@@ -205,3 +205,33 @@ func split2Reference(c []int, sim func(int, []float64) float64, centroid func([]
 	}
 	return best, ok
 }
+
+// TestSampleCells requires the sparse shuffle of sampleCells to draw the
+// cells a whole array's partial Fisher–Yates shuffle draws, without
+// repeats, for samples smaller than, equal to and larger than the cells.
+func TestSampleCells(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ n, k int }{{10, 3}, {1000, 999}, {100000, 4000}, {50, 50}, {7, 4000}} {
+		key := uint64(tc.n*31 + tc.k)
+		all := make([]int, tc.n)
+		for i := range all {
+			all[i] = i
+		}
+		want := all
+		if tc.n > tc.k {
+			for i := range tc.k {
+				j := i + int(bitsAt(key, uint64(i))%uint64(tc.n-i))
+				all[i], all[j] = all[j], all[i]
+			}
+			want = slices.Clone(all[:tc.k])
+			slices.Sort(want)
+		}
+		got := sampleCells(tc.n, tc.k, key)
+		if !slices.Equal(got, want) {
+			t.Errorf("n=%d k=%d: sampleCells differs from the dense shuffle", tc.n, tc.k)
+		}
+		if len(slices.Compact(slices.Clone(got))) != len(got) {
+			t.Errorf("n=%d k=%d: a cell drawn twice", tc.n, tc.k)
+		}
+	}
+}

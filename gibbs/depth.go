@@ -91,8 +91,8 @@ func (c levelCounts) logLik(rho, g float64) float64 {
 		term(c.uncOnes, math.Log(b)) + term(c.uncZeros, math.Log1p(-b))
 }
 
-// cellCounts splits the observed entries of cell n into levelCounts, from
-// the Z step's counts (packCounts: mispredicted, covered).
+// cellCounts splits the observed entries of the process's n-th cell into
+// levelCounts, from the Z step's counts (packCounts: mispredicted, covered).
 func (s *Sampler) cellCounts(n int, counts uint64) levelCounts {
 	miss, covered := splitCounts(counts)
 	t := tally{observed: int64(s.cellObs[n]), ones: int64(s.cellOnes[n]), covered: covered, miss: miss}
@@ -111,12 +111,11 @@ func (s *Sampler) cellCounts(n int, counts uint64) levelCounts {
 func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	K := s.levels()
 	// A partitioned fit's process sets its own cells' levels (cells[i] is
-	// cell first+i); the percentiles and totals are over every cell.
-	first, last := s.cellRange()
-	cells := make([]levelCounts, last-first)
+	// its i-th cell); the percentiles and totals are over every cell.
+	cells := make([]levelCounts, len(c.level))
 	s.forBlocks(len(cells), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			cells[i] = s.cellCounts(first+i, counts[first+i])
+			cells[i] = s.cellCounts(i, counts[i])
 		}
 	})
 	if !fixed {
@@ -134,7 +133,7 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 			c.rates.lift0, c.rates.step = lo, max((hi-lo)/float64(max(K-1, 1)), minLiftStep)
 			s.forBlocks(len(g), func(a, b int) {
 				for i, gn := range g[a:b] {
-					c.level[first+a+i] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
+					c.level[a+i] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
 				}
 			})
 			byLevel := s.levelTotals(c, cells)
@@ -171,14 +170,13 @@ func (s *Sampler) forBlocks(n int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
-// levelTotals adds up the cells' counts by level (cells[i] is cell
-// first+i of s.cellRange; across the processes of a partitioned fit).
+// levelTotals adds up the cells' counts by level (cells[i] is the
+// process's i-th cell; across the processes of a partitioned fit).
 func (s *Sampler) levelTotals(c *chain, cells []levelCounts) []levelCounts {
 	out := make([]levelCounts, s.levels())
-	first, _ := s.cellRange()
 	defer s.sumLevelCounts(out)
 	for i, cc := range cells {
-		o := &out[c.level[first+i]]
+		o := &out[c.level[i]]
 		o.covOnes += cc.covOnes
 		o.covZeros += cc.covZeros
 		o.uncOnes += cc.uncOnes
@@ -225,23 +223,23 @@ func goldenMax(lo, hi float64, f func(float64) float64) float64 {
 	return (lo + hi) / 2
 }
 
-// setLiftPlanes writes c's levels as bit planes over the cells, for the U
-// step: bit n of plane j is bit j of cell n's level. The planes lie in one
-// block, s.nw words apart, MaxCellLevelBits of them (those past the
+// setLiftPlanes writes c's levels as bit planes over the process's cells,
+// for the U step: bit n of plane j is bit j of its n-th cell's level. The
+// planes lie in one block, s.cnw words apart, MaxCellLevelBits of them (those past the
 // levels' bits stay zero, for the vector kernels, which always read them)
 // and a block of 8 words more that a vector load may touch.
 func (s *Sampler) setLiftPlanes(c *chain) {
 	nb := s.cfg.CellLevelBits
 	if c.liftBlock == nil {
-		c.liftBlock = make([]uint64, MaxCellLevelBits*s.nw+8)
+		c.liftBlock = make([]uint64, MaxCellLevelBits*s.cnw+8)
 		c.liftPlanes = make([][]uint64, nb)
 		for j := range c.liftPlanes {
-			c.liftPlanes[j] = c.liftBlock[j*s.nw : (j+1)*s.nw]
+			c.liftPlanes[j] = c.liftBlock[j*s.cnw : (j+1)*s.cnw]
 		}
 	}
 	clear(c.liftBlock)
 	// Words apart, so that workers write disjoint words.
-	s.forBlocks(s.nw, func(lo, hi int) {
+	s.forBlocks(s.cnw, func(lo, hi int) {
 		for n := lo * 64; n < min(hi*64, len(c.level)); n++ {
 			k := c.level[n]
 			for j := range nb {
@@ -260,7 +258,8 @@ func (s *Sampler) initialLevels(c *chain) {
 	mid := math.Log(on) - math.Log(off)
 	c.rates.step = 0.2
 	c.rates.lift0 = mid - c.rates.step*float64(K/2)
-	c.level = make([]uint8, s.n)
+	first, last := s.cellRange()
+	c.level = make([]uint8, last-first)
 	for n := range c.level {
 		c.level[n] = uint8(K / 2)
 	}

@@ -229,8 +229,11 @@
 // per-gene counts summed across the processes; the rates, per-cell
 // levels and data-seeded starts take their statistics from sums too. Every
 // sum is of integers and every draw keyed by its variable, so each process
-// runs the single-process chain bit for bit (part.go). Gather collects Z
-// for Result; MarshalShared and MarshalPart checkpoint without it
+// runs the single-process chain bit for bit (part.go). A process holds
+// the state of its own cells only (Z's words, levels, posterior counts),
+// so that its memory grows with its share of the cells, not with N; Gather
+// collects the whole of Z into the first process for Result and
+// MarshalBinary, and MarshalShared and MarshalPart checkpoint without it
 // (partstate.go).
 //
 // # Posterior summaries and prediction

@@ -27,17 +27,27 @@ import (
 //     counts are integers, so the order of the sums changes nothing.
 //   - Rates and statistics: one sum of the sweep's integer counts.
 //
+// A process holds the state of its own cells only (their words of Z, their
+// levels, Z's posterior counts): its memory grows with its cells, plus the
+// genes' state, which every process holds. Gather collects the cells into
+// the first process for the outputs; checkpoints go in pieces
+// (partstate.go).
+//
 // The U step thus costs L reductions of D words per sweep, plus one of a
 // few words; the counts of a code are packed as packCounts does (ones in
 // the low half, entries in the high), which holds while a gene has fewer
 // than 2³² observed entries.
 
-// Reducer sums vectors element-wise across the processes of a partitioned
-// fit, in place: on return every process holds the same sums. All
-// processes call it the same number of times with vectors of the same
-// length.
+// Reducer joins the processes of a partitioned fit. SumInt64 sums vectors
+// element-wise, in place: on return every process holds the same sums.
+// GatherBytes collects every process's bytes (of any length) into root,
+// which gets them in the order of the processes' numbers; the others get
+// nil. All processes call them the same number of times in the same
+// order, SumInt64 with vectors of the same length. internal/mpi's Comm is
+// one.
 type Reducer interface {
 	SumInt64(ctx context.Context, v []int64) error
+	GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, error)
 }
 
 // Part is a process's share of a partitioned fit: cells [Lo, Hi) of the
@@ -62,6 +72,7 @@ type part struct {
 	x, mask    BitMatrix // rows [Lo, Hi) of X and Mask
 	xt, maskT  BitMatrix // columns [Lo, Hi) of XT and MaskT
 	gathered   int       // the sweep at the last Gather (−1: none)
+	whole      *Sampler  // the fit Gather collected into the first process (nil in the others)
 	err        error     // the first reduction error of a sweep
 	rows       []rowState
 	buf        []int64
@@ -180,15 +191,6 @@ func (s *Sampler) countData(data Data, workers int, p *Part, rows bool) (*dataCo
 	return c, nil
 }
 
-// zWords returns the words of the interleaved Z of c that hold the
-// process's cells (all of them without a part).
-func (s *Sampler) zWords(z []uint64) []uint64 {
-	if s.part == nil {
-		return z
-	}
-	return z[s.part.Lo/64*s.l : (s.part.Hi+63)/64*s.l]
-}
-
 // sum adds v across the processes, keeping the sweep's first error.
 func (p *part) sum(v []int64) {
 	if p.err != nil {
@@ -249,18 +251,14 @@ func (s *Sampler) cellRange() (lo, hi int) {
 	return s.part.Lo, s.part.Hi
 }
 
-// levelRowCounts returns each cell's observed ones and entries (zero
-// outside a partitioned fit's process's cells).
+// levelRowCounts returns the observed ones and entries of each of the
+// process's cells.
 func (s *Sampler) levelRowCounts() (ones, observed []int32) {
 	if s.part == nil {
 		return rowCounts(s.data.X, s.data.Mask, s.n, s.d)
 	}
 	p := s.part
-	o, e := rowCounts(p.x, p.mask, p.Hi-p.Lo, s.d)
-	ones, observed = make([]int32, s.n), make([]int32, s.n)
-	copy(ones[p.Lo:], o)
-	copy(observed[p.Lo:], e)
-	return ones, observed
+	return rowCounts(p.x, p.mask, p.Hi-p.Lo, s.d)
 }
 
 // runStepPart is runStep for the U step of a partitioned fit: codes are
@@ -366,78 +364,80 @@ func (s *Sampler) scanDirty(sp *stepSpec, rows []rowState, dirty []uint64) {
 	wg.Wait()
 }
 
-// Gather makes the state of every process the whole fit's: each process's
-// cells of Z (of every chain and retained sample) and their posterior
-// counts are summed into all. After it, MarshalBinary and Result give what
-// a single process gives. Result refuses a partitioned sampler not
-// gathered since its last sweep. All processes must call it together; it
-// does nothing without a part.
+// Gather collects the whole fit's cells (Z of every chain and retained
+// sample, the levels, Z's posterior counts: MarshalPart's pieces) into
+// the first process (the Reducer's member 0), which alone holds the whole
+// of Z; the others send their cells and hold no more than before. After
+// it, the first process's MarshalBinary and Result give what a single
+// process gives; the others' refuse, and their Run returns no Result.
+// Result refuses a process not gathered since its last sweep. All
+// processes must call it together; it does nothing without a part.
 func (s *Sampler) Gather() error {
 	p := s.part
 	if p == nil {
 		return nil
 	}
-	w0, w1 := p.Lo/64*s.l, (p.Hi+63)/64*s.l
-	words := func(z []uint64) error {
-		v := make([]int64, len(z))
-		for i := w0; i < w1; i++ {
-			v[i] = int64(z[i])
-		}
-		if err := p.reduce(v); err != nil {
-			return err
-		}
-		for i, x := range v {
-			z[i] = uint64(x)
-		}
-		return nil
+	_, _, mine := s.MarshalPart()
+	start := time.Now()
+	pieces, err := p.Reduce.GatherBytes(p.Ctx, 0, mine)
+	p.calls++
+	p.words += int64(len(mine)+7) / 8
+	p.spent += time.Since(start)
+	if err != nil {
+		return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
 	}
-	// Levels go 8 to a word; a process's cells start at a multiple of 64.
-	levels := func(lv []uint8) error {
-		v := make([]int64, (len(lv)+7)/8)
-		for n := p.Lo; n < p.Hi; n++ {
-			v[n/8] |= int64(lv[n]) << uint(8*(n%8))
-		}
-		if err := p.reduce(v); err != nil {
-			return err
-		}
-		for n := range lv {
-			lv[n] = uint8(v[n/8] >> uint(8*(n%8)))
-		}
-		return nil
-	}
-	for _, c := range s.chains {
-		if err := words(c.z); err != nil {
-			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
-		}
-		if c.level != nil {
-			if err := levels(c.level); err != nil {
-				return fmt.Errorf("%w: gathering the cells' levels: %w", ErrPart, err)
-			}
-			s.setLiftPlanes(c)
-		}
-	}
-	for _, k := range s.kept {
-		if err := words(k.z); err != nil {
-			return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
-		}
-		if k.level != nil {
-			if err := levels(k.level); err != nil {
-				return fmt.Errorf("%w: gathering the cells' levels: %w", ErrPart, err)
+	p.whole = nil
+	if pieces != nil {
+		w := s.blankWhole()
+		for _, b := range pieces {
+			if _, _, err := w.unmarshalCells(b); err != nil {
+				return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
 			}
 		}
-	}
-	v := make([]int64, len(s.zCount))
-	for i := p.Lo * s.l; i < p.Hi*s.l; i++ {
-		v[i] = int64(s.zCount[i])
-	}
-	if err := p.reduce(v); err != nil {
-		return fmt.Errorf("%w: gathering Z's counts: %w", ErrPart, err)
-	}
-	for i, x := range v {
-		s.zCount[i] = uint32(x)
+		p.whole = w
 	}
 	p.gathered = s.sweep
 	return nil
+}
+
+// blankWhole returns a single process's sampler with the shared state of
+// s and every cell's state zero, for Gather to fill: it serves Result and
+// MarshalBinary, and runs no sweep.
+func (s *Sampler) blankWhole() *Sampler {
+	w := *s
+	w.part, w.cnw, w.cellOnes, w.cellObs, w.cellStep = nil, s.nw, nil, nil, nil
+	w.zCount = make([]uint32, s.n*s.l)
+	blank := func(z []uint64, level []uint8) ([]uint64, []uint8) {
+		if level != nil {
+			level = make([]uint8, s.n)
+		}
+		return make([]uint64, s.nw*s.l), level
+	}
+	w.chains = make([]*chain, len(s.chains))
+	for i, ch := range s.chains {
+		b := *ch
+		b.z, b.level = blank(ch.z, ch.level)
+		b.liftPlanes, b.liftBlock = nil, nil
+		w.chains[i] = &b
+	}
+	w.kept = make([]keptSample, len(s.kept))
+	for i, k := range s.kept {
+		w.kept[i] = k
+		w.kept[i].z, w.kept[i].level = blank(k.z, k.level)
+	}
+	return &w
+}
+
+// gatheredWhole returns the whole fit that Gather collected into this
+// process, for what (a method's name), or why there is none.
+func (s *Sampler) gatheredWhole(what string) (*Sampler, error) {
+	switch p := s.part; {
+	case p.gathered != s.sweep:
+		return nil, fmt.Errorf("%w: %s before Gather: this process holds only its own cells of Z", ErrPart, what)
+	case p.whole == nil:
+		return nil, fmt.Errorf("%w: %s: Gather collects the whole fit into the first process only", ErrPart, what)
+	}
+	return s.part.whole, nil
 }
 
 // Part returns the cells [lo, hi) of a partitioned sampler, and false for
@@ -450,13 +450,7 @@ func (s *Sampler) Part() (lo, hi int, ok bool) {
 }
 
 // addOwnCounts is addCounts over the process's cells of Z.
-func (s *Sampler) addOwnCounts(z []uint64) {
-	lo := 0
-	if s.part != nil {
-		lo = s.part.Lo
-	}
-	addCounts(s.zCount[lo*s.l:], s.zWords(z), s.l)
-}
+func (s *Sampler) addOwnCounts(z []uint64) { addCounts(s.zCount, z, s.l) }
 
 // cellRows returns the observed ones of the given cells (X masked by
 // Mask), each as the words of a whole row. A process of a partitioned fit

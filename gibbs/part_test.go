@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,8 @@ import (
 
 // runParts runs a fit split over len(bounds)−1 processes of a Local group
 // (process k owns cells bounds[k] … bounds[k+1]−1), gathering after the
-// last sweep, and returns each process's sampler and result.
+// last sweep, and returns each process's sampler and result (nil but in
+// the first).
 func runParts(t *testing.T, data Data, cfg Config, bounds []int) ([]*Sampler, []*Result) {
 	t.Helper()
 	comms := mpi.Local(len(bounds) - 1)
@@ -92,14 +94,60 @@ func TestPartsMatchOneProcess(t *testing.T) {
 			one, res := runAll(t, data, cfg)
 			for _, bounds := range [][]int{{0, n}, {0, 192, n}, {0, 64, 320, n}} {
 				ss, rs := runParts(t, data, cfg, bounds)
+				whole := ss[0].part.whole
+				sameRun(t, fmt.Sprintf("%d processes, the first", len(ss)), one, whole, res, rs[0])
+				if !reflect.DeepEqual(one.zCount, whole.zCount) || !reflect.DeepEqual(one.uCount, whole.uCount) {
+					t.Errorf("%d processes: the first's posterior counts differ", len(ss))
+				}
 				for k := range ss {
-					sameRun(t, fmt.Sprintf("%d processes, process %d", len(ss), k), one, ss[k], res, rs[k])
-					if !reflect.DeepEqual(one.zCount, ss[k].zCount) || !reflect.DeepEqual(one.uCount, ss[k].uCount) {
-						t.Errorf("%d processes, process %d: posterior counts differ", len(ss), k)
+					name := fmt.Sprintf("%d processes, process %d", len(ss), k)
+					sameCells(t, name, one, ss[k])
+					if k > 0 && (rs[k] != nil || ss[k].part.whole != nil) {
+						t.Errorf("%s: holds the whole fit after Gather", name)
 					}
 				}
 			}
 		})
+	}
+}
+
+// sameCells requires process s of a partitioned fit to hold the state of
+// its own cells only, and that state to be the single process one's: its
+// words of Z and levels (of every chain and retained sample), Z's
+// posterior counts and, with levels, its cells' counts of ones and
+// entries.
+func sameCells(t *testing.T, name string, one, s *Sampler) {
+	t.Helper()
+	lo, hi, _ := s.Part()
+	L := s.l
+	w0, w1 := lo/64*L, (hi+63)/64*L
+	cells := func(a, b []uint8) bool { return a == nil && b == nil || reflect.DeepEqual(a[lo:hi], b) }
+	if len(s.chains) != len(one.chains) || len(s.kept) != len(one.kept) {
+		t.Fatalf("%s: %d chains and %d samples, want %d and %d", name, len(s.chains), len(s.kept), len(one.chains), len(one.kept))
+	}
+	for i, c := range s.chains {
+		if !reflect.DeepEqual(one.chains[i].z[w0:w1], c.z) || !cells(one.chains[i].level, c.level) {
+			t.Errorf("%s: chain %d's Z or levels over cells [%d, %d) differ", name, i, lo, hi)
+		}
+	}
+	for i, k := range s.kept {
+		if !reflect.DeepEqual(one.kept[i].z[w0:w1], k.z) || !cells(one.kept[i].level, k.level) {
+			t.Errorf("%s: retained sample %d's Z or levels over cells [%d, %d) differ", name, i, lo, hi)
+		}
+	}
+	if !reflect.DeepEqual(one.zCount[lo*L:hi*L], s.zCount) {
+		t.Errorf("%s: Z's posterior counts over cells [%d, %d) differ", name, lo, hi)
+	}
+	if s.cellOnes != nil && (!reflect.DeepEqual(one.cellOnes[lo:hi], s.cellOnes) || !reflect.DeepEqual(one.cellObs[lo:hi], s.cellObs)) {
+		t.Errorf("%s: the cells' counts over [%d, %d) differ", name, lo, hi)
+	}
+	if len(s.cellStep) > hi-lo || len(s.ones) > max(s.dw, (hi+63)/64-lo/64) {
+		t.Errorf("%s: buffers of %d and %d words for %d cells", name, len(s.cellStep), len(s.ones), hi-lo)
+	}
+	for _, c := range s.chains {
+		if len(c.liftBlock) > MaxCellLevelBits*((hi+63)/64-lo/64)+8 {
+			t.Errorf("%s: lift planes of %d words for %d cells", name, len(c.liftBlock), hi-lo)
+		}
 	}
 }
 
@@ -290,12 +338,49 @@ func TestPartCheckpoints(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
+	r0, err := three[0].Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "2 processes resumed on 3", one, three[0].part.whole, res, r0)
 	for k, s := range three {
-		r, err := s.Result()
+		sameCells(t, fmt.Sprintf("2 processes resumed on 3, process %d", k), one, s)
+		if k == 0 {
+			continue
+		}
+		if _, err := s.Result(); !errors.Is(err, ErrPart) {
+			t.Errorf("Result of process %d after Gather: got %v, want an error wrapping ErrPart", k, err)
+		}
+		if _, err := s.MarshalBinary(); !errors.Is(err, ErrPart) {
+			t.Errorf("MarshalBinary of process %d after Gather: got %v, want an error wrapping ErrPart", k, err)
+		}
+	}
+	// The first's gathered state restores on any number of processes.
+	final, err := three[0].MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reencode := func(b []byte) []byte { // with the trace's seconds zero
+		s, err := NewSampler(data, cfg)
+		if err == nil {
+			err = s.UnmarshalBinary(b)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameRun(t, fmt.Sprintf("2 processes resumed on 3, process %d", k), one, s, res, r)
+		for i := range s.trace {
+			s.trace[i].Seconds = 0
+		}
+		return s.encode(false)
+	}
+	if b, err := one.MarshalBinary(); err != nil || !bytes.Equal(reencode(b), reencode(final)) {
+		t.Errorf("the gathered state's encoding differs from the single process's (%v)", err)
+	}
+	for _, s := range newParts(t, data, cfg, []int{0, 192, n}) {
+		if err := s.UnmarshalBinary(final); err != nil {
+			t.Fatal(err)
+		}
+		sameCells(t, "the gathered state restored on 2 processes", one, s)
 	}
 	single, err := NewSampler(data, cfg)
 	if err != nil {

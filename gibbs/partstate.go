@@ -18,32 +18,13 @@ const partMagic = "scpGPART"
 
 // MarshalShared encodes the sampler's state as MarshalBinary does, with
 // every cell's state (Z, levels, Z's posterior counts, of every chain and
-// retained sample) zero. Without a part it is MarshalBinary.
+// retained sample) zero: the zeros take the whole fit's length, written
+// without being held. Without a part it is MarshalBinary.
 func (s *Sampler) MarshalShared() ([]byte, error) {
 	if s.part == nil {
 		return s.MarshalBinary()
 	}
-	c := *s
-	c.part = nil
-	c.zCount = make([]uint32, len(s.zCount))
-	blank := func(z []uint64, level []uint8) ([]uint64, []uint8) {
-		if level != nil {
-			level = make([]uint8, len(level))
-		}
-		return make([]uint64, len(z)), level
-	}
-	c.chains = make([]*chain, len(s.chains))
-	for i, ch := range s.chains {
-		b := *ch
-		b.z, b.level = blank(ch.z, ch.level)
-		c.chains[i] = &b
-	}
-	c.kept = make([]keptSample, len(s.kept))
-	for i, k := range s.kept {
-		c.kept[i] = k
-		c.kept[i].z, c.kept[i].level = blank(k.z, k.level)
-	}
-	return c.MarshalBinary()
+	return s.encode(true), nil
 }
 
 // MarshalPart encodes the state of the process's cells [lo, hi) (all
@@ -52,8 +33,11 @@ func (s *Sampler) MarshalShared() ([]byte, error) {
 // configuration's fingerprint.
 func (s *Sampler) MarshalPart() (lo, hi int, b []byte) {
 	lo, hi = s.cellRange()
-	w0, w1 := lo/64*s.l, (hi+63)/64*s.l
-	b = []byte(partMagic)
+	size := len(partMagic) + 8*(len(s.fingerprint())+6) + (len(s.chains)+len(s.kept))*8*len(s.chains[0].z) + 4*len(s.zCount)
+	if s.chains[0].level != nil {
+		size += (len(s.chains) + len(s.kept)) * (hi - lo)
+	}
+	b = append(make([]byte, 0, size), partMagic...)
 	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	u64(stateVersion)
 	for _, v := range s.fingerprint() {
@@ -63,12 +47,10 @@ func (s *Sampler) MarshalPart() (lo, hi int, b []byte) {
 		u64(uint64(v))
 	}
 	put := func(z []uint64, level []uint8) {
-		for _, w := range z[w0:w1] {
+		for _, w := range z {
 			u64(w)
 		}
-		if level != nil {
-			b = append(b, level[lo:hi]...)
-		}
+		b = append(b, level...)
 	}
 	for _, c := range s.chains {
 		put(c.z, c.level)
@@ -76,7 +58,7 @@ func (s *Sampler) MarshalPart() (lo, hi int, b []byte) {
 	for _, k := range s.kept {
 		put(k.z, k.level)
 	}
-	for _, c := range s.zCount[lo*s.l : hi*s.l] {
+	for _, c := range s.zCount {
 		b = binary.LittleEndian.AppendUint32(b, c)
 	}
 	return lo, hi, b
@@ -84,9 +66,24 @@ func (s *Sampler) MarshalPart() (lo, hi int, b []byte) {
 
 // UnmarshalPart sets the cells of a part encoded by MarshalPart into the
 // sampler, whose shared state UnmarshalBinary has restored from the same
-// sweep's MarshalShared. It checks the configuration, the sweep and the
-// numbers of chains and retained samples, and returns the part's cells.
+// sweep's MarshalShared: those of its cells that the sampler holds (all of
+// them in a single process). It checks the configuration, the sweep and
+// the numbers of chains and retained samples, and returns the part's
+// cells.
 func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
+	if lo, hi, err = s.unmarshalCells(data); err != nil {
+		return 0, 0, err
+	}
+	if s.cfg.CellLevelBits > 0 {
+		for _, c := range s.chains {
+			s.setLiftPlanes(c)
+		}
+	}
+	return lo, hi, nil
+}
+
+// unmarshalCells is UnmarshalPart without the lift planes.
+func (s *Sampler) unmarshalCells(data []byte) (lo, hi int, err error) {
 	if len(data) < len(partMagic) || string(data[:len(partMagic)]) != partMagic {
 		return 0, 0, fmt.Errorf("%w: missing part magic %q", ErrState, partMagic)
 	}
@@ -110,7 +107,12 @@ func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
 	case lo < 0 || lo >= hi || hi > s.n || lo%64 != 0 || (hi%64 != 0 && hi != s.n):
 		return 0, 0, fmt.Errorf("%w: part of cells [%d, %d) of %d", ErrState, lo, hi, s.n)
 	}
-	w0, w1 := lo/64*s.l, (hi+63)/64*s.l
+	// The cells [a, b) that both the part and the sampler hold; both start
+	// at multiples of 64.
+	first, last := s.cellRange()
+	a, b := max(lo, first), min(hi, last)
+	both := a < b
+	src, at, k := (a/64-lo/64)*s.l, (a/64-first/64)*s.l, ((b+63)/64-a/64)*s.l
 	levels := s.cfg.CellLevelBits > 0
 	type dst struct {
 		z     []uint64
@@ -124,7 +126,7 @@ func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
 		dsts = append(dsts, dst{k.z, k.level})
 	}
 	for _, d := range dsts {
-		z := r.words(w1 - w0)
+		z := r.words((hi+63)/64*s.l - lo/64*s.l)
 		var lv []uint8
 		if levels {
 			lv = r.levels(hi-lo, s.levels())
@@ -132,12 +134,14 @@ func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
 		if r.err != nil {
 			return 0, 0, r.err
 		}
-		if hi == s.n && !s.validBits(z, make([]uint64, s.l)) {
+		if hi == s.n && !padClear(z, s.n, s.l) {
 			return 0, 0, fmt.Errorf("%w: part has bits past the last cell", ErrState)
 		}
-		copy(d.z[w0:w1], z)
-		if levels {
-			copy(d.level[lo:hi], lv)
+		if both {
+			copy(d.z[at:at+k], z[src:src+k])
+		}
+		if both && levels {
+			copy(d.level[a-first:b-first], lv[a-lo:b-lo])
 		}
 	}
 	counts := r.counts((hi - lo) * s.l)
@@ -147,11 +151,8 @@ func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
 	if len(r.b) != 0 {
 		return 0, 0, fmt.Errorf("%w: %d trailing bytes in a part", ErrState, len(r.b))
 	}
-	copy(s.zCount[lo*s.l:hi*s.l], counts)
-	if levels {
-		for _, c := range s.chains {
-			s.setLiftPlanes(c)
-		}
+	if both {
+		copy(s.zCount[(a-first)*s.l:(b-first)*s.l], counts[(a-lo)*s.l:(b-lo)*s.l])
 	}
 	return lo, hi, nil
 }

@@ -42,8 +42,12 @@ func (s *Sampler) Result() (*Result, error) {
 	if s.retained == 0 {
 		return nil, ErrNoSamples
 	}
-	if s.part != nil && s.part.gathered != s.sweep {
-		return nil, fmt.Errorf("%w: Result before Gather: this process holds only its own cells of Z", ErrPart)
+	if s.part != nil {
+		w, err := s.gatheredWhole("Result")
+		if err != nil {
+			return nil, err
+		}
+		return w.Result()
 	}
 	c := s.chains[0]
 	r := &Result{N: s.n, D: s.d, L: s.l, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),

@@ -52,6 +52,8 @@ type SweepStats struct {
 // chain is the state of one Markov chain. Z and U are stored transposed and
 // interleaved by word: z[w*L+l] holds bits 64w … 64w+63 of column l of Z
 // (cells), u[w*L+l] the same for U (genes). Bits past N (or D) are zero.
+// A process of a partitioned fit holds only its own cells' words of z
+// and their levels (from its first cell, a multiple of 64: part.go).
 type chain struct {
 	seed  uint64
 	rates rates
@@ -70,6 +72,7 @@ type Sampler struct {
 	cfg      Config
 	n, d, l  int
 	nw, dw   int   // words per bitset of cells and of genes
+	cnw      int   // words per bitset of the cells this process holds (nw without a part)
 	part     *part // this process's cells of a partitioned fit (part.go); nil: all
 	workers  int
 	logitZ   []float64
@@ -100,7 +103,7 @@ type Sampler struct {
 
 	sweep    int
 	chains   []*chain
-	zCount   []uint32 // zCount[n*L+l]: retained samples with z_nl = 1
+	zCount   []uint32 // zCount[(n−first)*L+l]: retained samples with z_nl = 1, over s.cellRange
 	uCount   []uint32 // uCount[d*L+l]: retained samples with u_ld = 1
 	retained int
 	kept     []keptSample
@@ -166,7 +169,11 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	}
 	ones := counts.ones
 	s.observed = counts.observed
-	s.ones = make([]uint64, max(s.nw, s.dw))
+	first, last := s.cellRange()
+	s.cnw = (last+63)/64 - first/64
+	// The longest segment a step reads is of genes or of the process's
+	// cells.
+	s.ones = make([]uint64, max(s.cnw, s.dw))
 	for i := range s.ones {
 		s.ones[i] = ^uint64(0)
 	}
@@ -193,7 +200,7 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	if cfg.KeepSamples {
 		s.kept = make([]keptSample, 0, min(cfg.Samples/cfg.Thin, 1<<16))
 	}
-	s.zCount = make([]uint32, n*cfg.L)
+	s.zCount = make([]uint32, (last-first)*cfg.L)
 	s.uCount = make([]uint32, d*cfg.L)
 	for _, c := range s.seedStarts() {
 		s.chains = append(s.chains, s.newChain(c))
@@ -235,7 +242,7 @@ func (s *Sampler) newChain(c *chain) *chain {
 
 // seedChain returns a chain with Z and U as cfg.Init says, keyed by seed.
 func (s *Sampler) seedChain(seed uint64) *chain {
-	c := &chain{seed: seed, rates: s.start, z: make([]uint64, s.nw*s.l), u: make([]uint64, s.dw*s.l)}
+	c := &chain{seed: seed, rates: s.start, z: make([]uint64, s.cnw*s.l), u: make([]uint64, s.dw*s.l)}
 	defer s.clamp(c)
 	switch s.cfg.Init {
 	case InitData:
@@ -245,30 +252,34 @@ func (s *Sampler) seedChain(seed uint64) *chain {
 		s.seedClusters(c, streamKey(seed, 0, stepInit))
 		return c
 	}
-	fill := func(dst []uint64, rows int, key uint64) {
+	// dst holds the words from word w0 of each code: a coin per bit keyed
+	// by its word in the whole bitset.
+	fill := func(dst []uint64, w0, rows int, key uint64) {
 		for i := range dst {
-			w := bitsAt(key, uint64(i))
-			if r := rows - i/s.l*64; r < 64 {
+			w := bitsAt(key, uint64(w0*s.l+i))
+			if r := rows - (w0+i/s.l)*64; r < 64 {
 				w &= 1<<uint(r) - 1
 			}
 			dst[i] = w
 		}
 	}
-	fill(c.z, s.n, streamKey(seed, 0, stepInit))
-	fill(c.u, s.d, streamKey(seed, 1, stepInit))
+	first, _ := s.cellRange()
+	fill(c.z, first/64, s.n, streamKey(seed, 0, stepInit))
+	fill(c.u, 0, s.d, streamKey(seed, 1, stepInit))
 	return c
 }
 
 // clamp sets the clamped codes of every cell of c on, and c's fixed codes.
 func (s *Sampler) clamp(c *chain) {
 	s.fixCodes(c.u)
+	_, last := s.cellRange()
 	for m := s.clamped; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros64(m)
-		for w := range s.nw {
+		for w := range s.cnw {
 			c.z[w*s.l+l] = ^uint64(0)
 		}
-		if r := s.n % 64; r != 0 {
-			c.z[(s.nw-1)*s.l+l] = 1<<uint(r) - 1
+		if r := s.n % 64; r != 0 && last == s.n {
+			c.z[(s.cnw-1)*s.l+l] = 1<<uint(r) - 1
 		}
 	}
 }
@@ -337,7 +348,8 @@ func (s *Sampler) Sweeps() int { return s.cfg.BurnIn + s.cfg.Samples }
 func (s *Sampler) Trace() []SweepStats { return s.trace }
 
 // Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
-// returns the posterior summary. Cancellation of ctx is checked between
+// returns the posterior summary: nil in the processes of a partitioned fit
+// that Gather left without the whole fit (all but the first). Cancellation of ctx is checked between
 // sweeps: Run then returns ctx.Err() and the sampler is left at a sweep
 // boundary, ready to be marshalled or run again. An error from onSweep stops
 // the run the same way and is returned wrapped.
@@ -355,6 +367,9 @@ func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) (*Res
 				return nil, fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
 			}
 		}
+	}
+	if p := s.part; p != nil && p.gathered == s.sweep && p.whole == nil {
+		return nil, nil
 	}
 	return s.Result()
 }

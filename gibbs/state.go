@@ -21,20 +21,47 @@ const stateVersion = 3
 // trace. A Sampler built by NewSampler from the same Data and Config and then
 // given these bytes by UnmarshalBinary continues exactly as this one would:
 // everything but the trace's Seconds is bit-identical to an uninterrupted run.
-// The encoding is little-endian and versioned. A process of a partitioned
-// fit (NewPartSampler) encodes the whole fit's state once Gather has
-// collected it; every process can restore it, on any number of processes.
+// The encoding is little-endian and versioned. The first process of a
+// partitioned fit (NewPartSampler) encodes the whole fit's state once
+// Gather has collected it there; every process can restore it, on any
+// number of processes.
 func (s *Sampler) MarshalBinary() ([]byte, error) {
-	if s.part != nil && s.part.gathered != s.sweep {
-		return nil, fmt.Errorf("%w: MarshalBinary before Gather: this process holds only its own cells of Z", ErrPart)
+	if s.part == nil {
+		return s.encode(false), nil
 	}
-	b := []byte(stateMagic)
+	w, err := s.gatheredWhole("MarshalBinary")
+	if err != nil {
+		return nil, err
+	}
+	return w.encode(false), nil
+}
+
+// encode is MarshalBinary of the sampler's state, with every cell's state
+// zero when blank (MarshalShared).
+func (s *Sampler) encode(blank bool) []byte {
+	levelCells := 0
+	if s.cfg.CellLevelBits > 0 {
+		levelCells = s.n
+	}
+	states := len(s.chains) + len(s.kept)
+	b := make([]byte, 0, len(stateMagic)+8*(len(s.fingerprint())+6)+states*(56+levelCells+8*(s.nw+s.dw)*s.l)+
+		4*(s.n+s.d)*s.l+80*len(s.trace))
+	b = append(b, stateMagic...)
 	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	f64 := func(v float64) { u64(math.Float64bits(v)) }
 	words := func(ws []uint64) {
 		for _, w := range ws {
 			u64(w)
 		}
+	}
+	// A cell's state, or as many zeros, appended without being made.
+	cells := func(z []uint64, level []uint8) {
+		if blank {
+			b = append(b, make([]byte, levelCells+8*s.nw*s.l)...)
+			return
+		}
+		b = append(b, level...)
+		words(z)
 	}
 	u64(stateVersion)
 	for _, v := range s.fingerprint() {
@@ -50,13 +77,16 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	for _, c := range s.chains {
 		u64(c.seed)
 		putRates(c.rates)
-		b = append(b, c.level...)
-		words(c.z)
+		cells(c.z, c.level)
 		words(c.u)
 	}
 	u64(uint64(s.retained))
-	for _, c := range s.zCount {
-		b = binary.LittleEndian.AppendUint32(b, c)
+	if blank {
+		b = append(b, make([]byte, 4*s.n*s.l)...)
+	} else {
+		for _, c := range s.zCount {
+			b = binary.LittleEndian.AppendUint32(b, c)
+		}
 	}
 	for _, c := range s.uCount {
 		b = binary.LittleEndian.AppendUint32(b, c)
@@ -64,8 +94,7 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	u64(uint64(len(s.kept)))
 	for _, k := range s.kept {
 		putRates(k.rates)
-		b = append(b, k.level...)
-		words(k.z)
+		cells(k.z, k.level)
 		words(k.u)
 	}
 	u64(uint64(len(s.trace)))
@@ -81,7 +110,7 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 		u64(uint64(t.Flips))
 		f64(t.Seconds)
 	}
-	return b, nil
+	return b
 }
 
 // fingerprint lists what a restored state must agree on with the Sampler it
@@ -128,7 +157,11 @@ func (r *stateReader) rates() rates {
 }
 
 // levels reads n per-cell levels, each below k.
-func (r *stateReader) levels(n, k int) []uint8 {
+func (r *stateReader) levels(n, k int) []uint8 { return r.levelsIn(n, k, 0, n) }
+
+// levelsIn reads n per-cell levels, each below k, and returns levels
+// [lo, hi) of them (nil when n is 0).
+func (r *stateReader) levelsIn(n, k, lo, hi int) []uint8 {
 	if n == 0 || r.err != nil {
 		return nil
 	}
@@ -136,14 +169,13 @@ func (r *stateReader) levels(n, k int) []uint8 {
 		r.err = fmt.Errorf("%w: truncated", ErrState)
 		return nil
 	}
-	out := make([]uint8, n)
-	for i, v := range r.b[:n] {
+	for _, v := range r.b[:n] {
 		if int(v) >= k {
 			r.err = fmt.Errorf("%w: cell level %d, want below %d", ErrState, v, k)
 			return nil
 		}
-		out[i] = v
 	}
+	out := append([]uint8(nil), r.b[lo:hi]...)
 	r.b = r.b[n:]
 	return out
 }
@@ -158,31 +190,37 @@ func (r *stateReader) count(limit int) int {
 	return int(v)
 }
 
-func (r *stateReader) words(n int) []uint64 {
+func (r *stateReader) words(n int) []uint64 { return r.wordsIn(n, 0, n) }
+
+// wordsIn reads n words and returns words [lo, hi) of them.
+func (r *stateReader) wordsIn(n, lo, hi int) []uint64 {
 	if r.err == nil && len(r.b) < 8*n {
 		r.err = fmt.Errorf("%w: truncated", ErrState)
 	}
 	if r.err != nil {
 		return nil
 	}
-	out := make([]uint64, n)
+	out := make([]uint64, hi-lo)
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(r.b[8*i:])
+		out[i] = binary.LittleEndian.Uint64(r.b[8*(lo+i):])
 	}
 	r.b = r.b[8*n:]
 	return out
 }
 
-func (r *stateReader) counts(n int) []uint32 {
+func (r *stateReader) counts(n int) []uint32 { return r.countsIn(n, 0, n) }
+
+// countsIn reads n counts and returns counts [lo, hi) of them.
+func (r *stateReader) countsIn(n, lo, hi int) []uint32 {
 	if r.err == nil && len(r.b) < 4*n {
 		r.err = fmt.Errorf("%w: truncated", ErrState)
 	}
 	if r.err != nil {
 		return nil
 	}
-	out := make([]uint32, n)
+	out := make([]uint32, hi-lo)
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(r.b[4*i:])
+		out[i] = binary.LittleEndian.Uint32(r.b[4*(lo+i):])
 	}
 	r.b = r.b[4*n:]
 	return out
@@ -205,26 +243,30 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: field %d of the configuration fingerprint is %d, this sampler has %d", ErrState, i, got, want)
 		}
 	}
+	// A process of a partitioned fit keeps its own cells' state.
+	first, last := s.cellRange()
 	levelCells := 0
 	if s.cfg.CellLevelBits > 0 {
 		levelCells = s.n
 	}
+	cellLevels := func() []uint8 { return r.levelsIn(levelCells, s.levels(), first, last) }
+	zWords := func() []uint64 { return r.wordsIn(s.nw*s.l, first/64*s.l, (last+63)/64*s.l) }
 	sweep := r.count(s.Sweeps())
 	chains := make([]*chain, r.count(s.cfg.Starts))
 	for i := range chains {
 		c := &chain{seed: r.u64(), rates: r.rates()}
-		c.level = r.levels(levelCells, s.levels())
-		c.z = r.words(s.nw * s.l)
+		c.level = cellLevels()
+		c.z = zWords()
 		c.u = r.words(s.dw * s.l)
 		chains[i] = c
 	}
 	retained := r.count(s.cfg.Samples)
-	zCount := r.counts(s.n * s.l)
+	zCount := r.countsIn(s.n*s.l, first*s.l, last*s.l)
 	uCount := r.counts(s.d * s.l)
 	kept := make([]keptSample, r.count(retained))
 	for i := range kept {
-		kept[i] = keptSample{rates: r.rates(), level: r.levels(levelCells, s.levels())}
-		kept[i].z, kept[i].u = r.words(s.nw*s.l), r.words(s.dw*s.l)
+		kept[i] = keptSample{rates: r.rates(), level: cellLevels()}
+		kept[i].z, kept[i].u = zWords(), r.words(s.dw*s.l)
 	}
 	trace := make([]SweepStats, r.count(sweep))
 	for i := range trace {
@@ -263,21 +305,25 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// validBits reports whether the interleaved bitsets z and u have no bits set
-// past row N and D, which the kernel requires.
+// validBits reports whether the interleaved bitsets z (of the process's
+// cells) and u have no bits set past row N and D, which the kernel
+// requires.
 func (s *Sampler) validBits(z, u []uint64) bool {
-	pad := func(words []uint64, rows int) bool {
-		r := rows % 64
-		if r == 0 {
-			return true
-		}
-		last := words[len(words)-s.l:]
-		for _, w := range last {
-			if w>>uint(r) != 0 {
-				return false
-			}
-		}
+	_, last := s.cellRange()
+	return (last < s.n || padClear(z, s.n, s.l)) && padClear(u, s.d, s.l)
+}
+
+// padClear reports whether the last word of each of the L interleaved
+// bitsets of words, of rows rows, has no bit set past the last row.
+func padClear(words []uint64, rows, L int) bool {
+	r := rows % 64
+	if r == 0 {
 		return true
 	}
-	return pad(z, s.n) && pad(u, s.d)
+	for _, w := range words[len(words)-L:] {
+		if w>>uint(r) != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -125,7 +125,7 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 	us := s.runUStep(&u)
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
-	z.rowCounts = s.cellCountBuf()[z.base:]
+	z.rowCounts = s.cellCountBuf()
 	zs := s.runStep(&z)
 	s.sumCounts(&zs, &us)
 	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips,
@@ -138,11 +138,11 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 	return st
 }
 
-// cellCountBuf returns a buffer for the Z step's per-cell counts, reused
-// from sweep to sweep.
+// cellCountBuf returns a buffer for the Z step's per-cell counts (of the
+// process's cells), reused from sweep to sweep.
 func (s *Sampler) cellCountBuf() []uint64 {
-	if len(s.cellStep) != s.n {
-		s.cellStep = make([]uint64, s.n)
+	if first, last := s.cellRange(); len(s.cellStep) != last-first {
+		s.cellStep = make([]uint64, last-first)
 	}
 	return s.cellStep
 }
@@ -151,8 +151,7 @@ func (s *Sampler) cellCountBuf() []uint64 {
 // over the cells, for the trace.
 func (s *Sampler) meanRates(c *chain) (on, off float64) {
 	byLevel := make([]float64, s.levels())
-	first, last := s.cellRange()
-	for _, k := range c.level[first:last] {
+	for _, k := range c.level {
 		byLevel[k]++
 	}
 	if s.part != nil {
@@ -180,7 +179,7 @@ func (s *Sampler) zStep(c *chain, key uint64) stepSpec {
 		logit: s.logitZ, key: key, fixed: s.clamped, cells: true,
 		above: s.above, aboveGain: s.aboveGain}
 	if p := s.part; p != nil {
-		sp.rows, sp.base, sp.own, sp.m, sp.mask = p.Hi-p.Lo, p.Lo, s.zWords(c.z), p.x, p.mask
+		sp.rows, sp.base, sp.m, sp.mask = p.Hi-p.Lo, p.Lo, p.x, p.mask
 	}
 	return sp
 }
@@ -191,7 +190,7 @@ func (s *Sampler) uStep(c *chain, key uint64) stepSpec {
 	sp := stepSpec{rows: s.d, own: c.u, other: c.z, m: s.data.XT, mask: s.data.MaskT,
 		logit: s.logitU, key: key, fixed: s.fixedU}
 	if p := s.part; p != nil {
-		sp.other, sp.m, sp.mask = s.zWords(c.z), p.xt, p.maskT
+		sp.m, sp.mask = p.xt, p.maskT
 	}
 	return sp
 }
@@ -210,17 +209,10 @@ func (s *Sampler) setLikelihood(sp *stepSpec, c *chain) {
 		for k := range s.levels() {
 			sp.levelOne[k] = r.lift(uint8(k))
 		}
-		sp.rowLevel = c.level[sp.base:]
+		sp.rowLevel = c.level
 		return
 	}
-	// The U step's columns are the cells from the first of s.cellRange.
-	w0, _ := s.cellRange()
-	w0 /= 64
-	sp.lift = make([][]uint64, len(c.liftPlanes))
-	for j, p := range c.liftPlanes {
-		sp.lift[j] = p[w0:]
-	}
-	sp.liftBlock, sp.liftStride = c.liftBlock[w0:], s.nw
+	sp.lift, sp.liftBlock, sp.liftStride = c.liftPlanes, c.liftBlock, s.cnw
 }
 
 // runStep updates every row of sp, in parallel over blocks of 64-row words.

@@ -25,10 +25,14 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // of the shards' cell blocks (gibbs.NewPartSampler), and the run directory
 // is bit-identical to Fit's for any number of ranks (only the seconds
 // differ). Ranks other than 0 map only their cell blocks of the shards
-// (shard.OpenBlocks). Rank 0 checks the shards, prepares the run directory, writes
-// the checkpoints (the whole fit's state, gathered from the ranks, so that
-// a run resumes on any number of ranks or without MPI) and the results;
-// the run directory must be on a file system every rank sees. Every rank
+// (shard.OpenBlocks), and every rank holds the sampler's state of its own
+// cells only, so that its memory follows its share of the cells. Rank 0
+// checks the shards and prepares the run directory; each rank writes its
+// cells' part of a checkpoint and rank 0 the shared rest, so that a run
+// resumes on any number of ranks or without MPI; the end of each fit
+// gathers the whole of it into rank 0, which writes the results. The run
+// directory must be on a file system every rank sees. Each fit logs
+// every rank's CPU time a sweep and peak anonymous memory. Every rank
 // must call FitMPI with the same cfg.
 // Every setting of Fit is supported.
 func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*FitReport, error) {
@@ -212,7 +216,9 @@ var errStopped = errors.New("stopped")
 // fitOnePart is fitOne for one rank of FitMPI. The ranks agree after
 // every sweep on whether to stop (a signal may reach one rank only) and
 // whether to checkpoint (by rank 0's clock), so that all take the same
-// collectives.
+// collectives. Each rank holds its own cells' state only; the end of the
+// fit gathers the whole into rank 0, which writes the results (Run returns
+// no Result in the others).
 func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, comm mpi.Comm,
 	L, chain, lo, hi int, resume string) (bool, error) {
 	root := comm.Rank() == 0
@@ -226,7 +232,8 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		return err == nil, err
 	}
 	bg := context.WithoutCancel(ctx)
-	s, err := gibbs.NewPartSampler(data, samplerConfig(cfg, L, chain), gibbs.Part{Lo: lo, Hi: hi, Reduce: comm, Ctx: bg})
+	cost := newRankCost(comm, hi-lo)
+	s, err := gibbs.NewPartSampler(data, samplerConfig(cfg, L, chain), gibbs.Part{Lo: lo, Hi: hi, Reduce: cost, Ctx: bg})
 	if err != nil {
 		return false, err // the same in every rank
 	}
@@ -277,7 +284,10 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		return agree(ctx, comm, err)
 	}
 	lastSave := time.Now()
+	cost.startSweep()
 	res, err := s.Run(bg, func(st gibbs.SweepStats) error {
+		cost.endSweep()
+		defer cost.startSweep()
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
 		flags := []int64{0, 0}
 		if ctx.Err() != nil {
@@ -305,6 +315,9 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 			ErrInterrupted, L, chain, s.Sweep(), resume)
 	}
 	if err != nil {
+		return false, err
+	}
+	if err := cost.log(ctx, o.Log, L, chain); err != nil {
 		return false, err
 	}
 	var werr error

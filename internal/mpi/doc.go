@@ -1,5 +1,5 @@
 // Package mpi holds the collectives a fit spread over processes needs —
-// rank, size, element-wise sums, broadcast, barrier — behind one interface,
+// rank, size, element-wise sums, a gather to one member, broadcast, barrier — behind one interface,
 // Comm, with two implementations: World, a thin cgo binding to the
 // system's MPI library (Open MPI on Debian: libopenmpi-dev), compiled only
 // with the build tag mpi, so that the default build needs neither cgo nor
@@ -34,6 +34,11 @@ type Comm interface {
 	// SumFloat64 is SumInt64 for float64. Its rounding may depend on the
 	// order of the additions, which MPI leaves to the library.
 	SumFloat64(ctx context.Context, v []float64) error
+	// GatherBytes collects every member's b, which may differ in length,
+	// into root (MPI_Gather of the lengths, then MPI_Gatherv): root gets
+	// them in rank order, copied, and the others nil. Only root holds more
+	// than its own b.
+	GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, error)
 	// Broadcast copies root's b into every member's b (MPI_Bcast).
 	Broadcast(ctx context.Context, root int, b []byte) error
 	// Barrier returns when every member has called it.

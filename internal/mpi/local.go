@@ -123,6 +123,24 @@ func (m *member) SumFloat64(ctx context.Context, v []float64) error {
 	return err
 }
 
+// GatherBytes implements Comm.
+func (m *member) GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, error) {
+	if root < 0 || root >= m.g.n {
+		return nil, fmt.Errorf("%w: gather to rank %d of %d", ErrMPI, root, m.g.n)
+	}
+	got, err := m.collect(ctx, b, func(args []any) (any, error) {
+		out := make([][]byte, len(args))
+		for r, a := range args {
+			out[r] = append([]byte{}, a.([]byte)...)
+		}
+		return out, nil
+	})
+	if err != nil || m.rank != root {
+		return nil, err
+	}
+	return got.([][]byte), nil
+}
+
 // Broadcast implements Comm.
 func (m *member) Broadcast(ctx context.Context, root int, b []byte) error {
 	if root < 0 || root >= m.g.n {

@@ -29,6 +29,37 @@ func checkMember(t *testing.T, c Comm) error {
 	if want := 0.25 * float64(n*(n-1)); f[0] != want {
 		fail("SumFloat64 %v, want %v", f[0], want)
 	}
+	mine := make([]byte, 3*r) // rank 0 gives nothing
+	for i := range mine {
+		mine[i] = byte(r*16 + i)
+	}
+	for _, root := range []int{0, n - 1} {
+		got, err := c.GatherBytes(ctx, root, mine)
+		if err != nil {
+			return err
+		}
+		if r != root {
+			if got != nil {
+				fail("GatherBytes to %d gave a non-root %d pieces", root, len(got))
+			}
+			continue
+		}
+		if len(got) != n {
+			fail("GatherBytes to %d gave root %d pieces", root, len(got))
+			continue
+		}
+		for k, piece := range got {
+			if len(piece) != 3*k {
+				fail("GatherBytes: rank %d's piece has %d bytes, want %d", k, len(piece), 3*k)
+				continue
+			}
+			for i, x := range piece {
+				if x != byte(k*16+i) {
+					fail("GatherBytes: byte %d of rank %d's piece is %d, want %d", i, k, x, k*16+i)
+				}
+			}
+		}
+	}
 	b := []byte{byte(r), byte(r)}
 	if err := c.Broadcast(ctx, n-1, b); err != nil {
 		return err

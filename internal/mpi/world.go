@@ -25,6 +25,12 @@ static int scp_sum_int64(long long *v, int n) {
 static int scp_sum_float64(double *v, int n) {
 	return MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
+static int scp_allgather_len(long long n, long long *all) {
+	return MPI_Allgather(&n, 1, MPI_INT64_T, all, 1, MPI_INT64_T, MPI_COMM_WORLD);
+}
+static int scp_gatherv(void *b, int n, void *recv, int *counts, int *displs, int root) {
+	return MPI_Gatherv(b, n, MPI_BYTE, recv, counts, displs, MPI_BYTE, root, MPI_COMM_WORLD);
+}
 static int scp_bcast(void *b, int n, int root) { return MPI_Bcast(b, n, MPI_BYTE, root, MPI_COMM_WORLD); }
 static int scp_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 static int scp_finalize(void) { return MPI_Finalize(); }
@@ -119,6 +125,72 @@ func (w *world) SumFloat64(ctx context.Context, v []float64) error {
 		return mpiError("MPI_Allreduce", rc)
 	}
 	return nil
+}
+
+// gatherRound bounds the bytes root receives in one MPI_Gatherv, whose
+// counts and displacements are C ints, and so its staging buffer; a
+// variable so that TestWorld can take many rounds.
+var gatherRound = 1 << 28
+
+// GatherBytes implements Comm: MPI_Allgather of the lengths, so that every
+// rank knows how many rounds to take, then rounds of MPI_Gatherv, each of
+// at most gatherRound/size bytes from every rank, staged in root and
+// copied into its pieces.
+func (w *world) GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if root < 0 || root >= w.size {
+		return nil, fmt.Errorf("%w: gather to rank %d of %d", ErrMPI, root, w.size)
+	}
+	lens := make([]C.longlong, w.size)
+	if rc := C.scp_allgather_len(C.longlong(len(b)), &lens[0]); rc != C.MPI_SUCCESS {
+		return nil, mpiError("MPI_Allgather", rc)
+	}
+	per := max(gatherRound/w.size, 1)
+	longest := 0
+	for _, n := range lens {
+		longest = max(longest, int(n))
+	}
+	var out [][]byte
+	if w.rank == root {
+		out = make([][]byte, w.size)
+		for r, n := range lens {
+			out[r] = make([]byte, n)
+		}
+	}
+	counts, displs := make([]C.int, w.size), make([]C.int, w.size)
+	var stage []byte
+	for at := 0; at < longest; at += per {
+		total := 0
+		for r, n := range lens {
+			counts[r] = C.int(min(max(int(n)-at, 0), per))
+			displs[r] = C.int(total)
+			total += int(counts[r])
+		}
+		if w.rank == root && len(stage) < total {
+			stage = make([]byte, total)
+		}
+		mine := b[min(at, len(b)):min(at+per, len(b))]
+		rc := C.scp_gatherv(bytesPtr(mine), C.int(len(mine)), bytesPtr(stage), &counts[0], &displs[0], C.int(root))
+		if rc != C.MPI_SUCCESS {
+			return nil, mpiError("MPI_Gatherv", rc)
+		}
+		for r := range out {
+			if counts[r] > 0 { // out[r] may be shorter than at
+				copy(out[r][at:], stage[displs[r]:int(displs[r])+int(counts[r])])
+			}
+		}
+	}
+	return out, nil
+}
+
+// bytesPtr returns the address of b's first byte, nil when it is empty.
+func bytesPtr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
 }
 
 // Broadcast implements Comm with MPI_Bcast.

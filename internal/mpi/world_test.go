@@ -24,6 +24,12 @@ func TestWorld(t *testing.T) {
 	if err := checkMember(t, c); err != nil {
 		t.Fatal(err)
 	}
+	// GatherBytes again, a byte of every rank a round.
+	defer func(r int) { gatherRound = r }(gatherRound)
+	gatherRound = 1
+	if err := checkMember(t, c); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // BenchmarkWorldSumInt64 times one MPI_Allreduce of n int64 sums. Every
