@@ -163,6 +163,12 @@ type Config struct {
 	// counts describe the sweep's final state, from which the levels are
 	// set; and a chain's Z starts with a Z step given its first U.
 	CellLevelBits int
+	// GeneLevelBits gives each gene a background level too, 2^GeneLevelBits
+	// of them (0: none; at most MaxGeneLevelBits; needs CellLevelBits > 0):
+	// a gene detected in many cells whatever codes they use sits at a
+	// higher background, where covering its ones gains less
+	// (genelevels.go).
+	GeneLevelBits int
 	// Housekeeping adds a code that every cell uses (the last one, whose z
 	// are clamped to 1): it collects the genes detected everywhere
 	// (ribosomal, mitochondrial, …), at the covered rate, so that no other
@@ -239,6 +245,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: CellLevelBits = %d outside 0..%d", ErrConfig, c.CellLevelBits, MaxCellLevelBits)
 	case c.CellLevelBits > 0 && c.Noise != Dropout:
 		return fmt.Errorf("%w: per-cell levels (CellLevelBits = %d) need the Dropout likelihood", ErrConfig, c.CellLevelBits)
+	case c.GeneLevelBits < 0 || c.GeneLevelBits > MaxGeneLevelBits:
+		return fmt.Errorf("%w: GeneLevelBits = %d outside 0..%d", ErrConfig, c.GeneLevelBits, MaxGeneLevelBits)
+	case c.GeneLevelBits > 0 && c.CellLevelBits == 0:
+		return fmt.Errorf("%w: per-gene levels (GeneLevelBits = %d) need per-cell levels (CellLevelBits > 0)", ErrConfig, c.GeneLevelBits)
 	case c.Housekeeping && c.L < 2:
 		return fmt.Errorf("%w: a housekeeping code needs L ≥ 2 (got %d)", ErrConfig, c.L)
 	case c.Init > InitCluster:

@@ -74,6 +74,9 @@ func TestPartsMatchOneProcess(t *testing.T) {
 		{"4 cell levels, masked, random start", true, func(c *Config) {
 			c.Noise, c.CellLevelBits = Dropout, 2
 		}},
+		{"8 cell and 4 gene levels, masked, cluster start, housekeeping, 2 starts", true, func(c *Config) {
+			c.Init, c.Noise, c.CellLevelBits, c.GeneLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, 2, true, 5, 2, 2
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,8 +13,8 @@ var ErrState = errors.New("gibbs: bad sampler state")
 const stateMagic = "scpGIBBS"
 
 // stateVersion 2 added the noise model and its rates, 3 the per-cell
-// levels.
-const stateVersion = 3
+// levels, 4 the per-gene levels (and their rates, in every state).
+const stateVersion = 4
 
 // MarshalBinary encodes the full state of the sampler: the chains (Z, U, λ,
 // seed), the sweep number, the posterior counts, the retained samples and the
@@ -43,7 +43,7 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	u64(uint64(s.sweep))
 	u64(uint64(len(s.chains)))
 	putRates := func(r rates) {
-		for _, v := range []float64{r.lambda, r.on, r.off, r.rho, r.lift0, r.step} {
+		for _, v := range []float64{r.lambda, r.on, r.off, r.rho, r.lift0, r.step, r.gene0, r.geneStep} {
 			f64(v)
 		}
 	}
@@ -51,6 +51,7 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 		u64(c.seed)
 		putRates(c.rates)
 		b = append(b, c.level...)
+		b = append(b, c.geneLevel...)
 		words(c.z)
 		words(c.u)
 	}
@@ -65,6 +66,7 @@ func (s *Sampler) MarshalBinary() ([]byte, error) {
 	for _, k := range s.kept {
 		putRates(k.rates)
 		b = append(b, k.level...)
+		b = append(b, k.geneLevel...)
 		words(k.z)
 		words(k.u)
 	}
@@ -99,7 +101,7 @@ func (s *Sampler) fingerprint() []uint64 {
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
 		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed),
 		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off), s.clamped,
-		uint64(s.cfg.CellLevelBits)}
+		uint64(s.cfg.CellLevelBits), uint64(s.cfg.GeneLevelBits)}
 }
 
 // stateReader decodes little-endian words and remembers the first error.
@@ -124,10 +126,11 @@ func (r *stateReader) u64() uint64 {
 func (r *stateReader) f64() float64 { return math.Float64frombits(r.u64()) }
 
 func (r *stateReader) rates() rates {
-	return rates{lambda: r.f64(), on: r.f64(), off: r.f64(), rho: r.f64(), lift0: r.f64(), step: r.f64()}
+	return rates{lambda: r.f64(), on: r.f64(), off: r.f64(), rho: r.f64(), lift0: r.f64(), step: r.f64(),
+		gene0: r.f64(), geneStep: r.f64()}
 }
 
-// levels reads n per-cell levels, each below k.
+// levels reads n per-cell (or per-gene) levels, each below k.
 func (r *stateReader) levels(n, k int) []uint8 {
 	if n == 0 || r.err != nil {
 		return nil
@@ -139,7 +142,7 @@ func (r *stateReader) levels(n, k int) []uint8 {
 	out := make([]uint8, n)
 	for i, v := range r.b[:n] {
 		if int(v) >= k {
-			r.err = fmt.Errorf("%w: cell level %d, want below %d", ErrState, v, k)
+			r.err = fmt.Errorf("%w: level %d, want below %d", ErrState, v, k)
 			return nil
 		}
 		out[i] = v
@@ -198,22 +201,26 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	r := &stateReader{b: data[len(stateMagic):]}
 	if v := r.u64(); r.err == nil && v != stateVersion {
-		return fmt.Errorf("%w: version %d, want %d", ErrState, v, stateVersion)
+		return fmt.Errorf("%w: version %d, want %d%s", ErrState, v, stateVersion, olderVersion(v))
 	}
 	for i, want := range s.fingerprint() {
 		if got := r.u64(); r.err == nil && got != want {
 			return fmt.Errorf("%w: field %d of the configuration fingerprint is %d, this sampler has %d", ErrState, i, got, want)
 		}
 	}
-	levelCells := 0
+	levelCells, levelGenes := 0, 0
 	if s.cfg.CellLevelBits > 0 {
 		levelCells = s.n
+	}
+	if s.cfg.GeneLevelBits > 0 {
+		levelGenes = s.d
 	}
 	sweep := r.count(s.Sweeps())
 	chains := make([]*chain, r.count(s.cfg.Starts))
 	for i := range chains {
 		c := &chain{seed: r.u64(), rates: r.rates()}
 		c.level = r.levels(levelCells, s.levels())
+		c.geneLevel = r.levels(levelGenes, s.geneLevels())
 		c.z = r.words(s.nw * s.l)
 		c.u = r.words(s.dw * s.l)
 		chains[i] = c
@@ -223,7 +230,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	uCount := r.counts(s.d * s.l)
 	kept := make([]keptSample, r.count(retained))
 	for i := range kept {
-		kept[i] = keptSample{rates: r.rates(), level: r.levels(levelCells, s.levels())}
+		kept[i] = keptSample{rates: r.rates(), level: r.levels(levelCells, s.levels()), geneLevel: r.levels(levelGenes, s.geneLevels())}
 		kept[i].z, kept[i].u = r.words(s.nw*s.l), r.words(s.dw*s.l)
 	}
 	trace := make([]SweepStats, r.count(sweep))
@@ -258,6 +265,11 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 			s.setLiftPlanes(c)
 		}
 	}
+	if s.cfg.GeneLevelBits > 0 {
+		for _, c := range chains {
+			s.setGenePlanes(c)
+		}
+	}
 	s.sweep, s.chains, s.retained = sweep, chains, retained
 	s.zCount, s.uCount, s.kept, s.trace = zCount, uCount, kept, trace
 	return nil
@@ -280,4 +292,14 @@ func (s *Sampler) validBits(z, u []uint64) bool {
 		return true
 	}
 	return pad(z, s.n) && pad(u, s.d)
+}
+
+// olderVersion explains a state of an older version than stateVersion:
+// it was written by an older scpipe, whose checkpoints this one cannot
+// continue.
+func olderVersion(v uint64) string {
+	if v >= stateVersion {
+		return ""
+	}
+	return " (written by an older scpipe, before per-gene levels: run the fit again from the start)"
 }

@@ -43,6 +43,11 @@ type FitConfig struct {
 	// that detects more genes has a higher background, so that no code is
 	// spent on depth.
 	CellLevels int `toml:"cell_levels"`
+	// GeneLevels is the number of per-gene background levels of dropout
+	// noise (1: none, 2, 4 or 8; they need per-cell levels): a gene
+	// detected in many cells whatever their type has a higher background,
+	// so that no code is spent on it.
+	GeneLevels int `toml:"gene_levels"`
 	// Init is the chains' starting point: "cluster" seeds the codes from
 	// cell types (bisecting k-means of up to 4000 cells); "data" seeds each
 	// code from the genes of a random cell; "random" is the paper's
@@ -100,6 +105,7 @@ func DefaultFitConfig() FitConfig {
 		Holdout:           0.01,
 		Noise:             AutoNoise(),
 		CellLevels:        8,
+		GeneLevels:        1,
 		Init:              gibbs.InitCluster,
 		Housekeeping:      AutoHousekeeping(),
 		Starts:            4,
@@ -180,6 +186,10 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
 	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
 		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
+	case c.GeneLevels != 1 && c.GeneLevels != 2 && c.GeneLevels != 4 && c.GeneLevels != 8:
+		return bad("gene_levels = %d: want 1, 2, 4 or 8", c.GeneLevels)
+	case c.GeneLevels > 1 && c.CellLevels == 1:
+		return bad("gene_levels = %d needs per-cell levels (cell_levels > 1)", c.GeneLevels)
 
 	case c.Init > gibbs.InitCluster:
 		return bad("init = %v: want cluster, data or random", c.Init)
