@@ -25,20 +25,39 @@ const MaxGeneLevelBits = MaxCellLevelBits
 // (a gene's row) gene0 + geneStep·k_d is a constant of the row, added to
 // lift0.
 //
-// After every sweep (after the cells' levels and ρ) each gene's levels are
-// set from the U step's per-gene counts: each gene's background given ρ
-// (cellBackground, over all its cells), its gain's deviation from the gain
-// of all genes pooled, a grid from the 2nd to the 98th percentile of the
-// deviations, each gene at the nearest level; the offsets are then
-// centred so that their mean over the observed ones is 0 (the cells'
-// gains, fitted over all their genes, keep their meaning), and gene0 is
-// raised where needed so that every g(n, d) stays at least minLift
-// (a background below 1). The U step's counts are those of the state
-// between the U and the Z step, half a sweep behind the cells': the gene
-// counts of the final state would need a pass of their own. Everything
-// runs in gene order, so the levels are the same for any number of
-// workers; in a partitioned fit the counts are summed across processes
-// first, and every process sets the same levels.
+// The genes' levels are set after every sweep from the U step's per-gene
+// counts (after the cells' levels and ρ), from sweep geneDelay on; until
+// then every gene's offset is 0, the per-cell model's gain.
+// A gene's background is the frequency of ones among its uncovered
+// entries, shrunk towards the pooled frequency by geneShrink·N entries; its
+// deviation is its gain, log(1 − ρ(1 − β)) − log β, less the pooled
+// background's; the grid spans the 2nd to the 98th percentile of the
+// deviations and each gene takes the nearest level. The offsets are then
+// shifted so that the uncovered entries expect as many ones as they hold
+// (calibrate): the cells' gains, fitted with every gene at offset 0, keep
+// their meaning. gene0 is raised where needed so that every g(n, d) stays
+// at least minLift (a background below 1).
+//
+// This is not the joint maximum of the likelihood in the genes' levels:
+// that needs each gene's counts by cell level, and the cells' by gene
+// level, which the kernels do not count. The uncovered frequency is what
+// the ρ-coupled estimate of a cell's background (cellBackground) is not
+// for a gene: a gene covered in most cells, such as a high-baseline gene
+// that a code most cells use has taken, looks under the coupled estimate
+// like a gene of no background (its ones are explained by the cover),
+// which keeps it in the code; its uncovered cells still show its
+// baseline. The delay lets the codes form first: a program's gene not yet
+// in its code shows the program's cells among its uncovered ones, and a
+// high background set then would keep it out. The U step's counts are
+// those of the state between the U and the Z step, half a sweep behind the
+// cells'. Everything runs in gene order, so the levels are the same for
+// any number of workers; in a partitioned fit the counts are summed
+// across processes first, and every process sets the same levels.
+//
+// The log-likelihood a sweep reports (SweepStats.LogLik) stays that of the
+// per-cell levels with every gene at offset 0: the exact one needs each
+// cell's covered ones by gene level, which the kernels do not count
+// either.
 
 // minLift is the smallest gain of a covered one that per-gene offsets may
 // leave: g ≤ 0 would put the background at or above 1.
@@ -120,21 +139,18 @@ func (s *Sampler) updateGeneLevels(c *chain, counts []uint64) {
 	K := s.geneLevels()
 	rho := c.rates.rho
 	genes := make([]levelCounts, s.d)
-	var pool levelCounts
+	var uncOnes, uncAll float64
 	for d := range genes {
 		miss, covered := splitCounts(counts[d])
 		t := tally{observed: int64(s.geneObs[d]), ones: int64(s.geneOnes[d]), covered: covered, miss: miss}
 		co, cz, uo, uz := t.split()
-		g := levelCounts{float64(co), float64(cz), float64(uo), float64(uz)}
-		genes[d] = g
-		pool.covOnes += g.covOnes
-		pool.covZeros += g.covZeros
-		pool.uncOnes += g.uncOnes
-		pool.uncZeros += g.uncZeros
+		genes[d] = levelCounts{float64(co), float64(cz), float64(uo), float64(uz)}
+		uncOnes += float64(uo)
+		uncAll += float64(uo + uz)
 	}
 	// A gene's background is the frequency of ones among its uncovered
-	// entries, shrunk towards the pooled one by geneShrink entries.
-	pooled := (pool.uncOnes + 0.5) / (pool.uncOnes + pool.uncZeros + 1)
+	// entries, shrunk towards the pooled one by geneShrink·N entries.
+	pooled := (uncOnes + 0.5) / (uncAll + 1)
 	ref := gainOf(pooled, rho)
 	shrink := geneShrink * float64(s.n)
 	dev := make([]float64, s.d)

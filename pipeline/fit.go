@@ -471,7 +471,8 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping boo
 		zMean, _ = dropLastCol(zMean, res.L)
 	}
 	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
-	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk}
+	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk,
+		GeneLift: res.GeneLift}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)
 	}
