@@ -167,7 +167,8 @@ type Config struct {
 	// of them (0: none; at most MaxGeneLevelBits; needs CellLevelBits > 0):
 	// a gene detected in many cells whatever codes they use sits at a
 	// higher background, where covering its ones gains less
-	// (genelevels.go).
+	// (genelevels.go). The levels are first set after sweep BurnIn/2, once
+	// the codes have formed; until then every gene's offset is 0.
 	GeneLevelBits int
 	// Housekeeping adds a code that every cell uses (the last one, whose z
 	// are clamped to 1): it collects the genes detected everywhere
