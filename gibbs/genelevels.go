@@ -170,7 +170,6 @@ func (s *Sampler) updateGeneLevels(c *chain, counts []uint64) {
 	// are positive).
 	c.rates.gene0 = max(c.rates.gene0, minLift-c.rates.lift0)
 	s.setGenePlanes(c)
-
 }
 
 // calibrate returns the shift of the gene offsets (lo + step·k_d, levels
