@@ -2,7 +2,11 @@ package pipeline
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"scpipe/gibbs"
 )
 
 // TestPlugInGeneLift checks the plug-in predictive with per-gene offsets:
@@ -29,5 +33,49 @@ func TestPlugInGeneLift(t *testing.T) {
 	}
 	if !(genes.p(0, 1, 1) > background && genes.p(0, 2, 1) < background) {
 		t.Errorf("backgrounds at offsets −1, 0, 1: %v, %v, %v; want falling", genes.p(0, 1, 1), genes.p(0, 0, 1), genes.p(0, 2, 1))
+	}
+}
+
+// TestGeneLevelsSetting checks gene_levels: 1, 2, 4 and 8 are taken and
+// reach the sampler as bits under dropout noise (none under symmetric
+// noise), other values and gene levels without cell levels are refused,
+// and a config.toml written before the key existed reads as 1.
+func TestGeneLevelsSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		genes, cells, bits int
+		ok                 bool
+	}{
+		{1, 8, 0, true}, {2, 8, 1, true}, {4, 8, 2, true}, {8, 8, 3, true}, {8, 2, 3, true},
+		{3, 8, 0, false}, {0, 8, 0, false}, {16, 8, 0, false}, {2, 1, 0, false},
+	} {
+		c := DefaultFitConfig().Resolve(CountData)
+		c.Shards, c.Output = "s", "o"
+		c.GeneLevels, c.CellLevels = tc.genes, tc.cells
+		_, err := c.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("gene_levels %d, cell_levels %d: error %v, want ok %v", tc.genes, tc.cells, err, tc.ok)
+		}
+		if !tc.ok {
+			continue
+		}
+		if got := samplerConfig(c, 5, 1).GeneLevelBits; got != tc.bits {
+			t.Errorf("gene_levels %d: %d bits, want %d", tc.genes, got, tc.bits)
+		}
+		c.Noise = GivenNoise(gibbs.Symmetric)
+		if got := samplerConfig(c, 5, 1).GeneLevelBits; got != 0 {
+			t.Errorf("gene_levels %d under symmetric noise: %d bits, want 0", tc.genes, got)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "old.toml")
+	if err := os.WriteFile(p, []byte("cell_levels = 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadFitConfig(p, DefaultFitConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GeneLevels != 1 {
+		t.Errorf("a config without gene_levels reads as %d, want 1", c.GeneLevels)
 	}
 }
