@@ -295,15 +295,14 @@ func TestGeneLevelUpdate(t *testing.T) {
 	}
 	c := s.chains[0]
 	c.rates = rates{rho: 0.4, lift0: 1.5, step: 0.3}
-	// Gene j: uncovered in the first 500 + j cells (200 genes: 500 … 699),
-	// ones among them at a rate rising with j; gene 0 covered everywhere.
+	// Gene j ≥ 1: uncovered in 600 cells, 3j ones among them (a rate of
+	// j/200); gene 0 covered everywhere.
 	counts := make([]uint64, d)
 	for j := range d {
-		unc := int64(500 + j)
+		unc, uncOnes := int64(600), int64(3*j)
 		if j == 0 {
 			unc = 0
 		}
-		uncOnes := unc * int64(j) / (4 * d)
 		covOnes := int64(n) - unc - 100 // 100 covered zeros
 		s.geneOnes[j], s.geneObs[j] = int32(uncOnes+covOnes), n
 		// miss = covered zeros + uncovered ones; covered = n − unc.
@@ -338,8 +337,8 @@ func TestGeneLevelUpdate(t *testing.T) {
 		t.Errorf("smallest gain %v below %v", g, minLift)
 	}
 	// Gene 0, covered everywhere, sits with the genes whose uncovered
-	// entries hold ones at the pooled rate (gene j's rate is j/(4d)).
-	near := int(math.Round(pooled * 4 * d))
+	// entries hold ones at the pooled rate (gene j's rate is j/200).
+	near := int(math.Round(pooled * 200))
 	if k, want := int(c.geneLevel[0]), int(c.geneLevel[near]); k < want-1 || k > want+1 {
 		t.Errorf("gene 0, covered everywhere, at level %d; gene %d, uncovered at the pooled rate, at %d", k, near, want)
 	}
