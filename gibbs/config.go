@@ -207,8 +207,9 @@ type FixedCode struct {
 // the package's tests and pinned digests start from them. `scpipe fit`
 // (pipeline.DefaultFitConfig) changes what single-cell expression needs:
 // for data binarised from counts the Dropout likelihood with 8 per-cell
-// background levels (a cell's depth would otherwise take codes) and a
-// housekeeping code (binary data keep this package's model: the auto
+// background levels (a cell's depth would otherwise take codes) and 8
+// per-gene ones (a high-baseline gene would otherwise join the codes most
+// cells use) and a housekeeping code (binary data keep this package's model: the auto
 // model, pipeline.DataKindOf), codes seeded from cell types
 // (InitCluster; a random start collapses on sparse data), L = 2..10, and the paper's single-cell burn-in of 25 sweeps, whose
 // 4 starts take 5 sweeps each: every start is swept, so starts of 10 would

@@ -312,7 +312,9 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.Noise = cfg.Noise.Noise
 	if c.Noise == gibbs.Dropout {
 		c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
-		c.GeneLevelBits = bits.Len(uint(max(cfg.GeneLevels, 1))) - 1
+		if c.CellLevelBits > 0 {
+			c.GeneLevelBits = bits.Len(uint(max(cfg.GeneLevels, 1))) - 1
+		}
 	}
 	c.Init = cfg.Init
 	if cfg.Housekeeping.On {

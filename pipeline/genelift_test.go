@@ -37,9 +37,10 @@ func TestPlugInGeneLift(t *testing.T) {
 }
 
 // TestGeneLevelsSetting checks gene_levels: 1, 2, 4 and 8 are taken and
-// reach the sampler as bits under dropout noise (none under symmetric
-// noise), other values and gene levels without cell levels are refused,
-// and a config.toml written before the key existed reads as 1.
+// reach the sampler as bits under dropout noise with cell levels (none
+// under symmetric noise or without cell levels), other values are
+// refused, and a run's config.toml written before the key existed reads
+// as none, while a fresh run's default is 8.
 func TestGeneLevelsSetting(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -47,7 +48,7 @@ func TestGeneLevelsSetting(t *testing.T) {
 		ok                 bool
 	}{
 		{1, 8, 0, true}, {2, 8, 1, true}, {4, 8, 2, true}, {8, 8, 3, true}, {8, 2, 3, true},
-		{3, 8, 0, false}, {0, 8, 0, false}, {16, 8, 0, false}, {2, 1, 0, false},
+		{0, 8, 0, true}, {8, 1, 0, true}, {3, 8, 0, false}, {16, 8, 0, false}, {-1, 8, 0, false},
 	} {
 		c := DefaultFitConfig().Resolve(CountData)
 		c.Shards, c.Output = "s", "o"
@@ -71,11 +72,15 @@ func TestGeneLevelsSetting(t *testing.T) {
 	if err := os.WriteFile(p, []byte("cell_levels = 8\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadFitConfig(p, DefaultFitConfig())
+	c, err := LoadFitConfig(p, FitConfig{}) // as --resume reads a run's
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.GeneLevels != 1 {
-		t.Errorf("a config without gene_levels reads as %d, want 1", c.GeneLevels)
+	c.Shards, c.Output, c.Noise = "s", "o", GivenNoise(gibbs.Dropout)
+	if got := samplerConfig(c, 5, 1).GeneLevelBits; got != 0 {
+		t.Errorf("a run's config without gene_levels fits with %d gene level bits, want 0", got)
+	}
+	if d := DefaultFitConfig().GeneLevels; d != 8 {
+		t.Errorf("default gene_levels %d, want 8", d)
 	}
 }
