@@ -100,17 +100,17 @@ func worstRecovery(t *testing.T, progs []map[string]bool, dir string, L int) flo
 // lognormal depth, Poisson detection): ingest, then fit with every default
 // (L = 2..10). The run must recommend the planted L = 6 in at least 9 of
 // 10 seeds; at the recommended L the most likely chain must recover every
-// planted program with a Jaccard overlap of at least 0.8 on every seed,
-// and of at least 0.9 on at least 6 (the issue asks for 0.9 on all: the
-// smallest program, 20 genes, stays between 0.8 and 0.9 on the others; see
-// docs/real-data.md). The paper's model with the old start recovers none
-// of seed 1's programs.
+// planted program with a Jaccard overlap of at least 0.9 on every seed,
+// the issue's target, which the defaults meet since per-gene background
+// levels (the smallest overlap is 0.905, on seeds 6 and 8; without them 6
+// of 10 seeds: see docs/real-data.md). The paper's model with the old
+// start recovers none of seed 1's programs.
 func TestPlantedSingleCell(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ten simulated fits of L = 2..10; not in -short")
 	}
 	run := scpipeBinary(t)
-	recommended, above80, above90 := 0, 0, 0
+	recommended, above90 := 0, 0
 	for seed := 1; seed <= 10; seed++ {
 		dir := t.TempDir()
 		sim, shards, runDir := filepath.Join(dir, "sim"), filepath.Join(dir, "shards"), filepath.Join(dir, "run")
@@ -145,9 +145,6 @@ func TestPlantedSingleCell(t *testing.T) {
 		if rec == 6 {
 			recommended++
 		}
-		if worst >= 0.8 {
-			above80++
-		}
 		if worst >= 0.9 {
 			above90++
 		}
@@ -167,7 +164,7 @@ func TestPlantedSingleCell(t *testing.T) {
 	if recommended < 9 {
 		t.Errorf("the planted L recommended in %d of 10 seeds, want at least 9", recommended)
 	}
-	if above80 < 10 || above90 < 6 {
-		t.Errorf("every program recovered with Jaccard ≥ 0.8 in %d and ≥ 0.9 in %d of 10 seeds, want 10 and at least 6", above80, above90)
+	if above90 < 10 {
+		t.Errorf("every program recovered with Jaccard ≥ 0.9 in %d of 10 seeds, want all 10", above90)
 	}
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// CellLevels is the number of per-cell background levels of dropout
 	// noise (a fit's default: 8).
 	CellLevels int
+	// GeneLevels is the number of per-gene background levels (a fit's
+	// default: 1, none).
+	GeneLevels int
 	Work       string       // cache folder of generated datasets
 	CPUProfile string       // if not empty, write a CPU profile of the measurements here
 	Force      bool         // replace an existing CPUProfile file
@@ -58,6 +61,7 @@ func DefaultOptions() Options {
 		Warmup: 5, Sweeps: 5, StreamReps: 3,
 		Density: DefaultDensity, Seed: 1, Work: DefaultWork(),
 		Prior: fit.PriorU.Resolve(fit.Noise.Noise).String(), Noise: fit.Noise.Noise, Housekeeping: fit.Housekeeping.On, CellLevels: fit.CellLevels,
+		GeneLevels: fit.GeneLevels,
 	}
 }
 
@@ -301,6 +305,9 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	cfg.PriorU, cfg.Noise = cfg.PriorZ, o.Noise
 	if o.Noise == gibbs.Dropout {
 		cfg.CellLevelBits = bits.Len(uint(max(o.CellLevels, 1))) - 1
+		if cfg.CellLevelBits > 0 {
+			cfg.GeneLevelBits = bits.Len(uint(max(o.GeneLevels, 1))) - 1
+		}
 	}
 	if o.Housekeeping {
 		cfg.L, cfg.Housekeeping = L+1, true

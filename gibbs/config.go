@@ -163,6 +163,13 @@ type Config struct {
 	// counts describe the sweep's final state, from which the levels are
 	// set; and a chain's Z starts with a Z step given its first U.
 	CellLevelBits int
+	// GeneLevelBits gives each gene a background level too, 2^GeneLevelBits
+	// of them (0: none; at most MaxGeneLevelBits; needs CellLevelBits > 0):
+	// a gene detected in many cells whatever codes they use sits at a
+	// higher background, where covering its ones gains less
+	// (genelevels.go). The levels are first set after sweep BurnIn/2, once
+	// the codes have formed; until then every gene's offset is 0.
+	GeneLevelBits int
 	// Housekeeping adds a code that every cell uses (the last one, whose z
 	// are clamped to 1): it collects the genes detected everywhere
 	// (ribosomal, mitochondrial, …), at the covered rate, so that no other
@@ -200,8 +207,9 @@ type FixedCode struct {
 // the package's tests and pinned digests start from them. `scpipe fit`
 // (pipeline.DefaultFitConfig) changes what single-cell expression needs:
 // for data binarised from counts the Dropout likelihood with 8 per-cell
-// background levels (a cell's depth would otherwise take codes) and a
-// housekeeping code (binary data keep this package's model: the auto
+// background levels (a cell's depth would otherwise take codes) and 8
+// per-gene ones (a high-baseline gene would otherwise join the codes most
+// cells use) and a housekeeping code (binary data keep this package's model: the auto
 // model, pipeline.DataKindOf), codes seeded from cell types
 // (InitCluster; a random start collapses on sparse data), L = 2..10, and the paper's single-cell burn-in of 25 sweeps, whose
 // 4 starts take 5 sweeps each: every start is swept, so starts of 10 would
@@ -239,6 +247,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: CellLevelBits = %d outside 0..%d", ErrConfig, c.CellLevelBits, MaxCellLevelBits)
 	case c.CellLevelBits > 0 && c.Noise != Dropout:
 		return fmt.Errorf("%w: per-cell levels (CellLevelBits = %d) need the Dropout likelihood", ErrConfig, c.CellLevelBits)
+	case c.GeneLevelBits < 0 || c.GeneLevelBits > MaxGeneLevelBits:
+		return fmt.Errorf("%w: GeneLevelBits = %d outside 0..%d", ErrConfig, c.GeneLevelBits, MaxGeneLevelBits)
+	case c.GeneLevelBits > 0 && c.CellLevelBits == 0:
+		return fmt.Errorf("%w: per-gene levels (GeneLevelBits = %d) need per-cell levels (CellLevelBits > 0)", ErrConfig, c.GeneLevelBits)
 	case c.Housekeeping && c.L < 2:
 		return fmt.Errorf("%w: a housekeeping code needs L ≥ 2 (got %d)", ErrConfig, c.L)
 	case c.Init > InitCluster:

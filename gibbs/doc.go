@@ -16,6 +16,11 @@
 //
 // so that a cell's background is β(k) = (1 − ρ)/(e^g(k) − ρ): a cell that
 // detects more genes sits at a level of higher background (smaller g).
+// With Config.GeneLevelBits = c > 0 as well, each gene d has a level
+// k_d < 2^c and the gain is g(n, d) = lift0 + step·k_n + gene0 +
+// geneStep·k_d, β_nd = (1 − ρ)/(e^g(n, d) − ρ): a gene detected in many
+// cells whatever their type (a high baseline) sits at a level of higher
+// background, where covering it gains less (genelevels.go).
 //
 // # Conditionals
 //
@@ -32,10 +37,14 @@
 //	Symmetric:               λ·(o − z) = λ·(2o − |S|)      (the paper's eq. update_z)
 //	Dropout:                 o·log((1−α)/β) + z·log(α/(1−β))
 //	Dropout, per-cell levels: Σ_{ones e} g(k_{cell(e)}) + z·log ρ
+//	 and per-gene levels:    Σ_{ones e} g(k_{cell(e)}, k_{gene(e)}) + z·log ρ
 //
 // In a Z step (a cell's row) g is constant along the row; in a U step (a
 // gene's row) the ones' sum is lift0·o + step·Σ_j 2^j·o_j, o_j the ones in
-// cells with bit j of their level set. Every term is a count, so the
+// cells with bit j of their level set. With per-gene levels the Z step's
+// sum is (lift0 + step·k_n + gene0)·o + geneStep·Σ_j 2^j·o_j, o_j now the
+// ones in genes with bit j of their level set (the same kernel, over the
+// genes' bit planes), and the U step's adds (gene0 + geneStep·k_d)·o. Every term is a count, so the
 // kernels count o, |S| and the o_j and the conditional is put together in
 // floating point in one fixed order: results do not depend on how rows
 // are split among workers or columns among segments. The tests compare
@@ -51,7 +60,9 @@
 // state: each cell's background given ρ is a root of a quadratic, the
 // grid spans the 2nd to 98th percentile of the cells' gains, each cell
 // takes the nearest level, and ρ maximises the likelihood given the levels
-// (golden-section search); two rounds. A chain seeded with codes and no
+// (golden-section search); two rounds. Per-gene levels follow, from half
+// the burn-in on, each gene's from its uncovered entries (genelevels.go
+// says how, and why it is not the joint maximum). A chain seeded with codes and no
 // usage first takes one Z step, so that its first U step sees cells using
 // them.
 //

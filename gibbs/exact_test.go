@@ -16,7 +16,8 @@ type exactStats struct {
 }
 
 // tinyStats evaluates the statistics for one state (z, u as n*L+l bit masks)
-// under the rates of each cell, r[i] (one for all cells when len(r) = 1).
+// under the rates of each cell, r[i] (one for all cells when len(r) = 1),
+// or of each entry (rateAt).
 func tinyStats(z, u uint64, n, d, L int, r ...rates) []float64 {
 	var out []float64
 	on := func(m uint64, i int) bool { return m>>uint(i)&1 != 0 }
@@ -26,7 +27,7 @@ func tinyStats(z, u uint64, n, d, L int, r ...rates) []float64 {
 			for l := range L {
 				cov = cov || on(z, i*L+l) && on(u, j*L+l)
 			}
-			ri := r[min(i, len(r)-1)]
+			ri := rateAt(r, i, j, n, d)
 			out = append(out, ri.off+b2f(cov)*(ri.on-ri.off))
 		}
 	}
@@ -53,6 +54,16 @@ func tinyStats(z, u uint64, n, d, L int, r ...rates) []float64 {
 		out = append(out, b2f(on(u, i)))
 	}
 	return out
+}
+
+// rateAt returns the rates of entry (i, j) of an n × d problem: r[i*d+j]
+// when r has one per entry (and more than one per cell), r[i] when one per
+// cell, r[0] when one for all.
+func rateAt(r []rates, i, j, n, d int) rates {
+	if len(r) == n*d && d > 1 {
+		return r[i*d+j]
+	}
+	return r[min(i, len(r)-1)]
 }
 
 func b2f(b bool) float64 {
@@ -109,7 +120,7 @@ func exactPosteriorFixed(x, obs [][]bool, L int, pz, pu []float64, clampLast boo
 					for l := range L {
 						cov = cov || z>>uint(i*L+l)&1 != 0 && u>>uint(j*L+l)&1 != 0
 					}
-					ri := r[min(i, len(r)-1)]
+					ri := rateAt(r, i, j, n, d)
 					p := ri.off
 					if cov {
 						p = ri.on

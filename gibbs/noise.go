@@ -57,6 +57,9 @@ type rates struct {
 	// With per-cell levels (depth.go): ρ, and the gain of level 0 and the
 	// step between levels; on and off are then the means over the cells.
 	rho, lift0, step float64
+	// With per-gene levels (genelevels.go): the offset of gene level 0 and
+	// the step between gene levels, added to the cell level's gain.
+	gene0, geneStep float64
 }
 
 // symmetricRates returns the rates of the paper's model with dispersion λ.

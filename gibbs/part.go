@@ -328,6 +328,9 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	for i := range rows {
 		r, w, bit := &rows[i], i/64, uint(i%64)
 		tot.add(r.counts, r.flips)
+		if sp.rowCounts != nil {
+			sp.rowCounts[i] = r.counts
+		}
 		for l := range L {
 			sp.own[w*L+l] = sp.own[w*L+l]&^(1<<bit) | (r.a>>uint(l)&1)<<bit
 		}

@@ -76,6 +76,9 @@ func TestPartsMatchOneProcess(t *testing.T) {
 		{"4 cell levels, masked, random start", true, func(c *Config) {
 			c.Noise, c.CellLevelBits = Dropout, 2
 		}},
+		{"8 cell and 4 gene levels, masked, cluster start, housekeeping, 2 starts", true, func(c *Config) {
+			c.Init, c.Noise, c.CellLevelBits, c.GeneLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, 2, true, 5, 2, 2
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -289,9 +292,20 @@ func newParts(t *testing.T, data Data, cfg Config, bounds []int) []*Sampler {
 // TestPartCheckpoints stops a fit of 2 processes mid-way, checkpoints it
 // in pieces (MarshalShared and each process's MarshalPart, no Gather),
 // and resumes it on 3 processes and on one: both finish as the
-// uninterrupted single process does.
+// uninterrupted single process does; with per-cell levels, and with
+// per-gene levels too (replicated in every process, in the shared piece).
 func TestPartCheckpoints(t *testing.T) {
 	t.Parallel()
+	for _, geneBits := range []int{0, 2} {
+		t.Run(fmt.Sprintf("gene level bits %d", geneBits), func(t *testing.T) {
+			t.Parallel()
+			testPartCheckpoints(t, geneBits)
+		})
+	}
+}
+
+// testPartCheckpoints is TestPartCheckpoints with geneBits.
+func testPartCheckpoints(t *testing.T, geneBits int) {
 	const n, d = 450, 300
 	p := newPlanted(21, n, d, 4, 0.4, 0.08)
 	data, err := NewData(p.noisy, randomMatrix(&testRNG{s: 22}, n, d, 0.9, 0), 64)
@@ -301,6 +315,7 @@ func TestPartCheckpoints(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 5, 4, 5, 2, 2, 2
 	cfg.Noise, cfg.CellLevelBits, cfg.Housekeeping, cfg.Init, cfg.KeepSamples = Dropout, 2, true, InitCluster, true
+	cfg.GeneLevelBits = geneBits
 	one, res := runAll(t, data, cfg)
 
 	two := newParts(t, data, cfg, []int{0, 256, n})

@@ -89,7 +89,7 @@ func (s *Sampler) unmarshalCells(data []byte) (lo, hi int, err error) {
 	}
 	r := &stateReader{b: data[len(partMagic):]}
 	if v := r.u64(); r.err == nil && v != stateVersion {
-		return 0, 0, fmt.Errorf("%w: part version %d, want %d", ErrState, v, stateVersion)
+		return 0, 0, fmt.Errorf("%w: part version %d, want %d%s", ErrState, v, stateVersion, olderVersion(v))
 	}
 	for i, want := range s.fingerprint() {
 		if got := r.u64(); r.err == nil && got != want {

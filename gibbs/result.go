@@ -31,6 +31,14 @@ type Result struct {
 	// CellDropout and CellBackground are each cell's rates (with per-cell
 	// levels, Config.CellLevelBits > 0; nil otherwise).
 	CellDropout, CellBackground []float64
+	// GeneLift is each gene's offset to the gain of a covered one, log
+	// P(x = 1 | covered)/P(x = 1 | not covered) (with per-gene levels,
+	// Config.GeneLevelBits > 0; nil otherwise): the rates of cell n and
+	// gene d are those of the gain log(1 − CellDropout[n]) −
+	// log CellBackground[n] + GeneLift[d] under the cell's ρ =
+	// CellDropout[n]/(1 − CellBackground[n]) (EntryRates). CellDropout and
+	// CellBackground are then those of a gene of offset 0.
+	GeneLift []float64
 	// Trace has one entry per sweep run so far.
 	Trace []SweepStats
 
@@ -61,6 +69,12 @@ func (s *Sampler) Result() (*Result, error) {
 		for n, k := range c.level {
 			on, off := c.rates.cellRates(k)
 			r.CellDropout[n], r.CellBackground[n] = 1-on, off
+		}
+	}
+	if c.geneLevel != nil {
+		r.GeneLift = make([]float64, s.d)
+		for d, k := range c.geneLevel {
+			r.GeneLift[d] = c.rates.geneLift(k)
 		}
 	}
 	r.ZMean = means(s.zCount, s.retained)
@@ -142,7 +156,10 @@ func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) (
 		for _, k := range r.kept {
 			pos, neg := k.rates.on, k.rates.off
 			for i, e := range entries {
-				if k.level != nil {
+				switch {
+				case k.geneLevel != nil:
+					pos, neg = k.rates.entryRates(k.level[e.Cell], k.geneLevel[e.Gene])
+				case k.level != nil:
 					pos, neg = k.rates.cellRates(k.level[e.Cell])
 				}
 				if covered(k.z, k.u, r.L, e.Cell, e.Gene) {
@@ -191,6 +208,10 @@ func (r *Result) plugIn(n, d int) float64 {
 	if r.Noise == Symmetric {
 		return sigmoid(r.Lambda * (1 - float64(2*prod)))
 	}
+	if r.GeneLift != nil {
+		on, off := EntryRates(r.CellDropout[n], r.CellBackground[n], r.GeneLift[d])
+		return off + float64((on-off)*(1-prod))
+	}
 	if r.CellBackground != nil {
 		return r.CellBackground[n] + float64((1-r.CellDropout[n]-r.CellBackground[n])*(1-prod))
 	}
@@ -211,3 +232,14 @@ func covered(z, u []uint64, L, n, d int) bool {
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// EntryRates returns P(x = 1 | covered) and P(x = 1 | not covered) of an
+// entry whose cell has rates dropout and background (those of a gene of
+// offset 0) and whose gene has offset lift (Result.GeneLift): the cell's
+// gain raised by lift, under the cell's ρ.
+func EntryRates(dropout, background, lift float64) (on, off float64) {
+	rho := dropout / (1 - background)
+	g := math.Log1p(-dropout) - math.Log(background) + lift
+	off = levelBackground(rho, g)
+	return 1 - rho*(1-off), off
+}

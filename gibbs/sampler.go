@@ -63,6 +63,11 @@ type chain struct {
 	level      []uint8
 	liftPlanes [][]uint64
 	liftBlock  []uint64 // the planes' storage (setLiftPlanes)
+	// geneLevel holds each gene's level and genePlanes its bits over the
+	// genes (with per-gene levels only; genelevels.go).
+	geneLevel  []uint8
+	genePlanes [][]uint64
+	geneBlock  []uint64
 }
 
 // Sampler runs the OrMachine's Metropolised Gibbs sampler over Data. It is not
@@ -88,7 +93,12 @@ type Sampler struct {
 	// cellOnes and cellObs count each cell's observed ones and entries
 	// (with per-cell levels only).
 	cellOnes, cellObs []int32
-	cellStep          []uint64      // the Z step's per-cell counts (cellCountBuf)
+	cellStep          []uint64 // the Z step's per-cell counts (cellCountBuf)
+	// geneOnes and geneObs count each gene's observed ones and entries,
+	// and geneStep holds the U step's per-gene counts (with per-gene levels
+	// only).
+	geneOnes, geneObs []int32
+	geneStep          []uint64
 	ones              []uint64      // all-ones mask words for unmasked data
 	vector            bool          // use the vector kernel (Config.Kernel)
 	kernel            vectorKernel  // the vector kernel's variant
@@ -112,9 +122,10 @@ type Sampler struct {
 
 // keptSample is one retained state, for sample-averaged prediction.
 type keptSample struct {
-	rates rates
-	level []uint8 // with per-cell levels
-	z, u  []uint64
+	rates     rates
+	level     []uint8 // with per-cell levels
+	geneLevel []uint8 // with per-gene levels
+	z, u      []uint64
 }
 
 // NewSampler checks data against cfg and returns a Sampler at sweep 0 with
@@ -194,6 +205,9 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	if cfg.CellLevelBits > 0 {
 		s.cellOnes, s.cellObs = counts.cellOnes, counts.cellObs
 	}
+	if cfg.GeneLevelBits > 0 {
+		s.countGenes()
+	}
 	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers
 	s.trace = make([]SweepStats, 0, min(s.Sweeps(), 1<<16))
@@ -231,6 +245,9 @@ func (s *Sampler) newChain(c *chain) *chain {
 	seed := c.seed
 	if s.cfg.CellLevelBits > 0 {
 		s.initialLevels(c)
+		if s.cfg.GeneLevelBits > 0 {
+			s.initialGeneLevels(c)
+		}
 		if s.cfg.Init != InitRandom {
 			z := s.zStep(c, streamKey(seed, 0, stepInitZ))
 			s.setLikelihood(&z, c)
@@ -417,10 +434,11 @@ func (s *Sampler) accumulate(c *chain) {
 	addCounts(s.uCount, c.u, s.l)
 	if s.cfg.KeepSamples {
 		s.kept = append(s.kept, keptSample{
-			rates: c.rates,
-			level: slices.Clone(c.level),
-			z:     append([]uint64(nil), c.z...),
-			u:     append([]uint64(nil), c.u...),
+			rates:     c.rates,
+			level:     slices.Clone(c.level),
+			geneLevel: slices.Clone(c.geneLevel),
+			z:         append([]uint64(nil), c.z...),
+			u:         append([]uint64(nil), c.u...),
 		})
 	}
 }

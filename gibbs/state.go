@@ -13,8 +13,8 @@ var ErrState = errors.New("gibbs: bad sampler state")
 const stateMagic = "scpGIBBS"
 
 // stateVersion 2 added the noise model and its rates, 3 the per-cell
-// levels.
-const stateVersion = 3
+// levels, 4 the per-gene levels (and their rates, in every state).
+const stateVersion = 4
 
 // MarshalBinary encodes the full state of the sampler: the chains (Z, U, λ,
 // seed), the sweep number, the posterior counts, the retained samples and the
@@ -70,7 +70,7 @@ func (s *Sampler) encode(blank bool) []byte {
 	u64(uint64(s.sweep))
 	u64(uint64(len(s.chains)))
 	putRates := func(r rates) {
-		for _, v := range []float64{r.lambda, r.on, r.off, r.rho, r.lift0, r.step} {
+		for _, v := range []float64{r.lambda, r.on, r.off, r.rho, r.lift0, r.step, r.gene0, r.geneStep} {
 			f64(v)
 		}
 	}
@@ -78,6 +78,7 @@ func (s *Sampler) encode(blank bool) []byte {
 		u64(c.seed)
 		putRates(c.rates)
 		cells(c.z, c.level)
+		b = append(b, c.geneLevel...)
 		words(c.u)
 	}
 	u64(uint64(s.retained))
@@ -95,6 +96,7 @@ func (s *Sampler) encode(blank bool) []byte {
 	for _, k := range s.kept {
 		putRates(k.rates)
 		cells(k.z, k.level)
+		b = append(b, k.geneLevel...)
 		words(k.u)
 	}
 	u64(uint64(len(s.trace)))
@@ -128,7 +130,7 @@ func (s *Sampler) fingerprint() []uint64 {
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
 		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed),
 		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off), s.clamped,
-		uint64(s.cfg.CellLevelBits)}
+		uint64(s.cfg.CellLevelBits), uint64(s.cfg.GeneLevelBits)}
 }
 
 // stateReader decodes little-endian words and remembers the first error.
@@ -153,14 +155,15 @@ func (r *stateReader) u64() uint64 {
 func (r *stateReader) f64() float64 { return math.Float64frombits(r.u64()) }
 
 func (r *stateReader) rates() rates {
-	return rates{lambda: r.f64(), on: r.f64(), off: r.f64(), rho: r.f64(), lift0: r.f64(), step: r.f64()}
+	return rates{lambda: r.f64(), on: r.f64(), off: r.f64(), rho: r.f64(), lift0: r.f64(), step: r.f64(),
+		gene0: r.f64(), geneStep: r.f64()}
 }
 
-// levels reads n per-cell levels, each below k.
+// levels reads n per-cell (or per-gene) levels, each below k.
 func (r *stateReader) levels(n, k int) []uint8 { return r.levelsIn(n, k, 0, n) }
 
-// levelsIn reads n per-cell levels, each below k, and returns levels
-// [lo, hi) of them (nil when n is 0).
+// levelsIn reads n per-cell (or per-gene) levels, each below k, and
+// returns levels [lo, hi) of them (nil when n is 0).
 func (r *stateReader) levelsIn(n, k, lo, hi int) []uint8 {
 	if n == 0 || r.err != nil {
 		return nil
@@ -171,7 +174,7 @@ func (r *stateReader) levelsIn(n, k, lo, hi int) []uint8 {
 	}
 	for _, v := range r.b[:n] {
 		if int(v) >= k {
-			r.err = fmt.Errorf("%w: cell level %d, want below %d", ErrState, v, k)
+			r.err = fmt.Errorf("%w: level %d, want below %d", ErrState, v, k)
 			return nil
 		}
 	}
@@ -236,7 +239,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	r := &stateReader{b: data[len(stateMagic):]}
 	if v := r.u64(); r.err == nil && v != stateVersion {
-		return fmt.Errorf("%w: version %d, want %d", ErrState, v, stateVersion)
+		return fmt.Errorf("%w: version %d, want %d%s", ErrState, v, stateVersion, olderVersion(v))
 	}
 	for i, want := range s.fingerprint() {
 		if got := r.u64(); r.err == nil && got != want {
@@ -245,9 +248,12 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	// A process of a partitioned fit keeps its own cells' state.
 	first, last := s.cellRange()
-	levelCells := 0
+	levelCells, levelGenes := 0, 0
 	if s.cfg.CellLevelBits > 0 {
 		levelCells = s.n
+	}
+	if s.cfg.GeneLevelBits > 0 {
+		levelGenes = s.d
 	}
 	cellLevels := func() []uint8 { return r.levelsIn(levelCells, s.levels(), first, last) }
 	zWords := func() []uint64 { return r.wordsIn(s.nw*s.l, first/64*s.l, (last+63)/64*s.l) }
@@ -257,6 +263,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 		c := &chain{seed: r.u64(), rates: r.rates()}
 		c.level = cellLevels()
 		c.z = zWords()
+		c.geneLevel = r.levels(levelGenes, s.geneLevels())
 		c.u = r.words(s.dw * s.l)
 		chains[i] = c
 	}
@@ -266,7 +273,9 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	kept := make([]keptSample, r.count(retained))
 	for i := range kept {
 		kept[i] = keptSample{rates: r.rates(), level: cellLevels()}
-		kept[i].z, kept[i].u = zWords(), r.words(s.dw*s.l)
+		kept[i].z = zWords()
+		kept[i].geneLevel = r.levels(levelGenes, s.geneLevels())
+		kept[i].u = r.words(s.dw * s.l)
 	}
 	trace := make([]SweepStats, r.count(sweep))
 	for i := range trace {
@@ -300,6 +309,11 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 			s.setLiftPlanes(c)
 		}
 	}
+	if s.cfg.GeneLevelBits > 0 {
+		for _, c := range chains {
+			s.setGenePlanes(c)
+		}
+	}
 	s.sweep, s.chains, s.retained = sweep, chains, retained
 	s.zCount, s.uCount, s.kept, s.trace = zCount, uCount, kept, trace
 	return nil
@@ -326,4 +340,14 @@ func padClear(words []uint64, rows, L int) bool {
 		}
 	}
 	return true
+}
+
+// olderVersion explains a state of an older version than stateVersion:
+// it was written by an older scpipe, whose checkpoints this one cannot
+// continue.
+func olderVersion(v uint64) string {
+	if v >= stateVersion {
+		return ""
+	}
+	return " (written by an older scpipe, before per-gene levels: run the fit again from the start)"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -132,10 +133,12 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 	}
 	padded := append([]byte(nil), good...)
 	// The first chain's Z words start after the magic, version, fingerprint,
-	// sweep, chain count, seed and the six rates (no per-cell levels
+	// sweep, chain count, seed and the eight rates (no per-cell levels
 	// here); set a bit past cell 100 in its last word.
-	zStart := 8 + 8*(1+len(s.fingerprint())+2+1+6)
+	zStart := 8 + 8*(1+len(s.fingerprint())+2+1+8)
 	padded[zStart+8*(len(s.chains[0].z)-1)+7] |= 0x80
+	older := append([]byte(nil), good...)
+	older[8] = stateVersion - 1 // the version follows the magic
 	other := cfg
 	other.Seed = 2
 	cases := []struct {
@@ -149,14 +152,19 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 		{"trailing", cfg, append(append([]byte(nil), good...), 0)},
 		{"other seed", other, good},
 		{"padding bits", cfg, padded},
+		{"older version", cfg, older},
 	}
 	for _, tc := range cases {
 		fresh, err := NewSampler(data, tc.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := fresh.UnmarshalBinary(tc.state); !errors.Is(err, ErrState) {
+		err = fresh.UnmarshalBinary(tc.state)
+		if !errors.Is(err, ErrState) {
 			t.Errorf("%s: %v, want ErrState", tc.name, err)
+		}
+		if tc.name == "older version" && (err == nil || !strings.Contains(err.Error(), "older scpipe")) {
+			t.Errorf("older version: %v does not say that an older scpipe wrote the state", err)
 		}
 		if fresh.Sweep() != 0 {
 			t.Errorf("%s: a rejected state changed the sampler", tc.name)

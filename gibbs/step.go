@@ -36,8 +36,15 @@ type stepSpec struct {
 	// the gain of an observed one at each level; in the U step, the levels'
 	// bit planes over the columns (cells), and the gain of level 0 and the
 	// step between levels in lik.
-	rowLevel   []uint8
-	levelOne   [1 << MaxCellLevelBits]float64
+	rowLevel []uint8
+	levelOne [1 << MaxCellLevelBits]float64
+	// With per-gene levels (genelevels.go): in the Z step, lift holds the
+	// genes' planes and geneStep the gain per unit of their level; in the
+	// U step, rowGene holds each row's (gene's) level and geneOne the gain
+	// of a covered one at each.
+	geneStep   float64
+	rowGene    []uint8
+	geneOne    [1 << MaxGeneLevelBits]float64
 	lift       [][]uint64
 	liftBlock  []uint64 // lift's storage, liftStride words a plane (setLiftPlanes)
 	liftStride int
@@ -122,6 +129,9 @@ func (s *Sampler) sweepStats(c *chain, sweep int, zs, us rowStats) SweepStats {
 func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
+	if s.cfg.GeneLevelBits > 0 {
+		u.rowCounts = s.geneCountBuf()
+	}
 	us := s.runUStep(&u)
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
@@ -130,6 +140,10 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 	s.sumCounts(&zs, &us)
 	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips,
 		LogLik: s.updateLevels(c, s.cellStep, s.cfg.FixLambda)}
+	if s.cfg.GeneLevelBits > 0 && !s.cfg.FixLambda && sweep+1 >= s.geneDelay() {
+		s.sumGeneCounts(s.geneStep)
+		s.updateGeneLevels(c, s.geneStep)
+	}
 	c.rates.on, c.rates.off = s.meanRates(c)
 	st.Dropout, st.Background = 1-c.rates.on, c.rates.off
 	if s.observed > 0 {
@@ -210,9 +224,15 @@ func (s *Sampler) setLikelihood(sp *stepSpec, c *chain) {
 			sp.levelOne[k] = r.lift(uint8(k))
 		}
 		sp.rowLevel = c.level
+		if s.cfg.GeneLevelBits > 0 {
+			s.setGeneLikelihood(sp, c)
+		}
 		return
 	}
 	sp.lift, sp.liftBlock, sp.liftStride = c.liftPlanes, c.liftBlock, s.cnw
+	if s.cfg.GeneLevelBits > 0 {
+		s.setGeneLikelihood(sp, c)
+	}
 }
 
 // runStep updates every row of sp, in parallel over blocks of 64-row words.
@@ -402,8 +422,15 @@ func (sp *stepSpec) conditional(r *rowState, l, i int) float64 {
 	case sp.symmetric:
 		// The paper's accumulator, rounded as before the rates existed.
 		return float64(sp.lik.lambda * float64(2*ones-all))
+	case sp.rowLevel != nil && sp.lift != nil:
+		// A cell's row over genes with levels (genelevels.go).
+		return float64(sp.levelOne[sp.rowLevel[i]]*float64(ones)) + float64(sp.geneStep*float64(r.lev[l])) +
+			float64(sp.zero*float64(all-ones))
 	case sp.rowLevel != nil:
 		return float64(sp.levelOne[sp.rowLevel[i]]*float64(ones)) + float64(sp.zero*float64(all-ones))
+	case sp.rowGene != nil:
+		return float64(sp.geneOne[sp.rowGene[i]]*float64(ones)) + float64(sp.lik.step*float64(r.lev[l])) +
+			float64(sp.zero*float64(all-ones))
 	case sp.lift != nil:
 		return float64(sp.lik.lift0*float64(ones)) + float64(sp.lik.step*float64(r.lev[l])) +
 			float64(sp.zero*float64(all-ones))

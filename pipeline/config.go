@@ -43,6 +43,14 @@ type FitConfig struct {
 	// that detects more genes has a higher background, so that no code is
 	// spent on depth.
 	CellLevels int `toml:"cell_levels"`
+	// GeneLevels is the number of per-gene background levels of dropout
+	// noise (1: none, 2, 4 or 8; ignored without per-cell levels, as
+	// under symmetric noise): a gene detected in many cells whatever their
+	// type has a higher background, so that no code is spent on it
+	// (docs/real-data.md measures it). 0, which a run's config.toml
+	// written before the setting existed reads as, is 1: those runs resume
+	// without them.
+	GeneLevels int `toml:"gene_levels"`
 	// Init is the chains' starting point: "cluster" seeds the codes from
 	// cell types (bisecting k-means of up to 4000 cells); "data" seeds each
 	// code from the genes of a random cell; "random" is the paper's
@@ -81,8 +89,8 @@ type FitConfig struct {
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
 // single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
 // two chains (for the convergence checks), the auto model (ResolveModel:
-// for data binarised from counts, dropout noise with 8 per-cell levels and
-// a housekeeping code; for binary data and ratings, the paper's symmetric
+// for data binarised from counts, dropout noise with 8 per-cell and 8
+// per-gene levels and a housekeeping code; for binary data and ratings, the paper's symmetric
 // noise and no housekeeping code), the auto prior (uniform under dropout
 // noise, empirical under symmetric noise: gibbs.Prior.Resolve), 1% of
 // entries held out and codes seeded from cell types. gibbs.DefaultConfig
@@ -100,6 +108,7 @@ func DefaultFitConfig() FitConfig {
 		Holdout:           0.01,
 		Noise:             AutoNoise(),
 		CellLevels:        8,
+		GeneLevels:        8,
 		Init:              gibbs.InitCluster,
 		Housekeeping:      AutoHousekeeping(),
 		Starts:            4,
@@ -180,6 +189,8 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
 	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
 		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
+	case c.GeneLevels != 0 && c.GeneLevels != 1 && c.GeneLevels != 2 && c.GeneLevels != 4 && c.GeneLevels != 8:
+		return bad("gene_levels = %d: want 1, 2, 4 or 8", c.GeneLevels)
 
 	case c.Init > gibbs.InitCluster:
 		return bad("init = %v: want cluster, data or random", c.Init)

@@ -328,7 +328,7 @@ func loadFitModel(f rundir.Fit, m *shard.Manifest) (*fitModel, error) {
 	}
 	last := trace[len(trace)-1]
 	return &fitModel{L: f.L, uMean: codes.Mean, zMean: cells.Mean, hk: codes.Housekeeping,
-		lik:       newPlugIn(last, cells),
+		lik:       newPlugIn(last, cells, codes),
 		geneNames: codes.GeneNames, barcodes: cells.Barcodes}, nil
 }
 
@@ -393,7 +393,7 @@ func (in *evalInput) score(ctx context.Context, m *fitModel, o EvaluateOptions) 
 			in.load(r, m, c)
 			if t := set[0]; t != nil {
 				eachBit(r.obs, r.fit, true, genes, func(d int) {
-					t.Add(m.lik.p(c, m.prod(r, c, d)), r.x[d/64]>>(d%64)&1 == 1)
+					t.Add(m.lik.p(c, d, m.prod(r, c, d)), r.x[d/64]>>(d%64)&1 == 1)
 				})
 			}
 			if set[1] == nil {

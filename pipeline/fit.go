@@ -312,6 +312,9 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.Noise = cfg.Noise.Noise
 	if c.Noise == gibbs.Dropout {
 		c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
+		if c.CellLevelBits > 0 {
+			c.GeneLevelBits = bits.Len(uint(max(cfg.GeneLevels, 1))) - 1
+		}
 	}
 	c.Init = cfg.Init
 	if cfg.Housekeeping.On {
@@ -470,7 +473,8 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping boo
 		zMean, _ = dropLastCol(zMean, res.L)
 	}
 	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
-	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk}
+	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk,
+		GeneLift: res.GeneLift}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)
 	}

@@ -73,7 +73,16 @@ func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
 		uMean[i] = r.Float64()
 	}
 	type score struct{ acc, logpred float64 }
-	for _, lik := range []plugIn{{lambda: 1.7}, {lambda: math.NaN(), dropout: 0.6, background: 0.03}} {
+	lifts := make([]float64, p.Genes)
+	cellRates := make([]float64, p.Cells)
+	for d := range lifts {
+		lifts[d] = r.Float64() - 0.5
+	}
+	for n := range cellRates {
+		cellRates[n] = 0.02 + 0.05*r.Float64()
+	}
+	for _, lik := range []plugIn{{lambda: 1.7}, {lambda: math.NaN(), dropout: 0.6, background: 0.03},
+		{lambda: math.NaN(), cellDropout: cellRates, cellBackground: cellRates, geneLift: lifts}} {
 		var scores []score
 		for _, workers := range []int{1, 2, 5} {
 			for _, held := range []heldOut{{holdout: h}, {holdout: h, fit: fm}} {

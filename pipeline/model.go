@@ -191,7 +191,7 @@ func (c FitConfig) ResolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig,
 	}
 	attrs := []any{"noise", c.Noise, "housekeeping", c.Housekeeping.On, "prior_u", c.PriorU.Resolve(c.Noise.Noise), "prior_z", c.PriorZ.Resolve(c.Noise.Noise)}
 	if c.Noise.Noise == gibbs.Dropout {
-		attrs = append(attrs, "cell_levels", c.CellLevels)
+		attrs = append(attrs, "cell_levels", c.CellLevels, "gene_levels", c.GeneLevels)
 	}
 	log.Info("model: "+why, attrs...)
 	return c, nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"scpipe/codematch"
+	"scpipe/gibbs"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
@@ -110,7 +111,7 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
 		return row, nil, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
-	lik := newPlugIn(last, cells)
+	lik := newPlugIn(last, cells, codes)
 	sc, err := scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
 	row.HeldoutAccuracy, row.HeldoutLogPred = sc.accuracy, sc.logpred
 	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, sc.perCell, err
@@ -125,25 +126,36 @@ type plugIn struct {
 	// cellDropout and cellBackground, when not nil, hold each cell's rates
 	// (per-cell levels), which replace the shared ones.
 	cellDropout, cellBackground []float64
+	// geneLift, when not nil, holds each gene's offset to the gain of a
+	// covered one (per-gene levels, gibbs.EntryRates).
+	geneLift []float64
 }
 
 // newPlugIn returns the plug-in predictive of a fit whose last sweep is last
-// and whose cells.parquet is cells.
-func newPlugIn(last rundir.TraceRow, cells rundir.Cells) plugIn {
-	return plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
+// and whose cells.parquet and codes.parquet are cells and codes.
+func newPlugIn(last rundir.TraceRow, cells rundir.Cells, codes rundir.Codes) plugIn {
+	q := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
 		cellDropout: cells.Dropout, cellBackground: cells.Background}
+	if cells.Dropout != nil {
+		q.geneLift = codes.GeneLift
+	}
+	return q
 }
 
-// p returns P(x = 1) of cell n given ∏_l(1 − ẑ_nl û_ld). The explicit
-// conversions forbid fused multiply-adds, whose rounding would differ
-// between builds (GOAMD64=v1 and v3).
-func (q plugIn) p(n int, prod float64) float64 {
+// p returns P(x = 1) of cell n and gene d given ∏_l(1 − ẑ_nl û_ld). The
+// explicit conversions forbid fused multiply-adds, whose rounding would
+// differ between builds (GOAMD64=v1 and v3).
+func (q plugIn) p(n, d int, prod float64) float64 {
 	if !math.IsNaN(q.lambda) {
 		return 1 / (1 + math.Exp(-q.lambda*(1-float64(2*prod))))
 	}
 	dropout, background := q.dropout, q.background
 	if q.cellDropout != nil {
 		dropout, background = q.cellDropout[n], q.cellBackground[n]
+	}
+	if q.geneLift != nil {
+		on, off := gibbs.EntryRates(dropout, background, q.geneLift[d])
+		return off + float64((on-off)*(1-prod))
 	}
 	return background + float64((1-dropout-background)*(1-prod))
 }
@@ -201,7 +213,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean
 						for _, l := range used {
 							prod *= 1 - float64(z[l]*uMean[d*L+l])
 						}
-						p := lik.p(c, prod)
+						p := lik.p(c, d, prod)
 						one := x[i]>>(d%64)&1 == 1
 						if (p >= 0.5) == one {
 							s.correct++

@@ -653,7 +653,8 @@ func TestFits(t *testing.T) {
 }
 
 // TestOptionalColumnsRoundTrip writes the columns that not every fit has
-// (the housekeeping code, each cell's rates) and reads them back, and
+// (the housekeeping code, each gene's offset, each cell's rates) and reads
+// them back, and
 // checks that a fit without them still reads as before.
 func TestOptionalColumnsRoundTrip(t *testing.T) {
 	t.Parallel()
@@ -694,5 +695,28 @@ func TestOptionalColumnsRoundTrip(t *testing.T) {
 	cl.Background = nil
 	if err := WriteCells(filepath.Join(dir, "bad.parquet"), cl); err == nil {
 		t.Error("cells with dropout rates but no background rates written")
+	}
+	// The genes' offsets (per-gene levels), with and without the
+	// housekeeping column before them, and neither.
+	lift := randomMatrix(r, genes, 1)
+	for _, tc := range []struct{ hk, lift []float64 }{{codes.Housekeeping, lift}, {nil, lift}, {nil, nil}} {
+		c := codes
+		c.Housekeeping, c.GeneLift = tc.hk, tc.lift
+		path := filepath.Join(dir, fmt.Sprintf("codes-%v-%v.parquet", tc.hk != nil, tc.lift != nil))
+		if err := WriteCodes(path, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadCodes(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.L != L || !slices.Equal(got.Mean, c.Mean) || !slices.Equal(got.Housekeeping, c.Housekeeping) || !slices.Equal(got.GeneLift, c.GeneLift) {
+			t.Errorf("housekeeping %v, gene offsets %v: read back %+v, wrote %+v", tc.hk != nil, tc.lift != nil, got, c)
+		}
+	}
+	short := codes
+	short.GeneLift = lift[:genes-1]
+	if err := WriteCodes(filepath.Join(dir, "short.parquet"), short); err == nil {
+		t.Error("codes with an offset missing written")
 	}
 }

@@ -19,7 +19,15 @@ type Codes struct {
 	// the fit's housekeeping code, the code every cell uses (column
 	// housekeeping, after the codes); it is not one of the L codes.
 	Housekeeping []float64
+	// GeneLift, when not nil, is each gene's offset to the log-odds gain of
+	// a covered one at the end of the fit (dropout noise with per-gene
+	// levels; gibbs.Result.GeneLift): column gene_lift, last.
+	GeneLift []float64
 }
+
+// GeneLiftColumn names the column of codes.parquet that holds each gene's
+// offset (per-gene background levels).
+const GeneLiftColumn = "gene_lift"
 
 // HousekeepingColumn names the column of codes.parquet that holds the
 // housekeeping code.
@@ -89,6 +97,12 @@ func writeCodes(path string, c Codes, batch int) error {
 		}
 		cols = append(cols, float64Column(HousekeepingColumn, c.Housekeeping))
 	}
+	if c.GeneLift != nil {
+		if len(c.GeneLift) != rows {
+			return fmt.Errorf("rundir: %s: %d gene offsets for %d genes", path, len(c.GeneLift), rows)
+		}
+		cols = append(cols, float64Column(GeneLiftColumn, c.GeneLift))
+	}
 	return writeTable(path, "codes", cols, rows, batch)
 }
 
@@ -101,13 +115,23 @@ func ReadCodes(path string) (Codes, error) {
 		if err := checkFields(s, 0, []string{"gene_id", "gene_name"}, []arrow.DataType{str, str}); err != nil {
 			return nil, err
 		}
-		hk := s.NumFields() > 2 && s.Field(s.NumFields()-1).Name == HousekeepingColumn
+		// Optional columns after the codes: housekeeping, then gene_lift.
 		tail := 0
-		if hk {
-			if err := checkFields(s, s.NumFields()-1, []string{HousekeepingColumn}, []arrow.DataType{arrow.PrimitiveTypes.Float64}); err != nil {
-				return nil, err
+		optional := func(name string) (bool, error) {
+			i := s.NumFields() - 1 - tail
+			if i < 2 || s.Field(i).Name != name {
+				return false, nil
 			}
-			tail = 1
+			tail++
+			return true, checkFields(s, i, []string{name}, []arrow.DataType{arrow.PrimitiveTypes.Float64})
+		}
+		lift, err := optional(GeneLiftColumn)
+		if err != nil {
+			return nil, err
+		}
+		hk, err := optional(HousekeepingColumn)
+		if err != nil {
+			return nil, err
 		}
 		L, err := codeColumns(s, 2, tail)
 		if err != nil {
@@ -118,6 +142,10 @@ func ReadCodes(path string) (Codes, error) {
 		if hk {
 			c.Housekeeping = make([]float64, rows)
 			sinks = append(sinks, float64Sink(c.Housekeeping))
+		}
+		if lift {
+			c.GeneLift = make([]float64, rows)
+			sinks = append(sinks, float64Sink(c.GeneLift))
 		}
 		return sinks, nil
 	})

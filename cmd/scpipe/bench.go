@@ -59,6 +59,7 @@ outputs, scoring. The shards and the run go in a temporary folder in --work
 			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (as fit) or symmetric (the paper's)"},
 			&cli.BoolFlag{Name: "housekeeping", Value: d.Housekeeping, Usage: "time a housekeeping code beside the L codes, as fit does (--housekeeping=false: none)"},
 			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise, as fit (1, 2, 4 or 8)"},
+			&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise, as fit (1: none, 2, 4 or 8)"},
 			&cli.StringFlag{Name: "work", Value: d.Work, Usage: "folder caching the generated shards"},
 			&cli.StringFlag{Name: "kernel", Usage: "sampler kernel to measure (" + strings.Join(gibbs.Kernels(), ", ") + "; default: the first, the fastest this CPU runs)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the measurements (labels: phase, size, L)"},
@@ -89,7 +90,7 @@ outputs, scoring. The shards and the run go in a temporary folder in --work
 			}
 			o.Workers, o.Sweeps, o.Warmup, o.StreamReps = env.threads, c.Int("sweeps"), c.Int("warmup"), c.Int("stream-passes")
 			o.Density, o.Seed, o.Prior, o.Work = c.Float64("density"), c.Uint64("seed"), c.String("prior"), c.String("work")
-			o.Housekeeping, o.CellLevels = c.Bool("housekeeping"), c.Int("cell-levels")
+			o.Housekeeping, o.CellLevels, o.GeneLevels = c.Bool("housekeeping"), c.Int("cell-levels"), c.Int("gene-levels")
 			if err := o.Noise.UnmarshalText([]byte(c.String("noise"))); err != nil {
 				return fmt.Errorf("bench: --noise: %w", err)
 			}

@@ -84,6 +84,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
 			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: auto (chosen from the shards' manifest: dropout for data binarised from counts, such as 10x, MTX or h5ad expression; symmetric for binary data, such as ratings, a 0/1 matrix or simulate's ormachine and digits kinds), dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ; dropout noise predicts the missing entries of binary data at chance)"},
 			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8 (deeper cells, higher background)"},
+			&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1 (none), 2, 4 or 8 (genes detected in many cells whatever their type, higher background); need --cell-levels > 1"},
 			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
 			&cli.BoolFlag{Name: "housekeeping", DefaultText: d.Housekeeping.String(), Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none); auto: one for data binarised from counts, none for binary data (as --noise auto)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
@@ -195,6 +196,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 
 	set("housekeeping", func() { cfg.Housekeeping = pipeline.GivenHousekeeping(c.Bool("housekeeping")) })
 	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })
+	set("gene-levels", func() { cfg.GeneLevels = c.Int("gene-levels") })
 	set("starts", func() { cfg.Starts = c.Int("starts") })
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
 	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })

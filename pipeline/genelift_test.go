@@ -1,0 +1,86 @@
+package pipeline
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"scpipe/gibbs"
+)
+
+// TestPlugInGeneLift checks the plug-in predictive with per-gene offsets:
+// offset 0 is the cell's own rates; a covered entry is a one with
+// probability 1 − ρ(1 − β) under the cell's ρ; a negative offset raises
+// the background and a positive one lowers it.
+func TestPlugInGeneLift(t *testing.T) {
+	t.Parallel()
+	const dropout, background = 0.4, 0.05
+	rho := dropout / (1 - background)
+	cells := plugIn{lambda: math.NaN(), cellDropout: []float64{dropout}, cellBackground: []float64{background}}
+	genes := cells
+	genes.geneLift = []float64{0, -1, 1}
+	for _, prod := range []float64{0, 0.3, 1} {
+		if got, want := genes.p(0, 0, prod), cells.p(0, 0, prod); math.Abs(got-want) > 1e-12 {
+			t.Errorf("offset 0, ∏ = %v: %v, the cell's own %v", prod, got, want)
+		}
+	}
+	for d := range 3 {
+		off, on := genes.p(0, d, 1), genes.p(0, d, 0)
+		if want := 1 - rho*(1-off); math.Abs(on-want) > 1e-12 {
+			t.Errorf("gene %d: covered %v, want 1 − ρ(1 − β) = %v", d, on, want)
+		}
+	}
+	if !(genes.p(0, 1, 1) > background && genes.p(0, 2, 1) < background) {
+		t.Errorf("backgrounds at offsets −1, 0, 1: %v, %v, %v; want falling", genes.p(0, 1, 1), genes.p(0, 0, 1), genes.p(0, 2, 1))
+	}
+}
+
+// TestGeneLevelsSetting checks gene_levels: 1, 2, 4 and 8 are taken and
+// reach the sampler as bits under dropout noise with cell levels (none
+// under symmetric noise or without cell levels), other values are
+// refused, and a run's config.toml written before the key existed reads
+// as none, while a fresh run's default is 8.
+func TestGeneLevelsSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		genes, cells, bits int
+		ok                 bool
+	}{
+		{1, 8, 0, true}, {2, 8, 1, true}, {4, 8, 2, true}, {8, 8, 3, true}, {8, 2, 3, true},
+		{0, 8, 0, true}, {8, 1, 0, true}, {3, 8, 0, false}, {16, 8, 0, false}, {-1, 8, 0, false},
+	} {
+		c := DefaultFitConfig().Resolve(CountData)
+		c.Shards, c.Output = "s", "o"
+		c.GeneLevels, c.CellLevels = tc.genes, tc.cells
+		_, err := c.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("gene_levels %d, cell_levels %d: error %v, want ok %v", tc.genes, tc.cells, err, tc.ok)
+		}
+		if !tc.ok {
+			continue
+		}
+		if got := samplerConfig(c, 5, 1).GeneLevelBits; got != tc.bits {
+			t.Errorf("gene_levels %d: %d bits, want %d", tc.genes, got, tc.bits)
+		}
+		c.Noise = GivenNoise(gibbs.Symmetric)
+		if got := samplerConfig(c, 5, 1).GeneLevelBits; got != 0 {
+			t.Errorf("gene_levels %d under symmetric noise: %d bits, want 0", tc.genes, got)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "old.toml")
+	if err := os.WriteFile(p, []byte("cell_levels = 8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadFitConfig(p, FitConfig{}) // as --resume reads a run's
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Shards, c.Output, c.Noise = "s", "o", GivenNoise(gibbs.Dropout)
+	if got := samplerConfig(c, 5, 1).GeneLevelBits; got != 0 {
+		t.Errorf("a run's config without gene_levels fits with %d gene level bits, want 0", got)
+	}
+	if d := DefaultFitConfig().GeneLevels; d != 8 {
+		t.Errorf("default gene_levels %d, want 8", d)
+	}
+}
