@@ -224,26 +224,32 @@ func goldenMax(lo, hi float64, f func(float64) float64) float64 {
 }
 
 // setLiftPlanes writes c's levels as bit planes over the process's cells,
-// for the U step: bit n of plane j is bit j of its n-th cell's level. The
-// planes lie in one block, s.cnw words apart, MaxCellLevelBits of them (those past the
-// levels' bits stay zero, for the vector kernels, which always read them)
-// and a block of 8 words more that a vector load may touch.
+// for the U step: bit n of plane j is bit j of its n-th cell's level.
 func (s *Sampler) setLiftPlanes(c *chain) {
-	nb := s.cfg.CellLevelBits
-	if c.liftBlock == nil {
-		c.liftBlock = make([]uint64, MaxCellLevelBits*s.cnw+8)
-		c.liftPlanes = make([][]uint64, nb)
-		for j := range c.liftPlanes {
-			c.liftPlanes[j] = c.liftBlock[j*s.cnw : (j+1)*s.cnw]
+	s.writePlanes(&c.liftBlock, &c.liftPlanes, c.level, s.cfg.CellLevelBits, s.cnw)
+}
+
+// writePlanes writes levels as nb bit planes, nw words each, to *planes:
+// bit i of plane j is bit j of levels[i]. The planes lie in one block,
+// *block (made on first use), nw words apart, MaxCellLevelBits of them
+// (those past nb stay zero, for the vector kernels, which always read
+// them) and a block of 8 words more that a vector load may touch.
+func (s *Sampler) writePlanes(block *[]uint64, planes *[][]uint64, levels []uint8, nb, nw int) {
+	if *block == nil {
+		*block = make([]uint64, MaxCellLevelBits*nw+8)
+		*planes = make([][]uint64, nb)
+		for j := range *planes {
+			(*planes)[j] = (*block)[j*nw : (j+1)*nw]
 		}
 	}
-	clear(c.liftBlock)
+	clear(*block)
+	p := *planes
 	// Words apart, so that workers write disjoint words.
-	s.forBlocks(s.cnw, func(lo, hi int) {
-		for n := lo * 64; n < min(hi*64, len(c.level)); n++ {
-			k := c.level[n]
+	s.forBlocks(nw, func(lo, hi int) {
+		for i := lo * 64; i < min(hi*64, len(levels)); i++ {
+			k := levels[i]
 			for j := range nb {
-				c.liftPlanes[j][n/64] |= uint64(k>>uint(j)&1) << uint(n%64)
+				p[j][i/64] |= uint64(k>>uint(j)&1) << uint(i%64)
 			}
 		}
 	})

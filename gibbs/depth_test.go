@@ -19,17 +19,7 @@ func TestCellLevelsMatchEnumeration(t *testing.T) {
 	const n, d, L = 3, 3, 2
 	xbits := [][]bool{{true, true, false}, {true, true, false}, {false, true, true}}
 	obs := [][]bool{{true, true, false}, {false, true, true}, {true, true, true}}
-	x, mask := NewMatrix(n, d), NewMatrix(n, d)
-	for i := range n {
-		for j := range d {
-			x.Set(i, j, xbits[i][j])
-			mask.Set(i, j, obs[i][j])
-		}
-	}
-	data, err := NewData(x, mask, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := tinyData(t, xbits, obs)
 	pz, pu := []float64{0.35, 0.55}, []float64{0.6, 0.3}
 	cfg := DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Seed = L, 1000, 150000, 1, 1, 7

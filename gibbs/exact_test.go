@@ -187,17 +187,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 	for ci, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			x, mask := NewMatrix(n, d), NewMatrix(n, d)
-			for i := range n {
-				for j := range d {
-					x.Set(i, j, xbits[i][j])
-					mask.Set(i, j, tc.obs[i][j])
-				}
-			}
-			data, err := NewData(x, mask, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := tinyData(t, xbits, tc.obs)
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1000, samples, 1, 1
 			cfg.Seed = uint64(ci + 1)
@@ -287,4 +277,22 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tinyData is the data of a small problem: x[i][j] where obs[i][j].
+func tinyData(t *testing.T, x, obs [][]bool) Data {
+	t.Helper()
+	n, d := len(x), len(x[0])
+	xm, mask := NewMatrix(n, d), NewMatrix(n, d)
+	for i := range n {
+		for j := range d {
+			xm.Set(i, j, x[i][j])
+			mask.Set(i, j, obs[i][j])
+		}
+	}
+	data, err := NewData(xm, mask, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

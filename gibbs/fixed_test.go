@@ -194,17 +194,7 @@ func TestFixedCodeMatchesEnumeration(t *testing.T) {
 	for ci, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			x, mask := NewMatrix(n, d), NewMatrix(n, d)
-			for i := range n {
-				for j := range d {
-					x.Set(i, j, xbits[i][j])
-					mask.Set(i, j, holes[i][j])
-				}
-			}
-			data, err := NewData(x, mask, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := tinyData(t, xbits, holes)
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1000, samples, 1, 1
 			cfg.Seed = uint64(ci + 21)

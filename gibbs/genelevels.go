@@ -215,27 +215,9 @@ func (s *Sampler) calibrate(genes []levelCounts, level []uint8, rho, ref, lo, st
 func (s *Sampler) geneDelay() int { return s.cfg.BurnIn / 2 }
 
 // setGenePlanes writes c's gene levels as bit planes over the genes, for
-// the Z step's kernel: bit d of plane j is bit j of gene d's level. As the
-// cells' planes (setLiftPlanes), they lie in one block s.dw words apart,
-// MaxCellLevelBits of them and 8 words more, those past the levels' bits
-// zero.
+// the Z step's kernel: bit d of plane j is bit j of gene d's level.
 func (s *Sampler) setGenePlanes(c *chain) {
-	nb := s.cfg.GeneLevelBits
-	if c.geneBlock == nil {
-		c.geneBlock = make([]uint64, MaxCellLevelBits*s.dw+8)
-		c.genePlanes = make([][]uint64, nb)
-		for j := range c.genePlanes {
-			c.genePlanes[j] = c.geneBlock[j*s.dw : (j+1)*s.dw]
-		}
-	}
-	clear(c.geneBlock)
-	for d, k := range c.geneLevel {
-		for j := range nb {
-			if k>>uint(j)&1 != 0 {
-				c.genePlanes[j][d/64] |= 1 << uint(d%64)
-			}
-		}
-	}
+	s.writePlanes(&c.geneBlock, &c.genePlanes, c.geneLevel, s.cfg.GeneLevelBits, s.dw)
 }
 
 // initialGeneLevels puts every gene of c at the middle level with offset

@@ -18,17 +18,7 @@ func TestGeneLevelsMatchEnumeration(t *testing.T) {
 	const n, d, L = 3, 3, 2
 	xbits := [][]bool{{true, true, false}, {true, false, true}, {false, true, true}}
 	obs := [][]bool{{true, true, true}, {false, true, true}, {true, true, false}}
-	x, mask := NewMatrix(n, d), NewMatrix(n, d)
-	for i := range n {
-		for j := range d {
-			x.Set(i, j, xbits[i][j])
-			mask.Set(i, j, obs[i][j])
-		}
-	}
-	data, err := NewData(x, mask, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := tinyData(t, xbits, obs)
 	pz, pu := []float64{0.4, 0.55}, []float64{0.6, 0.35}
 	cfg := DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Seed = L, 1000, 150000, 1, 1, 9
