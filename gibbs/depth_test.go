@@ -257,66 +257,93 @@ func refLevelSweep(s *Sampler, c *chain, z, u [][]bool, x, obs [][]bool, seed ui
 	s.updateLevels(c, counts, false)
 }
 
-// TestCellLevelsReproducible checks the guarantees with per-cell levels:
-// identical results for any worker count and segmentation, and after a
-// resume.
-func TestCellLevelsReproducible(t *testing.T) {
+// TestLevelsReproducible checks the guarantees with per-cell levels, and
+// with per-gene levels beside them: identical results for any worker count
+// and segmentation, and after a resume (before and after the genes' levels
+// are first set, half-way through the burn-in).
+func TestLevelsReproducible(t *testing.T) {
 	t.Parallel()
-	p := newPlanted(17, 300, 200, 3, 0.3, 0.05)
-	mask := randomMatrix(&testRNG{s: 18}, 300, 200, 0.9, 0)
-	cfg := DefaultConfig()
-	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Noise, cfg.CellLevelBits = 3, 8, 6, 2, Dropout, 3
-	cfg.Starts, cfg.StartSweeps, cfg.KeepSamples, cfg.Init, cfg.Housekeeping = 2, 3, true, InitCluster, true
-	var base *Sampler
-	var baseRes *Result
-	for _, seg := range []int{0, 64, 128} {
-		data, err := NewData(p.noisy, mask, seg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range []int{1, 3} {
-			c := cfg
-			c.Workers = w
-			s, res := runAll(t, data, c)
-			if base == nil {
-				base, baseRes = s, res
-				continue
+	for _, tc := range []struct {
+		name     string
+		seed     uint64
+		geneBits int
+		stops    []int
+	}{
+		{"cells", 17, 0, []int{5}},
+		{"cells and genes", 23, 2, []int{2, 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPlanted(tc.seed, 300, 200, 3, 0.3, 0.05)
+			mask := randomMatrix(&testRNG{s: tc.seed + 1}, 300, 200, 0.9, 0)
+			cfg := DefaultConfig()
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Noise, cfg.CellLevelBits, cfg.GeneLevelBits = 3, 8, 6, 2, Dropout, 3, tc.geneBits
+			cfg.Starts, cfg.StartSweeps, cfg.KeepSamples, cfg.Init, cfg.Housekeeping = 2, 3, true, InitCluster, true
+			var base *Sampler
+			var baseRes *Result
+			for _, seg := range []int{0, 64, 128} {
+				data, err := NewData(p.noisy, mask, seg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, w := range []int{1, 3} {
+					c := cfg
+					c.Workers = w
+					s, res := runAll(t, data, c)
+					if base == nil {
+						base, baseRes = s, res
+						continue
+					}
+					sameRun(t, fmt.Sprintf("segments %d, workers %d", seg, w), base, s, baseRes, res)
+					sameLevels(t, fmt.Sprintf("segments %d, workers %d", seg, w), base, s, baseRes, res)
+				}
 			}
-			sameRun(t, fmt.Sprintf("segments %d, workers %d", seg, w), base, s, baseRes, res)
-			if !reflect.DeepEqual(base.chains[0].level, s.chains[0].level) || !reflect.DeepEqual(baseRes.CellBackground, res.CellBackground) {
-				t.Errorf("segments %d, workers %d: levels differ", seg, w)
+			data, err := NewData(p.noisy, mask, 64)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			for _, stop := range tc.stops {
+				a, err := NewSampler(data, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range stop {
+					if _, err := a.Step(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				state, err := a.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := NewSampler(data, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := b.UnmarshalBinary(state); err != nil {
+					t.Fatal(err)
+				}
+				res, err := b.Run(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("resumed after %d sweeps", stop)
+				sameRun(t, name, base, b, baseRes, res)
+				sameLevels(t, name, base, b, baseRes, res)
+			}
+		})
 	}
-	data, err := NewData(p.noisy, mask, 64)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// sameLevels reports where two runs' cell or gene levels differ.
+func sameLevels(t *testing.T, name string, a, b *Sampler, ra, rb *Result) {
+	t.Helper()
+	if !reflect.DeepEqual(a.chains[0].level, b.chains[0].level) || !reflect.DeepEqual(ra.CellBackground, rb.CellBackground) {
+		t.Errorf("%s: cell levels differ", name)
 	}
-	a, err := NewSampler(data, cfg)
-	if err != nil {
-		t.Fatal(err)
+	if !reflect.DeepEqual(a.chains[0].geneLevel, b.chains[0].geneLevel) || !reflect.DeepEqual(ra.GeneLift, rb.GeneLift) {
+		t.Errorf("%s: gene levels differ", name)
 	}
-	for range 5 {
-		if _, err := a.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	state, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewSampler(data, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.UnmarshalBinary(state); err != nil {
-		t.Fatal(err)
-	}
-	res, err := b.Run(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameRun(t, "resumed", base, b, baseRes, res)
 }
 
 // TestOrderStats: the radix selection of the levels' percentiles gives the
