@@ -44,12 +44,13 @@
 // cells with bit j of their level set. With per-gene levels the Z step's
 // sum is (lift0 + step·k_n + gene0)·o + geneStep·Σ_j 2^j·o_j, o_j now the
 // ones in genes with bit j of their level set (the same kernel, over the
-// genes' bit planes), and the U step's adds (gene0 + geneStep·k_d)·o. Every term is a count, so the
-// kernels count o, |S| and the o_j and the conditional is put together in
-// floating point in one fixed order: results do not depend on how rows
-// are split among workers or columns among segments. The tests compare
-// the chains with the enumerated posterior of 3 × 3 problems under each
-// likelihood (exact_test.go, depth_test.go).
+// genes' bit planes), and the U step's adds (gene0 + geneStep·k_d)·o.
+// Every term is a count, so the kernels count o, |S| and the o_j and the
+// conditional is put together in floating point in one fixed order:
+// results do not depend on how rows are split among workers or columns
+// among segments. The tests compare the chains with the enumerated
+// posterior of 3 × 3 problems under each likelihood (exact_test.go,
+// depth_test.go, genelevels_test.go).
 //
 // The parameters (λ; α and β; ρ, the levels' grid and each cell's level)
 // are set to their maximum-likelihood values after every sweep from
@@ -62,9 +63,9 @@
 // takes the nearest level, and ρ maximises the likelihood given the levels
 // (golden-section search); two rounds. Per-gene levels follow, from half
 // the burn-in on, each gene's from its uncovered entries (genelevels.go
-// says how, and why it is not the joint maximum). A chain seeded with codes and no
-// usage first takes one Z step, so that its first U step sees cells using
-// them.
+// says how, and why it is not the joint maximum). A chain seeded with
+// codes and no usage first takes one Z step, so that its first U step sees
+// cells using them.
 //
 // A housekeeping code (Config.Housekeeping) is code L−1 with z clamped to
 // 1 in every cell: the Z step never proposes it, and it takes the genes
