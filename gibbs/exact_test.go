@@ -201,43 +201,15 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			s, _ := runAll(t, data, cfg)
 
 			exact := exactPosterior(xbits, tc.obs, L, tc.pz, tc.pu, tc.clamp, r)
-			// Statistics per retained sample, then batch means.
-			const batches = 50
-			per := len(s.kept) / batches
-			batchMean := make([][]float64, batches)
-			for b := range batches {
-				batchMean[b] = make([]float64, len(exact))
-				for _, k := range s.kept[b*per : (b+1)*per] {
-					var z, u uint64
-					for l := range L {
-						for i := range n {
-							z |= (k.z[l] >> uint(i) & 1) << uint(i*L+l)
-						}
-						for j := range d {
-							u |= (k.u[l] >> uint(j) & 1) << uint(j*L+l)
-						}
-					}
-					for i, v := range tinyStats(z, u, n, d, L, k.rates) {
-						batchMean[b][i] += v / float64(per)
-					}
-				}
-			}
+			mean, se := sampleStats(s, n, d, L, len(exact), []rates{r})
 			compared := n*d + L + 1
 			if tc.marginals {
 				compared = len(exact)
 			}
 			within := func(ref []float64) (bad []string) {
 				for i := range compared {
-					m, v := 0.0, 0.0
-					for b := range batches {
-						m += batchMean[b][i] / batches
-					}
-					for b := range batches {
-						v += (batchMean[b][i] - m) * (batchMean[b][i] - m) / (batches - 1)
-					}
-					se := math.Sqrt(v / batches)
-					if math.Abs(m-ref[i]) > 5*se+1e-9 {
-						bad = append(bad, fmt.Sprintf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, m, se, ref[i]))
+					if math.Abs(mean[i]-ref[i]) > 5*se[i]+1e-9 {
+						bad = append(bad, fmt.Sprintf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], ref[i]))
 					}
 				}
 				return bad
@@ -266,11 +238,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					m := 0.0
-					for b := range batches {
-						m += batchMean[b][i*d+j] / batches
-					}
-					if math.Abs(p-m) > 1e-3 { // batches drop a remainder of samples
+					if m := mean[i*d+j]; math.Abs(p-m) > 1e-3 { // batches drop a remainder of samples
 						t.Errorf("Predict(%d, %d) = %v, batch average %v", i, j, p, m)
 					}
 				}

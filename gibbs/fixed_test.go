@@ -218,36 +218,7 @@ func TestFixedCodeMatchesEnumeration(t *testing.T) {
 			m, v := fixMask(tc.fixed)
 			exact := exactPosteriorFixed(xbits, holes, L, tc.pz, tc.pu, false, m, v, r)
 			s, _ := runAll(t, data, cfg)
-			const batches = 50
-			per := len(s.kept) / batches
-			mean, se := make([]float64, len(exact)), make([]float64, len(exact))
-			batchMean := make([][]float64, batches)
-			for b := range batches {
-				batchMean[b] = make([]float64, len(exact))
-				for _, k := range s.kept[b*per : (b+1)*per] {
-					var z, u uint64
-					for l := range L {
-						for i := range n {
-							z |= (k.z[l] >> uint(i) & 1) << uint(i*L+l)
-						}
-						for j := range d {
-							u |= (k.u[l] >> uint(j) & 1) << uint(j*L+l)
-						}
-					}
-					for i, v := range tinyStats(z, u, n, d, L, k.rates) {
-						batchMean[b][i] += v / float64(per)
-					}
-				}
-			}
-			for i := range exact {
-				for b := range batches {
-					mean[i] += batchMean[b][i] / batches
-				}
-				for b := range batches {
-					se[i] += (batchMean[b][i] - mean[i]) * (batchMean[b][i] - mean[i]) / (batches - 1)
-				}
-				se[i] = math.Sqrt(se[i] / batches)
-			}
+			mean, se := sampleStats(s, n, d, L, len(exact), []rates{r})
 			far := func(ref []float64) (bad []string) {
 				for i := range ref {
 					if math.Abs(mean[i]-ref[i]) > 5*se[i]+1e-9 {

@@ -201,6 +201,24 @@ func (p *part) sum(v []int64) {
 	}
 }
 
+// sumAcross sums v across the processes of p (nothing without one),
+// through int64: counts (below 2⁵³ as float64), or bit words whose
+// processes set disjoint bits, which the wrapping conversions carry to
+// their union.
+func sumAcross[T uint64 | float64](p *part, v []T) {
+	if p == nil {
+		return
+	}
+	w := make([]int64, len(v))
+	for i, x := range v {
+		w[i] = int64(x)
+	}
+	p.sum(w)
+	for i, x := range w {
+		v[i] = T(x)
+	}
+}
+
 // reduce sums v across the processes and counts the reduction.
 func (p *part) reduce(v []int64) error {
 	start := time.Now()
@@ -479,16 +497,7 @@ func (s *Sampler) cellRows(cells []int) [][]uint64 {
 			}
 		}
 	}
-	if s.part != nil {
-		v := make([]int64, len(flat))
-		for i, w := range flat {
-			v[i] = int64(w)
-		}
-		s.part.sum(v)
-		for i, w := range v {
-			flat[i] = uint64(w)
-		}
-	}
+	sumAcross(s.part, flat)
 	return rows
 }
 

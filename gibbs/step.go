@@ -168,16 +168,7 @@ func (s *Sampler) meanRates(c *chain) (on, off float64) {
 	for _, k := range c.level {
 		byLevel[k]++
 	}
-	if s.part != nil {
-		v := make([]int64, len(byLevel))
-		for k, x := range byLevel {
-			v[k] = int64(x)
-		}
-		s.part.sum(v)
-		for k, x := range v {
-			byLevel[k] = float64(x)
-		}
-	}
+	sumAcross(s.part, byLevel)
 	for k, n := range byLevel {
 		b := levelBackground(c.rates.rho, c.rates.lift(uint8(k)))
 		on += n * (1 - c.rates.rho*(1-b))

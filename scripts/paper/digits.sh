@@ -41,15 +41,8 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 extra=() out="" reps=10 models="L6,L7" keep="" tiny=""
 while [ $# -gt 0 ]; do
   case $1 in
-  -o) out=$2; shift 2 ;;
-  --reps) reps=$2; shift 2 ;;
-  --fit-flags) read -ra extra <<<"$2"; shift 2 ;;
   --models) models=$2; shift 2 ;;
-  --force) FORCE=1; shift ;;
-  --keep) keep=1; shift ;;
-  --tiny) tiny=1; shift ;;
-  -h | --help) usage; exit 0 ;;
-  *) die "unknown argument $1 (see --help)" ;;
+  *) experiment_arg "$@"; shift "$ARG_WORDS" ;;
   esac
 done
 need_scpipe

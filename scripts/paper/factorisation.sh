@@ -38,16 +38,9 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 extra=() prior=empirical out="" reps=10 only="" keep="" tiny=""
 while [ $# -gt 0 ]; do
   case $1 in
-  -o) out=$2; shift 2 ;;
-  --reps) reps=$2; shift 2 ;;
-  --fit-flags) read -ra extra <<<"$2"; shift 2 ;;
   --only) only=$2; shift 2 ;;
   --prior) prior=$2; shift 2 ;;
-  --force) FORCE=1; shift ;;
-  --keep) keep=1; shift ;;
-  --tiny) tiny=1; shift ;;
-  -h | --help) usage; exit 0 ;;
-  *) die "unknown argument $1 (see --help)" ;;
+  *) experiment_arg "$@"; shift "$ARG_WORDS" ;;
   esac
 done
 case $prior in empirical | planted) ;; *) die "--prior $prior: want empirical or planted" ;; esac

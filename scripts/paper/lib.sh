@@ -29,6 +29,25 @@ note() {
   [ -n "${QUIET:-}" ] || echo "${0##*/}: $*" >&2
 }
 
+# experiment_arg reads the option at "$@" that every experiment script
+# takes (-o, --reps, --fit-flags, --force, --keep, --tiny, --help) into
+# out, reps, extra, FORCE, keep and tiny, and sets ARG_WORDS to the words it
+# used; anything else is an error. A script's own options come first in
+# its case: *) experiment_arg "$@"; shift "$ARG_WORDS" ;;
+experiment_arg() {
+  ARG_WORDS=1
+  case $1 in
+  -o) out=$2 ARG_WORDS=2 ;;
+  --reps) reps=$2 ARG_WORDS=2 ;;
+  --fit-flags) read -ra extra <<<"$2"; ARG_WORDS=2 ;;
+  --force) FORCE=1 ;;
+  --keep) keep=1 ;;
+  --tiny) tiny=1 ;;
+  -h | --help) usage; exit 0 ;;
+  *) die "unknown argument $1 (see --help)" ;;
+  esac
+}
+
 # need_scpipe fails early, with what to do, when the binary is missing.
 need_scpipe() {
   command -v "$SCPIPE" >/dev/null 2>&1 ||

@@ -44,16 +44,9 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 extra=() ratings="" out="" reps=10 observed="0.01,0.05,0.1,0.2,0.5,0.95" models="L2" keep="" tiny=""
 while [ $# -gt 0 ]; do
   case $1 in
-  -o) out=$2; shift 2 ;;
-  --reps) reps=$2; shift 2 ;;
-  --fit-flags) read -ra extra <<<"$2"; shift 2 ;;
   --observed) observed=$2; shift 2 ;;
   --models) models=$2; shift 2 ;;
-  --force) FORCE=1; shift ;;
-  --keep) keep=1; shift ;;
-  --tiny) tiny=1; shift ;;
-  -h | --help) usage; exit 0 ;;
-  -*) die "unknown argument $1 (see --help)" ;;
+  -*) experiment_arg "$@"; shift "$ARG_WORDS" ;;
   *)
     [ -z "$ratings" ] || die "one ratings file, not $ratings and $1"
     ratings=$1; shift ;;
