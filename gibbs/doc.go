@@ -256,6 +256,8 @@
 // paper's fast path) or by averaging p(x_nd | Z⁽ˢ⁾, U⁽ˢ⁾, λ⁽ˢ⁾) over the
 // retained states (SampleMean, which needs Config.KeepSamples); PredictMask
 // and PredictEntries evaluate many entries at once, for example held-out ones.
+// Result.MarshalSamples encodes the retained states for another process,
+// whose UnmarshalSamples gives a Samples that predicts the same.
 //
 // # Example
 //

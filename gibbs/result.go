@@ -150,27 +150,8 @@ func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) (
 		if len(r.kept) == 0 {
 			return dst, fmt.Errorf("%w: sample-averaged prediction needs Config.KeepSamples", ErrNoSamples)
 		}
-		start := len(dst)
-		dst = append(dst, make([]float64, len(entries))...)
-		out := dst[start:]
-		for _, k := range r.kept {
-			pos, neg := k.rates.on, k.rates.off
-			for i, e := range entries {
-				switch {
-				case k.geneLevel != nil:
-					pos, neg = k.rates.entryRates(k.level[e.Cell], k.geneLevel[e.Gene])
-				case k.level != nil:
-					pos, neg = k.rates.cellRates(k.level[e.Cell])
-				}
-				if covered(k.z, k.u, r.L, e.Cell, e.Gene) {
-					out[i] += pos
-				} else {
-					out[i] += neg
-				}
-			}
-		}
-		for i := range out {
-			out[i] /= float64(len(r.kept))
+		for _, e := range entries {
+			dst = append(dst, sampleMean(r.kept, r.L, e.Cell, e.Gene))
 		}
 		return dst, nil
 	}

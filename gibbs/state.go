@@ -49,11 +49,7 @@ func (s *Sampler) encode(blank bool) []byte {
 	b = append(b, stateMagic...)
 	u64 := func(v uint64) { b = binary.LittleEndian.AppendUint64(b, v) }
 	f64 := func(v float64) { u64(math.Float64bits(v)) }
-	words := func(ws []uint64) {
-		for _, w := range ws {
-			u64(w)
-		}
-	}
+	words := func(ws []uint64) { b = appendWords(b, ws) }
 	// A cell's state, or as many zeros, appended without being made.
 	cells := func(z []uint64, level []uint8) {
 		if blank {
@@ -69,11 +65,7 @@ func (s *Sampler) encode(blank bool) []byte {
 	}
 	u64(uint64(s.sweep))
 	u64(uint64(len(s.chains)))
-	putRates := func(r rates) {
-		for _, v := range []float64{r.lambda, r.on, r.off, r.rho, r.lift0, r.step, r.gene0, r.geneStep} {
-			f64(v)
-		}
-	}
+	putRates := func(r rates) { b = appendRates(b, r) }
 	for _, c := range s.chains {
 		u64(c.seed)
 		putRates(c.rates)

@@ -84,6 +84,11 @@ type FitConfig struct {
 	// each); without it the first layer takes prior_u and the others the
 	// uniform prior.
 	LayerPriorU LayerPriors `toml:"layer_prior_u,omitempty"`
+	// KeepSamples keeps each fit's retained states in its folder
+	// (rundir.SamplesFile), for the sample-averaged predictive of scpipe
+	// evaluate (the paper's second estimate): N·L/8 bytes of Z a sample,
+	// and N with per-cell levels. Single-layer fits in one process.
+	KeepSamples bool `toml:"keep_samples,omitempty"`
 }
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's

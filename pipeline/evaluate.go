@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"scpipe/evaluate"
+	"scpipe/gibbs"
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
 	"scpipe/shard"
@@ -35,6 +36,18 @@ const (
 )
 
 var targets = []string{TargetHeldOut, TargetTruth, TargetTruthUnseen}
+
+// The predictive estimates of the paper's section 3.3 that Evaluate scores
+// (EvaluateOptions.Predictive).
+const (
+	// PredictPlugIn puts the posterior means of U and Z into the
+	// likelihood: the faster estimate, and the default.
+	PredictPlugIn = "plug-in"
+	// PredictSamples averages the likelihood over the fit's retained
+	// states (rundir.SamplesFile, which scpipe fit --keep-samples writes),
+	// each with its own rates.
+	PredictSamples = "samples"
+)
 
 // The files Evaluate writes (see README.md, "scpipe evaluate").
 const (
@@ -57,6 +70,8 @@ type EvaluateOptions struct {
 	Shards string
 	// Ls restricts the fits scored; nil scores every finished fit.
 	Ls []int
+	// Predictive is PredictPlugIn or PredictSamples.
+	Predictive string
 	// FPRs are the target false-positive rates of the threshold table.
 	FPRs []float64
 	// CalibrationBins is the number of equal bins of the calibration curve.
@@ -74,7 +89,7 @@ type EvaluateOptions struct {
 
 // DefaultEvaluateOptions returns the defaults of scpipe evaluate.
 func DefaultEvaluateOptions() EvaluateOptions {
-	return EvaluateOptions{FPRs: []float64{0.001, 0.01, 0.05, 0.1, 0.2}, CalibrationBins: 10, ImageCells: 10}
+	return EvaluateOptions{Predictive: PredictPlugIn, FPRs: []float64{0.001, 0.01, 0.05, 0.1, 0.2}, CalibrationBins: 10, ImageCells: 10}
 }
 
 // EvaluateRow is the scores of one fit against one target.
@@ -103,9 +118,11 @@ type EvaluateReport struct {
 // β + (1 − α − β)·c under dropout noise, with c = 1 − ∏_l(1 − ẑ_nl û_ld)
 // (the housekeeping code, when the fit has one, used by every cell).
 // Against the truth, it is c itself: the posterior probability that the
-// noise-free entry is 1. The paper's second estimate, the predictive
-// averaged over posterior samples, needs the samples, which a run does not
-// keep. Results do not depend on o.Workers.
+// noise-free entry is 1. With o.Predictive = PredictSamples, both are
+// averaged over the fit's retained states instead (the paper's second
+// estimate): P(x = 1) of each state's coverage under its own rates, and the
+// fraction of states that cover the entry. Results do not depend on
+// o.Workers.
 func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -130,7 +147,7 @@ func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 	series := make([][]evaluate.Series, len(targets)) // by target
 	figures := map[string]func(io.Writer) error{}
 	for _, f := range fits {
-		m, err := loadFitModel(f, in.src.Manifest())
+		m, err := loadFitModel(f, in.src.Manifest(), o.Predictive)
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +196,8 @@ func (o *EvaluateOptions) check() error {
 		return errors.New("evaluate: no output folder (-o)")
 	case o.CalibrationBins < 1 || o.CalibrationBins > 1000:
 		return fmt.Errorf("evaluate: %d calibration bins: want 1..1000", o.CalibrationBins)
+	case o.Predictive != PredictPlugIn && o.Predictive != PredictSamples:
+		return fmt.Errorf("evaluate: predictive %q: want %s or %s", o.Predictive, PredictPlugIn, PredictSamples)
 	case o.Images && o.ImageCells < 0:
 		return fmt.Errorf("evaluate: %d image cells: want at least 0", o.ImageCells)
 	}
@@ -303,11 +322,12 @@ type fitModel struct {
 	uMean, zMean []float64
 	hk           []float64 // nil without a housekeeping code
 	lik          plugIn
+	samples      *gibbs.Samples // with PredictSamples: the fit's retained states
 	geneNames    []string
 	barcodes     []string
 }
 
-func loadFitModel(f rundir.Fit, m *shard.Manifest) (*fitModel, error) {
+func loadFitModel(f rundir.Fit, m *shard.Manifest, predictive string) (*fitModel, error) {
 	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
 	if err != nil {
 		return nil, err
@@ -327,9 +347,51 @@ func loadFitModel(f rundir.Fit, m *shard.Manifest) (*fitModel, error) {
 		return nil, fmt.Errorf("evaluate: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
 	last := trace[len(trace)-1]
-	return &fitModel{L: f.L, uMean: codes.Mean, zMean: cells.Mean, hk: codes.Housekeeping,
+	fm := &fitModel{L: f.L, uMean: codes.Mean, zMean: cells.Mean, hk: codes.Housekeeping,
 		lik:       newPlugIn(last, cells, codes),
-		geneNames: codes.GeneNames, barcodes: cells.Barcodes}, nil
+		geneNames: codes.GeneNames, barcodes: cells.Barcodes}
+	if predictive == PredictSamples {
+		if fm.samples, err = loadSamples(f.Dir, m); err != nil {
+			return nil, err
+		}
+	}
+	return fm, nil
+}
+
+// loadSamples reads the retained states of the fit in dir.
+func loadSamples(dir string, m *shard.Manifest) (*gibbs.Samples, error) {
+	path := filepath.Join(dir, rundir.SamplesFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("evaluate: the %s predictive needs the fit's retained states, and %s has none: fit with --keep-samples", PredictSamples, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	s, err := gibbs.UnmarshalSamples(b)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %s: %w", path, err)
+	}
+	if s.N != m.Cells || s.D != m.Genes {
+		return nil, fmt.Errorf("evaluate: %s holds states of %d cells × %d genes, not the shards' %d × %d", path, s.N, s.D, m.Cells, m.Genes)
+	}
+	return s, nil
+}
+
+// observation returns the predictive P(x = 1) of an observation of (c, d).
+func (m *fitModel) observation(r *cellRow, c, d int) float64 {
+	if m.samples != nil {
+		return m.samples.Predict(c, d)
+	}
+	return m.lik.p(c, d, m.prod(r, c, d))
+}
+
+// clean returns the posterior probability that the noise-free (c, d) is 1.
+func (m *fitModel) clean(r *cellRow, c, d int) float64 {
+	if m.samples != nil {
+		return m.samples.Coverage(c, d)
+	}
+	return 1 - m.prod(r, c, d)
 }
 
 // cellRow is one cell's view of the data and of a fit.
@@ -393,7 +455,7 @@ func (in *evalInput) score(ctx context.Context, m *fitModel, o EvaluateOptions) 
 			in.load(r, m, c)
 			if t := set[0]; t != nil {
 				eachBit(r.obs, r.fit, true, genes, func(d int) {
-					t.Add(m.lik.p(c, d, m.prod(r, c, d)), r.x[d/64]>>(d%64)&1 == 1)
+					t.Add(m.observation(r, c, d), r.x[d/64]>>(d%64)&1 == 1)
 				})
 			}
 			if set[1] == nil {
@@ -401,7 +463,7 @@ func (in *evalInput) score(ctx context.Context, m *fitModel, o EvaluateOptions) 
 			}
 			for d := range genes {
 				clean := in.cellSets[c]&in.geneSets[d] != 0
-				p := 1 - m.prod(r, c, d)
+				p := m.clean(r, c, d)
 				set[1].Add(p, clean)
 				if set[2] != nil && r.fit[d/64]>>(d%64)&1 == 0 {
 					set[2].Add(p, clean)

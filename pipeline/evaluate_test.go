@@ -16,9 +16,10 @@ import (
 )
 
 // evalPlanted fits a planted dataset with half its entries missing and a
-// fifth of the rest held out, and returns the run's configuration, report
-// and the simulation's truth folder.
-func evalPlanted(t *testing.T, noise gibbs.Noise) (FitConfig, *FitReport, string) {
+// fifth of the rest held out, keeping the retained states or not, and
+// returns the run's configuration, report and the simulation's truth
+// folder.
+func evalPlanted(t *testing.T, noise gibbs.Noise, keep bool) (FitConfig, *FitReport, string) {
 	t.Helper()
 	p := simulate.Params{Cells: 400, Genes: 200, L: 4, CodeDensity: 0.15, UsageDensity: 0.3, FlipOn: 0.1, FlipOff: 0.1, Missing: 0.5, Seed: 1}
 	if noise == gibbs.Dropout {
@@ -30,6 +31,7 @@ func evalPlanted(t *testing.T, noise gibbs.Noise) (FitConfig, *FitReport, string
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{4}, 1, 50, 50, 0.2, 2
 	cfg.Noise, cfg.Housekeeping = GivenNoise(noise), GivenHousekeeping(false)
 	cfg.PriorU, cfg.PriorZ = gibbs.EmpiricalPrior(), gibbs.EmpiricalPrior()
+	cfg.KeepSamples = keep
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,7 @@ func evalPlanted(t *testing.T, noise gibbs.Noise) (FitConfig, *FitReport, string
 func TestEvaluatePlanted(t *testing.T) {
 	for _, noise := range []gibbs.Noise{gibbs.Symmetric, gibbs.Dropout} {
 		t.Run(noise.String(), func(t *testing.T) {
-			cfg, fit, truth := evalPlanted(t, noise)
+			cfg, fit, truth := evalPlanted(t, noise, false)
 			o := DefaultEvaluateOptions()
 			o.Run, o.Out, o.Truth, o.Workers = cfg.Output, filepath.Join(t.TempDir(), "eval"), truth, 1
 			rep, err := Evaluate(context.Background(), o)
@@ -90,7 +92,7 @@ func TestEvaluatePlanted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := loadFitModel(fits[0], in.src.Manifest())
+			m, err := loadFitModel(fits[0], in.src.Manifest(), PredictPlugIn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +140,7 @@ func TestEvaluatePlanted(t *testing.T) {
 
 // TestEvaluateRefuses checks the errors a user meets.
 func TestEvaluateRefuses(t *testing.T) {
-	cfg, _, truth := evalPlanted(t, gibbs.Symmetric)
+	cfg, _, truth := evalPlanted(t, gibbs.Symmetric, false)
 	dir := t.TempDir()
 	run := func(edit func(o *EvaluateOptions)) error {
 		o := DefaultEvaluateOptions()
@@ -167,6 +169,8 @@ func TestEvaluateRefuses(t *testing.T) {
 		{"other shards", func(o *EvaluateOptions) { o.Out, o.Shards = filepath.Join(dir, "s"), otherShards }, "are not the shards"},
 		{"no fit at L", func(o *EvaluateOptions) { o.Out, o.Ls = filepath.Join(dir, "l"), []int{9} }, "no finished fit at L in [9]"},
 		{"bad rate", func(o *EvaluateOptions) { o.Out, o.FPRs = filepath.Join(dir, "r"), []float64{1.5} }, "outside [0, 1]"},
+		{"bad predictive", func(o *EvaluateOptions) { o.Out, o.Predictive = filepath.Join(dir, "p"), "mean" }, `predictive "mean"`},
+		{"no samples", func(o *EvaluateOptions) { o.Out, o.Predictive = filepath.Join(dir, "p"), PredictSamples }, "fit with --keep-samples"},
 	} {
 		if err := run(tc.edit); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
@@ -194,4 +198,100 @@ func TestEvaluateRefuses(t *testing.T) {
 	if err := run(func(o *EvaluateOptions) { o.Run, o.Out = cfg0.Output, filepath.Join(dir, "z") }); err == nil || !strings.Contains(err.Error(), "nothing to score") {
 		t.Errorf("no holdout, no truth: %v", err)
 	}
+}
+
+// TestEvaluateSamples scores the sample-averaged predictive of fits that
+// kept their states (FitConfig.KeepSamples) beside the plug-in one: both
+// find the truth; the sample average is calibrated on the held-out
+// entries (mean prediction within 3 standard errors of the frequency of
+// ones, the bound of TestEvaluatePlanted) and differs from the plug-in
+// one; its output does not depend on the number of workers.
+func TestEvaluateSamples(t *testing.T) {
+	for _, noise := range []gibbs.Noise{gibbs.Symmetric, gibbs.Dropout} {
+		t.Run(noise.String(), func(t *testing.T) {
+			cfg, fit, truth := evalPlanted(t, noise, true)
+			fits, err := rundir.Fits(cfg.Output)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(fits[0].Dir, rundir.SamplesFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err := gibbs.UnmarshalSamples(b); err != nil || s.Count() != cfg.Samples || s.N != 400 || s.D != 200 {
+				t.Fatalf("samples.bin: %v; want %d states of 400 × 200", err, cfg.Samples)
+			}
+			scores := map[string]map[string]EvaluateRow{}
+			for _, w := range []int{1, 3} {
+				for _, pred := range []string{PredictPlugIn, PredictSamples} {
+					o := DefaultEvaluateOptions()
+					o.Run, o.Truth, o.Workers, o.Predictive = cfg.Output, truth, w, pred
+					o.Out = filepath.Join(t.TempDir(), pred)
+					rep, err := Evaluate(context.Background(), o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					by := map[string]EvaluateRow{}
+					for _, r := range rep.Rows {
+						by[r.Target] = r
+					}
+					if prev, ok := scores[pred]; ok && !equalRows(prev, by) {
+						t.Errorf("%s: 1 and 3 workers score differently: %v, %v", pred, prev, by)
+					}
+					scores[pred] = by
+				}
+			}
+			plug, smp := scores[PredictPlugIn], scores[PredictSamples]
+			for _, target := range []string{TargetTruth, TargetTruthUnseen} {
+				if r := smp[target]; r.Accuracy < 0.99 || r.AUC < 0.99 {
+					t.Errorf("samples, %s: accuracy %.4f AUC %.4f", target, r.Accuracy, r.AUC)
+				}
+			}
+			h := smp[TargetHeldOut]
+			if h.N != fit.HeldOut || h.AUC < 0.8 {
+				t.Errorf("samples, held out: n %d (want %d), AUC %.3f", h.N, fit.HeldOut, h.AUC)
+			}
+			if h.LogPred == plug[TargetHeldOut].LogPred {
+				t.Errorf("the sample average scores the held-out entries as the plug-in does (log predictive %v)", h.LogPred)
+			}
+			o := DefaultEvaluateOptions()
+			o.Run, o.Workers = cfg.Output, 1
+			in, err := openEvalInput(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.close()
+			m, err := loadFitModel(fits[0], in.src.Manifest(), PredictSamples)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts, err := in.score(context.Background(), m, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum float64
+			for _, c := range ts[0].Calibration() {
+				if c.N > 0 {
+					sum += c.MeanPredicted * float64(c.N)
+				}
+			}
+			n, ones := float64(ts[0].N()), float64(ts[0].Scores().Positives)
+			if se := math.Sqrt(sum / n * (1 - sum/n) / n); math.Abs(sum/n-ones/n) > 3*se {
+				t.Errorf("samples, held out: mean prediction %.4f, frequency of ones %.4f (± %.4f)", sum/n, ones/n, se)
+			}
+		})
+	}
+}
+
+// equalRows reports whether two evaluations scored every target alike.
+func equalRows(a, b map[string]EvaluateRow) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, r := range a {
+		if b[k] != r {
+			return false
+		}
+	}
+	return true
 }

@@ -316,7 +316,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 			c.GeneLevelBits = bits.Len(uint(max(cfg.GeneLevels, 1))) - 1
 		}
 	}
-	c.Init = cfg.Init
+	c.Init, c.KeepSamples = cfg.Init, cfg.KeepSamples
 	if cfg.Housekeeping.On {
 		c.L, c.Housekeeping = L+1, true
 	}
@@ -412,6 +412,18 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	o.Timings.add(phaseCheckpoints, saving)
 	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
 	defer o.Timings.since(phaseOutputs, time.Now())
+	if cfg.KeepSamples {
+		b, err := res.MarshalSamples()
+		if err != nil {
+			return false, err
+		}
+		if err := rundir.WriteFileAtomic(filepath.Join(dir, rundir.SamplesFile), func(w io.Writer) error {
+			_, err := w.Write(b)
+			return err
+		}); err != nil {
+			return false, err
+		}
+	}
 	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping.On, len(sc.FixedCodes))
 }
 

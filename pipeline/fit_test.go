@@ -156,8 +156,11 @@ func digest(t *testing.T, run string) string {
 		t.Fatal(err)
 	}
 	for _, f := range fits {
-		for _, name := range []string{rundir.CodesFile, rundir.CellsFile} {
+		for _, name := range []string{rundir.CodesFile, rundir.CellsFile, rundir.SamplesFile} {
 			data, err := os.ReadFile(filepath.Join(f.Dir, name))
+			if name == rundir.SamplesFile && errors.Is(err, os.ErrNotExist) {
+				continue // a fit without --keep-samples
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,11 +229,14 @@ func waitForCheckpoint(run string, stop <-chan struct{}) bool {
 func TestFitInterruptAndResume(t *testing.T) {
 	shards, _ := plantedShards(t, smallPlanted)
 	ref := smallConfig(shards, filepath.Join(t.TempDir(), "ref"))
-	ref.CheckpointEvery = 3
+	ref.CheckpointEvery, ref.KeepSamples = 3, true // the retained states too survive an interruption
 	if _, err := Fit(context.Background(), ref, FitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := digest(t, ref.Output)
+	if !strings.Contains(want, rundir.SamplesFile) {
+		t.Fatal("the reference run kept no samples")
+	}
 
 	t.Run("SIGINT", func(t *testing.T) {
 		cfg := ref

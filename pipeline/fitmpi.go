@@ -44,8 +44,8 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*F
 	if err != nil {
 		return nil, err // every rank has the same cfg and fails alike
 	}
-	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 {
-		return nil, fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes; run --layers or --fixed-codes without --mpi", ErrConfig)
+	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
+		return nil, fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes or kept samples; run --layers, --fixed-codes or --keep-samples without --mpi", ErrConfig)
 	}
 	// Rank 0 prepares the run as Fit does; the others wait for it.
 	var src *shard.Shard

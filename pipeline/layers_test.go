@@ -135,6 +135,7 @@ func TestLayersConfig(t *testing.T) {
 		{"dropout noise", "--noise symmetric", func(c *FitConfig) { c.Noise = GivenNoise(gibbs.Dropout) }},
 		{"housekeeping", "--housekeeping=false", func(c *FitConfig) { c.Housekeeping = GivenHousekeeping(true) }},
 		{"starts", "--starts 1", func(c *FitConfig) { c.Starts = 4 }},
+		{"kept samples", "--keep-samples", func(c *FitConfig) { c.KeepSamples = true }},
 		{"empirical top Z", "prior_z", func(c *FitConfig) { c.PriorZ = gibbs.EmpiricalPrior() }},
 		{"priors per layer", "2 priors for 3 layers", func(c *FitConfig) { c.Layers, c.L = LayerSizes{4, 2, 1}, LSizes{4} }},
 		{"empirical above", "only the first layer", func(c *FitConfig) { c.LayerPriorU[1] = gibbs.EmpiricalPrior() }},

@@ -19,6 +19,9 @@ const (
 	CellsFile      = "cells.parquet" // fit: one row per cell
 	TraceFile      = "trace.parquet" // fit: one row per sweep
 	CheckpointFile = "state.ckpt"    // fit: sampler checkpoint
+	// SamplesFile holds a fit's retained states (scpipe fit
+	// --keep-samples), in gibbs.Result.MarshalSamples's encoding.
+	SamplesFile = "samples.bin"
 	// FixedCodesFile (RUN/fixed-codes.gmt) holds the codes that every fit
 	// of the run holds fixed (scpipe fit --fixed-codes), as GMT with the
 	// shards' gene ids: codes 1, 2, … of every fit, in its order.

@@ -27,8 +27,10 @@ against the entries held out from the fits (RUN/fitmask) and, with --truth
 entry, and the entries the fits did not see. Against held-out entries the
 prediction is P(x = 1) of an observation; against the truth it is the
 posterior probability c = 1 - prod_l(1 - z_l u_l) that the noise-free entry
-is 1. The paper's second estimate, averaging the predictive over posterior
-samples, needs the samples, which a run does not keep.
+is 1. --predictive samples scores the paper's second estimate instead, the
+likelihood averaged over the retained samples (each with its own rates), and
+against the truth the fraction of samples that cover the entry: the fits must
+have kept them (scpipe fit --keep-samples).
 
    OUT/scores.tsv                 per (L, chain, target): n, positives, accuracy, logpred, brier, auc, auc_tie_bound
    OUT/roc.tsv                    the ROC curves: threshold, fpr, tpr, fp, tp
@@ -44,12 +46,14 @@ Targets: heldout, truth, truth_unseen.
 
    scpipe evaluate run -o run-eval
    scpipe evaluate calc-run -o calc-eval --truth calc/truth --images
-   scpipe evaluate ml100k-run -o ml100k-eval --fpr 0.05,0.1,0.2`,
+   scpipe evaluate ml100k-run -o ml100k-eval --fpr 0.05,0.1,0.2
+   scpipe evaluate calc-run -o calc-eval-samples --truth calc/truth --predictive samples   # calc-run fitted with --keep-samples`,
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "output folder"},
 			&cli.StringFlag{Name: "truth", Usage: "truth folder of scpipe simulate (OUT/truth): also score against the planted noise-free matrix"},
 			&cli.StringFlag{Name: "shards", Usage: "the run's shards, when they moved since the fit (default: the path in RUN/shards.json)"},
 			&cli.StringFlag{Name: "L", Usage: `latent sizes: "5", "2..10" or "2,4,8" (default: every L with a finished fit)`},
+			&cli.StringFlag{Name: "predictive", Value: d.Predictive, Usage: "plug-in (the posterior means put into the likelihood: fast) or samples (the likelihood averaged over the samples the fits kept with fit --keep-samples)"},
 			&cli.StringFlag{Name: "fpr", Value: strings.Join(fprs, ","), Usage: "target false-positive rates of the threshold table, comma-separated"},
 			&cli.IntFlag{Name: "calibration-bins", Value: d.CalibrationBins, Usage: "bins of equal width of the calibration curve"},
 			&cli.BoolFlag{Name: "images", Usage: "draw codes, data and posterior means as images (genes must be pixels named r<row>c<col>, as simulate --kind digits names them)"},
@@ -68,6 +72,7 @@ Targets: heldout, truth, truth_unseen.
 			o := pipeline.DefaultEvaluateOptions()
 			o.Run, o.Out, o.Truth, o.Shards, o.Force = run, c.String("output"), c.String("truth"), c.String("shards"), c.Bool("force")
 			o.CalibrationBins, o.Images, o.ImageCells = c.Int("calibration-bins"), c.Bool("images"), c.Int("image-cells")
+			o.Predictive = c.String("predictive")
 			o.Workers, o.Log = env.threads, env.log
 			if c.IsSet("L") {
 				if o.Ls, err = pipeline.ParseLSpec(c.String("L")); err != nil {

@@ -8,15 +8,17 @@ import (
 )
 
 // TestEvaluateCLI runs the digits experiment a user would: simulate, fit
-// with entries held out, evaluate against the truth with images.
+// with entries held out (keeping the samples), evaluate against the truth
+// with images, and with the sample-averaged predictive.
 func TestEvaluateCLI(t *testing.T) {
 	dir := t.TempDir()
 	sim, runDir, out := filepath.Join(dir, "calc"), filepath.Join(dir, "run"), filepath.Join(dir, "eval")
 	for _, args := range [][]string{
 		{"simulate", "-o", sim, "--kind", "digits", "--cells", "20", "--flip", "0.02", "--missing", "0.3", "--shards", "--quiet"},
 		{"fit", filepath.Join(sim, "shards"), "-o", runDir, "--L", "7", "--noise", "symmetric", "--housekeeping=false", "--init", "random",
-			"--prior-u", "0.01", "--prior-z", "0.5", "--holdout", "0.2", "--burn-in", "30", "--samples", "20", "--starts", "1", "--chains", "1", "-j", "2", "--quiet"},
+			"--prior-u", "0.01", "--prior-z", "0.5", "--holdout", "0.2", "--burn-in", "30", "--samples", "20", "--starts", "1", "--chains", "1", "-j", "2", "--keep-samples", "--quiet"},
 		{"evaluate", runDir, "-o", out, "--truth", filepath.Join(sim, "truth"), "--images", "--image-cells", "3", "--fpr", "0.05,0.1", "-j", "2", "--quiet"},
+		{"evaluate", runDir, "-o", out + "-samples", "--truth", filepath.Join(sim, "truth"), "--predictive", "samples", "--quiet"},
 	} {
 		if err := run(t, args...); err != nil {
 			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
@@ -26,10 +28,17 @@ func TestEvaluateCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sampled, err := os.ReadFile(filepath.Join(out+"-samples", "scores.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, target := range []string{"\theldout\t", "\ttruth\t", "\ttruth_unseen\t"} {
-		if !strings.Contains(string(scores), "7\t1"+target) {
-			t.Errorf("scores.tsv has no row for %q:\n%s", target, scores)
+		if !strings.Contains(string(scores), "7\t1"+target) || !strings.Contains(string(sampled), "7\t1"+target) {
+			t.Errorf("scores.tsv has no row for %q:\n%s\nwith --predictive samples:\n%s", target, scores, sampled)
 		}
+	}
+	if string(scores) == string(sampled) {
+		t.Error("--predictive samples scores as the plug-in predictive does")
 	}
 	thresholds, err := os.ReadFile(filepath.Join(out, "thresholds.tsv"))
 	if err != nil || strings.Count(string(thresholds), "\n") != 1+3*2 {

@@ -1,0 +1,142 @@
+package gibbs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// samplesMagic and samplesVersion open MarshalSamples's encoding.
+const (
+	samplesMagic   = "scpSMPLS"
+	samplesVersion = 1
+)
+
+// Samples holds the states a run retained under Config.KeepSamples, for
+// the sample-averaged predictive (the paper's second estimate, section 3.3)
+// in a process other than the sampler's: Result.MarshalSamples encodes
+// them, UnmarshalSamples decodes them.
+type Samples struct {
+	// N cells, D genes and L codes (the sampler's: a housekeeping code
+	// included).
+	N, D, L int
+	kept    []keptSample
+}
+
+// MarshalSamples encodes the retained states of r (Config.KeepSamples),
+// each with its likelihood's parameters; ErrNoSamples without them.
+func (r *Result) MarshalSamples() ([]byte, error) {
+	if len(r.kept) == 0 {
+		return nil, fmt.Errorf("%w: Config.KeepSamples was off", ErrNoSamples)
+	}
+	k0 := r.kept[0]
+	size := len(samplesMagic) + 8*7 + len(r.kept)*(64+len(k0.level)+len(k0.geneLevel)+8*(len(k0.z)+len(k0.u)))
+	b := make([]byte, 0, size)
+	b = append(b, samplesMagic...)
+	for _, v := range []int{samplesVersion, r.N, r.D, r.L, len(k0.level), len(k0.geneLevel), len(r.kept)} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	for _, k := range r.kept {
+		b = appendRates(b, k.rates)
+		b = append(b, k.level...)
+		b = append(b, k.geneLevel...)
+		b = appendWords(b, k.z)
+		b = appendWords(b, k.u)
+	}
+	return b, nil
+}
+
+// UnmarshalSamples decodes what Result.MarshalSamples encoded.
+func UnmarshalSamples(data []byte) (*Samples, error) {
+	if len(data) < len(samplesMagic) || string(data[:len(samplesMagic)]) != samplesMagic {
+		return nil, fmt.Errorf("%w: missing magic %q of retained samples", ErrState, samplesMagic)
+	}
+	r := &stateReader{b: data[len(samplesMagic):]}
+	if v := r.u64(); r.err == nil && v != samplesVersion {
+		return nil, fmt.Errorf("%w: samples version %d, want %d", ErrState, v, samplesVersion)
+	}
+	n, d, L := r.count(math.MaxInt32), r.count(math.MaxInt32), r.count(MaxL)
+	levelCells, levelGenes := r.count(n), r.count(d)
+	count := r.count(len(r.b) / 64)
+	if r.err == nil && ((levelCells != 0 && levelCells != n) || (levelGenes != 0 && levelGenes != d) || n == 0 || d == 0 || L == 0) {
+		return nil, fmt.Errorf("%w: samples of %d × %d at L = %d with %d cell and %d gene levels", ErrState, n, d, L, levelCells, levelGenes)
+	}
+	s := &Samples{N: n, D: d, L: L, kept: make([]keptSample, count)}
+	nw, dw := (n+63)/64, (d+63)/64
+	for i := range s.kept {
+		k := &s.kept[i]
+		k.rates = r.rates()
+		k.level = r.levels(levelCells, 1<<MaxCellLevelBits)
+		k.geneLevel = r.levels(levelGenes, 1<<MaxGeneLevelBits)
+		k.z, k.u = r.words(nw*L), r.words(dw*L)
+		if r.err == nil && (!padClear(k.z, n, L) || !padClear(k.u, d, L)) {
+			return nil, fmt.Errorf("%w: retained sample %d has bits past the last cell or gene", ErrState, i)
+		}
+	}
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case len(r.b) != 0:
+		return nil, fmt.Errorf("%w: %d trailing bytes after %d retained samples", ErrState, len(r.b), count)
+	case count == 0:
+		return nil, fmt.Errorf("%w: no retained sample", ErrState)
+	}
+	return s, nil
+}
+
+// Count returns the number of retained states.
+func (s *Samples) Count() int { return len(s.kept) }
+
+// Predict returns P(x_nd = 1) averaged over the retained states, each with
+// its own parameters: Result.Predict's SampleMean.
+func (s *Samples) Predict(n, d int) float64 { return sampleMean(s.kept, s.L, n, d) }
+
+// Coverage returns the fraction of the retained states in which some code
+// covers (n, d): the posterior probability that the noise-free entry is 1,
+// averaged over samples rather than taken from the posterior means.
+func (s *Samples) Coverage(n, d int) float64 {
+	hit := 0
+	for _, k := range s.kept {
+		if covered(k.z, k.u, s.L, n, d) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(s.kept))
+}
+
+// sampleMean averages P(x_nd = 1) over kept: 1 − α where some code covers
+// (n, d), β elsewhere, each state with its own rates and levels.
+func sampleMean(kept []keptSample, L, n, d int) float64 {
+	sum := 0.0
+	for _, k := range kept {
+		pos, neg := k.rates.on, k.rates.off
+		switch {
+		case k.geneLevel != nil:
+			pos, neg = k.rates.entryRates(k.level[n], k.geneLevel[d])
+		case k.level != nil:
+			pos, neg = k.rates.cellRates(k.level[n])
+		}
+		if covered(k.z, k.u, L, n, d) {
+			sum += pos
+		} else {
+			sum += neg
+		}
+	}
+	return sum / float64(len(kept))
+}
+
+// appendRates appends the little-endian encoding of r's fields.
+func appendRates(b []byte, r rates) []byte {
+	for _, v := range []float64{r.lambda, r.on, r.off, r.rho, r.lift0, r.step, r.gene0, r.geneStep} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return b
+}
+
+// appendWords appends the little-endian encoding of ws.
+func appendWords(b []byte, ws []uint64) []byte {
+	for _, w := range ws {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return b
+}

@@ -1,0 +1,109 @@
+package gibbs
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestSamplesRoundTrip checks that the retained states, encoded by
+// MarshalSamples and decoded in another value, predict what the Result
+// predicts (SampleMean), bit for bit, under each likelihood; and that
+// Coverage is the fraction of states in which a code covers the entry.
+func TestSamplesRoundTrip(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(5, 70, 90, 3, 0.3, 0.05)
+	data, err := NewData(p.noisy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(*Config)
+	}{
+		{"symmetric", func(c *Config) { c.Noise = Symmetric }},
+		{"dropout", func(c *Config) { c.Noise = Dropout }},
+		{"cell and gene levels, housekeeping", func(c *Config) {
+			c.Noise, c.CellLevelBits, c.GeneLevelBits, c.Housekeeping, c.L = Dropout, 2, 2, true, 4
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Starts, cfg.Workers, cfg.KeepSamples = 3, 6, 12, 2, 1, 1, true
+			tc.setup(&cfg)
+			_, res := runAll(t, data, cfg)
+			b, err := res.MarshalSamples()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := UnmarshalSamples(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.N != res.N || got.D != res.D || got.L != res.L || got.Count() != 6 {
+				t.Fatalf("decoded %d × %d, L = %d, %d samples; want %d × %d, L = %d, 6", got.N, got.D, got.L, got.Count(), res.N, res.D, res.L)
+			}
+			for n := range res.N {
+				for d := range res.D {
+					want, err := res.Predict(n, d, SampleMean)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if p := got.Predict(n, d); p != want {
+						t.Fatalf("entry (%d, %d): decoded samples predict %v, the result %v", n, d, p, want)
+					}
+					hits := 0
+					for _, k := range res.kept {
+						for l := range res.L {
+							if k.z[n/64*res.L+l]>>(n%64)&(k.u[d/64*res.L+l]>>(d%64))&1 != 0 {
+								hits++
+								break
+							}
+						}
+					}
+					if c := got.Coverage(n, d); c != float64(hits)/6 {
+						t.Fatalf("entry (%d, %d): coverage %v, want %d of 6", n, d, c, hits)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSamplesRefused checks the errors of MarshalSamples without kept
+// states and of UnmarshalSamples on damaged input.
+func TestSamplesRefused(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(6, 20, 30, 2, 0.3, 0.05)
+	data, err := NewData(p.noisy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = 2, 2, 2, 1, 1
+	run := func(keep bool) *Result {
+		cfg.KeepSamples = keep
+		_, res := runAll(t, data, cfg)
+		return res
+	}
+	if _, err := run(false).MarshalSamples(); !errors.Is(err, ErrNoSamples) {
+		t.Errorf("MarshalSamples without KeepSamples: %v, want ErrNoSamples", err)
+	}
+	b, err := run(true).MarshalSamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := append([]byte(nil), b...)
+	flipped[len(flipped)-1] |= 0x80 // a bit past the last gene of the last code
+	for name, in := range map[string][]byte{
+		"empty":      nil,
+		"magic":      append([]byte("scpGIBBS"), b[8:]...),
+		"truncated":  b[:len(b)-3],
+		"trailing":   append(append([]byte(nil), b...), 0),
+		"pad bits":   flipped,
+		"no samples": b[:len(samplesMagic)+8*6],
+	} {
+		if _, err := UnmarshalSamples(in); !errors.Is(err, ErrState) {
+			t.Errorf("%s: %v, want ErrState", name, err)
+		}
+	}
+}
