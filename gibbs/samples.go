@@ -17,9 +17,7 @@ const (
 // in a process other than the sampler's: Result.MarshalSamples encodes
 // them, UnmarshalSamples decodes them.
 type Samples struct {
-	// N cells, D genes and L codes (the sampler's: a housekeeping code
-	// included).
-	N, D, L int
+	n, d, l int
 	kept    []keptSample
 }
 
@@ -58,10 +56,13 @@ func UnmarshalSamples(data []byte) (*Samples, error) {
 	n, d, L := r.count(math.MaxInt32), r.count(math.MaxInt32), r.count(MaxL)
 	levelCells, levelGenes := r.count(n), r.count(d)
 	count := r.count(len(r.b) / 64)
-	if r.err == nil && ((levelCells != 0 && levelCells != n) || (levelGenes != 0 && levelGenes != d) || n == 0 || d == 0 || L == 0) {
+	// Gene levels come only with cell levels (Config.validate), and
+	// sampleMean reads both then.
+	if r.err == nil && ((levelCells != 0 && levelCells != n) || (levelGenes != 0 && levelGenes != d) ||
+		(levelGenes != 0 && levelCells == 0) || n == 0 || d == 0 || L == 0) {
 		return nil, fmt.Errorf("%w: samples of %d × %d at L = %d with %d cell and %d gene levels", ErrState, n, d, L, levelCells, levelGenes)
 	}
-	s := &Samples{N: n, D: d, L: L, kept: make([]keptSample, count)}
+	s := &Samples{n: n, d: d, l: L, kept: make([]keptSample, count)}
 	nw, dw := (n+63)/64, (d+63)/64
 	for i := range s.kept {
 		k := &s.kept[i]
@@ -84,12 +85,16 @@ func UnmarshalSamples(data []byte) (*Samples, error) {
 	return s, nil
 }
 
+// Shape returns the cells, genes and codes of the states (the sampler's
+// codes: a housekeeping code included).
+func (s *Samples) Shape() (n, d, L int) { return s.n, s.d, s.l }
+
 // Count returns the number of retained states.
 func (s *Samples) Count() int { return len(s.kept) }
 
 // Predict returns P(x_nd = 1) averaged over the retained states, each with
 // its own parameters: Result.Predict's SampleMean.
-func (s *Samples) Predict(n, d int) float64 { return sampleMean(s.kept, s.L, n, d) }
+func (s *Samples) Predict(n, d int) float64 { return sampleMean(s.kept, s.l, n, d) }
 
 // Coverage returns the fraction of the retained states in which some code
 // covers (n, d): the posterior probability that the noise-free entry is 1,
@@ -97,7 +102,7 @@ func (s *Samples) Predict(n, d int) float64 { return sampleMean(s.kept, s.L, n, 
 func (s *Samples) Coverage(n, d int) float64 {
 	hit := 0
 	for _, k := range s.kept {
-		if covered(k.z, k.u, s.L, n, d) {
+		if covered(k.z, k.u, s.l, n, d) {
 			hit++
 		}
 	}

@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -39,8 +40,8 @@ func TestSamplesRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.N != res.N || got.D != res.D || got.L != res.L || got.Count() != 6 {
-				t.Fatalf("decoded %d × %d, L = %d, %d samples; want %d × %d, L = %d, 6", got.N, got.D, got.L, got.Count(), res.N, res.D, res.L)
+			if n, d, L := got.Shape(); n != res.N || d != res.D || L != res.L || got.Count() != 6 {
+				t.Fatalf("decoded %d × %d, L = %d, %d samples; want %d × %d, L = %d, 6", n, d, L, got.Count(), res.N, res.D, res.L)
 			}
 			for n := range res.N {
 				for d := range res.D {
@@ -92,15 +93,27 @@ func TestSamplesRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// header returns b with header word i (0: the version) set to v.
+	header := func(i int, v uint64) []byte {
+		h := append([]byte(nil), b...)
+		binary.LittleEndian.PutUint64(h[len(samplesMagic)+8*i:], v)
+		return h
+	}
 	flipped := append([]byte(nil), b...)
 	flipped[len(flipped)-1] |= 0x80 // a bit past the last gene of the last code
 	for name, in := range map[string][]byte{
-		"empty":      nil,
-		"magic":      append([]byte("scpGIBBS"), b[8:]...),
-		"truncated":  b[:len(b)-3],
-		"trailing":   append(append([]byte(nil), b...), 0),
-		"pad bits":   flipped,
-		"no samples": b[:len(samplesMagic)+8*6],
+		"empty":     nil,
+		"magic":     append([]byte("scpGIBBS"), b[8:]...),
+		"version":   header(0, 2),
+		"truncated": b[:len(b)-3],
+		"trailing":  append(append([]byte(nil), b...), 0),
+		"pad bits":  flipped,
+		// Gene levels without cell levels: no sampler writes them; the
+		// bytes of the first state are then read as levels.
+		"gene levels alone": header(5, 30),
+		"cell levels of 7":  header(4, 7),
+		"no samples":        header(6, 0)[:len(samplesMagic)+8*7],
+		"huge count":        header(6, 1<<40),
 	} {
 		if _, err := UnmarshalSamples(in); !errors.Is(err, ErrState) {
 			t.Errorf("%s: %v, want ErrState", name, err)

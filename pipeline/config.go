@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,8 +87,8 @@ type FitConfig struct {
 	LayerPriorU LayerPriors `toml:"layer_prior_u,omitempty"`
 	// KeepSamples keeps each fit's retained states in its folder
 	// (rundir.SamplesFile), for the sample-averaged predictive of scpipe
-	// evaluate (the paper's second estimate): N·L/8 bytes of Z a sample,
-	// and N with per-cell levels. Single-layer fits in one process.
+	// evaluate (the paper's second estimate): about (N + D)·L/8 bytes a
+	// sample, N + D more with levels. Single-layer fits in one process.
 	KeepSamples bool `toml:"keep_samples,omitempty"`
 }
 
@@ -145,14 +146,14 @@ func LoadFitConfig(path string, base FitConfig) (FitConfig, error) {
 	return base, nil
 }
 
-// configKeys lists the TOML keys of FitConfig.
+// configKeys lists the TOML keys of FitConfig, from its fields' tags: an
+// encoding leaves out the omitempty keys at their zero values.
 func configKeys() []string {
-	var buf bytes.Buffer
-	toml.NewEncoder(&buf).Encode(DefaultFitConfig())
-	var keys []string
-	for line := range strings.Lines(buf.String()) {
-		if k, _, ok := strings.Cut(line, " = "); ok {
-			keys = append(keys, strings.TrimSpace(k))
+	t := reflect.TypeFor[FitConfig]()
+	keys := make([]string, 0, t.NumField())
+	for f := range t.Fields() {
+		if k, _, _ := strings.Cut(f.Tag.Get("toml"), ","); k != "" {
+			keys = append(keys, k)
 		}
 	}
 	return keys

@@ -105,9 +105,9 @@ type EvaluateReport struct {
 	Rows []EvaluateRow
 }
 
-// Evaluate scores the plug-in predictive of every finished fit of a run
-// (section 3.3 of the paper: the posterior means of U and Z put into the
-// likelihood) against the run's held-out entries and, with a truth folder,
+// Evaluate scores the predictive of every finished fit of a run (section
+// 3.3 of the paper: by default the posterior means of U and Z put into the
+// likelihood, o.Predictive) against the run's held-out entries and, with a truth folder,
 // against the planted noise-free matrix, and writes the scores, ROC
 // curves, calibration curves and threshold tables as TSV and SVG into
 // o.Out (written under a temporary name, renamed when complete; an
@@ -351,15 +351,20 @@ func loadFitModel(f rundir.Fit, m *shard.Manifest, predictive string) (*fitModel
 		lik:       newPlugIn(last, cells, codes),
 		geneNames: codes.GeneNames, barcodes: cells.Barcodes}
 	if predictive == PredictSamples {
-		if fm.samples, err = loadSamples(f.Dir, m); err != nil {
+		codes := f.L // the sampler's: the housekeeping code is its last
+		if fm.hk != nil {
+			codes++
+		}
+		if fm.samples, err = loadSamples(f.Dir, m, codes); err != nil {
 			return nil, err
 		}
 	}
 	return fm, nil
 }
 
-// loadSamples reads the retained states of the fit in dir.
-func loadSamples(dir string, m *shard.Manifest) (*gibbs.Samples, error) {
+// loadSamples reads the retained states of the fit in dir, whose sampler
+// had L codes.
+func loadSamples(dir string, m *shard.Manifest, L int) (*gibbs.Samples, error) {
 	path := filepath.Join(dir, rundir.SamplesFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -372,8 +377,8 @@ func loadSamples(dir string, m *shard.Manifest) (*gibbs.Samples, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: %s: %w", path, err)
 	}
-	if s.N != m.Cells || s.D != m.Genes {
-		return nil, fmt.Errorf("evaluate: %s holds states of %d cells × %d genes, not the shards' %d × %d", path, s.N, s.D, m.Cells, m.Genes)
+	if n, d, l := s.Shape(); n != m.Cells || d != m.Genes || l != L {
+		return nil, fmt.Errorf("evaluate: %s holds states of %d cells × %d genes and %d codes, not the fit's %d × %d and %d", path, n, d, l, m.Cells, m.Genes, L)
 	}
 	return s, nil
 }

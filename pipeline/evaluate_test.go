@@ -218,8 +218,12 @@ func TestEvaluateSamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s, err := gibbs.UnmarshalSamples(b); err != nil || s.Count() != cfg.Samples || s.N != 400 || s.D != 200 {
-				t.Fatalf("samples.bin: %v; want %d states of 400 × 200", err, cfg.Samples)
+			s, err := gibbs.UnmarshalSamples(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, d, L := s.Shape(); s.Count() != cfg.Samples || n != 400 || d != 200 || L != 4 {
+				t.Fatalf("samples.bin: %d states of %d × %d, L = %d; want %d of 400 × 200, L = 4", s.Count(), n, d, L, cfg.Samples)
 			}
 			scores := map[string]map[string]EvaluateRow{}
 			for _, w := range []int{1, 3} {
@@ -243,12 +247,12 @@ func TestEvaluateSamples(t *testing.T) {
 			}
 			plug, smp := scores[PredictPlugIn], scores[PredictSamples]
 			for _, target := range []string{TargetTruth, TargetTruthUnseen} {
-				if r := smp[target]; r.Accuracy < 0.99 || r.AUC < 0.99 {
+				if r := smp[target]; !(r.Accuracy >= 0.99 && r.AUC >= 0.99) {
 					t.Errorf("samples, %s: accuracy %.4f AUC %.4f", target, r.Accuracy, r.AUC)
 				}
 			}
 			h := smp[TargetHeldOut]
-			if h.N != fit.HeldOut || h.AUC < 0.8 {
+			if h.N != fit.HeldOut || !(h.AUC >= 0.8) {
 				t.Errorf("samples, held out: n %d (want %d), AUC %.3f", h.N, fit.HeldOut, h.AUC)
 			}
 			if h.LogPred == plug[TargetHeldOut].LogPred {
@@ -276,7 +280,7 @@ func TestEvaluateSamples(t *testing.T) {
 				}
 			}
 			n, ones := float64(ts[0].N()), float64(ts[0].Scores().Positives)
-			if se := math.Sqrt(sum / n * (1 - sum/n) / n); math.Abs(sum/n-ones/n) > 3*se {
+			if se := math.Sqrt(sum / n * (1 - sum/n) / n); !(math.Abs(sum/n-ones/n) <= 3*se) {
 				t.Errorf("samples, held out: mean prediction %.4f, frequency of ones %.4f (± %.4f)", sum/n, ones/n, se)
 			}
 		})

@@ -276,6 +276,10 @@ func TestSharedRunRefusals(t *testing.T) {
 			_, err := FitChain(ctx, task(func(c *FitConfig) { c.Seed, c.Samples = 7, 9 }), 2, FitOptions{})
 			return err
 		}, "samples: 6 ≠ 9, seed: 1 ≠ 7"},
+		{"a setting the defaults leave out", nil, func() error {
+			_, err := FitChain(ctx, task(func(c *FitConfig) { c.KeepSamples = true }), 2, FitOptions{})
+			return err
+		}, "keep_samples: (none) ≠ true"},
 		{"--force", nil, func() error { _, err := FitChain(ctx, task(nil), 2, FitOptions{Force: true}); return err }, "--force replaces a whole run"},
 		{"a started fit without --resume", nil, func() error { _, err := FitChain(ctx, task(nil), 1, FitOptions{}); return err }, "use --resume"},
 		{"other shards", nil, func() error {

@@ -98,7 +98,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
 			&cli.StringFlag{Name: "layers", Usage: "fit the multi-layer OrMachine, layer sizes from the data up (`7,4,2`): layer k factorises the usage Z of layer k−1; the paper's symmetric-noise model, so it sets --noise symmetric, --housekeeping=false, --starts 1 and --L to the first size, and refuses dropout noise, a housekeeping code, several starts and other L; outputs per layer in RUN/Lnn/chainK/layerK (rundir/README.md)"},
 			&cli.StringFlag{Name: "layer-prior-u", Usage: "with --layers, each layer's code prior: uniform, a probability, or empirical for the first layer (the paper's digits: `0.01,0.05,0.2`); default --prior-u for the first layer, uniform above"},
-			&cli.BoolFlag{Name: "keep-samples", Usage: "keep every retained state of each fit (RUN/Lnn/chainK/samples.bin: about N·L/8 bytes a sample, N more with cell levels) for the sample-averaged predictive of scpipe evaluate --predictive samples; single-layer fits, not with --mpi"},
+			&cli.BoolFlag{Name: "keep-samples", Usage: "keep every retained state of each fit (RUN/Lnn/chainK/samples.bin: about (cells + genes)·L/8 bytes a sample, cells + genes more with levels) for the sample-averaged predictive of scpipe evaluate --predictive samples; single-layer fits, not with --mpi"},
 			&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun, each sweeping its share of the shards' cell blocks; the same results as one process (needs a build with -tags mpi)"},
 		),
 		Action: func(c *cli.Context) error {
