@@ -351,11 +351,11 @@ func loadFitModel(f rundir.Fit, m *shard.Manifest, predictive string) (*fitModel
 		lik:       newPlugIn(last, cells, codes),
 		geneNames: codes.GeneNames, barcodes: cells.Barcodes}
 	if predictive == PredictSamples {
-		codes := f.L // the sampler's: the housekeeping code is its last
+		sampled := f.L // the sampler's codes: the housekeeping code is its last
 		if fm.hk != nil {
-			codes++
+			sampled++
 		}
-		if fm.samples, err = loadSamples(f.Dir, m, codes); err != nil {
+		if fm.samples, err = loadSamples(f.Dir, m, sampled); err != nil {
 			return nil, err
 		}
 	}
