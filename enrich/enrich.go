@@ -24,6 +24,12 @@ type Options struct {
 	// Threshold is the posterior mean at or above which a gene belongs to
 	// a code (u) and a cell uses one (z), in [0, 1].
 	Threshold float64
+	// Top is how many genes a program's top list holds (by score): 100,
+	// the cNMF habit, by default.
+	Top int
+	// FDR is the expected false discovery proportion that a program's gene
+	// set may reach (Bayesian FDR, from the posterior means), in (0, 1).
+	FDR float64
 	// Libraries are GMT files (plain or gzip) to test every program
 	// against.
 	Libraries []string
@@ -58,7 +64,7 @@ type Options struct {
 // ½ (the MAP sets), the run's genes as background, the hierarchy by
 // overlap.
 func DefaultOptions() Options {
-	return Options{Threshold: 0.5, Background: BackgroundKept, Organism: "auto", Hierarchy: HierarchyOverlap}
+	return Options{Threshold: 0.5, Top: 100, FDR: 0.05, Background: BackgroundKept, Organism: "auto", Hierarchy: HierarchyOverlap}
 }
 
 // BackgroundKept is the Background that tests against the run's genes.
@@ -85,7 +91,7 @@ type LibraryResults struct {
 // ProgramTests are one query's results.
 type ProgramTests struct {
 	Program *Program
-	Query   string // "all" or "unique"
+	Query   string // "all", "unique", "top" or "fdr"
 	Genes   []int  // the query's genes (run gene indices), in the order tested
 	Results []Result
 }
@@ -145,7 +151,8 @@ func analyse(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rep.Levels, err = readLevels(ctx, fits, Ls, rep.Genes, o.Threshold, o.Visit, o.Log); err != nil {
+	so := setOptions{top: o.Top, fdr: o.FDR}
+	if rep.Levels, err = readLevels(ctx, fits, Ls, rep.Genes, o.Threshold, so, o.Visit, o.Log); err != nil {
 		return nil, err
 	}
 	if o.Hierarchy == HierarchyFixedCodes {
@@ -188,6 +195,10 @@ func (o Options) check() error {
 		return errors.New("enrich: no run directory given")
 	case !(o.Threshold >= 0 && o.Threshold <= 1):
 		return fmt.Errorf("enrich: threshold %v outside [0, 1]", o.Threshold)
+	case o.Top < 1:
+		return fmt.Errorf("enrich: top %d: a program's top list needs at least 1 gene", o.Top)
+	case !(o.FDR > 0 && o.FDR < 1):
+		return fmt.Errorf("enrich: false discovery rate %v outside (0, 1)", o.FDR)
 	case o.Organism != "auto" && o.Organism != "human" && o.Organism != "mouse":
 		return fmt.Errorf("enrich: organism %q: want auto, human or mouse", o.Organism)
 	case o.Background == "":
@@ -292,8 +303,8 @@ func levelList(levels []*Level) string {
 	return joinInts(Ls, ",")
 }
 
-// testLibrary tests every program's genes, all and unique, against one
-// library.
+// testLibrary tests every program's genes, all, unique, its top genes and
+// its set at the false discovery rate, against one library.
 func testLibrary(c *Collection, levels []*Level, genes Genes) LibraryResults {
 	res := LibraryResults{Collection: c, File: filepath.Join(EnrichmentDir, c.Library.Name+".tsv")}
 	for _, lv := range levels {
@@ -305,7 +316,7 @@ func testLibrary(c *Collection, levels []*Level, genes Genes) LibraryResults {
 			for _, q := range []struct {
 				name  string
 				genes []int
-			}{{"all", p.Genes}, {"unique", p.Unique}} {
+			}{{"all", p.Genes}, {"unique", p.Unique}, {"top", rankedGenes(p.Top)}, {"fdr", p.FDRGenes}} {
 				t := ProgramTests{Program: p, Query: q.name}
 				var ids []int
 				for _, g := range q.genes {

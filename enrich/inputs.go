@@ -122,7 +122,7 @@ func background(spec string, genes Genes) (*Universe, error) {
 }
 
 // readLevels reads the finished chains of each L and builds its programs.
-func readLevels(ctx context.Context, fits map[int][]rundir.Fit, Ls []int, genes Genes, threshold float64,
+func readLevels(ctx context.Context, fits map[int][]rundir.Fit, Ls []int, genes Genes, threshold float64, so setOptions,
 	visit func(rundir.Fit, *rundir.Codes, *rundir.Cells) error, log *slog.Logger) ([]*Level, error) {
 	var levels []*Level
 	cells := -1
@@ -142,7 +142,7 @@ func readLevels(ctx context.Context, fits map[int][]rundir.Fit, Ls []int, genes 
 			cells = c.nCell
 			chains = append(chains, c)
 		}
-		lv := consensus(L, chains, genes)
+		lv := consensus(L, chains, genes, so)
 		programs := 0
 		for _, p := range lv.Programs {
 			if p.Status == StatusProgram {

@@ -18,10 +18,12 @@ const (
 	ChainsFile    = "chains.tsv"          // one row per (L, code, chain)
 	GMTFile       = "programs.gmt"        // every program of every L
 	UniqueGMTFile = "programs_unique.gmt" // the unique genes of every program that has some
+	TopGMTFile    = "programs_top.gmt"    // the top genes of every program, by score
+	FDRGMTFile    = "programs_fdr.gmt"    // every program's gene set at the false discovery rate
 	HierarchyTSV  = "hierarchy.tsv"       // one row per program: order, parent, event
 	HierarchyJSON = "hierarchy.json"      // nodes, edges and the gene order
 	LogFile       = "enrich.log"          // settings and notes on the inputs
-	GenesDir      = "genes"               // per program: NAME.txt, NAME.unique.txt, NAME.tsv
+	GenesDir      = "genes"               // per program: NAME.txt, NAME.unique.txt, NAME.tsv, NAME.top.txt, NAME.top.tsv, NAME.fdr.txt
 	EnrichmentDir = "enrichment"          // per library: LIBRARY.tsv
 )
 
@@ -30,6 +32,14 @@ const (
 func programFiles(p *Program) (all, unique, members string) {
 	base := filepath.Join(GenesDir, p.Name())
 	return base + ".txt", base + ".unique.txt", base + ".tsv"
+}
+
+// rankFiles returns a program's files of ranked genes, relative to the
+// output: its top genes (one symbol per line, and as a table with their
+// scores) and its set at the false discovery rate.
+func rankFiles(p *Program) (top, topTable, fdr string) {
+	base := filepath.Join(GenesDir, p.Name())
+	return base + ".top.txt", base + ".top.tsv", base + ".fdr.txt"
 }
 
 // writeOutputs writes rep into a temporary folder beside o.Out and renames
@@ -110,6 +120,10 @@ func writeAll(dir string, o Options, rep *Report) error {
 		{ChainsFile, func(w *bufio.Writer) { writeChains(w, rep) }},
 		{GMTFile, func(w *bufio.Writer) { writeProgramsGMT(w, rep, false) }},
 		{UniqueGMTFile, func(w *bufio.Writer) { writeProgramsGMT(w, rep, true) }},
+		{TopGMTFile, func(w *bufio.Writer) {
+			writeSetsGMT(w, rep, "top", func(p *Program) []int { return rankedGenes(p.Top) })
+		}},
+		{FDRGMTFile, func(w *bufio.Writer) { writeSetsGMT(w, rep, "fdr", func(p *Program) []int { return p.FDRGenes }) }},
 		{HierarchyTSV, func(w *bufio.Writer) { writeHierarchyTSV(w, rep.Hierarchy) }},
 		{LogFile, func(w *bufio.Writer) { writeLog(w, o, rep) }},
 	}
@@ -127,6 +141,11 @@ func writeAll(dir string, o Options, rep *Report) error {
 				outFile{all, func(w *bufio.Writer) { writeSymbols(w, p.Genes, rep.Genes) }},
 				outFile{unique, func(w *bufio.Writer) { writeSymbols(w, p.Unique, rep.Genes) }},
 				outFile{members, func(w *bufio.Writer) { writeMembers(w, p, rep.Genes) }})
+			top, topTable, fdr := rankFiles(p)
+			files = append(files,
+				outFile{top, func(w *bufio.Writer) { writeSymbols(w, rankedGenes(p.Top), rep.Genes) }},
+				outFile{topTable, func(w *bufio.Writer) { writeTop(w, p, rep.Genes) }},
+				outFile{fdr, func(w *bufio.Writer) { writeSymbols(w, p.FDRGenes, rep.Genes) }})
 		}
 	}
 	for _, f := range files {
@@ -188,6 +207,8 @@ func num(v float64) string {
 		return "Inf"
 	case math.IsInf(v, -1):
 		return "-Inf"
+	case v == 0:
+		return "0" // not -0: −ln(1) × an odds ratio
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
@@ -202,20 +223,60 @@ func orNA(s string) string {
 	return s
 }
 
+// indexTopGenes is how many of a program's top genes index.tsv lists.
+const indexTopGenes = 20
+
 func writeIndex(w *bufio.Writer, rep *Report) {
 	tsv(w, "L", "code", "program", "status", "n_genes", "n_unique", "n_cells", "frac_cells", "stability",
-		"genes_file", "unique_file", "members_file")
+		"genes_file", "unique_file", "members_file", "n_fdr", "fdr_rate", "top_genes", "top_file", "top_table", "fdr_file")
 	for _, lv := range rep.Levels {
 		for i := range lv.Programs {
 			p := &lv.Programs[i]
 			all, unique, members := programFiles(p)
+			top, topTable, fdr := rankFiles(p)
 			if p.Status != StatusProgram {
-				all, unique, members = "", "", ""
+				all, unique, members, top, topTable, fdr = "", "", "", "", "", ""
 			}
+			lead := rankedGenes(p.Top[:min(indexTopGenes, len(p.Top))])
 			tsv(w, itoa(p.L), itoa(p.Code), p.Name(), string(p.Status), itoa(len(p.Genes)), itoa(len(p.Unique)),
-				itoa(p.Cells), num(p.CellFrac), num(p.Stability), orNA(all), orNA(unique), orNA(members))
+				itoa(p.Cells), num(p.CellFrac), num(p.Stability), orNA(all), orNA(unique), orNA(members),
+				itoa(len(p.FDRGenes)), num(p.FDRRate), orNA(strings.Join(symbolsOf(lead, rep.Genes), ",")),
+				orNA(top), orNA(topTable), orNA(fdr))
 		}
 	}
+}
+
+// writeTop writes a program's top genes with their scores.
+func writeTop(w *bufio.Writer, p *Program, genes Genes) {
+	tsv(w, "rank", "symbol", "gene_id", "score", "posterior_mean", "housekeeping")
+	for i, r := range p.Top {
+		hk := "FALSE"
+		if r.Housekeeping {
+			hk = "TRUE"
+		}
+		tsv(w, itoa(i+1), genes.Symbols[r.Gene], genes.IDs[r.Gene], num(r.Score), num(r.Mean), hk)
+	}
+}
+
+// writeSetsGMT writes one GMT line per program with the genes set(p)
+// gives it, the set's kind (top or fdr) in the description, programs with
+// none left out.
+func writeSetsGMT(w *bufio.Writer, rep *Report, kind string, set func(*Program) []int) {
+	var sets []GeneSet
+	for _, lv := range rep.Levels {
+		for i := range lv.Programs {
+			p := &lv.Programs[i]
+			if genes := set(p); p.Status == StatusProgram && len(genes) > 0 {
+				desc := fmt.Sprintf("scpipe L=%d code=%d %s=%d cells=%d stability=%s",
+					p.L, p.Code, kind, len(genes), p.Cells, num(p.Stability))
+				if kind == "fdr" {
+					desc += " expected_fdp=" + num(p.FDRRate)
+				}
+				sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: symbolsOf(genes, rep.Genes)})
+			}
+		}
+	}
+	WriteGMT(w, sets)
 }
 
 func writeChains(w *bufio.Writer, rep *Report) {

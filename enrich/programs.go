@@ -46,6 +46,16 @@ type Program struct {
 	// with one chain, and for a code that is no program.
 	Stability float64
 	Chains    []ChainCode // the code in each chain, the first chain first
+	// Top is the program's leading genes by score (Options.Top of them;
+	// rankGenes), any gene of the run, the housekeeping code's included:
+	// the list to read and to test, as cNMF users read a program's top
+	// genes by its gene_spectra_score.
+	Top []Ranked
+	// FDRGenes is the largest set of genes whose expected false discovery
+	// proportion is at most Options.FDR (fdrSet), in Top's order, and
+	// FDRRate that proportion.
+	FDRGenes []int
+	FDRRate  float64
 }
 
 // Name is the program's name in the outputs: L06_code3.
@@ -76,6 +86,8 @@ type Level struct {
 type chainFit struct {
 	chain int
 	mean  []float64       // genes × L posterior means of u
+	score []float64       // genes × L scores (codes.parquet's score_k); nil in runs without them
+	hk    []bool          // the genes of the housekeeping code; nil without one
 	genes []codematch.Set // MAP gene set of each code; empty for unused codes
 	cells []codematch.Set // cells using each code
 	nCell int
@@ -109,8 +121,14 @@ func readChain(f rundir.Fit, genes Genes, threshold float64, visit func(rundir.F
 		}
 	}
 	L, N, D := f.L, cells.Len(), genes.Len()
-	c := &chainFit{chain: f.Chain, mean: codes.Mean, nCell: N,
+	c := &chainFit{chain: f.Chain, mean: codes.Mean, score: codes.Score, nCell: N,
 		genes: make([]codematch.Set, L), cells: make([]codematch.Set, L)}
+	if codes.Housekeeping != nil {
+		c.hk = make([]bool, D)
+		for g := range D {
+			c.hk[g] = housekeeping(codes, g, threshold)
+		}
+	}
 	for k := range L {
 		c.genes[k], c.cells[k] = codematch.NewSet(D), codematch.NewSet(N)
 	}
@@ -163,8 +181,9 @@ func uniqueOf(sets []codematch.Set) []codematch.Set {
 
 // consensus builds the programs of one L from its chains, the first chain
 // the reference whose codes the others are matched to (Hungarian matching
-// of the MAP gene sets, codematch.Match).
-func consensus(L int, chains []*chainFit, genes Genes) *Level {
+// of the MAP gene sets, codematch.Match), each program with its top genes
+// and its gene set at the false discovery rate of so.
+func consensus(L int, chains []*chainFit, genes Genes, so setOptions) *Level {
 	ref := chains[0]
 	lv := &Level{L: L, Cells: ref.nCell, Programs: make([]Program, L)}
 	// match[c][k]: the code of chain c matched to code k of the reference.
@@ -229,10 +248,68 @@ func consensus(L int, chains []*chainFit, genes Genes) *Level {
 		}
 		if p.Status != StatusProgram {
 			p.Stability = math.NaN() // empty sets agree trivially; that is no stability
+			continue
 		}
+		ranks := rankGenes(consensusColumn(chains, match, k, func(c *chainFit) []float64 { return c.score }),
+			consensusColumn(chains, match, k, func(c *chainFit) []float64 { return c.mean }),
+			consensusHousekeeping(chains), genes.Symbols)
+		p.FDRGenes, p.FDRRate = fdrSet(ranks, so.fdr)
+		p.Top = ranks[:min(so.top, len(ranks))]
 	}
 	lv.setUnique(genes.Len())
 	return lv
+}
+
+// setOptions say how large a program's top list is and at which false
+// discovery rate its gene set is taken.
+type setOptions struct {
+	top int
+	fdr float64
+}
+
+// consensusColumn averages, gene by gene, the column of each chain's
+// matrix (col) matched to code k of the reference; nil when a chain has no
+// such matrix.
+func consensusColumn(chains []*chainFit, match [][]int, k int, col func(*chainFit) []float64) []float64 {
+	L := len(match[0])
+	var out []float64
+	for c, ch := range chains {
+		m := col(ch)
+		if m == nil {
+			return nil
+		}
+		if out == nil {
+			out = make([]float64, len(m)/L)
+		}
+		for g := range out {
+			out[g] += m[g*L+match[c][k]]
+		}
+	}
+	for g := range out {
+		out[g] /= float64(len(chains))
+	}
+	return out
+}
+
+// consensusHousekeeping returns the genes of the housekeeping code in at
+// least half of the chains; nil without one.
+func consensusHousekeeping(chains []*chainFit) []bool {
+	if chains[0].hk == nil {
+		return nil
+	}
+	votes := make([]int, len(chains[0].hk))
+	for _, ch := range chains {
+		for g, in := range ch.hk {
+			if in {
+				votes[g]++
+			}
+		}
+	}
+	hk := make([]bool, len(votes))
+	for g, v := range votes {
+		hk[g] = 2*v >= len(chains) && v > 0
+	}
+	return hk
 }
 
 // countVotes counts the elements in at least half of the sets (and in at

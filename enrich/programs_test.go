@@ -63,7 +63,7 @@ func TestConsensus(t *testing.T) {
 		fakeChain(2, D, N, [][]int{B, span(0, 5, 9), nil}, [][]int{{5, 6}, {0, 1}, nil}), // A without gene 5
 		fakeChain(3, D, N, [][]int{B, nil, span(0, 6, 9, 10)}, [][]int{{5, 6, 7}, nil, {1, 2, 3}}),
 	}
-	lv := consensus(3, chains, testGenes(D))
+	lv := consensus(3, chains, testGenes(D), testSets)
 	if !slices.Equal(lv.Chains, []int{1, 2, 3}) || lv.Cells != N || len(lv.Programs) != 3 {
 		t.Fatalf("level: chains %v, %d cells, %d programs", lv.Chains, lv.Cells, len(lv.Programs))
 	}
@@ -107,7 +107,7 @@ func TestConsensus(t *testing.T) {
 func TestConsensusOneChain(t *testing.T) {
 	t.Parallel()
 	c := fakeChain(4, 10, 5, [][]int{{1, 2, 3}, {4}}, [][]int{{0}, {1, 2}})
-	lv := consensus(2, []*chainFit{c}, testGenes(10))
+	lv := consensus(2, []*chainFit{c}, testGenes(10), testSets)
 	p := lv.Programs[0]
 	if !slices.Equal(p.Genes, []int{1, 2, 3}) || !math.IsNaN(p.Stability) || p.Cells != 1 || p.Chains[0].Chain != 4 {
 		t.Errorf("program %+v", p)
@@ -292,3 +292,7 @@ func TestReadChainLeavesOutHousekeepingGenes(t *testing.T) {
 		}
 	}
 }
+
+// testSets are the defaults of scpipe enrich's top list and false
+// discovery rate.
+var testSets = setOptions{top: 100, fdr: 0.05}

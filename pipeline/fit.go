@@ -424,7 +424,11 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 			return false, err
 		}
 	}
-	return false, writeFit(dir, src.Manifest(), res, cfg.Housekeeping.On, len(sc.FixedCodes))
+	score, err := fitScores(data, res, L, sc.Workers)
+	if err != nil {
+		return false, err
+	}
+	return false, writeFit(dir, src.Manifest(), res, score, cfg.Housekeeping.On, len(sc.FixedCodes))
 }
 
 // complete reports whether a fit's result tables are all written; the trace
@@ -476,7 +480,9 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 // housekeeping code (the sampler's last), that code goes to the
 // housekeeping column of codes.parquet and not among the codes. The fixed
 // codes (the sampler's first, fixed of them) come first, in their order.
-func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping bool, fixed int) error {
+// score holds the genes' scores for the codes but the housekeeping one, in
+// the sampler's order (fitScores).
+func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, score []float64, housekeeping bool, fixed int) error {
 	L, uMean, zMean := res.L, res.UMean, res.ZMean
 	var hk []float64
 	if housekeeping {
@@ -486,7 +492,7 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, housekeeping boo
 	}
 	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
 	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk,
-		GeneLift: res.GeneLift}
+		Score: permuteCols(score, L, order), GeneLift: res.GeneLift}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)
 	}

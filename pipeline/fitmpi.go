@@ -320,13 +320,21 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	if err := cost.log(ctx, o.Log, L, chain); err != nil {
 		return false, err
 	}
+	var res0 *gibbs.Result
+	if root {
+		res0 = res
+	}
+	score, err := partScores(bg, comm, data, res0, L, lo, hi, cfg.Threads)
+	if err != nil {
+		return false, err
+	}
 	var werr error
 	if root {
 		meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
 		calls, words, secs := s.Reductions()
 		o.Log.Info("fit's reductions in rank 0 (this run's part)", "L", L, "chain", chain, "calls", calls,
 			"MiB", float64(8*words)/(1<<20), "seconds", secs)
-		werr = writeFit(dir, src.Manifest(), res, cfg.Housekeeping.On, 0)
+		werr = writeFit(dir, src.Manifest(), res, score, cfg.Housekeeping.On, 0)
 	}
 	return false, agree(ctx, comm, werr)
 }

@@ -212,7 +212,11 @@ func fitLayers(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitCo
 		return err
 	}
 	meter.Done("λ=" + lambdaText(s.Lambdas()))
-	return writeLayersFit(dir, src.Manifest(), res)
+	score, err := fitScores(data, res.Layers[0], res.Layers[0].L, cfg.Threads)
+	if err != nil {
+		return err
+	}
+	return writeLayersFit(dir, src.Manifest(), res, score)
 }
 
 func lambdaText(lam []float64) string {
@@ -229,7 +233,7 @@ func lambdaText(lam []float64) string {
 // the first, its codes over the layer below's codes, its cells' usage and
 // its trace; then layers.tsv. The first layer's trace, which marks the fit
 // complete, is written last.
-func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult) error {
+func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult, score []float64) error {
 	first := res.Layers[0]
 	order := codematch.SizeOrder(codematch.UsedMAPSets(first.UMean, first.ZMean, first.L))
 	genes := m.GeneIDs
@@ -276,7 +280,7 @@ func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult) erro
 	if err := rundir.WriteLayers(filepath.Join(dir, rundir.LayersFile), rows); err != nil {
 		return err
 	}
-	return writeFit(dir, m, first, false, 0)
+	return writeFit(dir, m, first, score, false, 0)
 }
 
 // writeUpperLayer writes the codes (over the layer below's codes), usage

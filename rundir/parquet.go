@@ -53,12 +53,19 @@ func int64Column(name string, v []int64) column {
 	}}
 }
 
-// matrixColumns returns the columns code_1 … code_L of a row-major
+// The prefixes of a code's columns: its posterior means (code_1 …) and
+// its genes' scores (score_1 …, codes.parquet only).
+const (
+	codePrefix  = "code_"
+	ScorePrefix = "score_"
+)
+
+// matrixColumns returns the columns prefix1 … prefixL of a row-major
 // rows × L matrix.
-func matrixColumns(m []float64, L int) []column {
+func matrixColumns(prefix string, m []float64, L int) []column {
 	cols := make([]column, L)
 	for k := range L {
-		cols[k] = column{codeName(k), arrow.PrimitiveTypes.Float64, func(b array.Builder, lo, hi int) {
+		cols[k] = column{prefix + strconv.Itoa(k+1), arrow.PrimitiveTypes.Float64, func(b array.Builder, lo, hi int) {
 			fb := b.(*array.Float64Builder)
 			fb.Reserve(hi - lo)
 			for i := lo; i < hi; i++ {
@@ -70,7 +77,7 @@ func matrixColumns(m []float64, L int) []column {
 }
 
 // codeName is the column name of the 0-based code k: code_1, code_2, ….
-func codeName(k int) string { return "code_" + strconv.Itoa(k+1) }
+func codeName(k int) string { return codePrefix + strconv.Itoa(k+1) }
 
 // writeTable writes rows rows of cols to path as a zstd-compressed Parquet
 // file, batch rows per record batch and row group, atomically.
@@ -198,18 +205,40 @@ func checkFields(s *arrow.Schema, from int, names []string, types []arrow.DataTy
 }
 
 // codeColumns checks that the fields of s from from, but for the last tail,
-// are code_1 … code_L of type float64 and returns L.
-func codeColumns(s *arrow.Schema, from, tail int) (int, error) {
-	L := s.NumFields() - from - tail
+// are code_1 … code_L of type float64, followed by score_1 … score_L or
+// nothing, and returns L and whether the scores are there.
+func codeColumns(s *arrow.Schema, from, tail int) (L int, scored bool, err error) {
+	L = s.NumFields() - from - tail
+	if L >= 2 && L%2 == 0 && s.Field(from+L/2).Name == ScorePrefix+"1" {
+		L, scored = L/2, true
+	}
 	if L < 1 {
-		return 0, errors.New("no code_1 … code_L columns")
+		return 0, false, errors.New("no code_1 … code_L columns")
 	}
+	if err := checkFields(s, from, prefixed(codePrefix, L), float64s(L)); err != nil {
+		return 0, false, err
+	}
+	if scored {
+		err = checkFields(s, from+L, prefixed(ScorePrefix, L), float64s(L))
+	}
+	return L, scored, err
+}
+
+// prefixed returns prefix1 … prefixL.
+func prefixed(prefix string, L int) []string {
 	names := make([]string, L)
-	types := make([]arrow.DataType, L)
 	for k := range L {
-		names[k], types[k] = codeName(k), arrow.PrimitiveTypes.Float64
+		names[k] = prefix + strconv.Itoa(k+1)
 	}
-	return L, checkFields(s, from, names, types)
+	return names
+}
+
+func float64s(L int) []arrow.DataType {
+	types := make([]arrow.DataType, L)
+	for k := range types {
+		types[k] = arrow.PrimitiveTypes.Float64
+	}
+	return types
 }
 
 // stringSink copies a string column into dst. The values of a batch share

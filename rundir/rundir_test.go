@@ -696,23 +696,38 @@ func TestOptionalColumnsRoundTrip(t *testing.T) {
 	if err := WriteCells(filepath.Join(dir, "bad.parquet"), cl); err == nil {
 		t.Error("cells with dropout rates but no background rates written")
 	}
-	// The genes' offsets (per-gene levels), with and without the
-	// housekeeping column before them, and neither.
-	lift := randomMatrix(r, genes, 1)
-	for _, tc := range []struct{ hk, lift []float64 }{{codes.Housekeeping, lift}, {nil, lift}, {nil, nil}} {
-		c := codes
-		c.Housekeeping, c.GeneLift = tc.hk, tc.lift
-		path := filepath.Join(dir, fmt.Sprintf("codes-%v-%v.parquet", tc.hk != nil, tc.lift != nil))
-		if err := WriteCodes(path, c); err != nil {
-			t.Fatal(err)
+	// The genes' scores and offsets (per-gene levels), each with and
+	// without the columns between them.
+	lift, score := randomMatrix(r, genes, 1), randomMatrix(r, genes, L)
+	for _, tc := range []struct{ score, hk, lift []float64 }{
+		{score, codes.Housekeeping, lift}, {nil, nil, lift}, {nil, nil, nil}, {score, nil, nil}, {score, nil, lift}, {nil, codes.Housekeeping, nil},
+	} {
+		for _, cL := range []int{L, 2} { // 2 codes and their 2 scores are 4 columns, as 4 codes would be
+			c := codes
+			c.L, c.Mean = cL, randomMatrix(r, genes, cL)
+			c.Housekeeping, c.GeneLift, c.Score = tc.hk, tc.lift, nil
+			if tc.score != nil {
+				c.Score = randomMatrix(r, genes, cL)
+			}
+			path := filepath.Join(dir, fmt.Sprintf("codes-%d-%v-%v-%v.parquet", cL, tc.score != nil, tc.hk != nil, tc.lift != nil))
+			if err := WriteCodes(path, c); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadCodes(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.L != cL || !slices.Equal(got.Mean, c.Mean) || !slices.Equal(got.Score, c.Score) ||
+				!slices.Equal(got.Housekeeping, c.Housekeeping) || !slices.Equal(got.GeneLift, c.GeneLift) {
+				t.Errorf("L %d, scores %v, housekeeping %v, gene offsets %v: read back %+v, wrote %+v",
+					cL, tc.score != nil, tc.hk != nil, tc.lift != nil, got, c)
+			}
 		}
-		got, err := ReadCodes(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.L != L || !slices.Equal(got.Mean, c.Mean) || !slices.Equal(got.Housekeeping, c.Housekeeping) || !slices.Equal(got.GeneLift, c.GeneLift) {
-			t.Errorf("housekeeping %v, gene offsets %v: read back %+v, wrote %+v", tc.hk != nil, tc.lift != nil, got, c)
-		}
+	}
+	badScore := codes
+	badScore.Score = score[:genes*L-1]
+	if err := WriteCodes(filepath.Join(dir, "badscore.parquet"), badScore); err == nil {
+		t.Error("codes with a score missing written")
 	}
 	short := codes
 	short.GeneLift = lift[:genes-1]

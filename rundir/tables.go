@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -15,6 +16,12 @@ type Codes struct {
 	// Mean is genes × L, row-major: Mean[g*L+k] is the posterior mean of
 	// u for gene g and code k+1 (column code_(k+1)).
 	Mean []float64
+	// Score, when not nil, is genes × L like Mean: how specific gene g is
+	// to code k's cells under the fit (gibbs.Detection.Phi: the
+	// correlation between the gene's detection and the code's use across
+	// cells), the order in which a program's genes are read (columns
+	// score_1 … score_L, after the codes).
+	Score []float64
 	// Housekeeping, when not nil, is the posterior mean of each gene's u in
 	// the fit's housekeeping code, the code every cell uses (column
 	// housekeeping, after the codes); it is not one of the L codes.
@@ -90,7 +97,13 @@ func writeCodes(path string, c Codes, batch int) error {
 		return fmt.Errorf("rundir: %s: %d gene names for %d gene ids", path, len(c.GeneNames), rows)
 	}
 	cols := append([]column{stringColumn("gene_id", c.GeneIDs), stringColumn("gene_name", c.GeneNames)},
-		matrixColumns(c.Mean, c.L)...)
+		matrixColumns(codePrefix, c.Mean, c.L)...)
+	if c.Score != nil {
+		if len(c.Score) != len(c.Mean) {
+			return fmt.Errorf("rundir: %s: %d scores for %d posterior means", path, len(c.Score), len(c.Mean))
+		}
+		cols = append(cols, matrixColumns(ScorePrefix, c.Score, c.L)...)
+	}
 	if c.Housekeeping != nil {
 		if len(c.Housekeeping) != rows {
 			return fmt.Errorf("rundir: %s: %d housekeeping means for %d genes", path, len(c.Housekeeping), rows)
@@ -133,12 +146,16 @@ func ReadCodes(path string) (Codes, error) {
 		if err != nil {
 			return nil, err
 		}
-		L, err := codeColumns(s, 2, tail)
+		L, scored, err := codeColumns(s, 2, tail)
 		if err != nil {
 			return nil, err
 		}
 		c = Codes{GeneIDs: make([]string, rows), GeneNames: make([]string, rows), L: L, Mean: make([]float64, rows*L)}
 		sinks := append([]sink{stringSink(c.GeneIDs), stringSink(c.GeneNames)}, matrixSinks(c.Mean, L)...)
+		if scored {
+			c.Score = make([]float64, rows*L)
+			sinks = append(sinks, matrixSinks(c.Score, L)...)
+		}
 		if hk {
 			c.Housekeeping = make([]float64, rows)
 			sinks = append(sinks, float64Sink(c.Housekeeping))
@@ -160,7 +177,7 @@ func writeCells(path string, c Cells, batch int) error {
 	if err := checkMatrix(rows, c.L, c.Mean); err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
-	cols := append([]column{stringColumn("barcode", c.Barcodes)}, matrixColumns(c.Mean, c.L)...)
+	cols := append([]column{stringColumn("barcode", c.Barcodes)}, matrixColumns(codePrefix, c.Mean, c.L)...)
 	if (c.Dropout == nil) != (c.Background == nil) || c.Dropout != nil && (len(c.Dropout) != rows || len(c.Background) != rows) {
 		return fmt.Errorf("rundir: %s: %d dropout and %d background rates for %d cells", path, len(c.Dropout), len(c.Background), rows)
 	}
@@ -194,9 +211,12 @@ func readCells(path string, barcodes bool) (Cells, error) {
 			}
 			tail = 2
 		}
-		L, err := codeColumns(s, 1, tail)
+		L, scored, err := codeColumns(s, 1, tail)
 		if err != nil {
 			return nil, err
+		}
+		if scored {
+			return nil, errors.New("score columns in a cells table")
 		}
 		c = Cells{L: L, Mean: make([]float64, rows*L)}
 		var bc sink

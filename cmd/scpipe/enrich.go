@@ -23,7 +23,13 @@ unique to it, its consensus over chains (codes matched to chain 1's; genes in
 at least half of the chains) and stability, and the hierarchy of programs
 across L (--hierarchy: as the paper infers it, by an OrMachine whose data are
 the programs of one L and whose fixed codes are those of the next, which says
-which programs of the next L make up each one; or by overlap). With --gmt, every program (all genes, and unique genes) is tested
+which programs of the next L make up each one; or by overlap). Each program
+also gets its top --top genes by score (how specific a gene is to the
+program's cells: the correlation of its detection with the program's use,
+written by fit), and its gene set at a false discovery rate: the largest set
+whose expected share of genes not in the program, under the posterior, is at
+most --fdr. With --gmt, every program (all genes, unique genes, top genes
+and the FDR set) is tested
 against each library: one-sided hypergeometric p-value, Benjamini-Hochberg
 adjusted per program and library, odds ratio and combined score as gseapy's
 offline enrich computes them. Symbols match case-insensitively.
@@ -32,7 +38,10 @@ offline enrich computes them. Symbols match case-insensitively.
    DIR/chains.tsv                 per (L, code, chain): the matched code, Jaccard, sizes
    DIR/programs.gmt               every program of every L (L06_code3), for Enrichr or gseapy
    DIR/programs_unique.gmt        the unique genes of every program
-   DIR/genes/L06_code3.txt        one symbol per line (.unique.txt: unique genes; .tsv: posterior means)
+   DIR/programs_top.gmt           the top genes of every program, by score
+   DIR/programs_fdr.gmt           every program's gene set at the false discovery rate
+   DIR/genes/L06_code3.txt        one symbol per line (.unique.txt: unique genes; .tsv: posterior means;
+                                  .top.txt, .top.tsv: top genes and scores; .fdr.txt: the FDR set)
    DIR/enrichment/LIBRARY.tsv     Term, Overlap, P-value, Adjusted P-value, Odds Ratio, Combined Score, Genes
    DIR/hierarchy.tsv, .json       programs across L: order, parents, children, split/merge/new
    DIR/enrich.log                 settings, and how the libraries and background matched
@@ -45,6 +54,8 @@ offline enrich computes them. Symbols match case-insensitively.
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "output folder"},
 			&cli.StringFlag{Name: "L", Usage: `latent sizes: "5", "2..10" or "2,4,8" (default: every L with a finished fit)`},
 			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "posterior mean at or above which a gene is in a code and a cell uses it, in [0, 1]"},
+			&cli.IntFlag{Name: "top", Value: d.Top, Usage: "genes in a program's top list, by score"},
+			&cli.Float64Flag{Name: "fdr", Value: d.FDR, Usage: "expected false discovery proportion of a program's gene set (Bayesian FDR), in (0, 1)"},
 			&cli.StringSliceFlag{Name: "gmt", Usage: "gene-set library (GMT, may be gzip'd); repeat for several"},
 			&cli.StringFlag{Name: "background", Value: d.Background, Usage: `"kept" (the run's genes) or a file of gene symbols, one per line`},
 			&cli.StringFlag{Name: "organism", Value: d.Organism, Usage: "auto, human or mouse (mouse symbols are matched case-insensitively, an approximation of orthology)"},
@@ -63,6 +74,7 @@ offline enrich computes them. Symbols match case-insensitively.
 			o := enrich.DefaultOptions()
 			o.Run, o.Out, o.Force, o.Log = run, c.String("output"), c.Bool("force"), env.log
 			o.Threshold, o.Libraries = c.Float64("threshold"), c.StringSlice("gmt")
+			o.Top, o.FDR = c.Int("top"), c.Float64("fdr")
 			o.Background, o.Organism = c.String("background"), c.String("organism")
 			if o.Hierarchy, err = enrich.ParseHierarchyMethod(c.String("hierarchy")); err != nil {
 				return fmt.Errorf("enrich: --hierarchy: %w", err)
