@@ -114,7 +114,7 @@ func (s synthetic) write(tb testing.TB, dir string) {
 			summary = append(summary, rundir.SummaryRow{L: L, Chain: c, Sweeps: s.Sweeps, Lambda: math.NaN(),
 				Dropout: 0.3, Background: 0.01, LogLik: trace[len(trace)-1].LogLik, TrainAccuracy: 0.9,
 				HeldoutAccuracy: 0.9 + 0.01*math.Min(float64(L), 6) - 0.001*float64(c), HeldoutLogPred: -0.3 + 0.01*math.Min(float64(L), 6),
-				Seconds: 1, Agreement: 1, RHatLogLik: 1.01})
+				Seconds: 1, Agreement: 1, RHatLogLik: 1.01, Converged: "yes", Recommended: L == 5})
 		}
 	}
 	if !s.NoSummary {

@@ -19,14 +19,17 @@ import (
 
 // Geometry of the hierarchy diagram, in SVG user units (pixels).
 const (
-	hierColumn   = 250 // from one L's column of nodes to the next
-	hierNode     = 12  // width of a node's bar
-	hierTop      = 44  // top of the first node
+	hierColumn   = 250  // from one L's column of nodes to the next, at most
+	hierMinCol   = 120  // and at least: narrower, the figure scrolls
+	hierPageW    = 1230 // the page's width for figures: columns narrow to fit it
+	hierLastText = 150  // room for the labels right of the last column
+	hierNode     = 12   // width of a node's bar
+	hierTop      = 44   // top of the first node
 	hierLeft     = 16
 	hierGenesPx  = 420 // the tallest column's genes take this many pixels, gaps aside
 	hierMinSlot  = 32  // a node and its two lines of label need this much height
 	hierGap      = 10  // between the slots of a column
-	hierLabelMax = 30  // characters of a term shown; the title holds all of it
+	hierCharPx   = 5.5 // a character of a label, about, at 11 px
 )
 
 // lineageColors colour a program like its root: Okabe–Ito without black,
@@ -74,6 +77,13 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 		maxGenes = max(maxGenes, total)
 	}
 	scale := float64(hierGenesPx) / float64(maxGenes)
+	// Columns as wide as the page allows, so that L = 2..10 fit a screen,
+	// and labels cut to the column.
+	col := hierColumn
+	if len(Ls) > 1 {
+		col = min(hierColumn, max(hierMinCol, (hierPageW-hierLeft-hierNode-hierLastText)/(len(Ls)-1)))
+	}
+	labelMax := int(float64(col-hierNode-10) / hierCharPx)
 
 	type place struct {
 		x, y, h float64
@@ -86,7 +96,7 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 	for c, L := range Ls {
 		y := float64(hierTop)
 		for _, n := range byL[L] { // nodes of an L come in the hierarchy's order
-			p := &place{x: float64(hierLeft + c*hierColumn), y: y, h: max(3, float64(n.Genes)*scale)}
+			p := &place{x: float64(hierLeft + c*col), y: y, h: max(3, float64(n.Genes)*scale)}
 			if parent, ok := at[n.Parent]; ok && n.Parent != "" {
 				p.color = parent.color
 			} else {
@@ -98,7 +108,7 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 		}
 		height = max(height, y)
 	}
-	width := hierLeft + (len(Ls)-1)*hierColumn + hierNode + 230
+	width := hierLeft + (len(Ls)-1)*col + hierNode + hierLastText
 	height += 10
 
 	var b bytes.Buffer
@@ -108,7 +118,7 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 	b.WriteString("<title>Programs across L</title>\n")
 	fmt.Fprintf(&b, `<rect width="%d" height="%.0f" fill="white"/>`+"\n", width, height)
 	for c, L := range Ls {
-		fmt.Fprintf(&b, `<text x="%d" y="24" font-size="13" font-weight="bold">L = %d</text>`+"\n", hierLeft+c*hierColumn, L)
+		fmt.Fprintf(&b, `<text x="%d" y="24" font-size="13" font-weight="bold">L = %d</text>`+"\n", hierLeft+c*col, L)
 	}
 
 	// Ribbons first, under the bars. Each edge takes its share of both
@@ -147,9 +157,13 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 			p := at[n.Name()]
 			in := info[n.Name()]
 			what := fmt.Sprintf("code %d · %d genes", n.Code, n.Genes)
+			if col < 200 {
+				what = fmt.Sprintf("%d · %d genes", n.Code, n.Genes)
+			}
 			if n.Event != enrich.EventRoot && n.Event != enrich.EventContinues {
 				what += " · " + string(n.Event)
 			}
+			what = clipText(what, labelMax)
 			title := fmt.Sprintf("%s: %d genes, %s cells, stability %s, %s", n.Name(), n.Genes, thousands(in.Cells),
 				stability(in.Stability), string(n.Event))
 			if n.Parent != "" {
@@ -165,13 +179,23 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 				tx, p.y+10, esc(what))
 			if in.Term != "" {
 				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#444" font-style="italic" paint-order="stroke" stroke="white" stroke-width="3" stroke-linejoin="round">%s</text>`,
-					tx, p.y+23, esc(clipText(termID.ReplaceAllString(in.Term, ""), hierLabelMax)+" · "+in.AdjP))
+					tx, p.y+23, esc(termLabel(in, labelMax)))
 			}
 			b.WriteString("</g>\n")
 		}
 	}
 	b.WriteString("</svg>\n")
-	return &figure{ID: "hierarchy", Title: "Programs across L", SVG: b.Bytes(), Wide: len(Ls) > 3}
+	return &figure{ID: "hierarchy", Title: "Programs across L", SVG: b.Bytes(), Wide: width > hierPageW}
+}
+
+// termLabel is a node's second line: its term, and its adjusted p where
+// the column has room for both (the title always holds both).
+func termLabel(in hierNodeInfo, chars int) string {
+	term := termID.ReplaceAllString(in.Term, "")
+	if with := term + " · " + in.AdjP; utf8.RuneCountInString(with) <= chars {
+		return with
+	}
+	return clipText(term, chars)
 }
 
 // termID is the identifier Enrichr's and MSigDB's GO libraries end a

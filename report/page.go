@@ -22,6 +22,7 @@ type page struct {
 	Libraries  []string
 	FiguresDir string // the figures' folder, relative to the HTML
 
+	Answer    *answer
 	Selection *figure
 	Summary   []summaryLine
 	Traces    *figure
@@ -36,6 +37,22 @@ type summaryLine struct {
 	LogLik, TrainAccuracy, Dropout, Background string
 	Lambda, RHat, Agreement, Seconds           string
 	HasLambda                                  bool
+}
+
+// answer is what the page leads with: the L the run recommends, how sure
+// the chains are of each L, and the programs of the recommended L.
+type answer struct {
+	L           int
+	Why         string
+	Convergence []convergenceLine
+	Level       *levelPage // the section of the recommended L, whose table the answer repeats
+}
+
+// convergenceLine says whether the chains of one L agree.
+type convergenceLine struct {
+	L                              int
+	Converged, Agreement, RHat     string
+	Recommended, NotConverged, Yes bool
 }
 
 // levelPage is the section of one L.
@@ -55,6 +72,7 @@ type codeLine struct {
 	Event, Parent         string
 	Genes, Unique, Cells  string
 	Stability             string
+	Stable                bool // found in every chain (stability at least stableJaccard)
 	TopGenes              []string
 	Terms                 []termLine
 	IsProgram, HasParents bool
@@ -74,7 +92,11 @@ type housekeeping struct {
 }
 
 // maxTopGenes is how many genes of a code the table names.
-const maxTopGenes = 10
+const maxTopGenes = 20
+
+// stableJaccard is the stability (mean Jaccard with chain 1's code) at
+// which a program counts as found in every chain.
+const stableJaccard = 0.5
 
 // buildPage draws every figure and lays out the tables.
 func buildPage(in *inputs) (*page, error) {
@@ -144,7 +166,44 @@ func buildPage(in *inputs) (*page, error) {
 		}
 		pg.Levels = append(pg.Levels, lp)
 	}
+	pg.Answer = answerOf(in.summary, pg.Levels)
 	return pg, nil
+}
+
+// answerOf builds the page's lead from summary.tsv: nil before the run has
+// a summary (or recommends no L).
+func answerOf(rows []rundir.SummaryRow, levels []*levelPage) *answer {
+	ans := &answer{}
+	seen := map[int]bool{}
+	for _, r := range rows {
+		if r.Recommended {
+			ans.L = r.L
+		}
+		if seen[r.L] {
+			continue
+		}
+		seen[r.L] = true
+		agreement := math.Inf(1) // the worst chain's agreement with chain 1
+		for _, o := range rows {
+			if o.L == r.L {
+				agreement = min(agreement, o.Agreement)
+			}
+		}
+		ans.Convergence = append(ans.Convergence, convergenceLine{L: r.L, Converged: r.Converged,
+			Agreement: fixed(agreement, 3), RHat: general(r.RHatLogLik), Recommended: r.Recommended,
+			NotConverged: r.Converged == "no", Yes: r.Converged == "yes"})
+	}
+	if ans.L == 0 {
+		return nil
+	}
+	for _, lp := range levels {
+		if lp.L == ans.L {
+			ans.Level = lp
+		}
+	}
+	ans.Why = fmt.Sprintf("scpipe fit recommends L = %d: the held-out log predictive of the smallest L whose score is "+
+		"within the noise of the best L's (summary.tsv and the model-selection figure below).", ans.L)
+	return ans
 }
 
 // levelSection builds the section of one L: its two heat maps and table.
@@ -200,7 +259,7 @@ func levelSection(in *inputs, lv *enrich.Level) (*levelPage, error) {
 		lp.Codes = append(lp.Codes, codeRow(in, &lv.Programs[k], nodes[lv.Programs[k].Name()], lv.Cells))
 	}
 	if hk := ld.codes.Housekeeping; hk != nil {
-		lp.Housekeeping = housekeepingOf(hk, in.threshold, a.Genes)
+		lp.Housekeeping = housekeepingOf(ld.codes, in.threshold, a.Genes)
 	}
 	return lp, nil
 }
@@ -218,46 +277,76 @@ func codeRow(in *inputs, p *enrich.Program, n *enrich.Node, cells int) codeLine 
 	c := codeLine{Code: p.Code, Program: p.Name(), Status: string(p.Status), IsProgram: p.Status == enrich.StatusProgram,
 		Genes: itoa(len(p.Genes)), Unique: itoa(len(p.Unique)),
 		Cells:     fmt.Sprintf("%s (%s)", thousands(p.Cells), percent(float64(p.Cells)/float64(max(cells, 1)))),
-		Stability: stability(p.Stability)}
+		Stability: stability(p.Stability), Stable: p.Stability >= stableJaccard}
 	if n != nil {
 		c.Event, c.Parent = string(n.Event), n.Parent
 	}
-	order := make([]int, len(p.Genes))
-	for i := range order {
-		order[i] = i
+	for _, r := range p.Top[:min(maxTopGenes, len(p.Top))] {
+		c.TopGenes = append(c.TopGenes, fmt.Sprintf("%s (%.2f)", in.analysis.Genes.Symbols[r.Gene], r.Score))
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(p.Mean[b], p.Mean[a]) })
-	for _, i := range order[:min(maxTopGenes, len(order))] {
-		c.TopGenes = append(c.TopGenes, fmt.Sprintf("%s (%.2f)", in.analysis.Genes.Symbols[p.Genes[i]], p.Mean[i]))
-	}
-	uniqueShown := map[string]bool{} // one term per library for the unique genes: the table stays short
-	for _, t := range in.terms[p.Name()] {
-		if t.Query == "unique" {
-			if uniqueShown[t.Library] {
-				continue
-			}
-			uniqueShown[t.Library] = true
-		}
-		c.Terms = append(c.Terms, termLine{Term: t.Term.Term, Library: t.Library, Query: t.Query,
-			Overlap: fmt.Sprintf("%d/%d", t.Overlap, t.SetSize), AdjP: pvalue(t.AdjP), Significant: t.AdjP <= significant})
-	}
+	c.Terms = termLines(in.terms[p.Name()])
 	return c
 }
 
+// termLines picks the terms a program's row shows: those of its top genes
+// by score (the genes a person reads), two per library; an enrich output
+// written before top genes existed has none, and then its terms of all
+// genes and one per library of its unique genes are shown.
+func termLines(terms []libTerm) []termLine {
+	var out []termLine
+	add := func(t libTerm) {
+		out = append(out, termLine{Term: t.Term.Term, Library: t.Library, Query: t.Query,
+			Overlap: fmt.Sprintf("%d/%d", t.Overlap, t.SetSize), AdjP: pvalue(t.AdjP), Significant: t.AdjP <= significant})
+	}
+	shown := map[string]int{}
+	for _, t := range terms {
+		if t.Query == "top" && shown[t.Library] < 2 {
+			shown[t.Library]++
+			add(t)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, t := range terms {
+		switch {
+		case t.Query == "all":
+			add(t)
+		case t.Query == "unique" && shown[t.Library] == 0:
+			shown[t.Library]++
+			add(t)
+		}
+	}
+	return out
+}
+
 // housekeepingOf summarises the housekeeping code: its genes at or above
-// the threshold and the top ones by posterior mean.
-func housekeepingOf(mean []float64, threshold float64, genes enrich.Genes) *housekeeping {
+// the threshold, and those that the programs' cells detect most evenly
+// first (the smallest largest |score| over the codes, the housekeeping
+// genes proper; markers such as CD3D that the code also covers come
+// last), then by posterior mean and symbol. A fit written before scores
+// existed lists them by posterior mean and symbol.
+func housekeepingOf(codes *rundir.Codes, threshold float64, genes enrich.Genes) *housekeeping {
 	h := &housekeeping{}
+	mean := codes.Housekeeping
 	var in []int
+	spread := make([]float64, len(mean))
 	for g, m := range mean {
 		if m >= threshold {
 			in = append(in, g)
 		}
+		if codes.Score != nil {
+			for _, s := range codes.Score[g*codes.L : (g+1)*codes.L] {
+				spread[g] = max(spread[g], math.Abs(s))
+			}
+		}
 	}
 	h.Genes = len(in)
-	slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(mean[b], mean[a]) })
+	slices.SortStableFunc(in, func(a, b int) int {
+		return cmp.Or(cmp.Compare(spread[a], spread[b]), cmp.Compare(mean[b], mean[a]), strings.Compare(genes.Symbols[a], genes.Symbols[b]))
+	})
 	for _, g := range in[:min(maxTopGenes, len(in))] {
-		h.TopGenes = append(h.TopGenes, fmt.Sprintf("%s (%.2f)", genes.Symbols[g], mean[g]))
+		h.TopGenes = append(h.TopGenes, genes.Symbols[g])
 	}
 	return h
 }

@@ -79,11 +79,11 @@ func TestRealDataReport(t *testing.T) {
 			if len(figs) != 3+2*3 || len(res.Figures) != len(figs) {
 				t.Errorf("figures in the page %v, %d files; want selection, traces, hierarchy and two per L", figs, len(res.Figures))
 			}
-			// Every program's best term (over all its genes) is in its row.
+			// Every program's best term of its top genes is in its row.
 			shown := 0
 			for _, lib := range rep.Enrichment {
 				for _, pt := range lib.Tests {
-					if pt.Query == "all" && len(pt.Results) > 0 {
+					if pt.Query == "top" && len(pt.Results) > 0 {
 						shown++
 						if term := pt.Results[0].Term; !strings.Contains(string(page), escape(term)) {
 							t.Errorf("%s: its top term in %s, %q, is not in the page", pt.Program.Name(), lib.Collection.Library.Name, term)

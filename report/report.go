@@ -347,12 +347,13 @@ func (in *inputs) readTerms() error {
 	return nil
 }
 
-// bestTerm returns the term that labels a program: as in the OrMachine
-// paper, the most significant term of its unique genes (those in no other
-// program of its L, which tell nested programs apart), else of all its
-// genes; over every library, and only at adjusted p ≤ significant.
+// bestTerm returns the term that labels a program: the most significant
+// term of its top genes by score (what a person reads of it), else, as in
+// the OrMachine paper, of its unique genes (those in no other program of
+// its L, which tell nested programs apart), else of all its genes; over
+// every library, and only at adjusted p ≤ significant.
 func (in *inputs) bestTerm(program string) (libTerm, bool) {
-	for _, query := range []string{"unique", "all"} {
+	for _, query := range []string{"top", "unique", "all"} {
 		var best libTerm
 		found := false
 		for _, t := range in.terms[program] {

@@ -98,7 +98,8 @@ func TestReportPage(t *testing.T) {
 		"900 cells × 240 genes", "L = 2, 3, 4, 5, 6 with 2 chain(s)",
 		"Enrichment from " + enrichDir,
 		"L06_code6 (unused)", // the code no cell uses, listed after the programs
-		"Housekeeping code (every cell uses it; it is not one of the 6 codes): 5 genes, top: Gene236 (0.97)",
+		"Housekeeping code (every cell uses it; it is not one of the 6 codes): 5 genes; those the programs' cells detect most evenly: Gene236",
+		"Answer: L = ", "◀ recommended", "top genes (score)",
 		"split from L02_code1",                        // the hierarchy in the tables
 		">block_1 <b>",                                // a term in a table, its adjusted p in bold
 		"agreement with chain 1", "held-out log pred", // the summary table

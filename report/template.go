@@ -58,6 +58,9 @@ tr.noprogram td { color: #888; }
 ul.terms { margin: 0; padding-left: 14px; }
 td.genes { max-width: 260px; }
 li.ns { color: #999; }
+.warn { color: #b00020; }
+tr.recommended td { font-weight: bold; }
+h3 { font-size: 1.1em; margin: 20px 0 6px; }
 .lib { color: #777; font-size: 0.9em; }
 footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 </style>
@@ -68,7 +71,18 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 {{end}}{{if .Notes}}<ul class="notes">
 {{range .Notes}}<li>{{.}}</li>
 {{end}}</ul>
-{{end}}<nav>{{if .Selection}}<a href="#selection">Model selection</a>{{end}}<a href="#traces">Traces</a>{{if .Hierarchy}}<a href="#hierarchy">Programs across L</a>{{end}}{{range .Levels}}<a href="#{{.ID}}">L = {{.L}}</a>{{end}}</nav>
+{{end}}<nav>{{if .Answer}}<a href="#answer">Answer</a>{{end}}{{if .Selection}}<a href="#selection">Model selection</a>{{end}}<a href="#traces">Traces</a>{{if .Hierarchy}}<a href="#hierarchy">Programs across L</a>{{end}}{{range .Levels}}<a href="#{{.ID}}">L = {{.L}}</a>{{end}}</nav>
+{{with .Answer}}<section id="answer">
+<h2>Answer: L = {{.L}}</h2>
+<p class="facts">{{.Why}}</p>
+<table>
+<tr><th>L</th><th>chains agree</th><th>agreement (worst chain)</th><th>R̂ (log-lik.)</th></tr>
+{{range .Convergence}}<tr{{if .Recommended}} class="recommended"{{end}}><td class="num">{{.L}}{{if .Recommended}} ◀ recommended{{end}}</td><td{{if .NotConverged}} class="warn"{{end}}>{{.Converged}}</td><td class="num">{{.Agreement}}</td><td class="num">{{.RHat}}</td></tr>
+{{end}}</table>
+{{with .Level}}<h3>The programs of L = {{.L}}</h3>
+{{template "codes" .Codes}}
+{{end}}</section>
+{{end}}
 {{if .Selection}}<section id="selection">
 <h2>Model selection</h2>
 {{template "figure" .Selection}}
@@ -91,11 +105,8 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 <div class="pair">
 <div class="left">
 {{with .Genes}}{{template "figure" .}}{{end}}
-<table>
-<tr><th>code</th><th>program</th><th>genes</th><th>unique</th><th>cells</th><th>stability</th><th>across L</th><th>top genes (posterior mean)</th><th>top terms (adjusted p)</th></tr>
-{{range .Codes}}<tr{{if not .IsProgram}} class="noprogram"{{end}}><td class="num">{{.Code}}</td><td>{{.Program}}{{if not .IsProgram}} ({{.Status}}){{end}}</td><td class="num">{{.Genes}}</td><td class="num">{{.Unique}}</td><td class="num">{{.Cells}}</td><td class="num">{{.Stability}}</td><td>{{.Event}}{{if .Parent}} from {{.Parent}}{{end}}</td><td class="genes">{{range $i, $g := .TopGenes}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td>{{if .Terms}}<ul class="terms">{{range .Terms}}<li{{if not .Significant}} class="ns"{{end}}>{{.Term}} <b>{{.AdjP}}</b> <span class="lib">{{.Library}}, {{.Query}} genes, {{.Overlap}}</span></li>{{end}}</ul>{{end}}</td></tr>
-{{end}}</table>
-{{with .Housekeeping}}<p class="facts">Housekeeping code (every cell uses it; it is not one of the {{$L}} codes): {{.Genes}} genes{{if .TopGenes}}, top: {{range $i, $g := .TopGenes}}{{if $i}}, {{end}}{{$g}}{{end}}{{end}}.</p>
+{{template "codes" .Codes}}
+{{with .Housekeeping}}<p class="facts">Housekeeping code (every cell uses it; it is not one of the {{$L}} codes): {{.Genes}} genes{{if .TopGenes}}; those the programs' cells detect most evenly: {{range $i, $g := .TopGenes}}{{if $i}}, {{end}}{{$g}}{{end}}{{end}}.</p>
 {{end}}</div>
 {{with .Cells}}{{template "figure" .}}{{end}}
 </div>
@@ -105,6 +116,10 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 </footer>
 </body>
 </html>
+{{define "codes"}}<table>
+<tr><th>code</th><th>program</th><th>genes</th><th>unique</th><th>cells</th><th>stability</th><th>across L</th><th>top genes (score)</th><th>top terms of the top genes (adjusted p)</th></tr>
+{{range .}}<tr{{if not .IsProgram}} class="noprogram"{{end}}><td class="num">{{.Code}}</td><td>{{.Program}}{{if not .IsProgram}} ({{.Status}}){{end}}</td><td class="num">{{.Genes}}</td><td class="num">{{.Unique}}</td><td class="num">{{.Cells}}</td><td class="num">{{.Stability}}{{if .IsProgram}}{{if .Stable}} stable{{else}} <span class="warn">unstable</span>{{end}}{{end}}</td><td>{{.Event}}{{if .Parent}} from {{.Parent}}{{end}}</td><td class="genes">{{range $i, $g := .TopGenes}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td>{{if .Terms}}<ul class="terms">{{range .Terms}}<li{{if not .Significant}} class="ns"{{end}}>{{.Term}} <b>{{.AdjP}}</b> <span class="lib">{{.Library}}, {{.Query}} genes, {{.Overlap}}</span></li>{{end}}</ul>{{end}}</td></tr>
+{{end}}</table>{{end}}
 {{define "figure"}}<figure id="fig-{{.ID}}" class="{{.Class}}">
 <div class="svg">{{.Inline}}</div>
 <figcaption><b>{{.Title}}.</b> {{.Caption}} <span class="lib">({{.File}})</span></figcaption>
