@@ -247,23 +247,16 @@ func writeProgramsGMT(w *bufio.Writer, rep *Report, unique bool) {
 			}
 			desc := fmt.Sprintf("scpipe L=%d code=%d genes=%d unique=%d cells=%d stability=%s",
 				p.L, p.Code, len(p.Genes), len(p.Unique), p.Cells, num(p.Stability))
-			sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: symbolsOf(genes, rep.Genes)})
+			sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: Symbols(rep.Genes, genes)})
 		}
 	}
 	WriteGMT(w, sets)
 }
 
-func symbolsOf(idx []int, genes Genes) []string {
-	out := make([]string, len(idx))
-	for i, g := range idx {
-		out[i] = genes.Symbols[g]
-	}
-	return out
-}
-
+// writeSymbols writes an Enrichr list: the library symbols, one a line.
 func writeSymbols(w *bufio.Writer, idx []int, genes Genes) {
-	for _, g := range idx {
-		w.WriteString(genes.Symbols[g])
+	for _, s := range Symbols(genes, idx) {
+		w.WriteString(s)
 		w.WriteByte('\n')
 	}
 }

@@ -116,7 +116,10 @@ func ReadCodes(path string) (Codes, error) {
 			return nil, err
 		}
 		// Optional columns after the codes: housekeeping, then gene_lift.
-		tail := 0
+		// Per-code scores (score_1 …, read by ReadScores) are skipped here,
+		// whether they follow the codes or end the table.
+		end := trailingScores(s, s.NumFields())
+		tail := end
 		optional := func(name string) (bool, error) {
 			i := s.NumFields() - 1 - tail
 			if i < 2 || s.Field(i).Name != name {
@@ -133,12 +136,14 @@ func ReadCodes(path string) (Codes, error) {
 		if err != nil {
 			return nil, err
 		}
-		L, err := codeColumns(s, 2, tail)
+		mid := trailingScores(s, s.NumFields()-tail)
+		L, err := codeColumns(s, 2, tail+mid)
 		if err != nil {
 			return nil, err
 		}
 		c = Codes{GeneIDs: make([]string, rows), GeneNames: make([]string, rows), L: L, Mean: make([]float64, rows*L)}
 		sinks := append([]sink{stringSink(c.GeneIDs), stringSink(c.GeneNames)}, matrixSinks(c.Mean, L)...)
+		sinks = append(sinks, make([]sink, mid)...)
 		if hk {
 			c.Housekeeping = make([]float64, rows)
 			sinks = append(sinks, float64Sink(c.Housekeeping))
@@ -147,7 +152,7 @@ func ReadCodes(path string) (Codes, error) {
 			c.GeneLift = make([]float64, rows)
 			sinks = append(sinks, float64Sink(c.GeneLift))
 		}
-		return sinks, nil
+		return append(sinks, make([]sink, end)...), nil
 	})
 	return c, err
 }
