@@ -3,6 +3,7 @@ package anndata
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,6 +38,45 @@ func Create(path string) (*Writer, error) {
 	w := &Writer{h: h, f: f, path: path, tmp: f.Name()}
 	w.attrs("/", "anndata", "0.1.0")
 	return w, nil
+}
+
+// Append starts a copy of the AnnData file src with elements added: Commit
+// writes it to path (beside which it is built, as by Create); src is only
+// read. Everything of src is kept byte for byte; the groups that receive
+// members (obsm, varm, uns, …) get a new index. Members of src may be
+// replaced by removing them first (Remove). src must be an HDF5 file with
+// 8-byte addresses whose groups are symbol tables (h5py's default, which
+// anndata writes).
+func Append(src, path string) (*Writer, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return nil, fmt.Errorf("anndata: %w", err)
+	}
+	defer in.Close()
+	f, err := outlock.TempFile(path, "tmp")
+	if err != nil {
+		return nil, fmt.Errorf("anndata: %w", err)
+	}
+	w := &Writer{f: f, path: path, tmp: f.Name()}
+	if _, err := io.Copy(f, in); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("anndata: copying %s: %w", src, err)
+	}
+	if w.h, err = openAppend(f); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("anndata: %s: %w", src, err)
+	}
+	return w, nil
+}
+
+// Remove drops the element at path, of the file appended to or added
+// before, if there is one: so that an element can be written anew (a
+// second export into a file replaces the first one's).
+func (w *Writer) Remove(path string) error {
+	if w.err != nil {
+		return w.err
+	}
+	return w.fail(path, w.h.remove(path))
 }
 
 // fail records the first error, naming the file and the element.

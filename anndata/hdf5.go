@@ -33,8 +33,11 @@ import (
 const (
 	undef = ^uint64(0) // HDF5's undefined address
 
-	leafK     = 16 // superblock's group leaf node K: 2K entries per symbol-table node
-	internalK = 16 // superblock's group internal node K: 2K children per B-tree node
+	// The group K values of the files this package creates (appending
+	// keeps the file's): 2·leafK entries per symbol-table node, 2·internalK
+	// children per B-tree node.
+	defaultLeafK     = 16
+	defaultInternalK = 16
 
 	superblockSize = 96
 )
@@ -65,6 +68,10 @@ type node struct {
 
 	addr        uint64 // object header, once written
 	btree, heap uint64 // groups: their index, once written
+
+	// old is set on a group of the file appended to: its links as found,
+	// those removed, and where its symbol-table message lies.
+	old *existing
 }
 
 type attribute struct {
@@ -76,13 +83,15 @@ type attribute struct {
 
 // h5file writes an HDF5 file sequentially: end is the next free address.
 type h5file struct {
-	f    *os.File
-	end  uint64
-	root *node
+	f                *os.File
+	end              uint64
+	root             *node
+	leafK, internalK int
+	app              *appendInfo // nil: a new file
 }
 
 func newH5File(f *os.File) (*h5file, error) {
-	h := &h5file{f: f, end: superblockSize, root: &node{group: true}}
+	h := &h5file{f: f, end: superblockSize, root: &node{group: true}, leafK: defaultLeafK, internalK: defaultInternalK}
 	// The superblock is written last, when the root's address is known.
 	if _, err := f.WriteAt(make([]byte, superblockSize), 0); err != nil {
 		return nil, err
@@ -123,6 +132,13 @@ func (h *h5file) lookup(path string, create bool) (*node, error) {
 				break
 			}
 		}
+		if next == nil && n.old != nil {
+			found, err := h.openExisting(n, part)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			next = found
+		}
 		if next == nil {
 			if !create {
 				return nil, fmt.Errorf("%s: no such object", path)
@@ -152,6 +168,9 @@ func (h *h5file) dataset(path string, dtype []byte, dims []uint64, data []byte) 
 			return fmt.Errorf("%s already exists", path)
 		}
 	}
+	if parent.old.has(name) {
+		return fmt.Errorf("%s already exists in the file", path)
+	}
 	n := &node{name: name, dtype: dtype, dims: dims, dataAddr: undef, nbytes: uint64(len(data))}
 	if len(data) > 0 {
 		if n.dataAddr, err = h.write(data); err != nil {
@@ -168,6 +187,9 @@ func (h *h5file) attr(path, name string, dtype []byte, dims []uint64, data []byt
 	if err != nil {
 		return err
 	}
+	if n.old != nil {
+		return nil // an object of the file appended to keeps its attributes as they are
+	}
 	n.attrs = slices.DeleteFunc(n.attrs, func(a attribute) bool { return a.name == name })
 	n.attrs = append(n.attrs, attribute{name, dtype, dims, data})
 	return nil
@@ -179,18 +201,21 @@ func (h *h5file) commit() error {
 	if err := h.writeNode(h.root); err != nil {
 		return err
 	}
+	if h.app != nil {
+		return h.commitAppend()
+	}
 	h.end = align8(h.end)
 	sb := make([]byte, 0, superblockSize)
 	sb = append(sb, signature...)
 	sb = append(sb, 0, 0, 0, 0, 0, 8, 8, 0) // versions; sizes of offsets and lengths
-	sb = le16(sb, leafK)
-	sb = le16(sb, internalK)
+	sb = le16(sb, uint16(h.leafK))
+	sb = le16(sb, uint16(h.internalK))
 	sb = le32(sb, 0)     // consistency flags
 	sb = le64(sb, 0)     // base address
 	sb = le64(sb, undef) // free-space info
 	sb = le64(sb, h.end) // end of file
 	sb = le64(sb, undef) // driver information block
-	sb = symbolEntry(sb, 0, h.root)
+	sb = append(sb, entryOf(h.root, 0)...)
 	if _, err := h.f.WriteAt(sb, 0); err != nil {
 		return err
 	}
@@ -203,7 +228,6 @@ func (h *h5file) commit() error {
 func (h *h5file) writeNode(n *node) error {
 	var msgs [][]byte
 	if n.group {
-		slices.SortFunc(n.children, func(a, b *node) int { return strings.Compare(a.name, b.name) })
 		for _, c := range n.children {
 			if err := h.writeNode(c); err != nil {
 				return err
@@ -211,6 +235,9 @@ func (h *h5file) writeNode(n *node) error {
 		}
 		if err := h.writeIndex(n); err != nil {
 			return err
+		}
+		if n.old != nil {
+			return h.patchGroup(n) // its header stays; its symbol-table message points at the new index
 		}
 		var st []byte
 		st = le64(st, n.btree)
@@ -241,17 +268,62 @@ func (h *h5file) writeNode(n *node) error {
 	return err
 }
 
-// writeIndex writes the local heap, symbol-table nodes and B-tree of a
-// group whose children have their headers.
-func (h *h5file) writeIndex(n *node) error {
-	heap := make([]byte, 8) // offset 0: the empty name
-	offsets := make([]uint64, len(n.children))
-	for i, c := range n.children {
-		offsets[i] = uint64(len(heap))
-		heap = append(heap, c.name...)
-		heap = append(heap, make([]byte, 8-len(c.name)%8)...) // null, then padding to 8
+// indexEntry is one link of a group's symbol table.
+type indexEntry struct {
+	name    string
+	addr    uint64 // object header
+	cache   uint32 // 1: scratch holds the group's B-tree and heap
+	scratch [16]byte
+}
+
+// entryOf is the entry of a written node.
+func entryOf(n *node, nameOffset uint64) []byte {
+	e := indexEntry{name: n.name, addr: n.addr}
+	if n.group {
+		e.cache = 1
+		binary.LittleEndian.PutUint64(e.scratch[:], n.btree)
+		binary.LittleEndian.PutUint64(e.scratch[8:], n.heap)
 	}
-	entries, err := h.writeEntries(n.children, offsets)
+	return encodeEntry(nil, e, nameOffset)
+}
+
+func encodeEntry(b []byte, e indexEntry, nameOffset uint64) []byte {
+	b = le64(b, nameOffset)
+	b = le64(b, e.addr)
+	b = le32(b, e.cache)
+	b = le32(b, 0)
+	return append(b, e.scratch[:]...)
+}
+
+// writeIndex writes the local heap, symbol-table nodes and B-tree of a
+// group whose children have their headers: its new children, and those of
+// the file appended to that it keeps.
+func (h *h5file) writeIndex(n *node) error {
+	var entries []indexEntry
+	for _, c := range n.children {
+		var e indexEntry
+		if err := decodeEntry(entryOf(c, 0), &e); err != nil {
+			return err
+		}
+		e.name = c.name
+		entries = append(entries, e)
+	}
+	if n.old != nil {
+		for _, e := range n.old.entries {
+			if !n.old.removed[e.name] && !slices.ContainsFunc(n.children, func(c *node) bool { return c.name == e.name }) {
+				entries = append(entries, e)
+			}
+		}
+	}
+	slices.SortFunc(entries, func(a, b indexEntry) int { return strings.Compare(a.name, b.name) })
+	heap := make([]byte, 8) // offset 0: the empty name
+	offsets := make([]uint64, len(entries))
+	for i, e := range entries {
+		offsets[i] = uint64(len(heap))
+		heap = append(heap, e.name...)
+		heap = append(heap, make([]byte, 8-len(e.name)%8)...) // null, then padding to 8
+	}
+	nodes, err := h.writeEntries(entries, offsets)
 	if err != nil {
 		return err
 	}
@@ -267,7 +339,7 @@ func (h *h5file) writeIndex(n *node) error {
 	if n.heap, err = h.write(hh); err != nil {
 		return err
 	}
-	n.btree, err = h.writeBTree(entries)
+	n.btree, err = h.writeBTree(nodes)
 	return err
 }
 
@@ -275,19 +347,20 @@ func (h *h5file) writeIndex(n *node) error {
 // last (largest) name.
 type snod struct{ addr, lastName uint64 }
 
-// writeEntries writes the symbol-table nodes of children (sorted), 2·leafK
-// entries each.
-func (h *h5file) writeEntries(children []*node, offsets []uint64) ([]snod, error) {
+// writeEntries writes the symbol-table nodes of a group's entries (sorted),
+// 2·leafK each.
+func (h *h5file) writeEntries(entries []indexEntry, offsets []uint64) ([]snod, error) {
 	var nodes []snod // an empty group has none
-	for lo := 0; lo < len(children); lo += 2 * leafK {
-		hi := min(lo+2*leafK, len(children))
+	per := 2 * h.leafK
+	for lo := 0; lo < len(entries); lo += per {
+		hi := min(lo+per, len(entries))
 		b := []byte("SNOD")
 		b = append(b, 1, 0)
 		b = le16(b, uint16(hi-lo))
 		for i := lo; i < hi; i++ {
-			b = symbolEntry(b, offsets[i], children[i])
+			b = encodeEntry(b, entries[i], offsets[i])
 		}
-		b = append(b, make([]byte, 8+2*leafK*40-len(b))...) // readers read the whole node
+		b = append(b, make([]byte, 8+per*40-len(b))...) // readers read the whole node
 		addr, err := h.write(b)
 		if err != nil {
 			return nil, err
@@ -300,8 +373,8 @@ func (h *h5file) writeEntries(children []*node, offsets []uint64) ([]snod, error
 // writeBTree writes the one-level B-tree over a group's symbol-table
 // nodes.
 func (h *h5file) writeBTree(nodes []snod) (uint64, error) {
-	if len(nodes) > 2*internalK {
-		return 0, fmt.Errorf("a group of more than %d members", 2*internalK*2*leafK)
+	if len(nodes) > 2*h.internalK {
+		return 0, fmt.Errorf("a group of more than %d members", 2*h.internalK*2*h.leafK)
 	}
 	b := []byte("TREE")
 	b = append(b, 0, 0) // group nodes; leaf level
@@ -313,22 +386,8 @@ func (h *h5file) writeBTree(nodes []snod) (uint64, error) {
 		b = le64(b, s.addr)
 		b = le64(b, s.lastName)
 	}
-	b = append(b, make([]byte, 24+(4*internalK+1)*8-len(b))...)
+	b = append(b, make([]byte, 24+(4*h.internalK+1)*8-len(b))...)
 	return h.write(b)
-}
-
-// symbolEntry appends the symbol-table entry of n, its name at nameOffset
-// of the parent's heap; a group's entry caches its index.
-func symbolEntry(b []byte, nameOffset uint64, n *node) []byte {
-	b = le64(b, nameOffset)
-	b = le64(b, n.addr)
-	if n.group {
-		b = le32(b, 1)
-		b = le32(b, 0)
-		b = le64(b, n.btree)
-		return le64(b, n.heap)
-	}
-	return append(b, make([]byte, 24)...)
 }
 
 // message frames one object-header message (version 1 header), its body

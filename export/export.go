@@ -31,6 +31,10 @@ type Options struct {
 	// Threshold is the posterior mean at or above which a gene is in a
 	// program's MAP set (default ½, as enrich).
 	Threshold float64
+	// Into, when set, is the user's own AnnData file: Out is a copy of it
+	// with the fit added (obsm, varm, uns), its cells matched by barcode;
+	// Into is only read.
+	Into string
 	// NoX leaves X out; otherwise X is the binary matrix the run was
 	// fitted to, read from its shards (Shards, or those shards.json names).
 	NoX    bool

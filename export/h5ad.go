@@ -43,7 +43,7 @@ func Export(o Options) (*Report, error) {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	var x *binaryX
-	if !o.NoX {
+	if !o.NoX && o.Into == "" {
 		s, err := openShards(o.Run, o.Shards)
 		if err != nil {
 			return nil, err
@@ -60,29 +60,16 @@ func Export(o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	w, err := anndata.Create(o.Out)
+	var w *anndata.Writer
+	if o.Into != "" {
+		w, err = into(o, f)
+	} else {
+		w, err = fresh(o, f, x)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer w.Abort()
-	usage := make([]anndata.Column, L)
-	for k := range L {
-		usage[k] = anndata.Column{Name: UsageColumn(k), Float64: column(f.Cells.Mean, L, k)}
-	}
-	w.Dataframe("/obs", f.Cells.Barcodes, usage...)
-	w.Dataframe("/var", f.Genes.Symbols,
-		anndata.Column{Name: "gene_ids", Strings: f.Codes.GeneIDs},
-		anndata.Column{Name: "gene_symbols", Strings: f.Genes.Names})
-	if x != nil {
-		w.CSR("/X", x.rows, x.cols, x.indptr, x.indices, x.data)
-	}
-	w.Dict("/obsm")
-	w.Matrix("/obsm/"+ObsmKey, len(f.Cells.Barcodes), L, f.Cells.Mean)
-	w.Dict("/varm")
-	w.Matrix("/varm/"+VarmMean, len(f.Codes.GeneIDs), L, f.Codes.Mean)
-	if f.Score != nil {
-		w.Matrix("/varm/"+VarmScore, len(f.Codes.GeneIDs), L, f.Score)
-	}
 	writeUns(w, o, f, rec, string(config), terms)
 	if err := w.Commit(); err != nil {
 		return nil, err
@@ -90,6 +77,34 @@ func Export(o Options) (*Report, error) {
 	o.Log.Info("exported", "out", o.Out, "L", L, "chain", o.Chain, "cells", len(f.Cells.Barcodes), "genes", len(f.Codes.GeneIDs), "ranked_by", f.RankedBy())
 	return &Report{Out: o.Out, L: L, Chain: o.Chain, Recommended: rec, RankedBy: f.RankedBy(),
 		Cells: len(f.Cells.Barcodes), Genes: len(f.Codes.GeneIDs)}, nil
+}
+
+// fresh starts a new AnnData file of the fit: X, obs, var, obsm, varm.
+func fresh(o Options, f *Fit, x *binaryX) (*anndata.Writer, error) {
+	w, err := anndata.Create(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	L := f.L
+	usage := make([]anndata.Column, L)
+	for k := range L {
+		usage[k] = anndata.Column{Name: UsageColumn(k), Float64: column(f.Cells.Mean, L, k)}
+	}
+	if x != nil {
+		w.CSR("/X", x.rows, x.cols, x.indptr, x.indices, x.data)
+	}
+	w.Dataframe("/obs", f.Cells.Barcodes, usage...)
+	w.Dataframe("/var", f.Genes.Symbols,
+		anndata.Column{Name: "gene_ids", Strings: f.Codes.GeneIDs},
+		anndata.Column{Name: "gene_symbols", Strings: f.Genes.Names})
+	w.Dict("/obsm")
+	w.Matrix("/obsm/"+ObsmKey, len(f.Cells.Barcodes), L, f.Cells.Mean)
+	w.Dict("/varm")
+	w.Matrix("/varm/"+VarmMean, len(f.Codes.GeneIDs), L, f.Codes.Mean)
+	if f.Score != nil {
+		w.Matrix("/varm/"+VarmScore, len(f.Codes.GeneIDs), L, f.Score)
+	}
+	return w, nil
 }
 
 // The keys of the export.

@@ -29,6 +29,7 @@ scpipe.usages.k_L.dt_0_5.consensus.txt, .gene_spectra_score., .spectra.,
 
    scpipe export run -o run.h5ad
    scpipe export run -o run.h5ad --L 6 --enrich run-enrich
+   scpipe export run -o pbmc-programs.h5ad --into pbmc.h5ad   # your file, programs added
    scpipe export run --cnmf run-cnmf
 
    python3 -c "import anndata; a = anndata.read_h5ad('run.h5ad'); print(a.obsm['X_scpipe'].shape)"`,
@@ -37,6 +38,7 @@ scpipe.usages.k_L.dt_0_5.consensus.txt, .gene_spectra_score., .spectra.,
 			&cli.IntFlag{Name: "L", Usage: "the L exported to the .h5ad (default: the run's recommended L, or its only one); with --cnmf, that L alone"},
 			&cli.IntFlag{Name: "chain", Value: d.Chain, Usage: "the chain exported"},
 			&cli.IntFlag{Name: "top", Value: d.TopN, Usage: "top genes listed per program"},
+			&cli.StringFlag{Name: "into", Usage: "write a copy of your own AnnData `FILE` with obsm, varm and uns/scpipe added and everything else kept (its cells must be the run's, matched by barcode; FILE is never modified)"},
 			&cli.StringFlag{Name: "enrich", Usage: "an output `DIR` of scpipe enrich of the run: its best terms per program go to uns"},
 			&cli.StringFlag{Name: "cnmf", Usage: "write cNMF's tables of every L into `DIR`/scpipe/"},
 			&cli.BoolFlag{Name: "no-x", Usage: "leave X out of the .h5ad (by default X is the binary cells × genes matrix the run was fitted to, read from its shards)"},
@@ -58,7 +60,7 @@ scpipe.usages.k_L.dt_0_5.consensus.txt, .gene_spectra_score., .spectra.,
 			o := export.DefaultOptions()
 			o.Run, o.Out, o.Force, o.Log = run, c.String("output"), c.Bool("force"), env.log
 			o.L, o.Chain, o.TopN, o.Enrich = c.Int("L"), c.Int("chain"), c.Int("top"), c.String("enrich")
-			o.NoX, o.Shards = c.Bool("no-x"), c.String("shards")
+			o.NoX, o.Shards, o.Into = c.Bool("no-x"), c.String("shards"), c.String("into")
 			if o.Out != "" {
 				rep, err := export.Export(o)
 				if err != nil {
