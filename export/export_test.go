@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"scpipe/anndata"
 	"scpipe/export"
 	"scpipe/ingest"
 	"scpipe/pipeline"
@@ -419,5 +420,85 @@ func TestExportIngestsBack(t *testing.T) {
 	}
 	if int64(ones) != ma.Ones {
 		t.Errorf("%d ones, manifest says %d", ones, ma.Ones)
+	}
+}
+
+// userFile writes an AnnData file as a user might hold it for the run's
+// cells: cells in reverse order, two genes the run does not have, an
+// obsm X_umap.
+func userFile(t *testing.T, r, path string, cells []string) {
+	t.Helper()
+	f, err := export.ReadFit(r, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := append(slices.Clone(f.Codes.GeneIDs), "EXTRA1", "EXTRA2")
+	w, err := anndata.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indptr := make([]int64, len(cells)+1)
+	w.CSR("/X", len(cells), len(genes), indptr, nil, nil)
+	w.Dataframe("/obs", cells)
+	w.Dataframe("/var", genes)
+	w.Dict("/obsm")
+	w.Matrix("/obsm/X_umap", len(cells), 2, make([]float64, 2*len(cells)))
+	w.Dict("/uns")
+	w.String("/uns/mine", "kept")
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExportInto(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	f, err := export.ReadFit(r, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.h5ad")
+	reversed := slices.Clone(f.Cells.Barcodes)
+	slices.Reverse(reversed)
+	userFile(t, r, user, reversed)
+	before, err := os.ReadFile(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := export.DefaultOptions()
+	o.Run, o.Into, o.L = r, user, 2
+	for i, out := range []string{filepath.Join(dir, "a.h5ad"), filepath.Join(dir, "b.h5ad")} {
+		o.Out = out
+		if _, err := export.Export(o); err != nil {
+			t.Fatalf("export %d: %v", i, err)
+		}
+		obs, vars, _, err := ingest.AnnDataNames(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(obs, reversed) || len(vars) != len(f.Codes.GeneIDs)+2 {
+			t.Errorf("export %d: %d cells, %d genes", i, len(obs), len(vars))
+		}
+		o.Into = out // the second export goes into the first's output, replacing its keys
+	}
+	if after, _ := os.ReadFile(user); !slices.Equal(before, after) {
+		t.Error("the user's file was modified")
+	}
+	for _, tc := range []struct {
+		name, into, out, want string
+	}{
+		{"the output is the input", user, user, "never modified"},
+		{"other cells", "", filepath.Join(dir, "c.h5ad"), "cells do not match"},
+	} {
+		o := o
+		o.Into, o.Out, o.Force = tc.into, tc.out, true
+		if tc.into == "" {
+			o.Into = filepath.Join(dir, "other.h5ad")
+			userFile(t, r, o.Into, reversed[1:])
+		}
+		if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

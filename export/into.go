@@ -17,11 +17,6 @@ import (
 // matched by id or symbol, and the genes the run does not hold (filtered
 // out by ingest) get NaN rows in varm.
 func into(o Options, f *Fit) (*anndata.Writer, error) {
-	if same, err := samePath(o.Into, o.Out); err != nil {
-		return nil, err
-	} else if same {
-		return nil, fmt.Errorf("export: --into %s is the output: the input is never modified; write to another file", o.Into)
-	}
 	obs, vars, ids, err := ingest.AnnDataNames(o.Into)
 	if err != nil {
 		return nil, fmt.Errorf("export: --into: %w", err)

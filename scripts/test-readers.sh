@@ -9,7 +9,10 @@
 #   * the AnnData export (scpipe export) with Debian's python3-anndata:
 #     shapes, barcodes, gene ids and values equal to cells.parquet and
 #     codes.parquet as DuckDB read them, X's ones those of the shards; and
-#     scpipe ingest reads the export back to the same matrix.
+#     scpipe ingest reads the export back to the same matrix;
+#   * export --into a user's file that anndata wrote (cells shuffled, its
+#     own X, obsm, layers, obs, var and uns): every key and value kept,
+#     X_scpipe in the file's order of cells.
 #
 #   scripts/test-readers.sh           (.ci/run runs it)
 #
@@ -76,4 +79,10 @@ ones=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['ones'])" "
 sc ingest "$state/run.h5ad" -o "$state/back" --min-cell-frac 0
 back=$(sc info "$state/back" | awk '$1 == "nnz" {print $2}')
 [ "$back" = "$ones" ] || fail "scpipe ingest read $back ones back from the export, the shards hold $ones"
-say "ok: every table read by hyparquet and DuckDB alike; the export (L = $L) read by anndata and by scpipe ingest"
+
+# --- --into: a user's own file, written by anndata, keeps everything -------------------
+"$py" scripts/readers/into.py make "$state/user.h5ad" "$state/tables.json"
+sc export "$state/run" -o "$state/user-programs.h5ad" --into "$state/user.h5ad" --L "$L"
+"$py" scripts/readers/into.py check "$state/user.h5ad" "$state/user-programs.h5ad" "$state/tables.json" ||
+  fail "export --into lost or changed something of the user's file (above)"
+say "ok: every table read by hyparquet and DuckDB alike; the export (L = $L) read by anndata and by scpipe ingest; --into kept the user's file"
