@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"scpipe/anndata"
+	"scpipe/enrich"
 	"scpipe/export"
 	"scpipe/ingest"
 	"scpipe/pipeline"
@@ -499,6 +500,53 @@ func TestExportInto(t *testing.T) {
 		}
 		if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestBestTerms builds a library whose sets are the programs of the fit
+// (by symbol) and decoys, enriches the run with it, and checks that the
+// terms kept for each program start with its own set.
+func TestBestTerms(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	f, err := export.ReadFit(r, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib.gmt")
+	var gmt strings.Builder
+	var want = map[string]string{}
+	for _, p := range f.Programs(0.5, 10) {
+		if len(p.MAP) < 3 {
+			continue
+		}
+		name := fmt.Sprintf("set_of_code%d", p.Code)
+		want[export.ProgramName(3, p.Code)] = name
+		gmt.WriteString(name + "\tplanted\t" + strings.Join(enrich.Symbols(f.Genes, p.MAP), "\t") + "\n")
+	}
+	gmt.WriteString("decoy\tnone\t" + strings.Join(f.Genes.Names[:5], "\t") + "\n")
+	if err := os.WriteFile(lib, []byte(gmt.String()), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	eo := enrich.DefaultOptions()
+	eo.Run, eo.Out, eo.Libraries, eo.Ls = r, filepath.Join(dir, "enrich"), []string{lib}, []int{3}
+	eo.Hierarchy = enrich.HierarchyOverlap
+	if _, err := enrich.Run(context.Background(), eo); err != nil {
+		t.Fatal(err)
+	}
+	terms, err := export.BestTerms(eo.Out, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("the fit has no program of 3 genes or more")
+	}
+	for prog, set := range want {
+		ts := terms[prog]
+		if len(ts) == 0 || ts[0].Term.Term != set || ts[0].Library != "lib" || len(ts) > 4 {
+			t.Errorf("%s: terms %+v, want %s first, at most 2 per query", prog, ts, set)
 		}
 	}
 }

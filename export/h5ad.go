@@ -61,9 +61,9 @@ func Export(o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	var terms map[string][]libTerm
+	var terms map[string][]LibraryTerm
 	if o.Enrich != "" {
-		if terms, err = readTerms(o.Enrich, L, o.TopTerms); err != nil {
+		if terms, err = BestTerms(o.Enrich, L, o.TopTerms); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +157,7 @@ func column(m []float64, L, k int) []float64 {
 // writeUns writes uns/scpipe: the run's settings, the chosen L, and per
 // program its MAP and top genes (symbols as the input gave them) and best
 // enrichment terms.
-func writeUns(w *anndata.Writer, o Options, f *Fit, rec int, config string, terms map[string][]libTerm) {
+func writeUns(w *anndata.Writer, o Options, f *Fit, rec int, config string, terms map[string][]LibraryTerm) {
 	u := "/uns/" + UnsKey
 	w.Dict("/uns")
 	w.Dict(u)
@@ -187,14 +187,14 @@ func writeUns(w *anndata.Writer, o Options, f *Fit, rec int, config string, term
 
 // writeTerms writes a program's best terms as a dataframe (library, query,
 // term, adjusted p, combined score).
-func writeTerms(w *anndata.Writer, path string, ts []libTerm) {
+func writeTerms(w *anndata.Writer, path string, ts []LibraryTerm) {
 	n := len(ts)
 	index := make([]string, n)
 	lib, query, term := make([]string, n), make([]string, n), make([]string, n)
 	adj, comb := make([]float64, n), make([]float64, n)
 	for i, t := range ts {
 		index[i] = strconv.Itoa(i)
-		lib[i], query[i], term[i] = t.library, t.Query, t.Term.Term
+		lib[i], query[i], term[i] = t.Library, t.Query, t.Term.Term
 		adj[i], comb[i] = t.AdjP, t.Combined
 	}
 	w.Dataframe(path, index,
@@ -216,15 +216,15 @@ func pick(v []string, idx []int) []string {
 	return out
 }
 
-// libTerm is an enrichment term and the library it is from.
-type libTerm struct {
+// LibraryTerm is an enrichment term and the library it is from.
+type LibraryTerm struct {
 	enrich.Term
-	library string
+	Library string
 }
 
-// readTerms reads the best terms of every program of L from an enrich
-// output folder, by program name.
-func readTerms(dir string, L, k int) (map[string][]libTerm, error) {
+// BestTerms reads the best k terms of every program of L, per library and
+// query, from an enrich output folder, by program name.
+func BestTerms(dir string, L, k int) (map[string][]LibraryTerm, error) {
 	out, err := enrich.ReadOutput(dir)
 	if err != nil {
 		return nil, fmt.Errorf("export: --enrich: %w", err)
@@ -232,7 +232,7 @@ func readTerms(dir string, L, k int) (map[string][]libTerm, error) {
 	if len(out.Enrichment) == 0 {
 		return nil, fmt.Errorf("export: --enrich: %s holds no enrichment table (run scpipe enrich with --gmt)", dir)
 	}
-	terms := map[string][]libTerm{}
+	terms := map[string][]LibraryTerm{}
 	for _, e := range out.Enrichment {
 		ts, err := enrich.ReadTopTerms(e.Path, k)
 		if err != nil {
@@ -240,7 +240,7 @@ func readTerms(dir string, L, k int) (map[string][]libTerm, error) {
 		}
 		for _, t := range ts {
 			if t.L == L {
-				terms[t.Program] = append(terms[t.Program], libTerm{t, e.Library})
+				terms[t.Program] = append(terms[t.Program], LibraryTerm{t, e.Library})
 			}
 		}
 	}
