@@ -1,6 +1,8 @@
 package anndata
 
 import (
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -263,29 +265,72 @@ func (w *Writer) Dataframe(path string, index []string, cols ...Column) error {
 // row i holds columns indices[indptr[i]:indptr[i+1]], ascending, with
 // values data[...].
 func (w *Writer) CSR(path string, rows, cols int, indptr []int64, indices []int32, data []float32) error {
-	if w.err != nil {
-		return w.err
-	}
 	if len(indptr) != rows+1 || indptr[0] != 0 || indptr[rows] != int64(len(indices)) || len(indices) != len(data) {
 		return w.fail(path, fmt.Errorf("inconsistent CSR arrays (%d pointers for %d rows, %d indices, %d values)", len(indptr), rows, len(indices), len(data)))
 	}
-	ib := make([]byte, 0, 4*len(indices))
-	for _, j := range indices {
-		ib = le32(ib, uint32(j))
+	return w.csr(path, rows, cols, func(i int, buf []int32) ([]int32, []float32) {
+		lo, hi := indptr[i], indptr[i+1]
+		return indices[lo:hi], data[lo:hi]
+	})
+}
+
+// BinaryCSR writes a rows × cols matrix of ones in compressed sparse rows,
+// row i's columns (ascending) given by row, which may append them to buf
+// and return it. The rows are streamed to the file: memory holds one row
+// and the row pointers, whatever the matrix's size.
+func (w *Writer) BinaryCSR(path string, rows, cols int, row func(i int, buf []int32) []int32) error {
+	return w.csr(path, rows, cols, func(i int, buf []int32) ([]int32, []float32) { return row(i, buf), nil })
+}
+
+// csr writes the three arrays of a CSR matrix; row returns a row's column
+// indices and values (nil: ones).
+func (w *Writer) csr(path string, rows, cols int, row func(i int, buf []int32) ([]int32, []float32)) error {
+	if w.err != nil {
+		return w.err
 	}
-	db := make([]byte, 0, 4*len(data))
-	for _, x := range data {
-		db = le32(db, math.Float32bits(x))
-	}
-	for _, e := range []struct {
-		name string
-		dt   []byte
-		n    int
-		b    []byte
-	}{{"data", typeFloat32, len(data), db}, {"indices", typeInt32, len(indices), ib}, {"indptr", typeInt64, len(indptr), int64Bytes(indptr)}} {
-		if w.fail(path+"/"+e.name, w.h.dataset(path+"/"+e.name, e.dt, []uint64{uint64(e.n)}, e.b)) != nil {
-			return w.err
+	indptr := make([]int64, 1, rows+1)
+	var buf []int32
+	var values []float32 // the values of a matrix not all ones, written after the indices
+	err := w.h.streamDataset(path+"/indices", typeInt32, func(bw *bufio.Writer) ([]uint64, error) {
+		var b [4]byte
+		for i := range rows {
+			idx, vals := row(i, buf[:0])
+			if vals != nil {
+				values = append(values, vals...)
+			}
+			for j, c := range idx {
+				if c < 0 || int(c) >= cols || j > 0 && c <= idx[j-1] {
+					return nil, fmt.Errorf("row %d: column indices not ascending in 0..%d", i, cols-1)
+				}
+				binary.LittleEndian.PutUint32(b[:], uint32(c))
+				bw.Write(b[:])
+			}
+			indptr = append(indptr, indptr[i]+int64(len(idx)))
+			buf = idx
 		}
+		return []uint64{uint64(indptr[rows])}, nil
+	})
+	if w.fail(path+"/indices", err) != nil {
+		return w.err
+	}
+	nnz := indptr[rows]
+	err = w.h.streamDataset(path+"/data", typeFloat32, func(bw *bufio.Writer) ([]uint64, error) {
+		var b [4]byte
+		for k := range nnz {
+			v := float32(1)
+			if values != nil {
+				v = values[k]
+			}
+			binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+			bw.Write(b[:])
+		}
+		return []uint64{uint64(nnz)}, nil
+	})
+	if w.fail(path+"/data", err) != nil {
+		return w.err
+	}
+	if w.fail(path+"/indptr", w.h.dataset(path+"/indptr", typeInt64, []uint64{uint64(len(indptr))}, int64Bytes(indptr))) != nil {
+		return w.err
 	}
 	w.attrs(path, "csr_matrix", "0.1.0")
 	return w.Int64sAttr(path, "shape", []int64{int64(rows), int64(cols)})

@@ -137,6 +137,12 @@ func TestWriterErrors(t *testing.T) {
 		{"bad CSR", func(w *anndata.Writer) error {
 			return w.CSR("/X", 2, 2, []int64{0, 1}, []int32{0}, []float32{1})
 		}, "inconsistent CSR"},
+		{"columns not ascending", func(w *anndata.Writer) error {
+			return w.BinaryCSR("/X", 1, 5, func(i int, buf []int32) []int32 { return append(buf, 3, 1) })
+		}, "not ascending"},
+		{"a column out of range", func(w *anndata.Writer) error {
+			return w.BinaryCSR("/X", 1, 5, func(i int, buf []int32) []int32 { return append(buf, 5) })
+		}, "not ascending in 0..4"},
 		{"matrix shape", func(w *anndata.Writer) error { return w.Matrix("/m", 2, 2, []float64{1}) }, "2 × 2"},
 		{"dataframe column length", func(w *anndata.Writer) error {
 			return w.Dataframe("/obs", []string{"a", "b"}, anndata.Column{Name: "x", Float64: []float64{1}})

@@ -1,10 +1,12 @@
 package anndata
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -154,6 +156,16 @@ func (h *h5file) lookup(path string, create bool) (*node, error) {
 // dataset adds a dataset at path (its parent groups created as needed)
 // holding data, of the given type and shape.
 func (h *h5file) dataset(path string, dtype []byte, dims []uint64, data []byte) error {
+	return h.streamDataset(path, dtype, func(w *bufio.Writer) ([]uint64, error) {
+		_, err := w.Write(data)
+		return dims, err
+	})
+}
+
+// streamDataset adds a dataset at path (its parent groups created as
+// needed) whose data fill writes, returning the dataset's shape: data of
+// any size go to the file through a buffer, never whole in memory.
+func (h *h5file) streamDataset(path string, dtype []byte, fill func(w *bufio.Writer) ([]uint64, error)) error {
 	i := strings.LastIndexByte(path, '/')
 	parent, err := h.lookup(path[:i+1], true)
 	if err != nil {
@@ -171,11 +183,21 @@ func (h *h5file) dataset(path string, dtype []byte, dims []uint64, data []byte) 
 	if parent.old.has(name) {
 		return fmt.Errorf("%s already exists in the file", path)
 	}
-	n := &node{name: name, dtype: dtype, dims: dims, dataAddr: undef, nbytes: uint64(len(data))}
-	if len(data) > 0 {
-		if n.dataAddr, err = h.write(data); err != nil {
-			return err
-		}
+	h.end = align8(h.end)
+	ow := io.NewOffsetWriter(h.f, int64(h.end))
+	bw := bufio.NewWriterSize(ow, 1<<20)
+	dims, err := fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	written, _ := ow.Seek(0, io.SeekCurrent)
+	n := &node{name: name, dtype: dtype, dims: dims, dataAddr: undef, nbytes: uint64(written)}
+	if written > 0 {
+		n.dataAddr = h.end
+		h.end += uint64(written)
 	}
 	parent.children = append(parent.children, n)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"scpipe/anndata"
 	"scpipe/enrich"
 	"scpipe/rundir"
+	"scpipe/shard"
 )
 
 // Report is what Export wrote.
@@ -49,15 +50,13 @@ func Export(o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	var x *binaryX
+	var src *shard.Shard // X's rows, streamed from the shards
 	if !o.NoX && o.Into == "" {
-		s, err := openShards(o.Run, o.Shards)
-		if err != nil {
+		if src, err = openShards(o.Run, o.Shards); err != nil {
 			return nil, err
 		}
-		x, err = readX(s, f)
-		s.Close()
-		if err != nil {
+		defer src.Close()
+		if err := checkShards(src, f); err != nil {
 			return nil, err
 		}
 	}
@@ -71,7 +70,7 @@ func Export(o Options) (*Report, error) {
 	if o.Into != "" {
 		w, err = into(o, f)
 	} else {
-		w, err = fresh(o, f, x)
+		w, err = fresh(o, f, src)
 	}
 	if err != nil {
 		return nil, err
@@ -87,7 +86,7 @@ func Export(o Options) (*Report, error) {
 }
 
 // fresh starts a new AnnData file of the fit: X, obs, var, obsm, varm.
-func fresh(o Options, f *Fit, x *binaryX) (*anndata.Writer, error) {
+func fresh(o Options, f *Fit, src *shard.Shard) (*anndata.Writer, error) {
 	w, err := anndata.Create(o.Out)
 	if err != nil {
 		return nil, err
@@ -97,8 +96,8 @@ func fresh(o Options, f *Fit, x *binaryX) (*anndata.Writer, error) {
 	for k := range L {
 		usage[k] = anndata.Column{Name: UsageColumn(k), Float64: column(f.Cells.Mean, L, k)}
 	}
-	if x != nil {
-		w.CSR("/X", x.rows, x.cols, x.indptr, x.indices, x.data)
+	if src != nil {
+		w.BinaryCSR("/X", len(f.Cells.Barcodes), len(f.Codes.GeneIDs), binaryRow(src))
 	}
 	w.Dataframe("/obs", f.Cells.Barcodes, usage...)
 	w.Dataframe("/var", f.Genes.Symbols,

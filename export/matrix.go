@@ -13,16 +13,6 @@ import (
 	"scpipe/shard"
 )
 
-// binaryX is the run's binary cells × genes matrix as CSR, the X of the
-// export: what the fits saw (1 = the gene detected in the cell; entries
-// that the shards mark unobserved are 0).
-type binaryX struct {
-	rows, cols int
-	indptr     []int64
-	indices    []int32
-	data       []float32
-}
-
 // openShards opens the shards of run: dir when given, else the folder
 // shards.json names (as given to fit, or relative to the run's parent).
 // Either must have the fingerprint the run was fitted to.
@@ -55,31 +45,30 @@ func openShards(run, dir string) (*shard.Shard, error) {
 	return nil, fmt.Errorf("export: the shards of %s are not at %s: give them with --shards, or --no-x for an export without X: %w", run, strings.Join(slices.Compact(candidates), " or "), os.ErrNotExist)
 }
 
-// readX reads the binary matrix of the shards s, checking that its cells
-// and genes are the fit's.
-func readX(s *shard.Shard, f *Fit) (*binaryX, error) {
+// checkShards checks that the shards s hold the fit's cells and genes.
+func checkShards(s *shard.Shard, f *Fit) error {
 	m := s.Manifest()
 	dir := s.Dir()
 	if m.Cells != len(f.Cells.Barcodes) || m.Genes != len(f.Codes.GeneIDs) {
-		return nil, fmt.Errorf("export: shards %s hold %d cells × %d genes, the fit %d × %d", dir, m.Cells, m.Genes, len(f.Cells.Barcodes), len(f.Codes.GeneIDs))
+		return fmt.Errorf("export: shards %s hold %d cells × %d genes, the fit %d × %d", dir, m.Cells, m.Genes, len(f.Cells.Barcodes), len(f.Codes.GeneIDs))
 	}
 	if len(m.Barcodes) > 0 && !slices.Equal(m.Barcodes, f.Cells.Barcodes) {
-		return nil, fmt.Errorf("export: shards %s: barcodes differ from %s", dir, filepath.Join(f.Dir, rundir.CellsFile))
+		return fmt.Errorf("export: shards %s: barcodes differ from %s", dir, filepath.Join(f.Dir, rundir.CellsFile))
 	}
-	x := &binaryX{rows: m.Cells, cols: m.Genes, indptr: make([]int64, 1, m.Cells+1)}
+	return nil
+}
+
+// binaryRow returns the genes of cell i of the shards' X (the binary matrix
+// the run was fitted to: 1 = the gene detected; entries the shards mark
+// unobserved are 0), appended to buf.
+func binaryRow(s *shard.Shard) func(i int, buf []int32) []int32 {
 	X := s.X()
-	for i := range m.Cells {
+	return func(i int, buf []int32) []int32 {
 		for w, word := range X.Segment(i, 0) {
-			for word != 0 {
-				x.indices = append(x.indices, int32(w*64+bits.TrailingZeros64(word)))
-				word &= word - 1
+			for ; word != 0; word &= word - 1 {
+				buf = append(buf, int32(w*64+bits.TrailingZeros64(word)))
 			}
 		}
-		x.indptr = append(x.indptr, int64(len(x.indices)))
+		return buf
 	}
-	x.data = make([]float32, len(x.indices))
-	for i := range x.data {
-		x.data[i] = 1
-	}
-	return x, nil
 }
