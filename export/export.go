@@ -163,7 +163,7 @@ func joinInts(v []int) string {
 type Program struct {
 	Code  int   // 1-based
 	MAP   []int // genes with posterior mean ≥ threshold (less housekeeping genes), in gene order
-	Top   []int // the topN genes of highest rank value, best first (ties: gene order), housekeeping genes left out
+	Top   []int // the topN genes of highest rank value, best first (ties: the most specific to the program, then gene order), housekeeping genes left out
 	Cells int   // cells whose usage is ≥ threshold
 }
 
@@ -194,7 +194,26 @@ func (f *Fit) Programs(threshold float64, topN int) []Program {
 				order = append(order, g)
 			}
 		}
-		sort.SliceStable(order, func(a, b int) bool { return rank[order[a]*L+k] > rank[order[b]*L+k] })
+		// Ties (posterior means of exactly 1 fill a program's MAP set) go
+		// to the gene more specific to the program: the larger margin of
+		// its mean here over its largest mean in another program.
+		margin := make([]float64, D)
+		for _, g := range order {
+			other := 0.0
+			for j := range L {
+				if j != k {
+					other = max(other, f.Codes.Mean[g*L+j])
+				}
+			}
+			margin[g] = f.Codes.Mean[g*L+k] - other
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			ga, gb := order[a], order[b]
+			if ra, rb := rank[ga*L+k], rank[gb*L+k]; ra != rb {
+				return ra > rb
+			}
+			return margin[ga] > margin[gb]
+		})
 		p.Top = order[:min(topN, len(order))]
 		ps[k] = p
 	}

@@ -240,8 +240,18 @@ func TestProgramsRankedByScoreOrMean(t *testing.T) {
 				if len(p.Top) != 10 {
 					t.Fatalf("code %d: %d top genes", p.Code, len(p.Top))
 				}
+				margin := func(g int) float64 {
+					other := 0.0
+					for j := range 3 {
+						if j != k {
+							other = max(other, f.Codes.Mean[g*3+j])
+						}
+					}
+					return f.Codes.Mean[g*3+k] - other
+				}
 				for i := 1; i < len(p.Top); i++ {
-					if rank[p.Top[i-1]*3+k] < rank[p.Top[i]*3+k] {
+					a, b := p.Top[i-1], p.Top[i]
+					if rank[a*3+k] < rank[b*3+k] || rank[a*3+k] == rank[b*3+k] && margin(a) < margin(b) {
 						t.Errorf("code %d: top genes out of order at %d", p.Code, i)
 					}
 				}
