@@ -15,17 +15,19 @@ func exportCommand() *cli.Command {
 		Usage:     "a run's results for scanpy (AnnData .h5ad) and for Seurat and cNMF users (cNMF's tables)",
 		ArgsUsage: "RUN",
 		Description: `Writes the fit at the recommended L (summary.tsv; --L for another) as an
-AnnData file that anndata and scanpy read: X = the binary cells × genes
-matrix the run was fitted to (CSR, from the run's shards; --no-x: none),
-obs = cells (barcodes) with the
-usage of each program (scpipe_1 … scpipe_L), var = genes (unique symbols;
-gene_ids, gene_symbols), obsm["X_scpipe"] = cells × L usage (posterior mean
-of z), varm["scpipe_mean"] = genes × L posterior mean of u, varm["scpipe_score"]
-= genes × L score (where codes.parquet has one), uns["scpipe"] = the run's
-configuration, L, and per program its MAP and top genes (and, with --enrich,
-its best terms). With --cnmf DIR, cNMF's tables of every L: DIR/scpipe/
-scpipe.usages.k_L.dt_0_5.consensus.txt, .gene_spectra_score., .spectra.,
-.top_genes. (export/README.md).
+AnnData file that anndata and scanpy read:
+
+   X                     the binary cells × genes matrix the run was fitted to (CSR, from its shards; --no-x: none)
+   obs                   barcodes; scpipe_1 … scpipe_L: each cell's usage of each program (posterior mean of z)
+   var                   unique gene symbols; gene_ids, gene_symbols
+   obsm["X_scpipe"]      cells × L usage
+   varm["scpipe_mean"]   genes × L posterior mean of u (and varm["scpipe_score"] where codes.parquet has scores)
+   uns["scpipe"]         the run's configuration, L, per program its MAP and top genes (--enrich: its best terms)
+
+--into FILE writes a copy of your own AnnData file with obsm, varm and
+uns["scpipe"] added and everything else kept (cells matched by barcode).
+--cnmf DIR writes cNMF's tables of every L into DIR/scpipe/ (usages,
+gene_spectra_score, spectra, top_genes). Format: export/README.md.
 
    scpipe export run -o run.h5ad
    scpipe export run -o run.h5ad --L 6 --enrich run-enrich
