@@ -85,3 +85,35 @@ func TestNewGenes(t *testing.T) {
 		t.Errorf("names %q symbols %q, want %q %q", g.Names, g.Symbols, wantNames, wantSymbols)
 	}
 }
+
+func TestLibrarySymbol(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"TMBIM4.1", "TMBIM4"},   // R's make.unique of a repeated symbol
+		{"NDUFA7.12", "NDUFA7"},  // any count
+		{"Y_RNA.3", "Y_RNA"},     // a repeated family name
+		{"Gm12345.1", "Gm12345"}, // mouse
+		{"AL627309.1", "AL627309.1"},
+		{"AC000061.2", "AC000061.2"},
+		{"RP11-206L10.2", "RP11-206L10.2"},
+		{"CTD-2331H12.4", "CTD-2331H12.4"},
+		{"XXbac-B461K10.4", "XXbac-B461K10.4"},
+		{"AL627309.1.1", "AL627309.1"}, // a repeated accession
+		{"NKX2-1", "NKX2-1"},           // a hyphen is part of symbols
+		{"CD3E", "CD3E"},
+		{"HLA-A.0", "HLA-A.0"}, // no count of make.unique starts at 0
+		{".1", ".1"},
+	} {
+		if got := LibrarySymbol(tc.in); got != tc.want {
+			t.Errorf("LibrarySymbol(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// The lists hold each library symbol once.
+	g := NewGenes([]string{"E1", "E2", "E3"}, []string{"TMBIM4.1", "CD3E", "TMBIM4"})
+	if got := Symbols(g, []int{0, 1, 2}); !slices.Equal(got, []string{"TMBIM4", "CD3E"}) {
+		t.Errorf("Symbols = %q", got)
+	}
+	if !slices.Equal(g.Symbols, []string{"TMBIM4", "CD3E", "TMBIM4-1"}) {
+		t.Errorf("unique symbols %q", g.Symbols)
+	}
+}

@@ -237,10 +237,13 @@ func writeIndex(w *bufio.Writer, rep *Report) {
 			if p.Status != StatusProgram {
 				all, unique, members, top, topTable, fdr = "", "", "", "", "", ""
 			}
-			lead := rankedGenes(p.Top[:min(indexTopGenes, len(p.Top))])
+			var lead []string // unique symbols, as in every table
+			for _, r := range p.Top[:min(indexTopGenes, len(p.Top))] {
+				lead = append(lead, rep.Genes.Symbols[r.Gene])
+			}
 			tsv(w, itoa(p.L), itoa(p.Code), p.Name(), string(p.Status), itoa(len(p.Genes)), itoa(len(p.Unique)),
 				itoa(p.Cells), num(p.CellFrac), num(p.Stability), orNA(all), orNA(unique), orNA(members),
-				itoa(len(p.FDRGenes)), num(p.FDRRate), orNA(strings.Join(symbolsOf(lead, rep.Genes), ",")),
+				itoa(len(p.FDRGenes)), num(p.FDRRate), orNA(strings.Join(lead, ",")),
 				orNA(top), orNA(topTable), orNA(fdr))
 		}
 	}
@@ -272,7 +275,7 @@ func writeSetsGMT(w *bufio.Writer, rep *Report, kind string, set func(*Program) 
 				if kind == "fdr" {
 					desc += " expected_fdp=" + num(p.FDRRate)
 				}
-				sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: symbolsOf(genes, rep.Genes)})
+				sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: Symbols(rep.Genes, genes)})
 			}
 		}
 	}
@@ -308,23 +311,16 @@ func writeProgramsGMT(w *bufio.Writer, rep *Report, unique bool) {
 			}
 			desc := fmt.Sprintf("scpipe L=%d code=%d genes=%d unique=%d cells=%d stability=%s",
 				p.L, p.Code, len(p.Genes), len(p.Unique), p.Cells, num(p.Stability))
-			sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: symbolsOf(genes, rep.Genes)})
+			sets = append(sets, GeneSet{Name: p.Name(), Description: desc, Genes: Symbols(rep.Genes, genes)})
 		}
 	}
 	WriteGMT(w, sets)
 }
 
-func symbolsOf(idx []int, genes Genes) []string {
-	out := make([]string, len(idx))
-	for i, g := range idx {
-		out[i] = genes.Symbols[g]
-	}
-	return out
-}
-
+// writeSymbols writes an Enrichr list: the library symbols, one a line.
 func writeSymbols(w *bufio.Writer, idx []int, genes Genes) {
-	for _, g := range idx {
-		w.WriteString(genes.Symbols[g])
+	for _, s := range Symbols(genes, idx) {
+		w.WriteString(s)
 		w.WriteByte('\n')
 	}
 }

@@ -205,7 +205,13 @@ func TestFixtureResults(t *testing.T) {
 			byName[lv.Programs[i].Name()] = &lv.Programs[i]
 		}
 	}
-	symbols := func(p *Program) []string { return symbolsOf(p.Genes, rep.Genes) }
+	symbols := func(p *Program) []string {
+		out := make([]string, len(p.Genes))
+		for i, g := range p.Genes {
+			out[i] = rep.Genes.Symbols[g]
+		}
+		return out
+	}
 	// L=2: chain 2 lacks Lef1 in the T-cell code, so its support is ½ and the
 	// consensus (at least half of two chains) keeps it; stability 9/10.
 	tc := byName["L02_code1"]

@@ -39,6 +39,9 @@ type FitOptions struct {
 	ProgressTo io.Writer
 	Timings    *FitTimings // when not nil, Fit adds where its time went
 
+	// run, set by Fit, tells the progress of the run's fits as a whole.
+	run *runProgress
+
 	// afterSweep, when set (by tests), is called after each sweep of each
 	// fit, in the fit's goroutine: a test cancels at a chosen sweep rather
 	// than racing a fit that may finish first.
@@ -125,6 +128,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	o.Timings.since(phaseSetup, start)
 	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
 	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
+	o.run = newRunProgress(o.Log, cfg, Ls)
 	for _, L := range Ls {
 		for chain := 1; chain <= cfg.Chains; chain++ {
 			done, err := fitOne(ctx, src, data, cfg, o, L, chain, resume)
@@ -135,6 +139,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 				rep.Skipped++
 			} else {
 				rep.Fitted++
+				o.run.finish()
 			}
 		}
 	}
@@ -341,6 +346,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err := mkdir(dir); err != nil {
 		return false, err
 	}
+	label := o.run.begin(cfg, L, chain)
 	if len(cfg.Layers) > 0 {
 		return false, fitLayers(ctx, src, data, cfg, o, L, chain, dir, resume)
 	}
@@ -364,7 +370,6 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	o.Timings.since(phaseSetup, start)
-	label := fmt.Sprintf("L=%d chain %d", L, chain)
 	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
 	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
 	var saving time.Duration
@@ -387,7 +392,8 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	lastSave := time.Now()
 	start = time.Now()
 	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
-		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
+		meter.Set(int64(st.Sweep+1), joinNotes(fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy),
+			o.run.status(float64(st.Sweep+1)/float64(s.Sweeps()))))
 		o.sweepDone(L, chain, st.Sweep)
 		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
 			lastSave = time.Now()

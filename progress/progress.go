@@ -109,7 +109,7 @@ func (m *Meter) print(done int64, extra string, final bool) {
 			fmt.Fprintf(&b, " [%s%s]", strings.Repeat("=", fill), strings.Repeat(" ", width-fill))
 		}
 		fmt.Fprintf(&b, " %d/%d (%.0f%%)", done, m.total, 100*frac)
-		if !final && done > 0 {
+		if !final && done > 0 && done < m.total { // at the end the ETA says nothing
 			eta := time.Duration(float64(elapsed) * (1/frac - 1))
 			fmt.Fprintf(&b, " ETA %s", eta.Round(time.Second))
 		}

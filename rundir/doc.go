@@ -22,9 +22,9 @@
 // file or the new one, never a torn one, even after SIGKILL or power loss.
 //
 // Parquet tables are written with Apache Arrow's pqarrow in record batches
-// of BatchRows rows, zstd-compressed, with plain column types (UTF-8
-// strings, float64, int64) that pandas, polars, R arrow and DuckDB open
-// directly. Matrices are passed in and out as plain row-major slices:
+// of BatchRows rows, Snappy-compressed under a REQUIRED schema root, with
+// plain column types (UTF-8 strings, float64, int64) that pandas, polars,
+// R arrow, DuckDB and hyparquet open directly. Matrices are passed in and out as plain row-major slices:
 //
 //	err := rundir.WriteCodes(filepath.Join(rundir.FitDir(run, 5, 1), rundir.CodesFile), rundir.Codes{
 //		GeneIDs: ids, GeneNames: names, L: 5, Mean: u, // len(u) == len(ids)*5

@@ -79,8 +79,33 @@ func matrixColumns(prefix string, m []float64, L int) []column {
 // codeName is the column name of the 0-based code k: code_1, code_2, ….
 func codeName(k int) string { return codePrefix + strconv.Itoa(k+1) }
 
-// writeTable writes rows rows of cols to path as a zstd-compressed Parquet
-// file, batch rows per record batch and row group, atomically.
+// writerProperties are the Parquet settings of every table, chosen so that
+// every common reader opens them (pyarrow, polars, DuckDB, R arrow and the
+// JavaScript hyparquet; see README.md):
+//
+//   - the schema's root is REQUIRED. arrow-go marks it REPEATED by default,
+//     which the format allows but no other writer does; a reader that takes
+//     the root's repetition into its columns' levels (hyparquet) then reads
+//     repetition levels that the pages do not hold and fails ("Offset is
+//     outside the bounds of the DataView") whatever the codec;
+//   - Snappy, the format's common default: every reader decodes it without
+//     optional codecs (hyparquet without hyparquet-compressors, R arrow
+//     built without zstd), and at these tables' sizes it costs little space
+//     over zstd (rundir/README.md gives the measure);
+//   - data pages v1, dictionaries and statistics as arrow-go defaults them
+//     (v1 pages are what every reader has always read).
+func writerProperties(batch int) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(
+		parquet.WithRootRepetition(parquet.Repetitions.Required),
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDataPageVersion(parquet.DataPageV1),
+		parquet.WithMaxRowGroupLength(int64(batch)),
+	)
+}
+
+// writeTable writes rows rows of cols to path as a Parquet file
+// (writerProperties), batch rows per record batch and row group,
+// atomically.
 func writeTable(path, table string, cols []column, rows, batch int) error {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
@@ -88,10 +113,7 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 	}
 	md := arrow.NewMetadata([]string{"scpipe.table", "scpipe.format_version"}, []string{table, FormatVersion})
 	schema := arrow.NewSchema(fields, &md)
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(int64(batch)),
-	)
+	props := writerProperties(batch)
 	return WriteFileAtomic(path, func(w io.Writer) error {
 		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
 		if err != nil {

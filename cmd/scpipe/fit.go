@@ -143,6 +143,10 @@ finished. Each fit is identical to the same fit of a single process.
 			}
 			env.log.Info("fit complete", "run", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
 				"summary", filepath.Join(rep.Run, rundir.SummaryFile))
+			env.log.Info("results: "+filepath.Join(rep.Run, "L*", "chain*", "{codes,cells,trace}.parquet")+" per fit; next:",
+				"programs", "scpipe enrich "+rep.Run+" -o "+rep.Run+"-enrich --gmt LIBRARY.gmt",
+				"report", "scpipe report "+rep.Run,
+				"scanpy", "scpipe export "+rep.Run+" -o "+rep.Run+".h5ad")
 			return nil
 		},
 	}

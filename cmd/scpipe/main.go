@@ -48,6 +48,7 @@ factorises them with the OrMachine (Rukat et al., ICML 2017).
    scpipe enrich run -o out --gmt GO.gmt  # gene programs, enrichment, hierarchy across L
    scpipe evaluate run -o eval            # held-out accuracy, ROC, calibration of the predictive
    scpipe report run                      # one HTML report of the run (run/report.html)
+   scpipe export run -o run.h5ad          # AnnData for scanpy; --cnmf DIR: cNMF's tables
    scpipe simulate -o sim                 # planted data as a 10x MTX folder
 
 Every command takes -j/--threads (or SCPIPE_THREADS), --quiet and
@@ -61,6 +62,7 @@ Every command takes -j/--threads (or SCPIPE_THREADS), --quiet and
 			enrichCommand(),
 			evaluateCommand(),
 			reportCommand(),
+			exportCommand(),
 			demoCommand(),
 			benchCommand(),
 		},

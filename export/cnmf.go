@@ -1,0 +1,201 @@
+package export
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"scpipe/internal/outlock"
+	"scpipe/rundir"
+)
+
+// CNMFName is the run name in the cNMF file names (cNMF's --name).
+const CNMFName = "scpipe"
+
+// CNMFDensity is the density-threshold part of the cNMF file names: cNMF
+// names its consensus by the threshold of its outlier filter; ours is the
+// posterior mean at which genes and cells count (½), written as cNMF
+// writes 0.5.
+const CNMFDensity = "0_5"
+
+// CNMFFiles returns the names of the cNMF tables of L inside DIR/NAME/.
+func CNMFFiles(L int) (usages, score, spectra, top string) {
+	p := fmt.Sprintf("%s.%%s.k_%d.dt_%s", CNMFName, L, CNMFDensity)
+	return fmt.Sprintf(p, "usages") + ".consensus.txt",
+		fmt.Sprintf(p, "gene_spectra_score") + ".txt",
+		fmt.Sprintf(p, "spectra") + ".consensus.txt",
+		fmt.Sprintf(p, "top_genes") + ".txt"
+}
+
+// CNMFReport is what WriteCNMF wrote.
+type CNMFReport struct {
+	Dir string // DIR/NAME, holding the tables
+	Ls  []int
+}
+
+// WriteCNMF writes, for every L with a finished fit of o.Chain (or o.L
+// alone when set), cNMF's tables of the fit into dir/scpipe/, as cNMF lays
+// them out in its output_dir/name/ (README.md). dir is written as a
+// temporary folder renamed into place; an existing dir is replaced only
+// with o.Force.
+func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
+	o = withDefaults(o)
+	if _, err := os.Stat(dir); err == nil && !o.Force {
+		return nil, fmt.Errorf("export: %s already exists (use --force to replace it)", dir)
+	}
+	fits, err := rundir.Fits(o.Run)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	var Ls []int
+	for _, f := range fits {
+		if f.Chain == o.Chain && f.Complete() && (o.L == 0 || f.L == o.L) {
+			Ls = append(Ls, f.L)
+		}
+	}
+	if len(Ls) == 0 {
+		return nil, fmt.Errorf("export: %s holds no finished fit of chain %d%s", o.Run, o.Chain, map[bool]string{true: fmt.Sprintf(" at L = %d", o.L)}[o.L > 0])
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o777); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	tmp, err := outlock.TempDir(filepath.Clean(dir))
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	sub := filepath.Join(tmp, CNMFName)
+	if err := os.Mkdir(sub, 0o777); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	for _, L := range Ls {
+		f, err := ReadFit(o.Run, L, o.Chain)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeCNMFTables(sub, f, o); err != nil {
+			return nil, err
+		}
+	}
+	if err := syncDir(sub); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("export: --force: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	o.Log.Info("cNMF tables written", "dir", filepath.Join(dir, CNMFName), "L", joinInts(Ls), "ranked_by", "score where codes.parquet has it, else posterior mean")
+	return &CNMFReport{Dir: filepath.Join(dir, CNMFName), Ls: Ls}, nil
+}
+
+// writeCNMFTables writes the four tables of one fit.
+func writeCNMFTables(dir string, f *Fit, o Options) error {
+	usages, score, spectra, top := CNMFFiles(f.L)
+	L := f.L
+	programs := make([]string, L)
+	for k := range programs {
+		programs[k] = strconv.Itoa(k + 1)
+	}
+	// usages: cells × programs, as pandas' to_csv(sep="\t") writes cNMF's
+	// DataFrame (an empty index name, programs 1 … K).
+	if err := writeTSV(filepath.Join(dir, usages), func(w *bufio.Writer) {
+		tsvLine(w, "", programs...)
+		for n, b := range f.Cells.Barcodes {
+			tsvLine(w, b, floats(f.Cells.Mean[n*L:(n+1)*L])...)
+		}
+	}); err != nil {
+		return err
+	}
+	// gene_spectra_score and spectra: programs × genes, as cNMF writes
+	// them (load_results transposes them to genes × programs).
+	for _, t := range []struct {
+		name string
+		m    []float64
+	}{{score, f.rank()}, {spectra, f.Codes.Mean}} {
+		if err := writeTSV(filepath.Join(dir, t.name), func(w *bufio.Writer) {
+			tsvLine(w, "", f.Genes.Symbols...)
+			for k := range L {
+				tsvLine(w, programs[k], floats(column(t.m, L, k))...)
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	// top genes: rank × programs, as cNMF's load_results returns top_genes.
+	ps := f.Programs(o.Threshold, o.TopN)
+	return writeTSV(filepath.Join(dir, top), func(w *bufio.Writer) {
+		tsvLine(w, "", programs...)
+		for r := range o.TopN {
+			row := make([]string, L)
+			any := false
+			for k, p := range ps {
+				if r < len(p.Top) {
+					row[k], any = f.Genes.Symbols[p.Top[r]], true
+				}
+			}
+			if !any {
+				break
+			}
+			tsvLine(w, strconv.Itoa(r), row...)
+		}
+	})
+}
+
+func floats(v []float64) []string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return s
+}
+
+func tsvLine(w *bufio.Writer, first string, rest ...string) {
+	w.WriteString(first)
+	for _, s := range rest {
+		w.WriteByte('\t')
+		w.WriteString(s)
+	}
+	w.WriteByte('\n')
+}
+
+// writeTSV writes a text file through a buffer, synced.
+func writeTSV(path string, fill func(w *bufio.Writer)) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	fill(w)
+	err = w.Flush()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("export: %s: %w", path, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("export: sync %s: %w", dir, err)
+	}
+	return nil
+}

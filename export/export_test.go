@@ -1,0 +1,517 @@
+package export_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+
+	"scpipe/anndata"
+	"scpipe/enrich"
+	"scpipe/export"
+	"scpipe/ingest"
+	"scpipe/pipeline"
+	"scpipe/rundir"
+	"scpipe/shard"
+	"scpipe/simulate"
+)
+
+// testRoot holds the planted run; TestMain removes it.
+var testRoot string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testRoot != "" {
+		os.RemoveAll(testRoot)
+	}
+	os.Exit(code)
+}
+
+// plantedRun fits planted data once (L = 2..3, entries held out so that an
+// L is recommended) and returns the run; tests copy it before changing it.
+var plantedRun = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "export-test-*")
+	if err != nil {
+		return "", err
+	}
+	testRoot = dir
+	p := simulate.Params{Cells: 120, Genes: 90, L: 3, CodeDensity: 0.15, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
+	truth, err := simulate.New(p)
+	if err != nil {
+		return "", err
+	}
+	sim := filepath.Join(dir, "sim")
+	if err := simulate.WriteShards(context.Background(), sim, truth, shard.CreateOptions{}); err != nil {
+		return "", err
+	}
+	cfg := pipeline.DefaultFitConfig()
+	cfg.Shards, cfg.Output = filepath.Join(sim, simulate.ShardsDir), filepath.Join(dir, "run")
+	if err := cfg.L.UnmarshalText([]byte("2..3")); err != nil {
+		return "", err
+	}
+	cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.StartSweeps = 1, 10, 10, 3
+	cfg.Holdout, cfg.Threads = 0.02, 2
+	if _, err := pipeline.Fit(context.Background(), cfg, pipeline.FitOptions{}); err != nil {
+		return "", err
+	}
+	return cfg.Output, nil
+})
+
+func run(t *testing.T) string {
+	t.Helper()
+	r, err := plantedRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// setScores rewrites codes.parquet at path with scores: with scored,
+// score_k = 1 − mean (so that the ranking by score reverses the one by
+// mean, ties broken by code); without, none, as in a run fitted before
+// fits wrote them.
+func setScores(t *testing.T, path string, scored bool) {
+	t.Helper()
+	c, err := rundir.ReadCodes(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Score = nil
+	if scored {
+		c.Score = make([]float64, len(c.Mean))
+		for i, m := range c.Mean {
+			c.Score[i] = 1 - m + float64(i%c.L)/1000
+		}
+	}
+	if err := rundir.WriteCodes(path, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyRun copies a run directory (files only, two levels deep).
+func copyRun(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "run")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o777)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o666)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// shards.json names the shards relative to the original run's parent.
+	id, err := rundir.ReadShardsIdentity(filepath.Join(dst, rundir.ShardsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(id.Path) {
+		id.Path, _ = filepath.Abs(id.Path)
+	}
+	if err := rundir.WriteShardsIdentity(filepath.Join(dst, rundir.ShardsFile), id); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestChooseL(t *testing.T) {
+	t.Parallel()
+	r := run(t)
+	rows, err := rundir.ReadSummary(filepath.Join(r, rundir.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := 0
+	for _, row := range rows {
+		if row.Recommended {
+			rec = row.L
+		}
+	}
+	if rec == 0 {
+		t.Fatal("the planted run recommends no L")
+	}
+	for _, tc := range []struct {
+		want, L int
+		err     string
+	}{{0, rec, ""}, {2, 2, ""}, {3, 3, ""}, {7, 0, "no finished fit of L = 7"}} {
+		L, gotRec, err := export.ChooseL(r, tc.want, 1)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ChooseL(--L %d): %v, want %q", tc.want, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || L != tc.L || gotRec != rec {
+			t.Errorf("ChooseL(--L %d) = %d, %d, %v; want %d, %d", tc.want, L, gotRec, err, tc.L, rec)
+		}
+	}
+	// Without summary.tsv nothing is recommended: --L is needed where the
+	// run has several L.
+	c := copyRun(t, r)
+	os.Remove(filepath.Join(c, rundir.SummaryFile))
+	if _, _, err := export.ChooseL(c, 0, 1); err == nil || !strings.Contains(err.Error(), "--L") {
+		t.Errorf("ChooseL without summary: %v", err)
+	}
+}
+
+// TestProgramsRankedByScoreOrMean checks the top genes follow score_k where
+// codes.parquet has it, and the posterior mean where it does not.
+func TestProgramsRankedByScoreOrMean(t *testing.T) {
+	t.Parallel()
+	for _, scored := range []bool{false, true} {
+		t.Run(fmt.Sprint("scored=", scored), func(t *testing.T) {
+			t.Parallel()
+			r := copyRun(t, run(t))
+			setScores(t, filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile), scored)
+			f, err := export.ReadFit(r, 3, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (f.Score != nil) != scored || f.RankedBy() != map[bool]string{false: "posterior_mean", true: "score"}[scored] {
+				t.Fatalf("scores read %v, ranked by %s", f.Score != nil, f.RankedBy())
+			}
+			rank := f.Codes.Mean
+			if scored {
+				rank = f.Score
+			}
+			for _, p := range f.Programs(0.5, 10) {
+				k := p.Code - 1
+				if len(p.Top) != 10 {
+					t.Fatalf("code %d: %d top genes", p.Code, len(p.Top))
+				}
+				margin := func(g int) float64 {
+					other := 0.0
+					for j := range 3 {
+						if j != k {
+							other = max(other, f.Codes.Mean[g*3+j])
+						}
+					}
+					return f.Codes.Mean[g*3+k] - other
+				}
+				for i := 1; i < len(p.Top); i++ {
+					a, b := p.Top[i-1], p.Top[i]
+					if rank[a*3+k] < rank[b*3+k] || rank[a*3+k] == rank[b*3+k] && margin(a) < margin(b) {
+						t.Errorf("code %d: top genes out of order at %d", p.Code, i)
+					}
+				}
+				// Every gene left out ranks no higher than the last kept one
+				// (housekeeping genes aside).
+				last := rank[p.Top[len(p.Top)-1]*3+k]
+				for g := range f.Codes.GeneIDs {
+					hk := f.Codes.Housekeeping != nil && f.Codes.Housekeeping[g] >= 0.5
+					if !hk && !slices.Contains(p.Top, g) && rank[g*3+k] > last {
+						t.Errorf("code %d: gene %d ranks %g above the top list's last %g", p.Code, g, rank[g*3+k], last)
+					}
+				}
+				for _, g := range p.MAP {
+					if f.Codes.Mean[g*3+k] < 0.5 {
+						t.Errorf("code %d: MAP gene %d has mean %g", p.Code, g, f.Codes.Mean[g*3+k])
+					}
+				}
+			}
+		})
+	}
+}
+
+// readTSV reads a TSV with a header into its header and rows.
+func readTSV(t *testing.T, path string) ([]string, [][]string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	var rows [][]string
+	for sc.Scan() {
+		rows = append(rows, strings.Split(sc.Text(), "\t"))
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s is empty", path)
+	}
+	return rows[0], rows[1:]
+}
+
+// TestCNMFTables checks the cNMF layout and that its numbers are the
+// tables' (score where present, else the posterior mean).
+func TestCNMFTables(t *testing.T) {
+	t.Parallel()
+	for _, scored := range []bool{false, true} {
+		t.Run(fmt.Sprint("scored=", scored), func(t *testing.T) {
+			t.Parallel()
+			r := copyRun(t, run(t))
+			setScores(t, filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile), scored)
+			dir := filepath.Join(t.TempDir(), "cnmf")
+			o := export.DefaultOptions()
+			o.Run, o.TopN = r, 5
+			rep, err := export.WriteCNMF(o, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rep.Ls, []int{2, 3}) {
+				t.Errorf("Ls %v", rep.Ls)
+			}
+			if _, err := export.WriteCNMF(o, dir); err == nil || !strings.Contains(err.Error(), "--force") {
+				t.Errorf("a second write: %v", err)
+			}
+			f, err := export.ReadFit(r, 3, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			usages, score, spectra, top := export.CNMFFiles(3)
+			sub := filepath.Join(dir, export.CNMFName)
+			head, rows := readTSV(t, filepath.Join(sub, usages))
+			if !slices.Equal(head, []string{"", "1", "2", "3"}) || len(rows) != len(f.Cells.Barcodes) {
+				t.Fatalf("usages header %q, %d rows", head, len(rows))
+			}
+			for n, row := range rows {
+				if row[0] != f.Cells.Barcodes[n] {
+					t.Fatalf("usages row %d is %s", n, row[0])
+				}
+				for k := range 3 {
+					if v, _ := strconv.ParseFloat(row[1+k], 64); v != f.Cells.Mean[n*3+k] {
+						t.Fatalf("usage of cell %d code %d: %s, want %g", n, k+1, row[1+k], f.Cells.Mean[n*3+k])
+					}
+				}
+			}
+			want := f.Codes.Mean
+			if scored {
+				want = f.Score
+			}
+			for _, tc := range []struct {
+				file string
+				m    []float64
+			}{{score, want}, {spectra, f.Codes.Mean}} {
+				head, rows := readTSV(t, filepath.Join(sub, tc.file))
+				if !slices.Equal(head[1:], f.Genes.Symbols) || len(rows) != 3 {
+					t.Fatalf("%s: header of %d genes, %d rows", tc.file, len(head)-1, len(rows))
+				}
+				for k, row := range rows {
+					for g := range f.Codes.GeneIDs {
+						if v, _ := strconv.ParseFloat(row[1+g], 64); v != tc.m[g*3+k] {
+							t.Fatalf("%s: program %d gene %d: %s, want %g", tc.file, k+1, g, row[1+g], tc.m[g*3+k])
+						}
+					}
+				}
+			}
+			head, rows = readTSV(t, filepath.Join(sub, top))
+			ps := f.Programs(0.5, 5)
+			if !slices.Equal(head, []string{"", "1", "2", "3"}) || len(rows) != 5 {
+				t.Fatalf("top genes header %q, %d rows", head, len(rows))
+			}
+			for r, row := range rows {
+				for k, p := range ps {
+					if row[1+k] != f.Genes.Symbols[p.Top[r]] {
+						t.Errorf("top gene %d of program %d: %s, want %s", r, k+1, row[1+k], f.Genes.Symbols[p.Top[r]])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestExportIngestsBack exports the recommended L and ingests the file with
+// scpipe's own reader: X is the run's binary matrix, cell for cell.
+func TestExportIngestsBack(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	out := filepath.Join(t.TempDir(), "run.h5ad")
+	o := export.DefaultOptions()
+	o.Run, o.Out = r, out
+	rep, err := export.Export(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.L != rep.Recommended || rep.RankedBy != "score" { // every fit writes scores
+		t.Errorf("exported L %d (recommended %d), ranked by %s", rep.L, rep.Recommended, rep.RankedBy)
+	}
+	if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("a second export: %v", err)
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	if _, err := ingest.Run(context.Background(), ingest.Options{Input: out, Output: back}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := rundir.ReadShardsIdentity(filepath.Join(r, rundir.ShardsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := shard.Open(id.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := shard.Open(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	f, err := export.ReadFit(r, rep.L, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma, mb := a.Manifest(), b.Manifest()
+	if mb.Cells != ma.Cells || mb.Genes != ma.Genes || !slices.Equal(mb.Barcodes, f.Cells.Barcodes) {
+		t.Fatalf("ingested %d × %d (run %d × %d)", mb.Cells, mb.Genes, ma.Cells, ma.Genes)
+	}
+	for i := range ma.Cells {
+		if !slices.Equal(a.X().Segment(i, 0), b.X().Segment(i, 0)) {
+			t.Fatalf("cell %d differs", i)
+		}
+	}
+	ones := 0
+	for i := range ma.Cells {
+		for _, w := range a.X().Segment(i, 0) {
+			ones += bits.OnesCount64(w)
+		}
+	}
+	if int64(ones) != ma.Ones {
+		t.Errorf("%d ones, manifest says %d", ones, ma.Ones)
+	}
+}
+
+// userFile writes an AnnData file as a user might hold it for the run's
+// cells: cells in reverse order, two genes the run does not have, an
+// obsm X_umap.
+func userFile(t *testing.T, r, path string, cells []string) {
+	t.Helper()
+	f, err := export.ReadFit(r, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	genes := append(slices.Clone(f.Codes.GeneIDs), "EXTRA1", "EXTRA2")
+	w, err := anndata.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indptr := make([]int64, len(cells)+1)
+	w.CSR("/X", len(cells), len(genes), indptr, nil, nil)
+	w.Dataframe("/obs", cells)
+	w.Dataframe("/var", genes)
+	w.Dict("/obsm")
+	w.Matrix("/obsm/X_umap", len(cells), 2, make([]float64, 2*len(cells)))
+	w.Dict("/uns")
+	w.String("/uns/mine", "kept")
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExportInto(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	f, err := export.ReadFit(r, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.h5ad")
+	reversed := slices.Clone(f.Cells.Barcodes)
+	slices.Reverse(reversed)
+	userFile(t, r, user, reversed)
+	before, err := os.ReadFile(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := export.DefaultOptions()
+	o.Run, o.Into, o.L = r, user, 2
+	for i, out := range []string{filepath.Join(dir, "a.h5ad"), filepath.Join(dir, "b.h5ad")} {
+		o.Out = out
+		if _, err := export.Export(o); err != nil {
+			t.Fatalf("export %d: %v", i, err)
+		}
+		obs, vars, _, err := ingest.AnnDataNames(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(obs, reversed) || len(vars) != len(f.Codes.GeneIDs)+2 {
+			t.Errorf("export %d: %d cells, %d genes", i, len(obs), len(vars))
+		}
+		o.Into = out // the second export goes into the first's output, replacing its keys
+	}
+	if after, _ := os.ReadFile(user); !slices.Equal(before, after) {
+		t.Error("the user's file was modified")
+	}
+	for _, tc := range []struct {
+		name, into, out, want string
+	}{
+		{"the output is the input", user, user, "never modified"},
+		{"other cells", "", filepath.Join(dir, "c.h5ad"), "cells do not match"},
+	} {
+		o := o
+		o.Into, o.Out, o.Force = tc.into, tc.out, true
+		if tc.into == "" {
+			o.Into = filepath.Join(dir, "other.h5ad")
+			userFile(t, r, o.Into, reversed[1:])
+		}
+		if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestBestTerms builds a library whose sets are the programs of the fit
+// (by symbol) and decoys, enriches the run with it, and checks that the
+// terms kept for each program start with its own set.
+func TestBestTerms(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	f, err := export.ReadFit(r, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib.gmt")
+	var gmt strings.Builder
+	var want = map[string]string{}
+	for _, p := range f.Programs(0.5, 10) {
+		if len(p.MAP) < 3 {
+			continue
+		}
+		name := fmt.Sprintf("set_of_code%d", p.Code)
+		want[export.ProgramName(3, p.Code)] = name
+		gmt.WriteString(name + "\tplanted\t" + strings.Join(enrich.Symbols(f.Genes, p.MAP), "\t") + "\n")
+	}
+	gmt.WriteString("decoy\tnone\t" + strings.Join(f.Genes.Names[:5], "\t") + "\n")
+	if err := os.WriteFile(lib, []byte(gmt.String()), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	eo := enrich.DefaultOptions()
+	eo.Run, eo.Out, eo.Libraries, eo.Ls = r, filepath.Join(dir, "enrich"), []string{lib}, []int{3}
+	eo.Hierarchy = enrich.HierarchyOverlap
+	eo.Top = 20 // fewer than the fit's genes, so that the top lists are tested too
+	if _, err := enrich.Run(context.Background(), eo); err != nil {
+		t.Fatal(err)
+	}
+	terms, err := export.BestTerms(eo.Out, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("the fit has no program of 3 genes or more")
+	}
+	for prog, set := range want {
+		ts := terms[prog]
+		if len(ts) == 0 || ts[0].Term.Term != set || ts[0].Library != "lib" || len(ts) > 8 {
+			t.Errorf("%s: terms %+v, want %s first, at most 2 per query (all, unique, top, fdr)", prog, ts, set)
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package export
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"scpipe/anndata"
+	"scpipe/ingest"
+)
+
+// into starts a copy of the user's AnnData file o.Into with the fit added:
+// obsm, varm and uns/scpipe, in the file's order of cells and genes. The
+// cells must be the run's (matched by barcode, in any order); genes are
+// matched by id or symbol, and the genes the run does not hold (filtered
+// out by ingest) get NaN rows in varm.
+func into(o Options, f *Fit) (*anndata.Writer, error) {
+	obs, vars, ids, err := ingest.AnnDataNames(o.Into)
+	if err != nil {
+		return nil, fmt.Errorf("export: --into: %w", err)
+	}
+	cellOf, err := matchCells(o.Into, obs, f.Cells.Barcodes)
+	if err != nil {
+		return nil, err
+	}
+	geneOf, matched := matchGenes(vars, ids, f)
+	if matched == 0 {
+		return nil, fmt.Errorf("export: --into %s: none of its %d genes is one of the run's %d (by gene id or symbol)", o.Into, len(vars), len(f.Codes.GeneIDs))
+	}
+	o.Log.Info("exporting into a copy of the user's file", "into", o.Into, "cells", len(obs), "genes", len(vars), "genes_in_run", matched)
+	w, err := anndata.Append(o.Into, o.Out)
+	if err != nil {
+		return nil, fmt.Errorf("export: --into: %w", err)
+	}
+	L := f.L
+	usage := make([]float64, len(obs)*L)
+	for i, n := range cellOf {
+		copy(usage[i*L:(i+1)*L], f.Cells.Mean[n*L:(n+1)*L])
+	}
+	byGene := func(m []float64) []float64 {
+		out := make([]float64, len(vars)*L)
+		for i, g := range geneOf {
+			if g < 0 {
+				for k := range L {
+					out[i*L+k] = math.NaN()
+				}
+				continue
+			}
+			copy(out[i*L:(i+1)*L], m[g*L:(g+1)*L])
+		}
+		return out
+	}
+	for _, p := range []string{"/obsm/" + ObsmKey, "/varm/" + VarmMean, "/varm/" + VarmScore, "/uns/" + UnsKey} {
+		w.Remove(p) // an earlier export's
+	}
+	w.Dict("/obsm")
+	w.Matrix("/obsm/"+ObsmKey, len(obs), L, usage)
+	w.Dict("/varm")
+	w.Matrix("/varm/"+VarmMean, len(vars), L, byGene(f.Codes.Mean))
+	if f.Score != nil {
+		w.Matrix("/varm/"+VarmScore, len(vars), L, byGene(f.Score))
+	}
+	return w, nil
+}
+
+// samePath reports whether a and b name one file (b may not exist).
+func samePath(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, fmt.Errorf("export: --into: %w", err)
+	}
+	if sb, err := os.Stat(b); err == nil && os.SameFile(sa, sb) {
+		return true, nil
+	}
+	aa, _ := filepath.Abs(a)
+	bb, _ := filepath.Abs(b)
+	return aa == bb, nil
+}
+
+// matchCells returns, for each cell of the user's file, the run's cell of
+// the same barcode; the two must hold the same cells.
+func matchCells(path string, obs, barcodes []string) ([]int, error) {
+	index := make(map[string]int, len(barcodes))
+	for i, b := range barcodes {
+		index[b] = i
+	}
+	of := make([]int, len(obs))
+	var missing []string
+	seen := make([]bool, len(barcodes))
+	for i, b := range obs {
+		n, ok := index[b]
+		if !ok {
+			missing = append(missing, b)
+			continue
+		}
+		of[i], seen[n] = n, true
+	}
+	extra := 0
+	for _, s := range seen {
+		if !s {
+			extra++
+		}
+	}
+	if len(missing) > 0 || extra > 0 || len(obs) != len(barcodes) {
+		return nil, fmt.Errorf("export: --into %s: its cells do not match the run's: %d cells in the file, %d in the run; %d of the file's are not in the run%s, %d of the run's not in the file (the run must be fitted to this file's cells: scpipe ingest it without --min-genes)",
+			path, len(obs), len(barcodes), len(missing), examples(missing), extra)
+	}
+	return of, nil
+}
+
+func examples(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(v[:min(3, len(v))], ", ") + map[bool]string{true: ", …", false: ""}[len(v) > 3] + ")"
+}
+
+// matchGenes returns, for each gene of the user's file, the run's gene of
+// the same id or name (-1 for none), by whichever key matches most.
+func matchGenes(vars, ids []string, f *Fit) ([]int, int) {
+	best, bestN := []int(nil), -1
+	for _, key := range [][2][]string{
+		{vars, f.Codes.GeneIDs}, {vars, f.Codes.GeneNames}, {ids, f.Codes.GeneIDs}, {vars, f.Genes.Symbols},
+	} {
+		if key[0] == nil {
+			continue
+		}
+		index := make(map[string]int, len(key[1]))
+		for g, s := range key[1] {
+			if _, dup := index[s]; !dup {
+				index[s] = g
+			}
+		}
+		of, n := make([]int, len(key[0])), 0
+		for i, s := range key[0] {
+			g, ok := index[s]
+			if !ok {
+				g = -1
+			} else {
+				n++
+			}
+			of[i] = g
+		}
+		if n > bestN {
+			best, bestN = of, n
+		}
+	}
+	return best, bestN
+}
