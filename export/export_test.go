@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"scpipe/anndata"
 	"scpipe/enrich"
 	"scpipe/export"
