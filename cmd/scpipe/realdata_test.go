@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,10 @@ import (
 // every set, as scpipe enrich does: their posterior mean in every other
 // code is the prior's ½ (no other code's bit for them changes the
 // likelihood), so the ≥ ½ sets of the target hold them all.
-func markerSetsFound(t *testing.T, dir string, sets []enrich.GeneSet, programsOnly bool) []string {
+//
+// Given only (1-based codes), it tests those codes alone: the stable
+// programs of summary.tsv.
+func markerSetsFound(t *testing.T, dir string, sets []enrich.GeneSet, programsOnly bool, only ...int) []string {
 	t.Helper()
 	codes, err := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
 	if err != nil {
@@ -52,7 +56,7 @@ func markerSetsFound(t *testing.T, dir string, sets []enrich.GeneSet, programsOn
 				genes = append(genes, d)
 			}
 		}
-		if !inUse || len(genes) == 0 {
+		if !inUse || len(genes) == 0 || only != nil && !slices.Contains(only, l+1) {
 			continue
 		}
 		used++
@@ -112,7 +116,10 @@ func captureStderr(t *testing.T, fn func() error) (string, error) {
 // every default. At the L the run recommends, every chain must hold at
 // least 6 of the 8 PBMC marker sets of celltype-markers.gmt in the MAP
 // gene sets of its used codes; and where the chains of that L disagree,
-// the run must say so in summary.tsv and in its log.
+// the run must say so in summary.tsv and in its log, and its stable
+// programs (found by both chains) must hold the six cell types the chains
+// find. The recommendation must follow its stated rule from the numbers
+// summary.tsv gives.
 func TestPBMCCellTypesWithDefaults(t *testing.T) {
 	data := sharedData(t)
 	dir := t.TempDir()
@@ -161,11 +168,19 @@ func TestPBMCCellTypesWithDefaults(t *testing.T) {
 		if len(found) < 6 {
 			t.Errorf("recommended L = %d, chain %d: %d of the 8 PBMC marker sets enriched, want at least 6", r.L, r.Chain, len(found))
 		}
+		if !(r.LogPredGap <= r.LogPredTolerance) || !(r.HeldoutLogPredSE > 0) {
+			t.Errorf("recommended L = %d: gap to the best L %v, tolerance %v, standard error %v", rec, r.LogPredGap, r.LogPredTolerance, r.HeldoutLogPredSE)
+		}
 		switch r.Converged {
 		case "yes":
 		case "no":
 			if !strings.Contains(logText, "chains have not converged") || !strings.Contains(logText, "L="+strconv.Itoa(rec)+" ") {
 				t.Errorf("L = %d has not converged, and the log does not say so:\n%s", rec, logText)
+			}
+			stable := markerSetsFound(t, rundir.FitDir(runDir, r.L, r.Chain), markers, true, r.StableCodes...)
+			t.Logf("L = %d chain %d: stable programs %v of %d hold %d of 8 sets: %s", r.L, r.Chain, r.StableCodes, r.Programs, len(stable), strings.Join(stable, ", "))
+			if len(stable) < 6 || r.StableCodes == nil {
+				t.Errorf("recommended L = %d, chain %d: its stable programs %v hold %d of the 8 PBMC marker sets, want at least 6", r.L, r.Chain, r.StableCodes, len(stable))
 			}
 		default:
 			t.Errorf("L = %d: converged = %q with the default two chains", rec, r.Converged)
