@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -204,7 +205,7 @@ func sum64(v []float64) float64 {
 
 // logSelection states the rule of the recommendation with its numbers,
 // and says for every L whether its chains agree, and which programs they
-// share where they do not.
+// share where they do not: a warning at the recommended L.
 func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 	byL := map[int][]rundir.SummaryRow{}
 	var Ls []int
@@ -234,7 +235,15 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 		case "yes":
 			log.Info("chains agree", append(attrs, "agreement", worst, "programs", r.Programs, "rhat_within", r.RHatWithin)...)
 		case "no":
-			log.Warn("chains have not converged: they found different programs or still drift; read the stable programs, or run more sweeps or starts",
+			// A warning for the L a reader will read (or for every L when
+			// none is recommended); the others' disagreement is logged too,
+			// and is in summary.tsv, but a warning at every L that is not
+			// the answer would teach users to skip warnings.
+			level := slog.LevelInfo
+			if L == recommended || recommended == 0 {
+				level = slog.LevelWarn
+			}
+			log.Log(context.Background(), level, "chains have not converged: they found different programs or still drift; read the stable programs, or run more sweeps or starts",
 				append(attrs, "agreement", worst, "min_agreement", MinAgreement, "rhat_within", r.RHatWithin, "max_rhat", MaxRHat,
 					"rhat", r.RHat, "stable_programs", r.StablePrograms, "programs_per_chain", strings.Join(programs, ","),
 					"stable_codes", stableCodes(rs))...)
