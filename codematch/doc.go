@@ -19,8 +19,18 @@
 // a finer fit (larger L) to the code of a coarser fit that contains most of
 // its genes: the edges of the hierarchy of codes across L.
 //
-// GelmanRubin is the split-R̂ convergence diagnostic of a scalar trace, such
-// as the log-likelihood of several chains.
+// StablePrograms names the programs every chain of one L found (matched to
+// the first chain's at Jaccard ≥ StableJaccard), apart from those only
+// some chains found; ProgramSets reads a fit's codes as the gene sets of
+// its programs, as scpipe enrich lists them.
+//
+// RankRHat is the rank-normalised split-R̂ of Vehtari et al. (2021) of a
+// scalar trace of several chains, such as their log-likelihood: whether
+// the chains sample one distribution. WithinRHat ranks each chain on its
+// own: whether each has settled. Both count draws equal to Precision as
+// ties, so that chains held at one value converge and chains held at
+// different values do not. GelmanRubin is the classic split-R̂ on the raw
+// draws.
 //
 //	a := codematch.MAPSets(codesChain1.Mean, L)
 //	b := codematch.MAPSets(codesChain2.Mean, L)

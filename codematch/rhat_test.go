@@ -3,6 +3,7 @@ package codematch
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -133,5 +134,172 @@ func TestGelmanRubinStatistical(t *testing.T) {
 	drift := draw(func(c, i int) float64 { return 4 * float64(i) / n })
 	if r := GelmanRubin(drift); math.Abs(r-1.36) > 0.05 {
 		t.Errorf("drifting chains: R̂ = %v, want 1.36 ± 0.05", r)
+	}
+}
+
+// normalScoresRef is the rank-normalisation of Vehtari et al. by another
+// route: ranks by counting (ties, exactly equal values, averaged) and Φ⁻¹
+// by bisection on math.Erfc.
+func normalScoresRef(v []float64) []float64 {
+	s := float64(len(v))
+	z := make([]float64, len(v))
+	for i, x := range v {
+		below, equal := 0, 0
+		for _, y := range v {
+			switch {
+			case y < x:
+				below++
+			case y == x:
+				equal++
+			}
+		}
+		r := float64(below) + float64(equal+1)/2
+		p := (r - 0.375) / (s + 0.25)
+		lo, hi := -10.0, 10.0
+		for range 200 {
+			mid := (lo + hi) / 2
+			if 0.5*math.Erfc(-mid/math.Sqrt2) < p {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		z[i] = (lo + hi) / 2
+	}
+	return z
+}
+
+// rankRHatRef is RankRHat from normalScoresRef and splitRHatBySums, for
+// chains of even length whose distinct values lie further apart than
+// Precision.
+func rankRHatRef(chains [][]float64) float64 {
+	var pooled []float64
+	for _, c := range chains {
+		pooled = append(pooled, c...)
+	}
+	cut := func(z []float64) [][]float64 {
+		var out [][]float64
+		for _, c := range chains {
+			out, z = append(out, z[:len(c)]), z[len(c):]
+		}
+		return out
+	}
+	sorted := slices.Clone(pooled)
+	slices.Sort(sorted)
+	n := len(sorted)
+	med := (sorted[n/2-1] + sorted[n/2]) / 2
+	folded := make([]float64, n)
+	for i, x := range pooled {
+		folded[i] = math.Abs(x - med)
+	}
+	return max(splitRHatBySums(cut(normalScoresRef(pooled))), splitRHatBySums(cut(normalScoresRef(folded))))
+}
+
+func TestRankRHatAgainstReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, shape := range []struct{ m, n int }{{1, 4}, {2, 10}, {4, 100}, {3, 400}} {
+		chains := make([][]float64, shape.m)
+		for c := range chains {
+			off := rng.NormFloat64()
+			for range shape.n {
+				// On a grid of 1/1024: exact ties, and distinct values
+				// further apart than Precision resolves.
+				chains[c] = append(chains[c], math.Round(1024*(off+rng.ExpFloat64()*float64(c+1)))/1024)
+			}
+		}
+		got, want := RankRHat(chains), rankRHatRef(chains)
+		if math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%d chains × %d: rank R̂ = %v, reference %v", shape.m, shape.n, got, want)
+		}
+	}
+}
+
+func TestRankRHatByHand(t *testing.T) {
+	t.Parallel()
+	inf := math.Inf(1)
+	lik := -503483.886664
+	for _, tc := range []struct {
+		name          string
+		chains        [][]float64
+		rank, within  float64
+		rankSet, wSet bool
+	}{
+		// The demo's planted data at L = 6: both chains at one state, their
+		// log-likelihoods apart in the twelfth digit and drifting in the
+		// thirteenth. The classic split-R̂ of these draws is in the
+		// thousands; at Precision they are one value.
+		{"one state, rounding apart", [][]float64{
+			{lik, lik + 4e-7, lik + 4e-7, lik + 5e-7, lik + 5e-7, lik + 5e-7},
+			{lik + 3e-6, lik + 3e-6, lik + 3.1e-6, lik + 3.1e-6, lik + 3.1e-6, lik + 3.1e-6}}, 1, 1, true, true},
+		{"constant, the same", [][]float64{{3, 3, 3, 3}, {3, 3, 3, 3}}, 1, 1, true, true},
+		// Each chain holds its own value: not converged together, but each
+		// has settled.
+		{"constant, apart", [][]float64{{1, 1, 1, 1}, {2, 2, 2, 2}}, inf, 1, true, true},
+		{"halves constant, apart", [][]float64{{1, 1, 2, 2}}, inf, inf, true, true},
+		{"too short", [][]float64{{1, 2, 3}}, math.NaN(), math.NaN(), false, false},
+		{"not finite", [][]float64{{1, 2, math.NaN(), 4}, {1, 2, 3, 4}}, math.NaN(), math.NaN(), false, false},
+	} {
+		got, gotW := RankRHat(tc.chains), WithinRHat(tc.chains)
+		ok := func(got, want float64, set bool) bool {
+			if !set {
+				return math.IsNaN(got)
+			}
+			return got == want || math.Abs(got-want) < 1e-12
+		}
+		if !ok(got, tc.rank, tc.rankSet) || !ok(gotW, tc.within, tc.wSet) {
+			t.Errorf("%s: rank R̂ %v, within %v; want %v, %v", tc.name, got, gotW, tc.rank, tc.within)
+		}
+		if tc.name == "one state, rounding apart" && GelmanRubin(tc.chains) < 2 {
+			t.Errorf("%s: the classic split-R̂ is %v; the case no longer shows what it was made for", tc.name, GelmanRubin(tc.chains))
+		}
+	}
+}
+
+// TestRankRHatStatistical checks what each diagnostic sees on draws with
+// a fixed seed: mixed chains give ≈ 1; chains apart or drifting give large
+// values; chains that differ only in spread are seen by the folded draws;
+// chains that each settled at their own level are seen by RankRHat and
+// not by WithinRHat; and neither depends on the draws' scale.
+func TestRankRHatStatistical(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const m, n = 4, 2000
+	draw := func(mean, sd func(c, i int) float64) [][]float64 {
+		chains := make([][]float64, m)
+		for c := range chains {
+			chains[c] = make([]float64, n)
+			for i := range chains[c] {
+				chains[c][i] = mean(c, i) + sd(c, i)*rng.NormFloat64()
+			}
+		}
+		return chains
+	}
+	one := func(c, i int) float64 { return 1 }
+	for _, tc := range []struct {
+		name               string
+		chains             [][]float64
+		rankLo, rankHi     float64
+		withinLo, withinHi float64
+	}{
+		{"mixed", draw(func(c, i int) float64 { return -1e6 }, one), 0.99, 1.01, 0.99, 1.01},
+		{"apart", draw(func(c, i int) float64 { return 3 * float64(c) }, one), 2, math.Inf(1), 0.99, 1.01},
+		{"drifting", draw(func(c, i int) float64 { return 4 * float64(i) / n }, one), 1.2, 2, 1.2, 2},
+		{"spread differs", draw(func(c, i int) float64 { return 0 }, func(c, i int) float64 { return float64(1 + 2*(c%2)) }), 1.1, 2, 0.99, 1.01},
+		{"a slow drift in a long chain", draw(func(c, i int) float64 { return float64(i) / n }, one), 1.02, 1.2, 1.02, 1.2},
+	} {
+		r, w := RankRHat(tc.chains), WithinRHat(tc.chains)
+		if r < tc.rankLo || r > tc.rankHi || w < tc.withinLo || w > tc.withinHi {
+			t.Errorf("%s: rank R̂ %v (want %v…%v), within %v (want %v…%v)", tc.name, r, tc.rankLo, tc.rankHi, w, tc.withinLo, tc.withinHi)
+		}
+		scaled := make([][]float64, len(tc.chains))
+		for c, ch := range tc.chains {
+			for _, v := range ch {
+				scaled[c] = append(scaled[c], v/1024)
+			}
+		}
+		if r2, w2 := RankRHat(scaled), WithinRHat(scaled); r2 != r || w2 != w {
+			t.Errorf("%s: scaled, rank R̂ %v → %v, within %v → %v", tc.name, r, r2, w, w2)
+		}
 	}
 }

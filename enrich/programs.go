@@ -61,6 +61,23 @@ type Program struct {
 // Name is the program's name in the outputs: L06_code3.
 func (p *Program) Name() string { return programName(p.L, p.Code) }
 
+// Stable reports whether every chain found the program: its code in each
+// other chain has a Jaccard index of at least codematch.StableJaccard with
+// the first chain's. At the default threshold these are the programs
+// summary.tsv names in stable_codes (codematch.StablePrograms on the same
+// sets). False with one chain, where stability is not measured.
+func (p *Program) Stable() bool {
+	if p.Status != StatusProgram || len(p.Chains) < 2 {
+		return false
+	}
+	for _, c := range p.Chains[1:] {
+		if !(c.Jaccard >= codematch.StableJaccard) {
+			return false
+		}
+	}
+	return true
+}
+
 func programName(L, code int) string { return fmt.Sprintf("L%02d_code%d", L, code) }
 
 // ChainCode is the code of one chain matched to a program.

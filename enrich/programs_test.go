@@ -100,6 +100,58 @@ func TestConsensus(t *testing.T) {
 	if u.Status != StatusUnused || len(u.Genes) != 0 || u.Cells != 0 || u.Name() != "L03_code3" {
 		t.Errorf("unused code: %s %s genes %v cells %d", u.Name(), u.Status, u.Genes, u.Cells)
 	}
+	if !a.Stable() || !b.Stable() || u.Stable() {
+		t.Errorf("stable: A %v, B %v, the unused code %v; want true, true, false", a.Stable(), b.Stable(), u.Stable())
+	}
+}
+
+// TestStableMatchesSummary checks that the programs enrich calls stable
+// are those summary.tsv names (codematch.StablePrograms on the same gene
+// sets), on random chains whose codes are the first chain's shuffled and
+// moved by a random share of their genes.
+func TestStableMatchesSummary(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(11, 12))
+	const D, N, L = 120, 30, 5
+	stable := 0
+	for trial := range 50 {
+		var chains []*chainFit
+		for c := range 3 {
+			codes, usage := make([][]int, L), make([][]int, L)
+			order := r.Perm(L)
+			for k := range L {
+				lo := 20 * order[k]
+				shift := 0
+				if c > 0 {
+					shift = r.IntN(12) // up to 12 of 20 genes moved: Jaccard from 8/32
+				}
+				codes[k] = span(lo+shift, lo+20+shift)
+				if trial%5 != 0 || order[k] != 0 { // program 1 unused in every fifth trial
+					usage[k] = []int{order[k], order[k] + L}
+				}
+			}
+			chains = append(chains, fakeChain(c+1, D, N, codes, usage))
+		}
+		lv := consensus(L, chains, testGenes(D), testSets)
+		var sets [][]codematch.Set
+		for _, ch := range chains {
+			sets = append(sets, ch.genes)
+		}
+		want := codematch.StablePrograms(sets).Codes[0]
+		var got []int
+		for k, p := range lv.Programs {
+			if p.Stable() {
+				got = append(got, k)
+			}
+		}
+		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("trial %d: enrich's stable programs %v, summary's %v", trial, got, want)
+		}
+		stable += len(got)
+	}
+	if stable == 0 || stable == 50*L {
+		t.Errorf("%d stable programs of %d: the trials do not test both kinds", stable, 50*L)
+	}
 }
 
 // TestConsensusOneChain: the consensus of one chain is the chain, with no
@@ -109,7 +161,7 @@ func TestConsensusOneChain(t *testing.T) {
 	c := fakeChain(4, 10, 5, [][]int{{1, 2, 3}, {4}}, [][]int{{0}, {1, 2}})
 	lv := consensus(2, []*chainFit{c}, testGenes(10), testSets)
 	p := lv.Programs[0]
-	if !slices.Equal(p.Genes, []int{1, 2, 3}) || !math.IsNaN(p.Stability) || p.Cells != 1 || p.Chains[0].Chain != 4 {
+	if !slices.Equal(p.Genes, []int{1, 2, 3}) || !math.IsNaN(p.Stability) || p.Stable() || p.Cells != 1 || p.Chains[0].Chain != 4 {
 		t.Errorf("program %+v", p)
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -223,12 +224,18 @@ func writeDemoLibrary(path string, truth *simulate.Truth) error {
 	return rundir.WriteFileAtomic(path, func(w io.Writer) error { return enrich.WriteGMT(w, sets) })
 }
 
-// printSelection prints the held-out scores per L, the model-selection signal.
+// printSelection prints the held-out scores per L with their standard
+// errors, the model-selection signal, and how the chains agree.
 func printSelection(w io.Writer, rows []rundir.SummaryRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "L\tchain\theld-out accuracy\theld-out log pred\tR-hat\tagreement\t")
+	fmt.Fprintln(tw, "L\tchain\theld-out accuracy\theld-out log pred\t± se\tagreement\tstable\tconverged\trecommended\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%.4f\t%.4f\t%.3g\t%.3f\t\n", r.L, r.Chain, r.HeldoutAccuracy, r.HeldoutLogPred, r.RHatLogLik, r.Agreement)
+		stable := "-"
+		if r.StablePrograms >= 0 {
+			stable = fmt.Sprintf("%d/%d", r.StablePrograms, r.Programs)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.4f\t%.4f\t%.4f\t%.3f\t%s\t%s\t%s\t\n", r.L, r.Chain, r.HeldoutAccuracy, r.HeldoutLogPred,
+			r.HeldoutLogPredSE, r.Agreement, stable, cmp.Or(r.Converged, "-"), map[bool]string{true: "yes", false: ""}[r.Recommended])
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -5,15 +5,21 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"scpipe/rundir"
 )
 
 // TestDemo runs the demo whole and checks its last stage: every planted
 // program is recovered by a program of the fit whose top term in the
 // demo's library (planted programs and decoys) is that planted program,
-// with adjusted p < 1e-10, and the report it names exists.
+// with adjusted p < 1e-10, and the report it names exists. Its chains
+// raise no convergence warning where they agree: every L whose chains'
+// codes agree (agreement ≥ 0.99, the same programs) has converged = yes,
+// the recommended L among them.
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo fits L = 2..8 with two chains (about 30 s on two cores)")
@@ -37,6 +43,25 @@ func TestDemo(t *testing.T) {
 		q, err := strconv.ParseFloat(f[4], 64)
 		if f[3] != fmt.Sprintf("planted_program_%d", l) || err != nil || !(q < 1e-10) {
 			t.Errorf("planted program %d: top term %s, adjusted p %s", l, f[3], f[4])
+		}
+	}
+	rows, err := rundir.ReadSummary(filepath.Join(dir, "run", rundir.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agree := map[int]bool{}
+	for _, r := range rows {
+		if _, seen := agree[r.L]; !seen {
+			agree[r.L] = true
+		}
+		agree[r.L] = agree[r.L] && r.Agreement >= 0.99 && r.Programs == r.StablePrograms
+	}
+	for _, r := range rows {
+		if r.Recommended && !agree[r.L] {
+			t.Errorf("recommended L = %d: the chains' codes disagree (chain %d: agreement %.3f, %d of %d programs stable)", r.L, r.Chain, r.Agreement, r.StablePrograms, r.Programs)
+		}
+		if agree[r.L] && r.Converged != "yes" {
+			t.Errorf("L = %d: the chains agree, yet converged = %q (R̂ within chains %v)", r.L, r.Converged, r.RHatWithin)
 		}
 	}
 	_, rest, _ := strings.Cut(text, "report ")

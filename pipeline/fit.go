@@ -152,40 +152,6 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	return rep, err
 }
 
-// logSelection says which L the run recommends, and warns about every L
-// whose chains disagree or that ran one chain only.
-func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
-	seen := map[int]bool{}
-	recommended := 0
-	for _, r := range rows {
-		if r.Recommended {
-			recommended = r.L
-		}
-		if seen[r.L] {
-			continue
-		}
-		seen[r.L] = true
-		switch r.Converged {
-		case "no":
-			var worst float64 = 1
-			for _, q := range rows {
-				if q.L == r.L {
-					worst = min(worst, q.Agreement)
-				}
-			}
-			log.Warn("chains have not converged: their codes or log-likelihoods differ; run more sweeps or more starts, or read this L's codes as one of several solutions",
-				"L", r.L, "rhat_loglik", r.RHatLogLik, "max_rhat", MaxRHat, "agreement", worst, "min_agreement", MinAgreement)
-		case "":
-			log.Info("one chain: convergence not checked (use --chains 2 or more)", "L", r.L)
-		}
-	}
-	if recommended > 0 {
-		log.Info("recommended L: the smallest whose held-out log predictive is within one standard error, or 5% of the gain across L, of the best", "L", recommended)
-	} else {
-		log.Info("no L recommended: no entries were held out (--holdout)")
-	}
-}
-
 // prepareRunDir creates the run directory and records the shards it is
 // fitted to (id), refusing to touch an existing one unless resuming (then
 // its configuration and shards must match) or forced. A folder that a

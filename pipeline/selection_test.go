@@ -8,21 +8,78 @@ import (
 
 func TestConverged(t *testing.T) {
 	t.Parallel()
+	nan := math.NaN()
 	for _, tc := range []struct {
-		agree []float64
-		rhat  float64
-		want  string
+		name     string
+		agree    []float64
+		programs []int
+		stable   int
+		rhat     float64
+		want     string
 	}{
-		{[]float64{1}, math.NaN(), ""},
-		{[]float64{1, 0.95}, 1.02, "yes"},
-		{[]float64{1, 0.95, 0.89}, 1.02, "no"},
-		{[]float64{1, 0.99}, 1.1, "no"},
-		{[]float64{1, 0.99}, math.NaN(), ""},
+		{"one chain", []float64{1}, []int{4}, 4, 1.0, ""},
+		{"no R-hat", []float64{1, 0.99}, []int{4, 4}, 4, nan, ""},
+		{"agree and settled", []float64{1, 0.95}, []int{4, 4}, 4, 1.02, "yes"},
+		{"a chain below the agreement", []float64{1, 0.95, 0.89}, []int{4, 4, 4}, 4, 1.02, "no"},
+		{"NaN agreement", []float64{1, nan}, []int{4, 0}, 0, 1.02, "no"},
+		{"still drifting", []float64{1, 0.99}, []int{4, 4}, 4, 1.1, "no"},
+		{"an unstable program of chain 1", []float64{1, 0.93}, []int{10, 10}, 9, 1.0, "no"},
+		{"a program only chain 2 found", []float64{1, 0.95}, []int{19, 20}, 19, 1.0, "no"},
 	} {
-		if got := Converged(tc.agree, tc.rhat); got != tc.want {
-			t.Errorf("Converged(%v, %v) = %q, want %q", tc.agree, tc.rhat, got, tc.want)
+		if got := Converged(tc.agree, tc.programs, tc.stable, tc.rhat); got != tc.want {
+			t.Errorf("%s: Converged(%v, %v, %d, %v) = %q, want %q", tc.name, tc.agree, tc.programs, tc.stable, tc.rhat, got, tc.want)
 		}
 	}
+}
+
+// TestRatioSE checks the standard error of a mean over entries clustered
+// in cells against its definition on a hand-made case, and statistically:
+// over many draws its average matches the spread of the estimate.
+func TestRatioSE(t *testing.T) {
+	t.Parallel()
+	// Cells of 1, 2 and 3 entries summing 1, 2 and 6 (and one cell of no
+	// entries, which does not count): r = 9/6 = 1.5, residuals −0.5, −1,
+	// 1.5, C/(C−1) = 3/2, SE = sqrt(1.5 · 3.5) / 6.
+	if got, want := ratioSE([]float64{1, 2, 6, 0}, []int32{1, 2, 3, 0}), math.Sqrt(1.5*3.5)/6; math.Abs(got-want) > 1e-15 {
+		t.Errorf("ratioSE = %v, want %v", got, want)
+	}
+	if got := ratioSE([]float32{1, 5}, []int32{2, 0}); !math.IsNaN(got) {
+		t.Errorf("one cell: ratioSE = %v, want NaN", got)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	const cells, trials = 300, 400
+	var est, ses []float64
+	for range trials {
+		num, den := make([]float64, cells), make([]int32, cells)
+		tot, n := 0.0, 0.0
+		for c := range cells {
+			den[c] = int32(5 + r.IntN(20))
+			// Entries of one cell share a cell effect: correlated.
+			effect := r.NormFloat64()
+			for range den[c] {
+				num[c] += -0.3 + 0.2*effect + 0.1*r.NormFloat64()
+			}
+			tot += num[c]
+			n += float64(den[c])
+		}
+		est = append(est, tot/n)
+		ses = append(ses, ratioSE(num, den))
+	}
+	m, sd := meanSD(est)
+	meanSE, _ := meanSD(ses)
+	if math.Abs(m+0.3) > 4*sd/math.Sqrt(trials) || math.Abs(meanSE/sd-1) > 0.15 {
+		t.Errorf("estimates %.5f ± %.5f over %d trials; mean SE %.5f, want about the spread", m, sd, trials, meanSE)
+	}
+}
+
+func meanSD(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x / float64(len(v))
+	}
+	for _, x := range v {
+		sd += (x - mean) * (x - mean) / float64(len(v)-1)
+	}
+	return mean, math.Sqrt(sd)
 }
 
 // TestRecommendL checks the one-standard-error rule on per-cell held-out
@@ -51,6 +108,10 @@ func TestRecommendL(t *testing.T) {
 		}
 		return v
 	}
+	entries := make([]int32, cells)
+	for i := range entries {
+		entries[i] = 20
+	}
 	for _, tc := range []struct {
 		name string
 		per  map[int][]float32
@@ -62,16 +123,39 @@ func TestRecommendL(t *testing.T) {
 		{"best is the largest", map[int][]float32{2: shift(-3, 1), 3: shift(-2, 1), 4: shift(-1, 1), 5: shift(0, 1)}, 5},
 	} {
 		for range 5 { // maps iterate in a different order each time
-			if got := RecommendL(tc.per); got != tc.want {
+			if got := RecommendL(tc.per, entries).L; got != tc.want {
 				t.Errorf("%s: RecommendL = %d, want %d", tc.name, got, tc.want)
 				break
 			}
 		}
 	}
+	if got := RecommendL(map[int][]float32{2: shift(0, 1)}, make([]int32, cells)); got.L != 0 {
+		t.Errorf("no entry held out: RecommendL = %+v, want L = 0", got)
+	}
 	// Past the elbow: 6 captures 98% of the gain from 2; 8 is better by
 	// many standard errors but by under 5% of the gain, so 6.
 	per := map[int][]float32{2: shift(-4, 0.2), 4: shift(-1, 0.2), 6: shift(-0.08, 0.2), 8: shift(0, 0.2)}
-	if got := RecommendL(per); got != 6 {
-		t.Errorf("elbow: RecommendL = %d, want 6", got)
+	sel := RecommendL(per, entries)
+	if sel.L != 6 || sel.Best != 8 {
+		t.Errorf("elbow: RecommendL = %d (best %d), want 6 (best 8)", sel.L, sel.Best)
+	}
+	// The numbers behind it, per held-out entry: the gaps are the shifts
+	// over 20 entries, the elbow 5% of the largest, and the paired standard
+	// error that of the noise's difference, far below the unpaired ones.
+	for L, d := range map[int]float64{2: 4, 4: 1, 6: 0.08, 8: 0} {
+		if math.Abs(sel.Gap[L]-d/20) > 1e-6 {
+			t.Errorf("elbow: gap of L = %d is %v, want %v", L, sel.Gap[L], d/20)
+		}
+	}
+	if want := 0.05 * 4 / 20; math.Abs(sel.Elbow-want) > 1e-6 {
+		t.Errorf("elbow: %v, want %v", sel.Elbow, want)
+	}
+	// The difference of two independent noises of sd 0.2 has sd 0.2·√2
+	// per cell: its standard error per entry is that / √cells / 20.
+	if want := 0.2 * math.Sqrt2 / math.Sqrt(cells) / 20; math.Abs(sel.GapSE[6]/want-1) > 0.1 || sel.GapSE[8] != 0 {
+		t.Errorf("elbow: paired standard errors %v at 6 and %v at 8, want about %v and 0", sel.GapSE[6], sel.GapSE[8], want)
+	}
+	if !sel.Within(6) || sel.Within(4) || sel.Within(3) {
+		t.Errorf("elbow: within the tolerance 4 %v, 6 %v, 3 (not fitted) %v; want false, true, false", sel.Within(4), sel.Within(6), sel.Within(3))
 	}
 }

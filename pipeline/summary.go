@@ -31,90 +31,196 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	var rows []rundir.SummaryRow
 	byL := map[int][]int{} // L → indices into rows
 	sets := map[int][][]codematch.Set{}
-	traces := map[int][][]float64{}
+	traces := map[int][]sampleTrace{}
 	perCell := map[int][]float32{} // L → held-out log predictive per cell of the L's most likely chain
+	var entries []int32            // held-out entries per cell, the same in every fit
 	bestLL := map[int]float64{}
 	for _, f := range fits {
 		if !f.Complete() {
 			continue
 		}
-		row, codeSets, sampleLL, cellLP, err := summariseFit(ctx, f, src, held, workers)
+		row, codeSets, trace, sc, err := summariseFit(ctx, f, src, held, workers)
 		if err != nil {
 			return nil, err
 		}
 		byL[f.L] = append(byL[f.L], len(rows))
 		sets[f.L] = append(sets[f.L], codeSets)
-		traces[f.L] = append(traces[f.L], sampleLL)
-		if ll, seen := bestLL[f.L]; cellLP != nil && (!seen || row.LogLik > ll) {
-			perCell[f.L], bestLL[f.L] = cellLP, row.LogLik
+		traces[f.L] = append(traces[f.L], trace)
+		if ll, seen := bestLL[f.L]; sc.perCell != nil && (!seen || row.LogLik > ll) {
+			perCell[f.L], bestLL[f.L] = sc.perCell, row.LogLik
+			entries = sc.entries
 		}
 		rows = append(rows, row)
 	}
-	var points []rundir.SelectionPoint
 	for L, idx := range byL {
-		agree := codematch.ChainAgreement(sets[L])
-		rhat := math.NaN()
-		if len(idx) > 1 {
-			rhat = codematch.GelmanRubin(traces[L])
-		}
-		converged := Converged(agree, rhat)
+		d := chainDiagnostics(sets[L], traces[L])
 		for k, i := range idx {
-			rows[i].Agreement, rows[i].RHatLogLik, rows[i].Converged = agree[k], rhat, converged
+			r := &rows[i]
+			r.Agreement, r.RHatLogLik, r.RHat, r.RHatWithin = d.agreement[k], d.rhatLogLik, d.rhat, d.rhatWithin
+			r.Programs, r.StablePrograms, r.StableCodes = d.programs[k], -1, nil
+			if len(idx) > 1 {
+				r.StablePrograms, r.StableCodes = d.stability.Stable(), oneBased(d.stability.Codes[k])
+			}
+			r.Converged = d.converged
 		}
 	}
-	if best := RecommendL(perCell); best > 0 {
-		for _, i := range byL[best] {
-			rows[i].Recommended = true
+	sel := RecommendL(perCell, entries)
+	for L, idx := range byL {
+		for _, i := range idx {
+			rows[i].Recommended = L == sel.L
+			rows[i].LogPredGap, rows[i].LogPredGapSE, rows[i].LogPredTolerance = math.NaN(), math.NaN(), math.NaN()
+			if gap, ok := sel.Gap[L]; ok {
+				rows[i].LogPredGap, rows[i].LogPredGapSE, rows[i].LogPredTolerance = gap, sel.GapSE[L], sel.Tolerance(L)
+			}
 		}
-	}
-	for _, r := range rows {
-		points = append(points, rundir.SelectionPoint{L: r.L, Chain: r.Chain, HeldoutAccuracy: r.HeldoutAccuracy, HeldoutLogPred: r.HeldoutLogPred})
 	}
 	if err := rundir.WriteSummary(filepath.Join(run, rundir.SummaryFile), rows); err != nil {
 		return nil, err
 	}
-	return rows, rundir.WriteSelectionSVG(filepath.Join(run, rundir.SelectionFile), points)
+	return rows, rundir.WriteSelectionSVG(filepath.Join(run, rundir.SelectionFile), selectionFigure(rows))
+}
+
+// selectionFigure is what selection.svg shows of the summary's rows.
+func selectionFigure(rows []rundir.SummaryRow) rundir.SelectionFigure {
+	fig := rundir.SelectionFigure{MinAgreement: MinAgreement}
+	for _, r := range rows {
+		fig.Points = append(fig.Points, rundir.SelectionPoint{L: r.L, Chain: r.Chain,
+			HeldoutAccuracy: r.HeldoutAccuracy, HeldoutAccuracySE: r.HeldoutAccuracySE,
+			HeldoutLogPred: r.HeldoutLogPred, HeldoutLogPredSE: r.HeldoutLogPredSE,
+			LogPredGap: r.LogPredGap, LogPredGapSE: r.LogPredGapSE, LogPredTolerance: r.LogPredTolerance,
+			Agreement: r.Agreement, Programs: r.Programs, StablePrograms: r.StablePrograms})
+		if r.Recommended {
+			fig.Recommended = r.L
+		}
+	}
+	return fig
+}
+
+func oneBased(codes []int) []int {
+	out := make([]int, len(codes))
+	for i, k := range codes {
+		out[i] = k + 1
+	}
+	return out
+}
+
+// sampleTrace is what the sampling sweeps of one fit traced of the
+// quantities that do not depend on the order of its codes: the
+// log-likelihood and the noise parameters (λ is NaN under dropout noise).
+type sampleTrace struct {
+	logLik, lambda, dropout, background []float64
+}
+
+// diagnostics is how the chains of one L compare.
+type diagnostics struct {
+	agreement  []float64 // per chain, codematch.ChainAgreement
+	programs   []int     // per chain, the codes that hold genes
+	stability  codematch.Stability
+	rhatLogLik float64 // codematch.RankRHat of the log-likelihood
+	rhat       float64 // the largest codematch.RankRHat of the traced quantities
+	rhatWithin float64 // the largest codematch.WithinRHat of the traced quantities
+	converged  string
+}
+
+// chainDiagnostics compares the chains of one L by their program gene
+// sets (one slice per chain) and their traces.
+func chainDiagnostics(sets [][]codematch.Set, traces []sampleTrace) diagnostics {
+	d := diagnostics{agreement: codematch.ChainAgreement(sets), stability: codematch.StablePrograms(sets),
+		rhat: math.NaN(), rhatWithin: math.NaN()}
+	for _, s := range sets {
+		n := 0
+		for _, set := range s {
+			if set.Len() > 0 {
+				n++
+			}
+		}
+		d.programs = append(d.programs, n)
+	}
+	quantity := func(get func(sampleTrace) []float64) [][]float64 {
+		var chains [][]float64
+		for _, t := range traces {
+			chains = append(chains, get(t))
+		}
+		return chains
+	}
+	d.rhatLogLik = codematch.RankRHat(quantity(func(t sampleTrace) []float64 { return t.logLik }))
+	for _, get := range []func(sampleTrace) []float64{
+		func(t sampleTrace) []float64 { return t.logLik },
+		func(t sampleTrace) []float64 { return t.lambda },
+		func(t sampleTrace) []float64 { return t.dropout },
+		func(t sampleTrace) []float64 { return t.background },
+	} {
+		q := quantity(get)
+		d.rhat = maxDefined(d.rhat, codematch.RankRHat(q))
+		d.rhatWithin = maxDefined(d.rhatWithin, codematch.WithinRHat(q))
+	}
+	if len(sets) > 1 {
+		d.converged = Converged(d.agreement, d.programs, d.stability.Stable(), d.rhatWithin)
+	}
+	return d
+}
+
+// maxDefined is the larger of a and b where both are defined, the defined
+// one where one is NaN (a quantity not traced, such as λ under dropout
+// noise), and NaN where neither is.
+func maxDefined(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return max(a, b)
 }
 
 // summariseFit reads one fit's tables and scores its held-out entries; it
-// returns the summary row, the codes' MAP gene sets, the log-likelihood of
-// the sampling sweeps and the held-out log predictive per cell (nil when
-// nothing is held out).
-func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut, workers int) (rundir.SummaryRow, []codematch.Set, []float64, []float32, error) {
+// returns the summary row, the codes' program gene sets
+// (codematch.ProgramSets), the trace of its sampling sweeps and its
+// held-out score.
+func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut, workers int) (rundir.SummaryRow, []codematch.Set, sampleTrace, heldOutScore, error) {
 	row := rundir.SummaryRow{L: f.L, Chain: f.Chain}
+	var st sampleTrace
+	var sc heldOutScore
 	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
 	if err != nil {
-		return row, nil, nil, nil, err
+		return row, nil, st, sc, err
 	}
 	if len(trace) == 0 {
-		return row, nil, nil, nil, fmt.Errorf("fit: %s has an empty trace", f.Dir)
+		return row, nil, st, sc, fmt.Errorf("fit: %s has an empty trace", f.Dir)
 	}
 	last := trace[len(trace)-1]
 	row.Sweeps, row.Lambda, row.LogLik, row.TrainAccuracy = len(trace), last.Lambda, last.LogLik, last.TrainAccuracy
 	row.Dropout, row.Background = last.Dropout, last.Background
-	var sampleLL []float64
 	for _, t := range trace {
 		row.Seconds += t.Seconds
 		if t.Phase == rundir.PhaseSample {
-			sampleLL = append(sampleLL, t.LogLik)
+			st.logLik = append(st.logLik, t.LogLik)
+			st.lambda = append(st.lambda, t.Lambda)
+			st.dropout = append(st.dropout, t.Dropout)
+			st.background = append(st.background, t.Background)
 		}
 	}
 	codes, err := rundir.ReadCodes(filepath.Join(f.Dir, rundir.CodesFile))
 	if err != nil {
-		return row, nil, nil, nil, err
+		return row, nil, st, sc, err
 	}
 	cells, err := rundir.ReadCells(filepath.Join(f.Dir, rundir.CellsFile))
 	if err != nil {
-		return row, nil, nil, nil, err
+		return row, nil, st, sc, err
 	}
 	m := src.Manifest()
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
-		return row, nil, nil, nil, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
+		return row, nil, st, sc, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
 	lik := newPlugIn(last, cells, codes)
-	sc, err := scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
+	sc, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
 	row.HeldoutAccuracy, row.HeldoutLogPred = sc.accuracy, sc.logpred
-	return row, codematch.UsedMAPSets(codes.Mean, cells.Mean, f.L), sampleLL, sc.perCell, err
+	row.HeldoutAccuracySE, row.HeldoutLogPredSE = math.NaN(), math.NaN()
+	if sc.perCell != nil {
+		row.HeldoutAccuracySE = ratioSE(sc.correct, sc.entries)
+		row.HeldoutLogPredSE = ratioSE(sc.perCell, sc.entries)
+	}
+	return row, codematch.ProgramSets(codes.Mean, cells.Mean, codes.Housekeeping, f.L), st, sc, err
 }
 
 // plugIn is the plug-in predictive of a fit (gibbs.PlugIn): the expected
@@ -162,10 +268,12 @@ func (q plugIn) p(n, d int, prod float64) float64 {
 
 // heldOutScore is a fit's score on the held-out entries: the fraction
 // predicted correctly, the mean log predictive probability (both NaN when
-// nothing is held out) and each cell's summed log predictive (nil then).
+// nothing is held out) and, per cell, the summed log predictive, the
+// entries predicted correctly and the entries held out (nil then).
 type heldOutScore struct {
 	accuracy, logpred float64
 	perCell           []float32
+	correct, entries  []int32
 }
 
 // scoreHeldOut scores the held-out entries h under the plug-in predictive
@@ -184,6 +292,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean
 	}
 	parts := make([]sums, (m.Cells+cellChunk-1)/cellChunk)
 	perCell := make([]float32, m.Cells)
+	correct, entries := make([]int32, m.Cells), make([]int32, m.Cells)
 	err := forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
 		obs, held := make([]uint64, words), make([]uint64, words)
 		used := make([]int, 0, L)
@@ -202,6 +311,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean
 					}
 				}
 				cell := 0.0
+				var right, n int32
 				for i, w := range held {
 					for ; w != 0; w &= w - 1 {
 						d := i*64 + bits.TrailingZeros64(w)
@@ -217,6 +327,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean
 						one := x[i]>>(d%64)&1 == 1
 						if (p >= 0.5) == one {
 							s.correct++
+							right++
 						}
 						if !one {
 							p = 1 - p
@@ -225,9 +336,10 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean
 						s.log += lp
 						cell += lp
 						s.n++
+						n++
 					}
 				}
-				perCell[c] = float32(cell)
+				perCell[c], correct[c], entries[c] = float32(cell), right, n
 			}
 		}
 	})
@@ -243,5 +355,6 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean
 	if tot.n == 0 {
 		return none, nil
 	}
-	return heldOutScore{accuracy: float64(tot.correct) / float64(tot.n), logpred: tot.log / float64(tot.n), perCell: perCell}, nil
+	return heldOutScore{accuracy: float64(tot.correct) / float64(tot.n), logpred: tot.log / float64(tot.n), perCell: perCell,
+		correct: correct, entries: entries}, nil
 }

@@ -2,8 +2,11 @@
 // that a biologist opens from a cluster's scratch disk, with no network and
 // no script, and every figure again as a standalone SVG file.
 //
-// It shows the model selection across L (held-out log predictive and
-// accuracy per chain, from summary.tsv), the traces (log-likelihood and the
+// It shows the model selection across L (from summary.tsv: held-out log
+// predictive and accuracy per chain with error bars of one standard error
+// over cells, each L's gap to the best L with its paired standard error and
+// the tolerance the recommendation allows, the chains' agreement and
+// stable programs, the recommended L marked), the traces (log-likelihood and the
 // noise rates against sweep, burn-in shaded), the hierarchy of programs
 // across L (labelled with each program's top enrichment term when an output
 // of scpipe enrich is given or found), and for each L a heat map of codes ×

@@ -48,10 +48,12 @@ type answer struct {
 	Level       *levelPage // the section of the recommended L, whose table the answer repeats
 }
 
-// convergenceLine says whether the chains of one L agree.
+// convergenceLine says how good each L is and whether its chains agree.
 type convergenceLine struct {
 	L                              int
+	LogPred, Gap                   string // held-out log predictive ± SE; gap to the best L ± paired SE
 	Converged, Agreement, RHat     string
+	Stable                         string // programs every chain found, of the programs
 	Recommended, NotConverged, Yes bool
 }
 
@@ -72,7 +74,7 @@ type codeLine struct {
 	Event, Parent         string
 	Genes, Unique, Cells  string
 	Stability             string
-	Stable                bool // found in every chain (stability at least stableJaccard)
+	Stable                bool // found in every chain (enrich.Program.Stable)
 	TopGenes              []string
 	Terms                 []termLine
 	IsProgram, HasParents bool
@@ -93,10 +95,6 @@ type housekeeping struct {
 
 // maxTopGenes is how many genes of a code the table names.
 const maxTopGenes = 20
-
-// stableJaccard is the stability (mean Jaccard with chain 1's code) at
-// which a program counts as found in every chain.
-const stableJaccard = 0.5
 
 // buildPage draws every figure and lays out the tables.
 func buildPage(in *inputs) (*page, error) {
@@ -189,9 +187,13 @@ func answerOf(rows []rundir.SummaryRow, levels []*levelPage) *answer {
 				agreement = min(agreement, o.Agreement)
 			}
 		}
-		ans.Convergence = append(ans.Convergence, convergenceLine{L: r.L, Converged: r.Converged,
-			Agreement: fixed(agreement, 3), RHat: general(r.RHatLogLik), Recommended: r.Recommended,
-			NotConverged: r.Converged == "no", Yes: r.Converged == "yes"})
+		line := convergenceLine{L: r.L, Converged: r.Converged, LogPred: plusMinus(r.HeldoutLogPred, r.HeldoutLogPredSE),
+			Gap: plusMinus(r.LogPredGap, r.LogPredGapSE), Agreement: fixed(agreement, 3), RHat: general(r.RHatWithin),
+			Recommended: r.Recommended, NotConverged: r.Converged == "no", Yes: r.Converged == "yes"}
+		if r.StablePrograms >= 0 {
+			line.Stable = fmt.Sprintf("%d of %d", r.StablePrograms, r.Programs)
+		}
+		ans.Convergence = append(ans.Convergence, line)
 	}
 	if ans.L == 0 {
 		return nil
@@ -201,9 +203,21 @@ func answerOf(rows []rundir.SummaryRow, levels []*levelPage) *answer {
 			ans.Level = lp
 		}
 	}
-	ans.Why = fmt.Sprintf("scpipe fit recommends L = %d: the held-out log predictive of the smallest L whose score is "+
-		"within the noise of the best L's (summary.tsv and the model-selection figure below).", ans.L)
+	ans.Why = fmt.Sprintf("scpipe fit recommends L = %d: the smallest L whose held-out log predictive per entry falls short of the "+
+		"best L's by no more than the larger of the standard error of that difference (paired over cells) and 5%% of the gain "+
+		"across L (summary.tsv; the model-selection figure below draws the gaps). A program is stable when every chain found it.", ans.L)
 	return ans
+}
+
+// plusMinus formats v ± se in five decimals; NA for NaN.
+func plusMinus(v, se float64) string {
+	if math.IsNaN(v) {
+		return "NA"
+	}
+	if math.IsNaN(se) {
+		return fixed(v, 5)
+	}
+	return fixed(v, 5) + " ± " + fixed(se, 5)
 }
 
 // levelSection builds the section of one L: its two heat maps and table.
@@ -277,7 +291,7 @@ func codeRow(in *inputs, p *enrich.Program, n *enrich.Node, cells int) codeLine 
 	c := codeLine{Code: p.Code, Program: p.Name(), Status: string(p.Status), IsProgram: p.Status == enrich.StatusProgram,
 		Genes: itoa(len(p.Genes)), Unique: itoa(len(p.Unique)),
 		Cells:     fmt.Sprintf("%s (%s)", thousands(p.Cells), percent(float64(p.Cells)/float64(max(cells, 1)))),
-		Stability: stability(p.Stability), Stable: p.Stability >= stableJaccard}
+		Stability: stability(p.Stability), Stable: p.Stable()}
 	if n != nil {
 		c.Event, c.Parent = string(n.Event), n.Parent
 	}

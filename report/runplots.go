@@ -1,11 +1,13 @@
 package report
 
 import (
+	"image/color"
 	"math"
 	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -35,54 +37,223 @@ func heldOut(rows []rundir.SummaryRow) bool {
 }
 
 // selectionFigure draws the model-selection plot: the held-out log
-// predictive and accuracy against L, one line per chain (the training
-// log-likelihood and accuracy when no entries were held out).
+// predictive and accuracy against L with error bars of one standard error
+// over cells, one line per chain (the training log-likelihood and accuracy
+// when no entries were held out), the recommended L marked; and, with two
+// chains or more, their stability: each chain's agreement with chain 1 and
+// the number of programs every chain found.
 func selectionFigure(rows []rundir.SummaryRow) (*figure, error) {
 	type panel struct {
-		title, y string
-		value    func(rundir.SummaryRow) float64
+		title, y  string
+		value, se func(rundir.SummaryRow) float64
 	}
+	none := func(rundir.SummaryRow) float64 { return math.NaN() }
 	panels := []panel{
-		{"Held-out log predictive", "mean log p(held-out entry)", func(r rundir.SummaryRow) float64 { return r.HeldoutLogPred }},
-		{"Held-out accuracy", "fraction of held-out entries correct", func(r rundir.SummaryRow) float64 { return r.HeldoutAccuracy }},
+		{"Held-out log predictive", "mean log p(held-out entry)", func(r rundir.SummaryRow) float64 { return r.HeldoutLogPred },
+			func(r rundir.SummaryRow) float64 { return r.HeldoutLogPredSE }},
+		{"Held-out accuracy", "fraction of held-out entries correct", func(r rundir.SummaryRow) float64 { return r.HeldoutAccuracy },
+			func(r rundir.SummaryRow) float64 { return r.HeldoutAccuracySE }},
 	}
-	caption := "Higher is better in both panels; the L where the held-out log predictive stops rising is the " +
-		"largest the data support. One line per chain."
+	recommended := 0
+	for _, r := range rows {
+		if r.Recommended {
+			recommended = r.L
+		}
+	}
+	caption := "Higher is better in both score panels; bars are ±1 standard error over cells. One line per chain."
+	if recommended > 0 {
+		caption += " Dashed: the recommended L = " + itoa(recommended) + ", the smallest whose held-out log predictive is within one " +
+			"standard error of the best L's (of the paired difference over cells) or within 5% of the gain across L."
+	}
 	if !heldOut(rows) {
 		panels = []panel{
-			{"Training log-likelihood", "log-likelihood", func(r rundir.SummaryRow) float64 { return r.LogLik }},
-			{"Training accuracy", "fraction of entries reconstructed", func(r rundir.SummaryRow) float64 { return r.TrainAccuracy }},
+			{"Training log-likelihood", "log-likelihood", func(r rundir.SummaryRow) float64 { return r.LogLik }, none},
+			{"Training accuracy", "fraction of entries reconstructed", func(r rundir.SummaryRow) float64 { return r.TrainAccuracy }, none},
 		}
 		caption = "No entries were held out (scpipe fit --holdout 0), so these are training scores, which rise with L " +
 			"whether or not the data support it. One line per chain."
 	}
 	chains := chainsOf(rows)
-	plots := make([]*plot.Plot, len(panels))
+	var plots []*plot.Plot
 	for i, pn := range panels {
 		p := newPlot(pn.title, "L (codes)", pn.y)
 		p.X.Tick.Marker = integerTicks{}
 		p.Y.Tick.Marker = compactTicks{}
 		for ci, c := range chains {
-			var xs, ys []float64
-			for _, r := range rows {
-				if r.Chain == c {
-					xs, ys = append(xs, float64(r.L)), append(ys, pn.value(r))
-				}
-			}
-			if _, err := addSeries(p, xs, ys, chainStyle(ci), true); err != nil {
+			if err := addChainScores(p, rows, c, ci, len(chains), pn.value, pn.se); err != nil {
 				return nil, err
 			}
 		}
-		plots[i] = p
+		if err := markL(p, recommended); err != nil {
+			return nil, err
+		}
+		plots = append(plots, p)
+		if i == 0 && recommended > 0 {
+			g, err := gapPlot(rows, chains[0], recommended)
+			if err != nil {
+				return nil, err
+			}
+			plots = append(plots, g)
+			caption += " Gap to the best L: the held-out log predictive of each L's chain of highest training log-likelihood below the best L's, " +
+				"with the standard error of that difference paired over cells; grey, the tolerance the rule allows each L."
+		}
 	}
+	if len(chains) > 1 {
+		p, err := stabilityPlot(rows, chains, recommended)
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, p)
+		caption += " Stability: each chain's agreement with chain 1 (mean Jaccard index of the matched programs' gene sets); " +
+			"above each L, the programs every chain found (matched at Jaccard ≥ 0.5) of the programs of chain 1."
+	}
+	grid := [][]*plot.Plot{plots}
 	w, h := vg.Points(720), vg.Points(250)
+	if len(plots) == 4 {
+		grid, h = [][]*plot.Plot{plots[:2], plots[2:]}, vg.Points(460)
+	}
 	svg, err := renderSVG(w, h, func(dc draw.Canvas) {
-		drawGrid([][]*plot.Plot{plots}, withChainLegend(dc, chains))
+		drawGrid(grid, withChainLegend(dc, chains))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &figure{ID: "selection", Title: "Model selection across L", Caption: caption, SVG: svg}, nil
+}
+
+// addChainScores adds chain c's line (the ci-th of n chains) to p, with
+// error bars where se is finite and positive, moved sideways a little per
+// chain so that the bars of chains at one L do not hide each other.
+func addChainScores(p *plot.Plot, rows []rundir.SummaryRow, c, ci, n int, value, se func(rundir.SummaryRow) float64) error {
+	return addScores(p, rows, c, 0.07*(float64(ci)-float64(n-1)/2), chainStyle(ci), value, se)
+}
+
+// addScores adds the line of chain c's values, moved by off along L, with
+// their error bars, in style.
+func addScores(p *plot.Plot, rows []rundir.SummaryRow, c int, off float64, style draw.LineStyle, value, se func(rundir.SummaryRow) float64) error {
+	var xs, ys []float64
+	var bars errorPoints
+	for _, r := range rows {
+		if r.Chain != c {
+			continue
+		}
+		x, v, e := float64(r.L)+off, value(r), se(r)
+		xs, ys = append(xs, x), append(ys, v)
+		if !math.IsNaN(v) && !math.IsInf(v, 0) && e > 0 && !math.IsInf(e, 0) {
+			bars = append(bars, errorPoint{x, v, e})
+		}
+	}
+	if _, err := addSeries(p, xs, ys, style, true); err != nil {
+		return err
+	}
+	if len(bars) == 0 {
+		return nil
+	}
+	eb, err := plotter.NewYErrorBars(bars)
+	if err != nil {
+		return err
+	}
+	eb.LineStyle = style
+	eb.LineStyle.Dashes = nil
+	eb.CapWidth = vg.Points(4)
+	p.Add(eb)
+	return nil
+}
+
+// gapPlot draws the recommendation's numbers (one value per L, on the rows
+// of the first chain): each L's gap to the best L's held-out log
+// predictive with its paired standard error, and the tolerance the rule
+// allows it.
+func gapPlot(rows []rundir.SummaryRow, first, recommended int) (*plot.Plot, error) {
+	p := newPlot("Gap to the best L", "L (codes)", "log predictive below the best L's")
+	p.X.Tick.Marker = integerTicks{}
+	p.Y.Tick.Marker = compactTicks{}
+	var xs, tol []float64
+	for _, r := range rows {
+		if r.Chain == first {
+			xs, tol = append(xs, float64(r.L)), append(tol, r.LogPredTolerance)
+		}
+	}
+	grey := draw.LineStyle{Color: color.Gray{Y: 0xaa}, Width: vg.Points(2.5)}
+	if _, err := addSeries(p, xs, tol, grey, false); err != nil {
+		return nil, err
+	}
+	black := draw.LineStyle{Color: color.Black, Width: vg.Points(1.2)}
+	gap := func(r rundir.SummaryRow) float64 { return r.LogPredGap }
+	se := func(r rundir.SummaryRow) float64 { return r.LogPredGapSE }
+	if err := addScores(p, rows, first, 0, black, gap, se); err != nil {
+		return nil, err
+	}
+	return p, markL(p, recommended)
+}
+
+// errorPoint is a score with its standard error, for plotter.YErrorBars.
+type errorPoint struct{ x, y, se float64 }
+
+type errorPoints []errorPoint
+
+func (e errorPoints) Len() int                        { return len(e) }
+func (e errorPoints) XY(i int) (float64, float64)     { return e[i].x, e[i].y }
+func (e errorPoints) YError(i int) (float64, float64) { return e[i].se, e[i].se }
+
+// markL draws a dashed vertical line at L across p's data range (nothing
+// when L is 0).
+func markL(p *plot.Plot, L int) error {
+	if L == 0 {
+		return nil
+	}
+	lo, hi := p.Y.Min, p.Y.Max
+	if !(hi > lo) {
+		return nil
+	}
+	l, err := plotter.NewLine(plotter.XYs{{X: float64(L), Y: lo}, {X: float64(L), Y: hi}})
+	if err != nil {
+		return err
+	}
+	l.LineStyle = draw.LineStyle{Color: color.Gray{Y: 0x33}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+	p.Add(l)
+	return nil
+}
+
+// stabilityPlot draws each chain's agreement with chain 1 against L
+// (chain 1 itself, always 1, left out), the stable programs of each L
+// above it as "stable/programs", and the recommended L.
+func stabilityPlot(rows []rundir.SummaryRow, chains []int, recommended int) (*plot.Plot, error) {
+	p := newPlot("Stability across chains", "L (codes)", "agreement with chain 1")
+	p.X.Tick.Marker = integerTicks{}
+	p.Y.Tick.Marker = compactTicks{}
+	p.Y.Min, p.Y.Max = 0, 1.12
+	for ci, c := range chains[1:] {
+		var xs, ys []float64
+		for _, r := range rows {
+			if r.Chain == c {
+				xs, ys = append(xs, float64(r.L)), append(ys, r.Agreement)
+			}
+		}
+		if _, err := addSeries(p, xs, ys, chainStyle(ci+1), true); err != nil {
+			return nil, err
+		}
+	}
+	var at plotter.XYLabels
+	for _, r := range rows {
+		if r.Chain == chains[0] && r.StablePrograms >= 0 && r.Programs >= 0 {
+			at.XYs = append(at.XYs, plotter.XY{X: float64(r.L), Y: 1.05})
+			at.Labels = append(at.Labels, itoa(r.StablePrograms)+"/"+itoa(r.Programs))
+		}
+	}
+	if len(at.XYs) > 0 {
+		labels, err := plotter.NewLabels(at)
+		if err != nil {
+			return nil, err
+		}
+		for i := range labels.TextStyle {
+			labels.TextStyle[i].Font = font.From(sansFont, 7)
+			labels.TextStyle[i].XAlign = draw.XCenter
+		}
+		p.Add(labels)
+	}
+	p.Y.Min, p.Y.Max = 0, 1.12
+	return p, markL(p, recommended)
 }
 
 // drawGrid draws rows of plots with their axes aligned.

@@ -76,8 +76,8 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 <h2>Answer: L = {{.L}}</h2>
 <p class="facts">{{.Why}}</p>
 <table>
-<tr><th>L</th><th>chains agree</th><th>agreement (worst chain)</th><th>R̂ (log-lik.)</th></tr>
-{{range .Convergence}}<tr{{if .Recommended}} class="recommended"{{end}}><td class="num">{{.L}}{{if .Recommended}} ◀ recommended{{end}}</td><td{{if .NotConverged}} class="warn"{{end}}>{{.Converged}}</td><td class="num">{{.Agreement}}</td><td class="num">{{.RHat}}</td></tr>
+<tr><th>L</th><th>held-out log pred. ± SE</th><th>gap to the best L ± SE</th><th>chains agree</th><th>agreement (worst chain)</th><th>stable programs</th><th>R̂ within chains</th></tr>
+{{range .Convergence}}<tr{{if .Recommended}} class="recommended"{{end}}><td class="num">{{.L}}{{if .Recommended}} ◀ recommended{{end}}</td><td class="num">{{.LogPred}}</td><td class="num">{{.Gap}}</td><td{{if .NotConverged}} class="warn"{{end}}>{{.Converged}}</td><td class="num">{{.Agreement}}</td><td class="num">{{.Stable}}</td><td class="num">{{.RHat}}</td></tr>
 {{end}}</table>
 {{with .Level}}<h3>The programs of L = {{.L}}</h3>
 {{template "codes" .Codes}}

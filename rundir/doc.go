@@ -10,7 +10,7 @@
 //	RUN/config.toml                 resolved configuration
 //	RUN/shards.json                 the shards fitted: path, shape, fingerprint
 //	RUN/summary.tsv                 one row per (L, chain)
-//	RUN/selection.svg               held-out accuracy and log predictive vs L
+//	RUN/selection.svg               held-out scores with error bars, gap to the best L, stability vs L
 //	RUN/L05/chain1/codes.parquet    one row per gene: gene_id, gene_name, code_1 … code_L
 //	RUN/L05/chain1/cells.parquet    one row per cell: barcode, code_1 … code_L
 //	RUN/L05/chain1/trace.parquet    one row per sweep

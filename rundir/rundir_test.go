@@ -443,9 +443,15 @@ func TestSummaryRoundTrip(t *testing.T) {
 	// A variable, so that 0.1 + 0.2 is rounded at run time, not folded exactly.
 	tenth := 0.1
 	rows := []SummaryRow{ // sorted; the file is written from a shuffled copy
-		{L: 2, Chain: 1, Sweeps: 125, Lambda: 2.5, Dropout: 0.6, Background: 0.04, LogLik: -123456.789, TrainAccuracy: 0.91, HeldoutAccuracy: 0.9, HeldoutLogPred: -0.3, Seconds: 12.5, Agreement: 1, RHatLogLik: 1.01},
-		{L: 2, Chain: 2, Sweeps: 125, Converged: "no", Lambda: tenth + 0.2, LogLik: -1e-300, TrainAccuracy: 1, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 0, Agreement: 0.75, RHatLogLik: 1.01},
-		{L: 10, Chain: 1, Sweeps: 3, Lambda: math.Inf(1), LogLik: math.Inf(-1), TrainAccuracy: 5e-324, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 1, Agreement: 1, RHatLogLik: nan, Recommended: true},
+		{L: 2, Chain: 1, Sweeps: 125, Lambda: 2.5, Dropout: 0.6, Background: 0.04, LogLik: -123456.789, TrainAccuracy: 0.91, HeldoutAccuracy: 0.9, HeldoutLogPred: -0.3, Seconds: 12.5, Agreement: 1, RHatLogLik: 1.01,
+			HeldoutLogPredSE: 0.003, HeldoutAccuracySE: 0.0015, LogPredGap: 0.002, LogPredGapSE: 0.0005, LogPredTolerance: 0.0005, RHat: 1.2, RHatWithin: 1.05,
+			Programs: 2, StablePrograms: 1, StableCodes: []int{2}},
+		{L: 2, Chain: 2, Sweeps: 125, Converged: "no", Lambda: tenth + 0.2, LogLik: -1e-300, TrainAccuracy: 1, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 0, Agreement: 0.75, RHatLogLik: 1.01,
+			HeldoutLogPredSE: nan, HeldoutAccuracySE: nan, LogPredGap: nan, LogPredGapSE: nan, LogPredTolerance: nan, RHat: math.Inf(1), RHatWithin: 1,
+			Programs: 3, StablePrograms: 1, StableCodes: []int{3}},
+		{L: 10, Chain: 1, Sweeps: 3, Lambda: math.Inf(1), LogLik: math.Inf(-1), TrainAccuracy: 5e-324, HeldoutAccuracy: nan, HeldoutLogPred: nan, Seconds: 1, Agreement: 1, RHatLogLik: nan, Recommended: true,
+			HeldoutLogPredSE: nan, HeldoutAccuracySE: nan, LogPredGap: 0, LogPredGapSE: 0, LogPredTolerance: 1e-4, RHat: nan, RHatWithin: nan,
+			Programs: 0, StablePrograms: -1, StableCodes: nil},
 	}
 	path := filepath.Join(t.TempDir(), SummaryFile)
 	if err := WriteSummary(path, []SummaryRow{rows[2], rows[1], rows[0]}); err != nil {
@@ -456,13 +462,14 @@ func TestSummaryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
-	if want := "L\tchain\tsweeps\tlambda\tloglik\ttrain_accuracy\theldout_accuracy\theldout_logpred\tseconds\tagreement\trhat_loglik\tdropout\tbackground\tconverged\trecommended"; lines[0] != want {
+	if want := "L\tchain\tsweeps\tlambda\tloglik\ttrain_accuracy\theldout_accuracy\theldout_logpred\tseconds\tagreement\trhat_loglik\tdropout\tbackground\tconverged\trecommended" +
+		"\theldout_logpred_se\theldout_accuracy_se\tlogpred_gap\tlogpred_gap_se\tlogpred_tolerance\trhat\trhat_within\tprograms\tstable_programs\tstable_codes"; lines[0] != want {
 		t.Errorf("header %q, want %q", lines[0], want)
 	}
-	if want := "10\t1\t3\tInf\t-Inf\t5e-324\tNA\tNA\t1\t1\tNA\t0\t0\tNA\tyes"; lines[3] != want {
+	if want := "10\t1\t3\tInf\t-Inf\t5e-324\tNA\tNA\t1\t1\tNA\t0\t0\tNA\tyes\tNA\tNA\t0\t0\t0.0001\tNA\tNA\t0\tNA\tNA"; lines[3] != want {
 		t.Errorf("line 4 = %q, want %q", lines[3], want)
 	}
-	if want := "2\t2\t125\t0.30000000000000004\t-1e-300\t1\tNA\tNA\t0\t0.75\t1.01\t0\t0\tno\tno"; lines[2] != want {
+	if want := "2\t2\t125\t0.30000000000000004\t-1e-300\t1\tNA\tNA\t0\t0.75\t1.01\t0\t0\tno\tno\tNA\tNA\tNA\tNA\tNA\tInf\t1\t3\t1\t3"; lines[2] != want {
 		t.Errorf("line 3 = %q, want %q", lines[2], want)
 	}
 	got, err := ReadSummary(path)
@@ -474,13 +481,15 @@ func TestSummaryRoundTrip(t *testing.T) {
 	}
 	for i := range rows {
 		g, w := got[i], rows[i]
-		gf, wf := g.floats(), w.floats()
+		gf, wf := append(g.floats(), g.extraFloats()...), append(w.floats(), w.extraFloats()...)
+		names := slices.Concat(summaryHeader[3:3+len(g.floats())], extraHeader)
 		for j := range gf {
 			if math.Float64bits(*gf[j]) != math.Float64bits(*wf[j]) && !(math.IsNaN(*gf[j]) && math.IsNaN(*wf[j])) {
-				t.Errorf("row %d column %s: read %v, wrote %v", i, summaryHeader[3+j], *gf[j], *wf[j])
+				t.Errorf("row %d column %s: read %v, wrote %v", i, names[j], *gf[j], *wf[j])
 			}
 		}
-		if g.L != w.L || g.Chain != w.Chain || g.Sweeps != w.Sweeps || g.Converged != w.Converged || g.Recommended != w.Recommended {
+		if g.L != w.L || g.Chain != w.Chain || g.Sweeps != w.Sweeps || g.Converged != w.Converged || g.Recommended != w.Recommended ||
+			g.Programs != w.Programs || g.StablePrograms != w.StablePrograms || !slices.Equal(g.StableCodes, w.StableCodes) || (g.StableCodes == nil) != (w.StableCodes == nil) {
 			t.Errorf("row %d: read %+v, wrote %+v", i, g, w)
 		}
 	}
@@ -517,8 +526,49 @@ func TestReadSummaryErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want one naming %s and %q", tc.name, err, path, tc.want)
 		}
 	}
-	// Extra columns from a later version are ignored.
+	// The columns added later are found by name, and checked.
+	full := slices.Concat(summaryHeader, extraHeader)
+	fullRow := func(name, v string) string {
+		f := strings.Split(strings.TrimSuffix(row(2, "125"), "\n"), "\t")
+		f = append(f, "0.1", "0.1", "0", "0", "0", "1", "1", "4", "4", "1,2,3,4")
+		f[slices.Index(full, name)] = v
+		return strings.Join(f, "\t") + "\n"
+	}
+	fullHeader := strings.Join(full, "\t") + "\n"
+	for _, tc := range []struct{ name, column, value, want string }{
+		{"bad extra float", "rhat", "high", "column rhat"},
+		{"negative count", "programs", "-2", "column programs"},
+		{"bad code list", "stable_codes", "1;2", "column stable_codes"},
+		{"code 0", "stable_codes", "0,1", "column stable_codes"},
+	} {
+		path := filepath.Join(t.TempDir(), SummaryFile)
+		if err := os.WriteFile(path, []byte(fullHeader+fullRow(tc.column, tc.value)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadSummary(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one naming %s and %q", tc.name, err, path, tc.want)
+		}
+	}
+	// A file written before the added columns reads them as not known.
 	path := filepath.Join(t.TempDir(), SummaryFile)
+	if err := os.WriteFile(path, []byte(header+row(2, "125")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := ReadSummary(path); err != nil || len(rows) != 1 || rows[0].Sweeps != 125 || !math.IsNaN(rows[0].LogPredGap) ||
+		!math.IsNaN(rows[0].RHatWithin) || rows[0].Programs != -1 || rows[0].StablePrograms != -1 || rows[0].StableCodes != nil {
+		t.Errorf("a file of the first version: rows %+v, err %v", rows, err)
+	}
+	// Extra columns from a later version are ignored, wherever they are.
+	path = filepath.Join(t.TempDir(), SummaryFile)
+	if err := os.WriteFile(path, []byte(strings.Replace(fullHeader, "\trhat\t", "\tfuture\trhat\t", 1)+
+		strings.Replace(fullRow("stable_codes", "none"), "\t1\t1\t4", "\tx\t1\t1\t4", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := ReadSummary(path); err != nil || len(rows) != 1 || rows[0].RHat != 1 || rows[0].Programs != 4 || rows[0].StableCodes == nil || len(rows[0].StableCodes) != 0 {
+		t.Errorf("a column inserted: rows %+v, err %v", rows, err)
+	}
+	path = filepath.Join(t.TempDir(), SummaryFile)
 	text := strings.TrimSuffix(header, "\n") + "\tfuture\n" + strings.TrimSuffix(row(2, "125"), "\n") + "\tx\n"
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

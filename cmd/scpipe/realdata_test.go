@@ -23,8 +23,9 @@ import (
 // returns the names of the sets enriched at adjusted p < 1e-3 in some code.
 // With query mapSets it tests the MAP sets (posterior mean ≥ ½) instead,
 // less the genes of the housekeeping code, as scpipe enrich lists
-// programs.
-func markerSetsFound(t *testing.T, dir string, sets []enrich.GeneSet, query markerQuery) []string {
+// programs. Given only (1-based codes), it tests those codes alone: the
+// stable programs of summary.tsv.
+func markerSetsFound(t *testing.T, dir string, sets []enrich.GeneSet, query markerQuery, only ...int) []string {
 	t.Helper()
 	codes, err := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
 	if err != nil {
@@ -55,7 +56,7 @@ func markerSetsFound(t *testing.T, dir string, sets []enrich.GeneSet, query mark
 				}
 			}
 		}
-		if !inUse || len(genes) == 0 {
+		if !inUse || len(genes) == 0 || only != nil && !slices.Contains(only, l+1) {
 			continue
 		}
 		used++
@@ -166,7 +167,10 @@ var pbmcTop20Markers = []string{"LYZ", "CD14", "CD3D", "MS4A1", "NKG7", "GNLY", 
 // every default. At the L the run recommends, every chain must hold at
 // least 6 of the 8 PBMC marker sets of celltype-markers.gmt in the MAP
 // gene sets of its used codes; and where the chains of that L disagree,
-// the run must say so in summary.tsv and in its log.
+// the run must say so in summary.tsv and in its log, and its stable
+// programs (found by both chains) must hold the six cell types the chains
+// find. The recommendation must follow its stated rule from the numbers
+// summary.tsv gives.
 func TestPBMCCellTypesWithDefaults(t *testing.T) {
 	data := sharedData(t)
 	dir := t.TempDir()
@@ -237,11 +241,19 @@ func TestPBMCCellTypesWithDefaults(t *testing.T) {
 				t.Errorf("L = %d chain %d: %s's best rank by score is %d (code %d), want the top 20 of some program", r.L, r.Chain, m, ranks[m][0], ranks[m][1])
 			}
 		}
+		if !(r.LogPredGap <= r.LogPredTolerance) || !(r.HeldoutLogPredSE > 0) {
+			t.Errorf("recommended L = %d: gap to the best L %v, tolerance %v, standard error %v", rec, r.LogPredGap, r.LogPredTolerance, r.HeldoutLogPredSE)
+		}
 		switch r.Converged {
 		case "yes":
 		case "no":
 			if !strings.Contains(logText, "chains have not converged") || !strings.Contains(logText, "L="+strconv.Itoa(rec)+" ") {
 				t.Errorf("L = %d has not converged, and the log does not say so:\n%s", rec, logText)
+			}
+			stable := markerSetsFound(t, rundir.FitDir(runDir, r.L, r.Chain), markers, top100, r.StableCodes...)
+			t.Logf("L = %d chain %d: stable programs %v of %d hold %d of 8 sets: %s", r.L, r.Chain, r.StableCodes, r.Programs, len(stable), strings.Join(stable, ", "))
+			if len(stable) < 6 || r.StableCodes == nil {
+				t.Errorf("recommended L = %d, chain %d: its stable programs %v hold %d of the 8 PBMC marker sets, want at least 6", r.L, r.Chain, r.StableCodes, len(stable))
 			}
 		default:
 			t.Errorf("L = %d: converged = %q with the default two chains", rec, r.Converged)
