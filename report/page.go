@@ -185,6 +185,9 @@ func answerOf(rows []rundir.SummaryRow, levels []*levelPage) *answer {
 		for _, o := range rows {
 			if o.L == r.L {
 				agreement = min(agreement, o.Agreement)
+				if o.LogLik > r.LogLik {
+					r = o // the scores of the L's most likely chain, as the recommendation takes them
+				}
 			}
 		}
 		line := convergenceLine{L: r.L, Converged: r.Converged, LogPred: plusMinus(r.HeldoutLogPred, r.HeldoutLogPredSE),
