@@ -83,7 +83,7 @@ func TestEvaluatePlanted(t *testing.T) {
 				t.Errorf("truth: n %d accuracy %v; unseen: n %d (want %d) accuracy %v", tr.N, tr.Accuracy, un.N, 400*200-seen, un.Accuracy)
 			}
 
-			in, err := openEvalInput(o)
+			in, err := openEvalInput(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +260,7 @@ func TestEvaluateSamples(t *testing.T) {
 			}
 			o := DefaultEvaluateOptions()
 			o.Run, o.Workers = cfg.Output, 1
-			in, err := openEvalInput(o)
+			in, err := openEvalInput(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}

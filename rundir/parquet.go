@@ -2,9 +2,12 @@ package rundir
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -85,8 +88,10 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(int64(batch)),
 	)
-	return WriteFileAtomic(path, func(w io.Writer) error {
-		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+	sum := sha256.New()
+	record := func() error { return recordChecksum(filepath.Dir(path), filepath.Base(path), sum.Sum(nil)) }
+	return writeFileAtomic(path, func(w io.Writer) error {
+		fw, err := pqarrow.NewFileWriter(schema, hashingWriter{w, sum}, props, pqarrow.DefaultWriterProps())
 		if err != nil {
 			return fmt.Errorf("parquet %s table: %w", table, err)
 		}
@@ -109,7 +114,7 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 			return fmt.Errorf("parquet %s table: %w", table, err)
 		}
 		return nil
-	})
+	}, record)
 }
 
 // sink consumes one column of one record batch whose first row is row0 of
@@ -119,7 +124,25 @@ type sink func(a arrow.Array, row0 int) error
 // readTable reads the Parquet file at path batch by batch. plan sees the
 // file's schema and row count, checks the schema and returns one sink per
 // column, in schema order; a nil sink leaves its column unread.
-func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
+//
+// The file is first verified against its folder's ChecksumsFile. Tables
+// of older runs have no checksum, and the Parquet decoder panics on some
+// damaged input (a page that fails zstd's CRC, offsets past a buffer):
+// such a panic becomes an error that names the file.
+func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) (err error) {
+	if err := VerifyTable(path); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rundir: %s: %w: the Parquet decoder failed: %v", path, ErrDamaged, p)
+		}
+	}()
+	return decodeTable(path, plan)
+}
+
+// decodeTable is readTable without the checks of the file's integrity.
+func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
@@ -134,6 +157,13 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 		return fmt.Errorf("rundir: %s: schema: %w", path, err)
 	}
 	rows := int(rdr.NumRows())
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("rundir: %w", err)
+	}
+	if err := checkRows(rdr, rows, schema.NumFields(), st.Size()); err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
 	sinks, err := plan(schema, rows)
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
@@ -175,6 +205,32 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 	}
 	if row != rows {
 		return fmt.Errorf("rundir: %s: read %d rows, the footer declares %d", path, row, rows)
+	}
+	return nil
+}
+
+// maxValuesPerByte bounds the values (rows × columns) a table may declare
+// per byte of its file before the readers allocate for them. Real tables
+// hold well under 200 (a million cells' unique barcodes and 120 codes
+// mostly exactly 0); a damaged footer can declare billions of rows.
+const maxValuesPerByte = 1024
+
+// checkRows checks the row count of the footer against the row groups and
+// the file's size.
+func checkRows(rdr *file.Reader, rows, cols int, size int64) error {
+	sum := int64(0)
+	for i := range rdr.NumRowGroups() {
+		n := rdr.MetaData().RowGroup(i).NumRows()
+		if n < 0 {
+			return fmt.Errorf("%w: row group %d declares %d rows", ErrDamaged, i, n)
+		}
+		sum += n
+	}
+	if rows < 0 || int64(rows) != sum {
+		return fmt.Errorf("%w: the footer declares %d rows, its row groups %d", ErrDamaged, rows, sum)
+	}
+	if values := int64(rows) * int64(max(cols, 1)); values/int64(max(cols, 1)) != int64(rows) || values > maxValuesPerByte*size+1<<16 {
+		return fmt.Errorf("%w: %d rows × %d columns in a file of %d bytes", ErrDamaged, rows, cols, size)
 	}
 	return nil
 }
