@@ -161,7 +161,8 @@ func TestEvaluateRefuses(t *testing.T) {
 		want string
 	}{
 		{"exists", func(o *EvaluateOptions) {}, "already exists (use --force"},
-		{"into the run", func(o *EvaluateOptions) { o.Out = cfg.Output }, "is the run directory"},
+		{"into the run", func(o *EvaluateOptions) { o.Out = cfg.Output }, "is the input " + cfg.Output},
+		{"inside the run", func(o *EvaluateOptions) { o.Out = filepath.Join(cfg.Output, "L03") }, "lies inside the input " + cfg.Output},
 		{"not pixels", func(o *EvaluateOptions) { o.Out, o.Images = filepath.Join(dir, "img"), true }, `not a pixel r<row>c<col>`},
 		{"other truth", func(o *EvaluateOptions) {
 			o.Out, o.Truth = filepath.Join(dir, "t"), filepath.Join(filepath.Dir(otherShards), simulate.TruthDir)

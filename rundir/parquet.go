@@ -177,20 +177,63 @@ func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, erro
 			cols = append(cols, i)
 		}
 	}
-	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
-	if err != nil {
-		return fmt.Errorf("rundir: %s: %w", path, err)
+	// Arrow's record reader builds its column readers on goroutines of its
+	// own, where a panic on a damaged file could not be recovered: the
+	// readers are built, and every batch read, on this goroutine. Every
+	// field is a flat column (plan checked the types), so field i is
+	// leaf column i.
+	groups := make([]int, rdr.NumRowGroups())
+	for g := range groups {
+		groups[g] = g
 	}
-	defer rr.Release()
+	leaves := map[int]bool{}
+	for _, i := range cols {
+		leaves[i] = true
+	}
+	readers := make([]*pqarrow.ColumnReader, len(cols))
+	for j, i := range cols {
+		if readers[j], err = fr.GetFieldReader(context.Background(), i, leaves, groups); err != nil {
+			return fmt.Errorf("rundir: %s: column %s: %w", path, schema.Field(i).Name, err)
+		}
+		defer readers[j].Release()
+	}
 	row := 0
-	for rr.Next() {
-		rec := rr.Record()
-		n := int(rec.NumRows())
+	batch := make([]arrow.Array, len(cols))
+	release := func() {
+		for j, a := range batch {
+			if a != nil {
+				a.Release()
+				batch[j] = nil
+			}
+		}
+	}
+	defer release()
+	for {
+		release()
+		n := -1
+		for j, i := range cols {
+			a, err := nextBatch(readers[j])
+			if err != nil {
+				return fmt.Errorf("rundir: %s: column %s: %w", path, schema.Field(i).Name, err)
+			}
+			if n >= 0 && a.Len() != n {
+				a.Release()
+				return fmt.Errorf("rundir: %s: %w: column %s has %d values in a batch where %s has %d",
+					path, ErrDamaged, schema.Field(i).Name, a.Len(), schema.Field(cols[0]).Name, n)
+			}
+			batch[j] = a
+			if n < 0 {
+				n = a.Len()
+			}
+		}
+		if n <= 0 {
+			break
+		}
 		if row+n > rows {
 			return fmt.Errorf("rundir: %s: more rows than the %d the footer declares", path, rows)
 		}
 		for j, i := range cols {
-			col := rec.Column(j)
+			col := batch[j]
 			if col.NullN() > 0 {
 				return fmt.Errorf("rundir: %s: column %s: null values are not allowed", path, schema.Field(i).Name)
 			}
@@ -200,13 +243,29 @@ func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, erro
 		}
 		row += n
 	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("rundir: %s: %w", path, err)
-	}
 	if row != rows {
 		return fmt.Errorf("rundir: %s: read %d rows, the footer declares %d", path, row, rows)
 	}
 	return nil
+}
+
+// nextBatch reads the next BatchRows values of a column as one array
+// (empty at the end).
+func nextBatch(r *pqarrow.ColumnReader) (arrow.Array, error) {
+	data, err := r.NextBatch(BatchRows)
+	if err != nil {
+		return nil, err
+	}
+	defer data.Release()
+	switch len(data.Chunks()) {
+	case 0:
+		return array.MakeArrayOfNull(memory.DefaultAllocator, data.DataType(), 0), nil
+	case 1:
+		a := data.Chunk(0)
+		a.Retain()
+		return a, nil
+	}
+	return array.Concatenate(data.Chunks(), memory.DefaultAllocator)
 }
 
 // maxValuesPerByte bounds the values (rows × columns) a table may declare
