@@ -129,7 +129,7 @@ func VerifyTable(path string) error {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written)",
+		return fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, delete its line from %[4]s)",
 			path, ErrDamaged, got, ChecksumsFile, want)
 	}
 	return nil
