@@ -369,7 +369,7 @@ func loadFitModel(f rundir.Fit, m *shard.Manifest, predictive string) (*fitModel
 // had L codes.
 func loadSamples(dir string, m *shard.Manifest, L int) (*gibbs.Samples, error) {
 	path := filepath.Join(dir, rundir.SamplesFile)
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadChecksummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("evaluate: the %s predictive needs the fit's retained states, and %s has none: fit with --keep-samples", PredictSamples, dir)
 	}

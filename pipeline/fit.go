@@ -433,7 +433,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		if err != nil {
 			return false, err
 		}
-		if err := rundir.WriteFileAtomic(filepath.Join(dir, rundir.SamplesFile), func(w io.Writer) error {
+		if err := rundir.WriteChecksummed(filepath.Join(dir, rundir.SamplesFile), func(w io.Writer) error {
 			_, err := w.Write(b)
 			return err
 		}); err != nil {

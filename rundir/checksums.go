@@ -135,6 +135,41 @@ func VerifyTable(path string) error {
 	return nil
 }
 
+// WriteChecksummed is WriteFileAtomic that also records the file's SHA-256
+// in the ChecksumsFile of its folder before the file takes its name, as
+// the tables' writers do; ReadChecksummed reads it back verified. For a
+// fit's files other than its tables, such as its retained samples.
+func WriteChecksummed(path string, write func(w io.Writer) error) error {
+	sum := sha256.New()
+	return writeFileAtomic(path, func(w io.Writer) error {
+		return write(hashingWriter{w, sum})
+	}, func() error { return recordChecksum(filepath.Dir(path), filepath.Base(path), sum.Sum(nil)) })
+}
+
+// ReadChecksummed reads the file at path and checks it against the
+// ChecksumsFile of its folder, as VerifyTable does (no manifest: the
+// file of an older run, read unverified).
+func ReadChecksummed(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, name := filepath.Split(path)
+	sums, err := readChecksums(filepath.Clean(dir))
+	if err != nil || sums == nil {
+		return data, err
+	}
+	want, ok := sums[name]
+	if !ok {
+		return nil, fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, ChecksumsFile)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want {
+		return nil, fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, delete its line from %[4]s)",
+			path, ErrDamaged, hex.EncodeToString(sum[:]), ChecksumsFile, want)
+	}
+	return data, nil
+}
+
 // hashingWriter passes writes on to w and into h.
 type hashingWriter struct {
 	w io.Writer

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -195,5 +196,32 @@ func TestDamagedChecksumsFile(t *testing.T) {
 		if _, err := ReadCodes(codes); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: %v, want ErrDamaged naming the file", name, err)
 		}
+	}
+}
+
+// TestChecksummedFile: a fit's other files written with WriteChecksummed
+// (samples.bin) share the tables' manifest and read back verified.
+func TestChecksummedFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	smallFit(t, dir)
+	p := filepath.Join(dir, SamplesFile)
+	want := []byte("scpSMPLS and some states")
+	if err := WriteChecksummed(p, func(w io.Writer) error { _, err := w.Write(want); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadChecksummed(p); err != nil || string(got) != string(want) {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if _, err := ReadCodes(filepath.Join(dir, CodesFile)); err != nil {
+		t.Errorf("codes beside samples: %v", err)
+	}
+	bad := slices.Clone(want)
+	bad[3] ^= 1
+	if err := os.WriteFile(p, bad, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadChecksummed(p); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), p) {
+		t.Errorf("changed byte: %v, want ErrDamaged naming the file", err)
 	}
 }
