@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
+	"scpipe/internal/outlock"
 	"scpipe/rundir"
 )
 
@@ -223,23 +223,10 @@ func (o Options) checkOutput() error {
 	if o.Background != BackgroundKept {
 		inputs = append(inputs, o.Background)
 	}
-	for _, in := range inputs {
-		if inside(in, o.Out) {
-			return fmt.Errorf("enrich: output folder %s holds the input %s; choose another -o", o.Out, in)
-		}
+	if err := outlock.CheckInputs(o.Out, inputs...); err != nil {
+		return fmt.Errorf("enrich: %w", err)
 	}
 	return nil
-}
-
-// inside reports whether path is dir or lies inside it.
-func inside(path, dir string) bool {
-	p, err1 := filepath.Abs(path)
-	d, err2 := filepath.Abs(dir)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(d, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // orderGenes puts every program's genes (and their means and support) in

@@ -260,6 +260,8 @@ func TestBadInputs(t *testing.T) {
 	must(t, os.WriteFile(empty, []byte("Only a name\t\n\n"), 0o644))
 	bg := filepath.Join(dir, "human-background.txt")
 	must(t, os.WriteFile(bg, []byte("# no gene of the run\nFOO1\nFOO2\tother column\n"), 0o644))
+	runLink := filepath.Join(dir, "run-link")
+	must(t, os.Symlink(run, runLink))
 	unfinished := filepath.Join(dir, "unfinished")
 	must(t, os.MkdirAll(rundir.FitDir(unfinished, 3, 1), 0o755))
 	must(t, os.WriteFile(filepath.Join(rundir.FitDir(unfinished, 3, 1), rundir.CheckpointFile), []byte("x"), 0o644))
@@ -280,6 +282,10 @@ func TestBadInputs(t *testing.T) {
 		{"organism", func(o *Options) { o.Organism = "zebrafish" }, []string{`organism "zebrafish"`}},
 		{"two libraries of one name", func(o *Options) { o.Libraries = []string{lib, lib} }, []string{lib, `both library "markers"`}},
 		{"output holds the run", func(o *Options) { o.Out, o.Force = dir, true }, []string{"holds the input", run}},
+		{"output inside the run", func(o *Options) { o.Out, o.Force = filepath.Join(run, "L02"), true }, []string{"lies inside the input", run}},
+		{"output a fit of the run", func(o *Options) { o.Out, o.Force = rundir.FitDir(run, 3, 1), true }, []string{"lies inside the input", run}},
+		{"output through a link to the run", func(o *Options) { o.Out, o.Force = filepath.Join(runLink, "L02"), true }, []string{"lies inside the input", run}},
+		{"output a library", func(o *Options) { o.Out, o.Force = lib, true }, []string{"is the input", lib}},
 	} {
 		o := DefaultOptions()
 		o.Run, o.Out, o.Libraries = run, filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-")), []string{lib}

@@ -283,6 +283,51 @@ func TestBadInput(t *testing.T) {
 		{"mtx repeated entry out of order", func() string {
 			return mtxFolder(t, replace("4 3 5", "4 3 7")+"3 2 1\n2 1 5\n", 4, 3, true, true)
 		}, nil, "matrix.mtx.gz", []string{"2 entries repeat a cell and gene", "cell BC0-1"}},
+		// The hostile test run's MTX folders (issue 30): a size line of 2
+		// billion rows exhausted memory from a 41 KB file; 1e20, duplicate
+		// barcodes and two matrix files were accepted without a word.
+		{"size line of 2 billion genes", func() string { return mtxFolder(t, replace("4 3 5", "2000000000 3 5"), 4, 3, true, true) }, nil,
+			"features.tsv.gz", []string{"4 lines, want 2000000000"}},
+		{"size line of 2 billion cells", func() string { return mtxFolder(t, replace("4 3 5", "4 2000000000 5"), 4, 3, false, true) }, nil,
+			"barcodes.tsv", []string{"3 lines, want 2000000000"}},
+		{"bare mtx of 2 billion cells", func() string {
+			return filepath.Join(mtxFolder(t, replace("4 3 5", "4 2000000000 5"), 4, 3, false, false), "matrix.mtx")
+		}, nil, "matrix.mtx", []string{"line 3", "declares 2000000000 cells and no file names them", "--barcodes"}},
+		{"integer 1e20", func() string { return mtxFolder(t, replace("3 2 7", "3 2 100000000000000000000"), 4, 3, false, true) }, nil,
+			"matrix.mtx", []string{"line 6", "value 100000000000000000000 in an integer matrix", "2^53"}},
+		{"integer 1e20 as float", func() string { return mtxFolder(t, replace("3 2 7", "3 2 1e20"), 4, 3, true, true) }, nil,
+			"matrix.mtx.gz", []string{"line 6", "value 1e20 in an integer matrix"}},
+		{"duplicate barcodes", func() string {
+			dir := mtxFolder(t, goodMTX, 4, 3, false, true)
+			if err := os.WriteFile(filepath.Join(dir, "barcodes.tsv"), []byte("BC0-1\nBC1-1\nBC0-1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, nil, "barcodes.tsv", []string{`barcode "BC0-1" names two cells (cells 1 and 3)`}},
+		{"h5 duplicate barcodes", func() string {
+			p := filepath.Join(t.TempDir(), "filtered_feature_bc_matrix.h5")
+			types := []string{GeneExpression, GeneExpression, GeneExpression, GeneExpression}
+			if err := h5gen.WriteTenXV3(p, tenxCSC(), names("G", 4), names("gene", 4), types, names("GRCh38-", 4),
+				[]string{"BC0", "BC1", "BC1"}, h5gen.Options{DataType: "float64"}); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, nil,
+			"filtered_feature_bc_matrix.h5", []string{"names two cells (cells 2 and 3)"}},
+		{"matrix.mtx and matrix.mtx.gz", func() string {
+			dir := mtxFolder(t, goodMTX, 4, 3, true, true)
+			if err := os.WriteFile(filepath.Join(dir, "matrix.mtx"), []byte(goodMTX), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, nil, "", []string{"both matrix.mtx.gz and matrix.mtx"}},
+		{"features.tsv.gz and genes.tsv", func() string {
+			dir := mtxFolder(t, goodMTX, 4, 3, true, true)
+			if err := os.WriteFile(filepath.Join(dir, "genes.tsv"), []byte("G0\nG1\nG2\nG3\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, nil, "", []string{"both features.tsv.gz and genes.tsv"}},
 		{"text named .h5", textH5, nil, "counts.h5", []string{"not an HDF5 file"}},
 		{"every gene filtered", func() string { return mtxFolder(t, goodMTX, 4, 3, true, true) },
 			func(o *Options) { o.MinCellFrac = 0.9 }, "matrix.mtx.gz", []string{"every gene filtered out", "at least 3 of 3 cells"}},

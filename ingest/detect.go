@@ -108,27 +108,49 @@ type mtxFiles struct {
 	matrix, features, barcodes string
 }
 
-// firstExisting returns the first of names that exists in dir, or "".
-func firstExisting(dir string, names ...string) string {
+// existingOne returns the one of names that exists in dir as a file, or
+// "" when none does. Two that exist (matrix.mtx and matrix.mtx.gz, or
+// features.tsv.gz and genes.tsv) are an error naming both: which one holds
+// the data would be a guess.
+func existingOne(dir string, names ...string) (string, error) {
+	found := ""
 	for _, n := range names {
 		p := filepath.Join(dir, n)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p
+			if found != "" {
+				return "", fmt.Errorf("ingest: %s: both %s and %s: remove the one that is not the data, or give the files by name", dir, filepath.Base(found), n)
+			}
+			found = p
 		}
 	}
-	return ""
+	return found, nil
 }
 
-func matrixIn(dir string) string { return firstExisting(dir, "matrix.mtx.gz", "matrix.mtx") }
+// The names of a 10x MTX folder's files, in both their plain and gzipped
+// forms (CellRanger v2 writes genes.tsv, v3 and later features.tsv.gz).
+var (
+	matrixNames   = []string{"matrix.mtx.gz", "matrix.mtx"}
+	featureNames  = []string{"features.tsv.gz", "features.tsv", "genes.tsv.gz", "genes.tsv"}
+	barcodesNames = []string{"barcodes.tsv.gz", "barcodes.tsv"}
+)
+
+func matrixIn(dir string) (string, error) { return existingOne(dir, matrixNames...) }
 
 // findMTXFolder resolves a 10x MTX folder: the matrix and side files of dir,
 // or of its genome subfolder (CellRanger v2 writes
 // filtered_gene_bc_matrices/<genome>/); several genomes need genome.
 func findMTXFolder(dir, genome string) (mtxFiles, error) {
-	if matrixIn(dir) == "" {
+	matrix, err := matrixIn(dir)
+	if err != nil {
+		return mtxFiles{}, err
+	}
+	if matrix == "" {
 		if genome != "" {
 			sub := filepath.Join(dir, genome)
-			if matrixIn(sub) == "" {
+			if matrix, err = matrixIn(sub); err != nil {
+				return mtxFiles{}, err
+			}
+			if matrix == "" {
 				return mtxFiles{}, fmt.Errorf("ingest: %s: no matrix.mtx(.gz) in genome folder %s", dir, genome)
 			}
 			dir = sub
@@ -139,7 +161,14 @@ func findMTXFolder(dir, genome string) (mtxFiles, error) {
 			}
 			var genomes []string
 			for _, e := range entries {
-				if e.IsDir() && matrixIn(filepath.Join(dir, e.Name())) != "" {
+				if !e.IsDir() {
+					continue
+				}
+				m, err := matrixIn(filepath.Join(dir, e.Name()))
+				if err != nil {
+					return mtxFiles{}, err
+				}
+				if m != "" {
 					genomes = append(genomes, e.Name())
 				}
 			}
@@ -152,12 +181,17 @@ func findMTXFolder(dir, genome string) (mtxFiles, error) {
 			default:
 				return mtxFiles{}, fmt.Errorf("ingest: %s: several genomes %s; choose one with --genome", dir, strings.Join(genomes, ", "))
 			}
+			if matrix, err = matrixIn(dir); err != nil {
+				return mtxFiles{}, err
+			}
 		}
 	}
-	m := mtxFiles{
-		matrix:   matrixIn(dir),
-		features: firstExisting(dir, "features.tsv.gz", "features.tsv", "genes.tsv.gz", "genes.tsv"),
-		barcodes: firstExisting(dir, "barcodes.tsv.gz", "barcodes.tsv"),
+	m := mtxFiles{matrix: matrix}
+	if m.features, err = existingOne(dir, featureNames...); err != nil {
+		return m, err
+	}
+	if m.barcodes, err = existingOne(dir, barcodesNames...); err != nil {
+		return m, err
 	}
 	if m.features == "" {
 		return m, fmt.Errorf("ingest: %s: missing features.tsv(.gz) or genes.tsv beside %s", dir, filepath.Base(m.matrix))
@@ -199,10 +233,14 @@ func openSource(opt *Options) (source, error) {
 			// A 10x folder's matrix given directly: use the files beside it.
 			dir := filepath.Dir(opt.Input)
 			if genes == "" {
-				genes = firstExisting(dir, "features.tsv.gz", "features.tsv", "genes.tsv.gz", "genes.tsv")
+				if genes, err = existingOne(dir, featureNames...); err != nil {
+					return nil, err
+				}
 			}
 			if bcs == "" {
-				bcs = firstExisting(dir, "barcodes.tsv.gz", "barcodes.tsv")
+				if bcs, err = existingOne(dir, barcodesNames...); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return openMTXSource(opt.Input, genes, bcs, opt.Transpose)

@@ -27,6 +27,11 @@ type mtxHeader struct {
 	sizeLine   int64 // line number of the size line
 }
 
+// maxIntegerMTX is the largest value of an integer matrix: 2^53, beyond
+// which float64 (and so the threshold compared with it) skips integers.
+// No count comes near it; 1e20 is a damaged or mislabelled file.
+const maxIntegerMTX = 1 << 53
+
 // maxDimMTX bounds the dimensions accepted (shard indices are int32).
 const maxDimMTX = math.MaxInt32
 
@@ -215,6 +220,9 @@ func (p *mtxParser) parseEntry(line []byte) (r, c int64, v float64, err error) {
 			}
 			if p.hdr.field == fieldInteger && v != math.Trunc(v) {
 				return 0, 0, 0, p.errorf("value %s in an integer matrix", line[i:j])
+			}
+			if p.hdr.field == fieldInteger && math.Abs(v) > maxIntegerMTX {
+				return 0, 0, 0, p.errorf("value %s in an integer matrix: counts are at most 2^53 (%d), which a float64 holds exactly", line[i:j], int64(maxIntegerMTX))
 			}
 		}
 		i = j

@@ -17,6 +17,7 @@ type mtxSource struct {
 	transpose bool
 	feat      features
 	bcs       []string
+	bcsPath   string // the barcodes file, "" when the names are generated
 	sum       string // SHA-256, filled by the first complete scan
 	size      int64
 }
@@ -38,6 +39,20 @@ func openMTXSource(matrixPath, genesPath, barcodesPath string, transpose bool) (
 		return nil, err
 	}
 	cells, genes := s.shape()
+	// The side files bound the shape by what they hold (readTSV stops at
+	// the line past it); names generated for a side file that is missing
+	// are bounded by the matrix file's size, so that a size line cannot
+	// make us allocate what the input cannot justify.
+	for _, d := range []struct {
+		n          int
+		file, what string
+		flag       string
+	}{{genes, genesPath, "genes", "--genes"}, {cells, barcodesPath, "cells", "--barcodes"}} {
+		if limit := maxGeneratedNames(s.size); d.file == "" && d.n > limit {
+			return nil, fmt.Errorf("ingest: %s line %d: the size line declares %d %s and no file names them (give %s): at most %d without one for a matrix file of %d bytes",
+				matrixPath, p.hdr.sizeLine, d.n, d.what, d.flag, limit, s.size)
+		}
+	}
 	if genesPath != "" {
 		cols, err := readTSV(genesPath, genes)
 		if err != nil {
@@ -60,7 +75,7 @@ func openMTXSource(matrixPath, genesPath, barcodesPath string, transpose bool) (
 		if err != nil {
 			return nil, err
 		}
-		s.bcs = cols[0]
+		s.bcs, s.bcsPath = cols[0], barcodesPath
 		sz, _ := fileSize(barcodesPath)
 		s.size += sz
 	} else {
@@ -80,7 +95,7 @@ func (s *mtxSource) entries() int64     { return s.hdr.entries }
 func (s *mtxSource) features() features { return s.feat }
 func (s *mtxSource) barcodes() []string { return s.bcs }
 func (s *mtxSource) describe() sourceInfo {
-	return sourceInfo{format: FormatMTX, matrix: s.path}
+	return sourceInfo{format: FormatMTX, matrix: s.path, barcodes: s.bcsPath}
 }
 func (s *mtxSource) bytes() int64 { return s.size }
 func (s *mtxSource) close() error { return nil }
@@ -171,9 +186,11 @@ func readTSV(path string, n int) ([][]string, error) {
 		}
 		f := bytes.SplitN(b, []byte{'\t'}, 4)
 		if cols == nil {
+			// n comes from the matrix's size line: reserve no more than a
+			// short file needs, and grow with what the file holds.
 			cols = make([][]string, min(len(f), 3))
 			for i := range cols {
-				cols[i] = make([]string, 0, n)
+				cols[i] = make([]string, 0, min(n, 1<<16))
 			}
 		}
 		if len(f[0]) == 0 {
@@ -201,6 +218,13 @@ func readTSV(path string, n int) ([][]string, error) {
 		return nil, fmt.Errorf("ingest: %s: %d lines, want %d (the matrix's dimension; wrong file or --transpose?)", path, got, n)
 	}
 	return cols, nil
+}
+
+// maxGeneratedNames is the most cells or genes a Matrix Market file of
+// size bytes may declare without a side file to name them: 16 a byte,
+// and a million more, far beyond the empty rows real matrices have.
+func maxGeneratedNames(size int64) int {
+	return int(min(16*size+1<<20, maxDimMTX))
 }
 
 // numbered returns "1", "2", …, "n": names for a matrix without side files.

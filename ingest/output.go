@@ -10,8 +10,13 @@ import (
 // lockOutput takes the lock of the output folder for the whole ingest (a
 // second ingest into the same folder is refused at once, naming the
 // holder) and removes what a killed ingest into it left: its spill file
-// and its unfinished shard folder, both named after the output.
-func lockOutput(output string, log *slog.Logger) (*outlock.Lock, error) {
+// and its unfinished shard folder, both named after the output. It first
+// refuses an output that is, holds or lies inside the input, symbolic
+// links resolved: --force would replace the input with shards.
+func lockOutput(output, input string, log *slog.Logger) (*outlock.Lock, error) {
+	if err := outlock.CheckInputs(output, input); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
 	lk, err := outlock.Acquire(output, log)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: output %w", err)

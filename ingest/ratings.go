@@ -82,7 +82,7 @@ func RunRatings(ctx context.Context, opt RatingsOptions) (*RatingsReport, error)
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	lk, err := lockOutput(opt.Output, log)
+	lk, err := lockOutput(opt.Output, opt.Input, log)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	lk, err := lockOutput(opt.Output, log)
+	lk, err := lockOutput(opt.Output, opt.Input, log)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +63,13 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	log.Info("ingest: reading", "input", opt.Input, "format", format.String(), "matrix", matrix,
 		"cells", cells, "genes", genes, "stored", nnz)
 
+	where := matrix
+	if info.barcodes != "" {
+		where = info.barcodes
+	}
+	if err := checkUniqueBarcodes(src.barcodes(), where); err != nil {
+		return nil, err
+	}
 	feat := src.features()
 	if w := axesWarning(matrix, cells, genes, feat, src.barcodes(), opt.Transpose); w != "" {
 		log.Warn(w)

@@ -88,6 +88,9 @@ type sourceInfo struct {
 	matrix string // what was read: the matrix file, HDF5 group or dataset
 	genome string // the 10x genome, when known
 	layer  string // the AnnData matrix read ("X", "raw/X", "layers/NAME")
+	// barcodes names the file the barcodes come from, when it is not the
+	// matrix's (a 10x MTX folder's barcodes.tsv).
+	barcodes string
 }
 
 // errValue marks a value that cannot be binarised as a count.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,6 +213,8 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
 	case c.Threads < 0:
 		return bad("threads = %d is negative", c.Threads)
+	case c.Threads > MaxThreads():
+		return bad("threads = %d: at most %d (%s)", c.Threads, MaxThreads(), MaxThreadsReason())
 	}
 	if err := c.validateLayers(Ls); err != nil {
 		return nil, err
@@ -315,4 +318,16 @@ func (ls *LSizes) UnmarshalText(text []byte) error {
 func (ls LSizes) String() string {
 	b, _ := ls.MarshalText()
 	return string(b)
+}
+
+// MaxThreads is the most workers (-j, threads) a command accepts: 16 per
+// core of this machine, and at least 64. More only add contention, and
+// each worker blocked in a system call holds an OS thread, of which a Go
+// program may have 10 000 before it dies; -j 100000 once ran for minutes,
+// deaf to SIGTERM, before it did.
+func MaxThreads() int { return max(64, 16*runtime.NumCPU()) }
+
+// MaxThreadsReason says where MaxThreads comes from, for errors.
+func MaxThreadsReason() string {
+	return fmt.Sprintf("16 × the %d cores of this machine, at least 64", runtime.NumCPU())
 }

@@ -130,7 +130,7 @@ func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	in, err := openEvalInput(o)
+	in, err := openEvalInput(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +206,8 @@ func (o *EvaluateOptions) check() error {
 			return fmt.Errorf("evaluate: target false-positive rate %v outside [0, 1]", a)
 		}
 	}
-	if filepath.Clean(o.Out) == filepath.Clean(o.Run) {
-		return fmt.Errorf("evaluate: the output %s is the run directory: write to a folder of its own", o.Out)
+	if err := outlock.CheckInputs(o.Out, o.Run, o.Shards, o.Truth); err != nil {
+		return fmt.Errorf("evaluate: %w", err)
 	}
 	return nil
 }
@@ -225,7 +225,7 @@ type evalInput struct {
 	words              int
 }
 
-func openEvalInput(o EvaluateOptions) (*evalInput, error) {
+func openEvalInput(ctx context.Context, o EvaluateOptions) (*evalInput, error) {
 	id, err := rundir.ReadShardsIdentity(filepath.Join(o.Run, rundir.ShardsFile))
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: %s is not a run directory of scpipe fit: %w", o.Run, err)
@@ -233,6 +233,9 @@ func openEvalInput(o EvaluateOptions) (*evalInput, error) {
 	path := id.Path
 	if o.Shards != "" {
 		path = o.Shards
+	}
+	if err := outlock.CheckInputs(o.Out, path); err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
 	}
 	src, err := shard.Open(path)
 	if err != nil {
@@ -247,9 +250,9 @@ func openEvalInput(o EvaluateOptions) (*evalInput, error) {
 	in.words = (m.Genes + 63) / 64
 	fmDir := filepath.Join(o.Run, FitMaskDir)
 	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
-		if in.fm, err = shard.Open(fmDir); err != nil {
+		if in.fm, err = openFitMask(ctx, fmDir); err != nil {
 			in.close()
-			return nil, err
+			return nil, fmt.Errorf("evaluate: %w", err)
 		}
 		if a := in.fm.Manifest(); a.Cells != m.Cells || a.Genes != m.Genes {
 			in.close()
@@ -366,7 +369,7 @@ func loadFitModel(f rundir.Fit, m *shard.Manifest, predictive string) (*fitModel
 // had L codes.
 func loadSamples(dir string, m *shard.Manifest, L int) (*gibbs.Samples, error) {
 	path := filepath.Join(dir, rundir.SamplesFile)
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadChecksummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("evaluate: the %s predictive needs the fit's retained states, and %s has none: fit with --keep-samples", PredictSamples, dir)
 	}

@@ -83,7 +83,7 @@ func TestEvaluatePlanted(t *testing.T) {
 				t.Errorf("truth: n %d accuracy %v; unseen: n %d (want %d) accuracy %v", tr.N, tr.Accuracy, un.N, 400*200-seen, un.Accuracy)
 			}
 
-			in, err := openEvalInput(o)
+			in, err := openEvalInput(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,8 @@ func TestEvaluateRefuses(t *testing.T) {
 		want string
 	}{
 		{"exists", func(o *EvaluateOptions) {}, "already exists (use --force"},
-		{"into the run", func(o *EvaluateOptions) { o.Out = cfg.Output }, "is the run directory"},
+		{"into the run", func(o *EvaluateOptions) { o.Out = cfg.Output }, "is the input " + cfg.Output},
+		{"inside the run", func(o *EvaluateOptions) { o.Out = filepath.Join(cfg.Output, "L03") }, "lies inside the input " + cfg.Output},
 		{"not pixels", func(o *EvaluateOptions) { o.Out, o.Images = filepath.Join(dir, "img"), true }, `not a pixel r<row>c<col>`},
 		{"other truth", func(o *EvaluateOptions) {
 			o.Out, o.Truth = filepath.Join(dir, "t"), filepath.Join(filepath.Dir(otherShards), simulate.TruthDir)
@@ -260,7 +261,7 @@ func TestEvaluateSamples(t *testing.T) {
 			}
 			o := DefaultEvaluateOptions()
 			o.Run, o.Workers = cfg.Output, 1
-			in, err := openEvalInput(o)
+			in, err := openEvalInput(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}

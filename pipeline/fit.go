@@ -67,12 +67,24 @@ type FitReport struct {
 // cancelled (SIGINT, SIGTERM): the running fit was checkpointed first.
 var ErrInterrupted = errors.New("fit interrupted")
 
+// interrupted makes the error of a fit cancelled by its context (SIGINT,
+// SIGTERM) in any phase, not only while it sweeps, wrap ErrInterrupted
+// and say how to go on: resume names the command. Nothing is lost in any
+// phase, since every file is written atomically.
+func interrupted(ctx context.Context, err *error, resume string) {
+	if *err == nil || ctx.Err() == nil || errors.Is(*err, ErrInterrupted) {
+		return
+	}
+	*err = fmt.Errorf("%w (%w); what was written is kept: go on with: %s", ErrInterrupted, *err, resume)
+}
+
 // Fit runs every (L, chain) fit of cfg over the shards cfg.Shards and writes
 // the run directory cfg.Output (see rundir/README.md). Fits run one after
 // another, each on cfg.Threads cores. Results are bit-identical for any
 // thread count and across interruption and resumption; only the seconds
 // columns differ.
-func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
+func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err error) {
+	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output))
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -81,7 +93,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockRun(cfg.Output, o.Log)
+	lk, err := lockRun(cfg, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +269,10 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 		fm.Close()
 		return data, nil, 0, err
 	}
+	if err := fm.Verify(ctx); err != nil {
+		fm.Close()
+		return data, nil, 0, fmt.Errorf("fit: the run's fit mask: %w", err)
+	}
 	if held == 0 {
 		held = src.Manifest().Observed
 		if src.Mask() == nil {
@@ -389,7 +405,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		if err != nil {
 			return false, err
 		}
-		if err := rundir.WriteFileAtomic(filepath.Join(dir, rundir.SamplesFile), func(w io.Writer) error {
+		if err := rundir.WriteChecksummed(filepath.Join(dir, rundir.SamplesFile), func(w io.Writer) error {
 			_, err := w.Write(b)
 			return err
 		}); err != nil {

@@ -35,7 +35,8 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // every rank's CPU time a sweep and peak anonymous memory. Every rank
 // must call FitMPI with the same cfg.
 // Every setting of Fit is supported.
-func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*FitReport, error) {
+func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ *FitReport, err error) {
+	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --mpi --resume", cfg.Shards, cfg.Output))
 	root := comm.Rank() == 0
 	if o.Log == nil || !root {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -53,7 +54,7 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (*F
 	closeMask := func() {}
 	rep := &FitReport{Run: cfg.Output}
 	if root {
-		lk, err := lockRun(cfg.Output, o.Log)
+		lk, err := lockRun(cfg, o.Log)
 		if err != nil {
 			return nil, agree(ctx, comm, err)
 		}

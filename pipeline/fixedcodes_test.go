@@ -210,6 +210,7 @@ func TestFitFixedCodesRefused(t *testing.T) {
 		}
 		return p
 	}
+	noFit := t.TempDir()
 	for _, tc := range []struct {
 		name, source string
 		L            int
@@ -220,7 +221,8 @@ func TestFitFixedCodesRefused(t *testing.T) {
 		{"not GMT", write("bad.gmt", "just words on a line\n"), 3, []string{"bad.gmt", "line 1", "no tab"}, nil},
 		{"no set", write("empty.gmt", "# nothing\n"), 3, []string{"empty.gmt", "no usable gene set"}, nil},
 		{"missing", filepath.Join(dir, "absent.gmt"), 3, []string{"absent.gmt"}, nil},
-		{"fit folder without codes", dir, 3, []string{dir, rundir.CodesFile}, nil},
+		{"fit folder without codes", noFit, 3, []string{noFit, rundir.CodesFile}, nil},
+		{"source inside the run", filepath.Join(dir, "run-source-inside-the-run", "L03", "chain1"), 3, []string{"holds the input"}, nil},
 		{"L below the fixed codes", good, 2, []string{"L = 2", "3 fixed codes", "good.gmt"}, ErrConfig},
 	} {
 		cfg := smallConfig(shards, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "-")))

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +22,7 @@ type heldOut struct {
 
 // openHeldOut opens the fit mask of run when entries are held out and the
 // run has one.
-func openHeldOut(run string, src *shard.Shard, h holdout) (heldOut, error) {
+func openHeldOut(ctx context.Context, run string, src *shard.Shard, h holdout) (heldOut, error) {
 	if h.Frac == 0 {
 		return heldOut{holdout: h}, nil
 	}
@@ -29,7 +30,7 @@ func openHeldOut(run string, src *shard.Shard, h holdout) (heldOut, error) {
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
 		return heldOut{holdout: h}, nil
 	}
-	fm, err := shard.Open(dir)
+	fm, err := openFitMask(ctx, dir)
 	if err != nil {
 		return heldOut{}, err
 	}
@@ -38,6 +39,21 @@ func openHeldOut(run string, src *shard.Shard, h holdout) (heldOut, error) {
 		return heldOut{}, fmt.Errorf("fit: %s holds %d cells × %d genes, the shards %d × %d", dir, a.Cells, a.Genes, b.Cells, b.Genes)
 	}
 	return heldOut{holdout: h, fit: fm}, nil
+}
+
+// openFitMask opens the fit mask in dir and checks every one of its
+// checksums: a changed bit would silently move entries between the
+// training and the held-out sets.
+func openFitMask(ctx context.Context, dir string) (*shard.Shard, error) {
+	fm, err := shard.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the run's fit mask: %w", err)
+	}
+	if err := fm.Verify(ctx); err != nil {
+		fm.Close()
+		return nil, fmt.Errorf("the run's fit mask: %w", err)
+	}
+	return fm, nil
 }
 
 func (h heldOut) close() {

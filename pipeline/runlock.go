@@ -14,13 +14,28 @@ import (
 
 // lockRun takes the run directory's lock for the whole fit, so that a
 // second fit of the same run (a requeued job while the first still runs, a
-// --force replacing it) fails at once with a message naming the holder.
-func lockRun(run string, log *slog.Logger) (*outlock.Lock, error) {
-	lk, err := outlock.Acquire(run, log)
+// --force replacing it) fails at once with a message naming the holder. It
+// first refuses a run directory that is, holds or lies inside one of the
+// fit's inputs (checkRunInputs).
+func lockRun(cfg FitConfig, log *slog.Logger) (*outlock.Lock, error) {
+	if err := checkRunInputs(cfg); err != nil {
+		return nil, err
+	}
+	lk, err := outlock.Acquire(cfg.Output, log)
 	if err != nil {
 		return nil, fmt.Errorf("fit: run directory %w", err)
 	}
 	return lk, nil
+}
+
+// checkRunInputs refuses a run directory that is, holds or lies inside the
+// shards or the source of the fixed codes, symbolic links resolved: --force
+// would delete them, and a fit writes inside its run.
+func checkRunInputs(cfg FitConfig) error {
+	if err := outlock.CheckInputs(cfg.Output, cfg.Shards, cfg.FixedCodes); err != nil {
+		return fmt.Errorf("fit: %w", err)
+	}
+	return nil
 }
 
 // shardsIdentity describes the shards at path, whose manifest is m, for

@@ -382,3 +382,23 @@ func TestRunModesFollowUmask(t *testing.T) {
 		t.Errorf("only %d files and folders in the run", n)
 	}
 }
+
+// TestInterruptedInEveryPhase: a fit cancelled before it sweeps (here,
+// before it starts: the shards' check is the first phase to notice) still
+// says that it was interrupted and how to go on, not only "context
+// canceled"; so do a prepared run and one of its chains.
+func TestInterruptedInEveryPhase(t *testing.T) {
+	shards, _ := plantedShards(t, smallPlanted)
+	cfg := tinyConfig(shards, filepath.Join(t.TempDir(), "run"), 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, fit := range map[string]func() error{
+		"fit":     func() error { _, err := Fit(ctx, cfg, FitOptions{}); return err },
+		"prepare": func() error { _, err := Prepare(ctx, cfg, FitOptions{}); return err },
+	} {
+		err := fit()
+		if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "-o "+cfg.Output) {
+			t.Errorf("%s cancelled at once: %v, want ErrInterrupted saying how to go on", name, err)
+		}
+	}
+}

@@ -40,7 +40,8 @@ import (
 // same settings and shards is left as it is (a prepared run, or one whose
 // fitting has begun, such as after a requeued preparation); with other
 // settings it is refused, or replaced with o.Force.
-func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, error) {
+func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err error) {
+	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --prepare", cfg.Shards, cfg.Output))
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -48,7 +49,7 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, erro
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockRun(cfg.Output, o.Log)
+	lk, err := lockRun(cfg, o.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,8 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (*FitReport, erro
 // run's configuration but for L, which may be any of the run's sizes, and
 // the thread count and checkpoint cadence. It writes no summary (see
 // Summarize).
-func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (*FitReport, error) {
+func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *FitReport, err error) {
+	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --chain %d --resume", cfg.Shards, cfg.Output, chain))
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -122,6 +124,9 @@ func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (*Fit
 	}
 	if o.Force {
 		return nil, fmt.Errorf("fit: --force replaces a whole run and cannot go with --chain (to fit one (L, chain) again, delete its folder, such as %s)", rundir.FitDir(cfg.Output, Ls[0], chain))
+	}
+	if err := checkRunInputs(cfg); err != nil {
+		return nil, err
 	}
 	lk, err := outlock.AcquireShared(cfg.Output, o.Log)
 	if err != nil {

@@ -23,7 +23,7 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	if err != nil {
 		return nil, err
 	}
-	held, err := openHeldOut(run, src, h)
+	held, err := openHeldOut(ctx, run, src, h)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"scpipe/enrich"
+	"scpipe/internal/outlock"
 	"scpipe/rundir"
 )
 
@@ -130,6 +131,40 @@ func (o *Options) check() error {
 			if _, err := os.Stat(p); err == nil {
 				return fmt.Errorf("report: %s already exists (use --force to replace it)", p)
 			}
+		}
+	}
+	return o.checkInputs()
+}
+
+// checkInputs refuses a page or figures folder that is, holds or lies
+// inside what the report reads: an entry of the run directory other than
+// the report's own outputs (the page and its figures may lie in the run,
+// as they do by default), or the enrich output named.
+func (o *Options) checkInputs() error {
+	entries, err := os.ReadDir(o.Run)
+	if err != nil {
+		return fmt.Errorf("report: run directory: %w", err)
+	}
+	own := map[string]bool{}
+	for _, p := range []string{o.Out, FiguresDir(o.Out)} {
+		if r, err := outlock.Resolve(p); err == nil {
+			own[r] = true
+		}
+	}
+	var inputs []string
+	for _, e := range entries {
+		p := filepath.Join(o.Run, e.Name())
+		if r, err := outlock.Resolve(p); err == nil && own[r] || outlock.IsTemp(e.Name()) || strings.HasSuffix(e.Name(), ".lock") {
+			continue
+		}
+		inputs = append(inputs, p)
+	}
+	if o.Enrich != NoEnrich {
+		inputs = append(inputs, o.Enrich)
+	}
+	for _, out := range []string{o.Out, FiguresDir(o.Out)} {
+		if err := outlock.CheckInputs(out, inputs...); err != nil {
+			return fmt.Errorf("report: %w", err)
 		}
 	}
 	return nil

@@ -25,7 +25,15 @@ import (
 // The writer handed to write is buffered and has no Close method, so
 // encoders that close their sink when they are done cannot close the file
 // behind our back.
-func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
+func WriteFileAtomic(path string, write func(w io.Writer) error) error {
+	return writeFileAtomic(path, write, nil)
+}
+
+// writeFileAtomic is WriteFileAtomic that calls beforeRename, when not
+// nil, once the file is synced and before it takes its final name (to
+// record its checksum first, so that no file under its final name lacks
+// one).
+func writeFileAtomic(path string, write func(w io.Writer) error, beforeRename func() error) (err error) {
 	dir := filepath.Dir(path)
 	f, err := outlock.TempFile(path, "tmp")
 	if err != nil {
@@ -55,6 +63,11 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	closed = true
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("rundir: %s: close: %w", path, err)
+	}
+	if beforeRename != nil {
+		if err = beforeRename(); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rundir: %s: rename into place: %w", path, err)

@@ -14,6 +14,7 @@
 //	RUN/L05/chain1/codes.parquet    one row per gene: gene_id, gene_name, code_1 … code_L
 //	RUN/L05/chain1/cells.parquet    one row per cell: barcode, code_1 … code_L
 //	RUN/L05/chain1/trace.parquet    one row per sweep
+//	RUN/L05/chain1/SHA256SUMS       the SHA-256 of each table, verified before it is read
 //	RUN/L05/chain1/state.ckpt       checkpoint of the sampler
 //
 // Every file is committed like a database row: written to a temporary file

@@ -2,9 +2,12 @@ package rundir
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -114,8 +117,10 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 	md := arrow.NewMetadata([]string{"scpipe.table", "scpipe.format_version"}, []string{table, FormatVersion})
 	schema := arrow.NewSchema(fields, &md)
 	props := writerProperties(batch)
-	return WriteFileAtomic(path, func(w io.Writer) error {
-		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
+	sum := sha256.New()
+	record := func() error { return recordChecksum(filepath.Dir(path), filepath.Base(path), sum.Sum(nil)) }
+	return writeFileAtomic(path, func(w io.Writer) error {
+		fw, err := pqarrow.NewFileWriter(schema, hashingWriter{w, sum}, props, pqarrow.DefaultWriterProps())
 		if err != nil {
 			return fmt.Errorf("parquet %s table: %w", table, err)
 		}
@@ -138,7 +143,7 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 			return fmt.Errorf("parquet %s table: %w", table, err)
 		}
 		return nil
-	})
+	}, record)
 }
 
 // sink consumes one column of one record batch whose first row is row0 of
@@ -148,7 +153,25 @@ type sink func(a arrow.Array, row0 int) error
 // readTable reads the Parquet file at path batch by batch. plan sees the
 // file's schema and row count, checks the schema and returns one sink per
 // column, in schema order; a nil sink leaves its column unread.
-func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
+//
+// The file is first verified against its folder's ChecksumsFile. Tables
+// of older runs have no checksum, and the Parquet decoder panics on some
+// damaged input (a page that fails zstd's CRC, offsets past a buffer):
+// such a panic becomes an error that names the file.
+func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) (err error) {
+	if err := VerifyTable(path); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rundir: %s: %w: the Parquet decoder failed: %v", path, ErrDamaged, p)
+		}
+	}()
+	return decodeTable(path, plan)
+}
+
+// decodeTable is readTable without the checks of the file's integrity.
+func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
@@ -163,6 +186,13 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 		return fmt.Errorf("rundir: %s: schema: %w", path, err)
 	}
 	rows := int(rdr.NumRows())
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("rundir: %w", err)
+	}
+	if err := checkRows(rdr, rows, schema.NumFields(), st.Size()); err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
 	sinks, err := plan(schema, rows)
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
@@ -176,20 +206,63 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 			cols = append(cols, i)
 		}
 	}
-	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
-	if err != nil {
-		return fmt.Errorf("rundir: %s: %w", path, err)
+	// Arrow's record reader builds its column readers on goroutines of its
+	// own, where a panic on a damaged file could not be recovered: the
+	// readers are built, and every batch read, on this goroutine. Every
+	// field is a flat column (plan checked the types), so field i is
+	// leaf column i.
+	groups := make([]int, rdr.NumRowGroups())
+	for g := range groups {
+		groups[g] = g
 	}
-	defer rr.Release()
+	leaves := map[int]bool{}
+	for _, i := range cols {
+		leaves[i] = true
+	}
+	readers := make([]*pqarrow.ColumnReader, len(cols))
+	for j, i := range cols {
+		if readers[j], err = fr.GetFieldReader(context.Background(), i, leaves, groups); err != nil {
+			return fmt.Errorf("rundir: %s: column %s: %w", path, schema.Field(i).Name, err)
+		}
+		defer readers[j].Release()
+	}
 	row := 0
-	for rr.Next() {
-		rec := rr.Record()
-		n := int(rec.NumRows())
+	batch := make([]arrow.Array, len(cols))
+	release := func() {
+		for j, a := range batch {
+			if a != nil {
+				a.Release()
+				batch[j] = nil
+			}
+		}
+	}
+	defer release()
+	for {
+		release()
+		n := -1
+		for j, i := range cols {
+			a, err := nextBatch(readers[j])
+			if err != nil {
+				return fmt.Errorf("rundir: %s: column %s: %w", path, schema.Field(i).Name, err)
+			}
+			if n >= 0 && a.Len() != n {
+				a.Release()
+				return fmt.Errorf("rundir: %s: %w: column %s has %d values in a batch where %s has %d",
+					path, ErrDamaged, schema.Field(i).Name, a.Len(), schema.Field(cols[0]).Name, n)
+			}
+			batch[j] = a
+			if n < 0 {
+				n = a.Len()
+			}
+		}
+		if n <= 0 {
+			break
+		}
 		if row+n > rows {
 			return fmt.Errorf("rundir: %s: more rows than the %d the footer declares", path, rows)
 		}
 		for j, i := range cols {
-			col := rec.Column(j)
+			col := batch[j]
 			if col.NullN() > 0 {
 				return fmt.Errorf("rundir: %s: column %s: null values are not allowed", path, schema.Field(i).Name)
 			}
@@ -199,11 +272,53 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 		}
 		row += n
 	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("rundir: %s: %w", path, err)
-	}
 	if row != rows {
 		return fmt.Errorf("rundir: %s: read %d rows, the footer declares %d", path, row, rows)
+	}
+	return nil
+}
+
+// nextBatch reads the next BatchRows values of a column as one array
+// (empty at the end).
+func nextBatch(r *pqarrow.ColumnReader) (arrow.Array, error) {
+	data, err := r.NextBatch(BatchRows)
+	if err != nil {
+		return nil, err
+	}
+	defer data.Release()
+	switch len(data.Chunks()) {
+	case 0:
+		return array.MakeArrayOfNull(memory.DefaultAllocator, data.DataType(), 0), nil
+	case 1:
+		a := data.Chunk(0)
+		a.Retain()
+		return a, nil
+	}
+	return array.Concatenate(data.Chunks(), memory.DefaultAllocator)
+}
+
+// maxValuesPerByte bounds the values (rows × columns) a table may declare
+// per byte of its file before the readers allocate for them. Real tables
+// hold well under 200 (a million cells' unique barcodes and 120 codes
+// mostly exactly 0); a damaged footer can declare billions of rows.
+const maxValuesPerByte = 1024
+
+// checkRows checks the row count of the footer against the row groups and
+// the file's size.
+func checkRows(rdr *file.Reader, rows, cols int, size int64) error {
+	sum := int64(0)
+	for i := range rdr.NumRowGroups() {
+		n := rdr.MetaData().RowGroup(i).NumRows()
+		if n < 0 {
+			return fmt.Errorf("%w: row group %d declares %d rows", ErrDamaged, i, n)
+		}
+		sum += n
+	}
+	if rows < 0 || int64(rows) != sum {
+		return fmt.Errorf("%w: the footer declares %d rows, its row groups %d", ErrDamaged, rows, sum)
+	}
+	if values := int64(rows) * int64(max(cols, 1)); values/int64(max(cols, 1)) != int64(rows) || values > maxValuesPerByte*size+1<<16 {
+		return fmt.Errorf("%w: %d rows × %d columns in a file of %d bytes", ErrDamaged, rows, cols, size)
 	}
 	return nil
 }

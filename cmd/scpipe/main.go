@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/pipeline"
 	"scpipe/progress"
 )
 
@@ -25,10 +26,14 @@ func main() {
 	err := app.RunContext(ctx, flagsFirst(app, os.Args))
 	stop()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "scpipe: %v\n", err)
 		if errors.Is(err, context.Canceled) {
+			if !errors.Is(err, pipeline.ErrInterrupted) { // a fit says how to resume
+				err = fmt.Errorf("interrupted: %w (outputs are written whole or not at all: nothing was replaced, and a temporary left behind is removed by the next run)", err)
+			}
+			fmt.Fprintf(os.Stderr, "scpipe: %v\n", err)
 			os.Exit(130)
 		}
+		fmt.Fprintf(os.Stderr, "scpipe: %v\n", err)
 		os.Exit(1)
 	}
 }
@@ -91,6 +96,9 @@ func newEnv(c *cli.Context) (runEnv, error) {
 	threads := c.Int("threads")
 	if threads < 1 {
 		return runEnv{}, fmt.Errorf("--threads must be at least 1 (got %d)", threads)
+	}
+	if threads > pipeline.MaxThreads() {
+		return runEnv{}, fmt.Errorf("--threads %d: at most %d (%s)", threads, pipeline.MaxThreads(), pipeline.MaxThreadsReason())
 	}
 	runtime.GOMAXPROCS(threads)
 	level, mode := slog.LevelInfo, progress.Auto

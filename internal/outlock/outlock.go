@@ -4,10 +4,11 @@
 //
 // An output is a path a command creates or replaces: a shard folder
 // (ingest), a simulation (simulate), a run directory (fit). Its lock is the
-// file .BASE.lock beside it (BASE is the output's last element), held with
-// flock(2) for the whole command and removed when released; a process that
-// dies for any reason, SIGKILL included, loses the lock with its file
-// descriptors. The lock file records the holder's pid, host and command, so
+// file .BASE.lock beside it, held with flock(2) for the whole command and
+// removed when released; BASE is the last element of the output's path
+// with symbolic links resolved, so that every name of the output takes one
+// lock. A process that dies for any reason, SIGKILL included, loses the
+// lock with its file descriptors. The lock file records the holder's pid, host and command, so
 // that a refused process can say who holds it.
 //
 // Some outputs are written by several processes at once, each its own part
@@ -131,7 +132,9 @@ func AcquireShared(output string, log *slog.Logger) (*Lock, error) {
 }
 
 func acquire(output string, shared bool, log *slog.Logger) (*Lock, error) {
-	abs, err := filepath.Abs(output)
+	// The lock sits beside the output's real path, so that a process that
+	// names it through a symbolic link takes the same lock.
+	abs, err := Resolve(output)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", output, err)
 	}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"scpipe/internal/outlock"
+	"scpipe/rundir"
+)
+
+// hostileRun simulates a small MTX folder, ingests it and fits L = 2 with
+// entries held out: the inputs of every command a careless user might
+// turn against itself.
+func hostileRun(t *testing.T) (dir, sim, shards, runDir string) {
+	t.Helper()
+	dir = t.TempDir()
+	sim, shards, runDir = filepath.Join(dir, "sim"), filepath.Join(dir, "shards"), filepath.Join(dir, "run")
+	for _, args := range [][]string{
+		{"simulate", "-o", sim, "--kind", "singlecell", "--cells", "120", "--genes", "80", "--L", "3", "--seed", "5", "-j", "2", "--quiet"},
+		{"ingest", sim, "-o", shards, "--min-cell-frac", "0", "-j", "2", "--quiet"},
+		{"fit", shards, "-o", runDir, "--L", "2", "--chains", "1", "--starts", "1", "--burn-in", "4", "--samples", "4",
+			"--holdout", "0.2", "-j", "2", "--quiet"},
+	} {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	return dir, sim, shards, runDir
+}
+
+// snapshot maps every regular file under dir to its SHA-256.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s := sha256.Sum256(b)
+		m[p] = hex.EncodeToString(s[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestHostileCommands: each careless command of the hostile test run is
+// refused with an error naming the problem, and every input is left byte
+// for byte as it was.
+func TestHostileCommands(t *testing.T) {
+	dir, sim, shards, rd := hostileRun(t)
+	for _, l := range [][2]string{{rd, "run-link"}, {shards, "shards-link"}} {
+		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runLink, shardsLink := filepath.Join(dir, "run-link"), filepath.Join(dir, "shards-link")
+	fit := rundir.FitDir(rd, 2, 1)
+	before := snapshot(t, dir)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		// --force against the command's own input (defect 3).
+		{[]string{"ingest", sim, "-o", sim, "--force"}, []string{"is the input", sim}},
+		{[]string{"ingest", sim, "-o", filepath.Join(sim, "shards"), "--force"}, []string{"lies inside the input", sim}},
+		{[]string{"ingest", filepath.Join(sim, "matrix.mtx.gz"), "-o", sim, "--force"}, []string{"holds the input"}},
+		{[]string{"fit", shards, "-o", shards, "--force", "--L", "2"}, []string{"is the input", shards}},
+		{[]string{"fit", shards, "-o", shardsLink, "--force", "--L", "2"}, []string{"is the input", shards}},
+		{[]string{"fit", shards, "-o", dir, "--force", "--L", "2"}, []string{"holds the input", shards}},
+		{[]string{"fit", shards, "-o", filepath.Join(shards, "rd"), "--force", "--L", "2"}, []string{"lies inside the input", shards}},
+		{[]string{"enrich", rd, "-o", filepath.Join(rd, "L02"), "--force"}, []string{"lies inside the input", rd}},
+		{[]string{"enrich", rd, "-o", filepath.Join(runLink, "L02"), "--force"}, []string{"lies inside the input", rd}},
+		{[]string{"evaluate", rd, "-o", filepath.Join(rd, "L02"), "--force"}, []string{"lies inside the input", rd}},
+		{[]string{"evaluate", rd, "-o", runLink, "--force"}, []string{"is the input", rd}},
+		{[]string{"evaluate", rd, "-o", shards, "--force"}, []string{"is the input", shards}},
+		{[]string{"report", rd, "-o", filepath.Join(fit, "page.html"), "--force"}, []string{"lies inside the input", filepath.Join(rd, "L02")}},
+		// Threads beyond any use (defect 6).
+		{[]string{"fit", shards, "-o", filepath.Join(dir, "run2"), "--L", "2", "-j", "100000"}, []string{"--threads 100000: at most"}},
+		{[]string{"ingest", sim, "-o", filepath.Join(dir, "shards2"), "-j", "100000"}, []string{"--threads 100000: at most"}},
+	} {
+		err := run(t, tc.args...)
+		if err == nil {
+			t.Errorf("scpipe %s: no error", strings.Join(tc.args, " "))
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("scpipe %s: %v (want it to say %q)", strings.Join(tc.args, " "), err, w)
+			}
+		}
+	}
+	if after := snapshot(t, dir); !maps.Equal(before, after) {
+		t.Errorf("the careless commands changed files:\n%v\n%v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+	}
+
+	// The rd's lock through a symbolic link (defect 4).
+	lk, err := outlock.Acquire(rd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(t, "fit", shards, "-o", runLink, "--resume", "--L", "2", "--chains", "1", "--starts", "1", "--burn-in", "4", "--samples", "4", "--holdout", "0.2", "-q")
+	lk.Release()
+	if !errors.Is(err, outlock.ErrLocked) {
+		t.Errorf("fit --resume through a link to a locked rd: %v, want it refused", err)
+	}
+}
+
+// TestDamagedRunFiles: one changed byte in a rd's table or fit mask is an
+// error naming the file from every command that reads it (defects 1 and
+// 5), never a panic or a silently different result.
+func TestDamagedRunFiles(t *testing.T) {
+	dir, _, shards, rd := hostileRun(t)
+	fit := rundir.FitDir(rd, 2, 1)
+	masks, err := filepath.Glob(filepath.Join(rd, "fitmask", "x.*.bin"))
+	if err != nil || len(masks) == 0 {
+		t.Fatalf("no fit mask data file in %s: %v", rd, err)
+	}
+	readers := map[string][]string{
+		"summarize": {"summarize", rd, "-q"},
+		"enrich":    {"enrich", rd, "-o", filepath.Join(dir, "enrich"), "--force", "-q"},
+		"evaluate":  {"evaluate", rd, "-o", filepath.Join(dir, "eval"), "--force", "-q"},
+		"report":    {"report", rd, "-o", filepath.Join(dir, "report.html"), "--force", "-q"},
+		"resume": {"fit", shards, "-o", rd, "--resume", "--L", "2", "--chains", "1", "--starts", "1", "--burn-in", "4", "--samples", "4",
+			"--holdout", "0.2", "-q"},
+	}
+	for _, tc := range []struct {
+		file    string
+		at      func(size int) int
+		readers []string
+	}{
+		{filepath.Join(fit, rundir.CodesFile), func(n int) int { return n / 2 }, []string{"summarize", "enrich", "evaluate", "report", "resume"}},
+		{filepath.Join(fit, rundir.CellsFile), func(n int) int { return 8 }, []string{"summarize", "enrich", "evaluate", "report", "resume"}},
+		{filepath.Join(fit, rundir.TraceFile), func(n int) int { return n - 20 }, []string{"summarize", "evaluate", "report", "resume"}},
+		{masks[0], func(n int) int { return n / 3 }, []string{"summarize", "evaluate"}},
+	} {
+		good, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := slices.Clone(good)
+		bad[tc.at(len(bad))] ^= 0x10
+		if err := os.WriteFile(tc.file, bad, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range tc.readers {
+			err := run(t, readers[r]...)
+			if err == nil || !strings.Contains(err.Error(), tc.file) {
+				t.Errorf("%s with %s damaged: %v (want an error naming it)", r, tc.file, err)
+			}
+		}
+		if err := os.WriteFile(tc.file, good, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range []string{"summarize", "enrich", "evaluate", "report", "resume"} {
+		if err := run(t, readers[r]...); err != nil {
+			t.Errorf("%s of the repaired rd: %v", r, err)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# A careless and unlucky user, as a script (issue 30): builds a small run
+# (simulate -> ingest -> fit with entries held out) and an MTX folder,
+# then turns the commands against their own inputs, damages the MTX
+# folder in the ways the hostile test run found, and changes one random
+# byte at a time in the run directory and the MTX folder before running
+# the commands that read them. Every command must end with an exit code
+# below 128 (130 for SIGTERM), print no panic and no fatal error, and
+# leave every input byte for byte as it was.
+#
+#   scripts/hostile.sh            # the cases and RANDOM_CASES (200) random byte changes
+#   RANDOM_CASES=2000 SEED=7 scripts/hostile.sh
+#   KEEP=DIR scripts/hostile.sh   # keep the work folder (and the failing case's output) in DIR
+#
+# Run by .ci/run: about 2 minutes of CPU (5 minutes of wall time with 250
+# changes on a 2-core machine loaded 8 to 15 deep).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+random_cases=${RANDOM_CASES:-200}
+RANDOM=${SEED:-30}
+if [ -n "${KEEP:-}" ]; then
+  work="$KEEP"
+  rm -rf "$work"
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+scpipe="$work/scpipe"
+go build -o "$scpipe" ./cmd/scpipe
+w="$work/w"
+mkdir -p "$w"
+cd "$w"
+
+"$scpipe" simulate -q -o sim --kind singlecell --cells 300 --genes 120 --L 3 --seed 5 -j 2
+"$scpipe" ingest -q sim -o shards --min-cell-frac 0 -j 2
+fitargs=(--L 2 --chains 1 --starts 1 --burn-in 6 --samples 6 --holdout 0.2 -j 2 -q)
+"$scpipe" fit shards -o run "${fitargs[@]}"
+# A plain MTX folder, so that changed bytes reach the parser, not gzip's CRC.
+mkdir mtx
+gzip -dc sim/matrix.mtx.gz > mtx/matrix.mtx
+gzip -dc sim/features.tsv.gz > mtx/features.tsv
+gzip -dc sim/barcodes.tsv.gz > mtx/barcodes.tsv
+ln -s run run-link
+ln -s shards shards-link
+
+failures=0
+fail() {
+  echo "hostile: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# digest prints the SHA-256 of every file under the given paths but those
+# an allowed output (SKIP, a regular expression of paths) may change.
+digest() {
+  find "$@" -type f | LC_ALL=C sort | { grep -Ev "${SKIP:-^$}" || true; } | xargs -r sha256sum
+}
+
+# try WANT_RC 'MESSAGE' INPUTS... -- ARGS...: runs scpipe ARGS (60 s at most)
+# and checks its exit code (WANT_RC: a number, or "any" for any code below
+# 128), that MESSAGE (a grep -E pattern, or "") is in what it printed, that
+# it printed no panic or fatal error, and that INPUTS are unchanged.
+try() {
+  local want=$1 msg=$2
+  shift 2
+  local inputs=()
+  while [ "$1" != "--" ]; do inputs+=("$1"); shift; done
+  shift
+  local before after rc=0
+  before=$(digest "${inputs[@]}")
+  timeout -s KILL 60 "$scpipe" "$@" >out.txt 2>err.txt || rc=$?
+  after=$(digest "${inputs[@]}")
+  local what="scpipe $*"
+  if grep -Eq '^panic:|^fatal error:|^goroutine [0-9]+ \[' err.txt; then
+    fail "$what: panicked (exit $rc)"; head -20 err.txt >&2
+  elif [ "$rc" -ge 128 ]; then
+    fail "$what: exit $rc"; tail -5 err.txt >&2
+  elif [ "$want" != any ] && [ "$rc" -ne "$want" ]; then
+    fail "$what: exit $rc, want $want"; tail -5 err.txt >&2
+  elif [ -n "$msg" ] && ! grep -Eq -- "$msg" err.txt; then
+    fail "$what: stderr does not say /$msg/"; tail -5 err.txt >&2
+  fi
+  if [ "$before" != "$after" ]; then
+    fail "$what: changed its inputs"; diff <(echo "$before") <(echo "$after") >&2 || true
+  fi
+}
+
+echo "hostile: outputs against their inputs"
+try 1 'is the input' sim -- ingest sim -o sim --force -q
+try 1 'lies inside the input' sim -- ingest sim -o sim/shards --force -q
+try 1 'is the input' shards -- fit shards -o shards --force "${fitargs[@]}"
+try 1 'is the input' shards -- fit shards -o shards-link --force "${fitargs[@]}"
+try 1 'holds the input' shards run -- fit shards -o . --force "${fitargs[@]}"
+try 1 'lies inside the input' run -- enrich run -o run/L02 --force -q
+try 1 'lies inside the input' run -- enrich run -o run-link/L02 --force -q
+try 1 'lies inside the input' run -- evaluate run -o run/L02 --force -q
+try 1 'is the input' run -- evaluate run -o run-link --force -q
+try 1 'lies inside the input' run -- report run -o run/L02/chain1/page.html --force -q
+
+echo "hostile: the run's lock through a symbolic link"
+# This shell holds the lock as a running fit would: fd 9, flock(2).
+exec 9>.run.lock
+flock -n 9
+try 1 'being written' shards run -- fit shards -o run-link --resume "${fitargs[@]}"
+exec 9>&-
+
+echo "hostile: -j beyond any use"
+try 1 'at most' shards -- fit shards -o run-j "${fitargs[@]}" -j 100000
+try 1 'at most' sim -- ingest sim -o shards-j -j 100000 -q
+
+echo "hostile: damaged MTX folders"
+bad() { rm -rf "$1"; cp -r mtx "$1"; }
+bad mtx-huge
+{ head -n 2 mtx/matrix.mtx | grep '^%'; echo "2000000000 2000000000 5"; } > mtx-huge/m
+grep -v '^%' mtx/matrix.mtx | tail -n +2 | head -5 >> mtx-huge/m
+mv mtx-huge/m mtx-huge/matrix.mtx
+try 1 'mtx-huge/features.tsv' mtx-huge -- ingest mtx-huge -o s-huge -q
+bad mtx-1e20
+awk 'BEGIN { done = 0 } /^%/ || NR == 1 { print; next } !size { size = 1; print; next } !done { $3 = "100000000000000000000"; done = 1 } { print }' mtx/matrix.mtx > mtx-1e20/matrix.mtx
+try 1 'matrix.mtx line [0-9]+: value 1e\+?20|matrix.mtx line [0-9]+: value 100000000000000000000' mtx-1e20 -- ingest mtx-1e20 -o s-1e20 -q
+bad mtx-dup
+awk 'NR == 2 { print prev; next } { prev = $0; print }' mtx/barcodes.tsv > mtx-dup/barcodes.tsv
+try 1 'barcodes.tsv: barcode .* names two cells' mtx-dup -- ingest mtx-dup -o s-dup -q
+bad mtx-both
+gzip -c mtx/matrix.mtx > mtx-both/matrix.mtx.gz
+try 1 'both matrix.mtx.gz and matrix.mtx' mtx-both -- ingest mtx-both -o s-both -q
+
+echo "hostile: SIGTERM while fitting"
+"$scpipe" fit shards -o run-term --L 2 --chains 1 --starts 1 --burn-in 100000 --samples 10 -j 2 -q >/dev/null 2>term.txt &
+fitter=$!
+sleep 2
+kill -TERM "$fitter"
+rc=0
+wait "$fitter" || rc=$?
+if [ "$rc" -ne 130 ] || ! grep -q -- '--resume' term.txt; then
+  fail "fit after SIGTERM: exit $rc, want 130 and a word of --resume"; cat term.txt >&2
+fi
+
+echo "hostile: $random_cases random byte changes"
+cp -r run run.orig
+cp -r mtx mtx.orig
+files=()
+while IFS= read -r f; do files+=("$f"); done < <(find run mtx -type f | LC_ALL=C sort)
+commands=(summarize enrich evaluate report resume)
+for ((i = 0; i < random_cases; i++)); do
+  f=${files[RANDOM % ${#files[@]}]}
+  size=$(stat -c %s "$f")
+  [ "$size" -gt 0 ] || continue
+  off=$(( (RANDOM * 32768 + RANDOM) % size ))
+  old=$(od -An -tu1 -j "$off" -N1 "$f" | tr -d ' ')
+  new=$(( old ^ (1 + RANDOM % 255) ))
+  printf "\\$(printf '%03o' "$new")" | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+  case "$f" in
+  mtx/*)
+    try any '' mtx -- ingest mtx -o s-random --force -q -j 2 ;;
+  *)
+    c=${commands[RANDOM % ${#commands[@]}]}
+    case "$c" in
+    summarize) SKIP='run/(summary\.tsv|selection\.svg)$' try any '' run shards -- summarize run -q -j 2 ;;
+    enrich) try any '' run shards -- enrich run -o e-random --force -q ;;
+    evaluate) try any '' run shards -- evaluate run -o v-random --force -q -j 2 ;;
+    report) try any '' run shards -- report run -o r-random.html --force -q ;;
+    resume) try any '' shards -- fit shards -o run --resume "${fitargs[@]}" ;;
+    esac ;;
+  esac
+  if [ "$failures" -gt 0 ]; then
+    echo "hostile: after changing byte $off of $f from $old to $new" >&2
+    break
+  fi
+  case "$f" in
+  mtx/*) cp "mtx.orig/${f#mtx/}" "$f" ;;
+  *)
+    if [ "$c" = summarize ] || [ "$c" = resume ]; then # they write in the run
+      rm -rf run
+      cp -r run.orig run
+    else
+      cp "run.orig/${f#run/}" "$f"
+    fi ;;
+  esac
+done
+
+if [ "$failures" -gt 0 ]; then
+  echo "hostile: $failures failures" >&2
+  exit 1
+fi
+echo "hostile: ok"
