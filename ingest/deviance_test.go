@@ -619,10 +619,10 @@ func TestHousekeepingPattern(t *testing.T) {
 			t.Errorf("%s matched", name)
 		}
 	}
-	// The README states the preset's pattern.
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil || !strings.Contains(string(readme), "`"+HousekeepingPattern+"`") {
-		t.Errorf("README.md does not state the housekeeping pattern %s (%v)", HousekeepingPattern, err)
+	// The command reference states the preset's pattern.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "commands.md"))
+	if err != nil || !strings.Contains(string(doc), "`"+HousekeepingPattern+"`") {
+		t.Errorf("docs/commands.md does not state the housekeeping pattern %s (%v)", HousekeepingPattern, err)
 	}
 	// No name: the id is matched.
 	if !p.Match("", "MT-CO1") || p.Match("CD3D", "MT-CO1") {

@@ -51,7 +51,7 @@ func evalPlanted(t *testing.T, noise gibbs.Noise, keep bool) (FitConfig, *FitRep
 // 0.01 of the mean prediction; over all entries, the mean prediction is
 // within 3 standard errors of the frequency of ones. (Bins of intermediate
 // predictions, few here, are less well calibrated: the plug-in predictive
-// is overconfident there; see README.)
+// is overconfident there; see docs/commands.md, "scpipe evaluate".)
 func TestEvaluatePlanted(t *testing.T) {
 	for _, noise := range []gibbs.Noise{gibbs.Symmetric, gibbs.Dropout} {
 		t.Run(noise.String(), func(t *testing.T) {
