@@ -49,7 +49,7 @@ const (
 	PredictSamples = "samples"
 )
 
-// The files Evaluate writes (see README.md, "scpipe evaluate").
+// The files Evaluate writes (see docs/commands.md, "scpipe evaluate").
 const (
 	EvalScoresFile      = "scores.tsv"
 	EvalROCFile         = "roc.tsv"
