@@ -311,3 +311,25 @@ func TestReseedOnlyInBurnIn(t *testing.T) {
 		}
 	}
 }
+
+// TestReseedDigestPinned pins a run that re-seeds (reseedConfig), with
+// every kernel this CPU runs: a change to the moves, their order or
+// their draws changes the digest, and must be made on purpose.
+func TestReseedDigestPinned(t *testing.T) {
+	t.Parallel()
+	const want = "d222c6a646bda4e524ca85a65e39999abad811ea0bc4ec184ecc6d0e57604952"
+	p := newPlanted(11, 450, 300, 4, 0.4, 0.08)
+	data, err := NewData(p.noisy, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := reseedConfig()
+	cfg.Reseed = true
+	for _, kernel := range Kernels() {
+		cfg.Kernel = kernel
+		s, res := runAll(t, data, cfg)
+		if got := runDigest(s, res); got != want {
+			t.Errorf("kernel %s: digest %s, want %s", kernel, got, want)
+		}
+	}
+}
