@@ -106,7 +106,13 @@ func (s *Sampler) reseed(c *chain, sweep int) bool {
 	// sweep t takes its key at t + 1 ≥ 2.
 	key := streamKey(c.seed, sweep+1, stepInit)
 	smp := s.sampleState(c, key)
-	moves := append(s.residualMoves(smp, bits.OnesCount64(idle), c.rates, key), s.splitMoves(smp, c, c.rates, key)...)
+	k := bits.OnesCount64(idle)
+	moves := s.residualMoves(smp, k, c.rates, key)
+	if len(moves) < k {
+		// Splits cost a clustering per code tried: only when the residual
+		// leaves idle codes without a move.
+		moves = append(moves, s.splitMoves(smp, c, k-len(moves), c.rates, key)...)
+	}
 	slices.SortStableFunc(moves, func(a, b seedMove) int {
 		switch {
 		case a.gain > b.gain:
@@ -292,22 +298,20 @@ func (s *Sampler) residualMoves(smp stateSample, k int, r rates, key uint64) []s
 	return moves
 }
 
-// splitMoves returns moves that split a code of c in two: the sampled
+// splitMoves returns moves that split one of k codes of c
+// (splitCandidates) in two: the sampled
 // cells using the code are split in two (bisect) by their observed ones
 // among the code's genes, and the genes distinctive of one side move to
 // the idle code. Two programs merged in one code, which the cells of
 // either use, leave the cells of each with the other's genes covered and
 // mostly zero: uncovering them in the other side's cells is the move's
 // gain, at rates r; moves that gain nothing are left out.
-func (s *Sampler) splitMoves(smp stateSample, c *chain, r rates, key uint64) []seedMove {
+func (s *Sampler) splitMoves(smp stateSample, c *chain, k int, r rates, key uint64) []seedMove {
 	one, zero := r.gains()
 	minSize := max(10, len(smp.obs)/100)
 	var moves []seedMove
 	in := make([]float64, s.d)
-	for j := range s.l {
-		if (s.clamped|s.fixedU)>>uint(j)&1 != 0 {
-			continue
-		}
+	for _, j := range s.splitCandidates(smp, c, k) {
 		var rows [][]int32
 		for i, codes := range smp.codes {
 			if codes>>uint(j)&1 == 0 {
@@ -347,6 +351,41 @@ func (s *Sampler) splitMoves(smp stateSample, c *chain, r rates, key uint64) []s
 		}
 	}
 	return moves
+}
+
+// splitCandidates returns up to k codes of c to try splitting, worst
+// first: the codes whose covered entries in the sampled cells are zeros
+// most often (over a tenth of them), as two programs merged in one code
+// leave each one's genes zero in the other's cells.
+func (s *Sampler) splitCandidates(smp stateSample, c *chain, k int) []int {
+	zeros, covered := make([]float64, s.l), make([]float64, s.l)
+	for i, codes := range smp.codes {
+		for m := codes &^ (s.clamped | s.fixedU); m != 0; m &= m - 1 {
+			j := bits.TrailingZeros64(m)
+			for w, x := range smp.obs[i] {
+				u := c.u[w*s.l+j]
+				covered[j] += float64(bits.OnesCount64(u))
+				zeros[j] += float64(bits.OnesCount64(u &^ x))
+			}
+		}
+	}
+	var codes []int
+	for j := range s.l {
+		if covered[j] > 0 && zeros[j] > covered[j]/10 {
+			codes = append(codes, j)
+		}
+	}
+	slices.SortStableFunc(codes, func(a, b int) int {
+		fa, fb := zeros[a]/covered[a], zeros[b]/covered[b]
+		switch {
+		case fa > fb:
+			return -1
+		case fa < fb:
+			return 1
+		}
+		return 0
+	})
+	return codes[:min(k, len(codes))]
 }
 
 // onesMass returns the size of a cluster of rows by the ones it holds.
