@@ -177,10 +177,10 @@ type Config struct {
 	Housekeeping bool
 	// Reseed re-seeds, during the burn-in, every code that covers nothing
 	// (no gene, or no cell uses it) from the observed ones the state leaves
-	// unexplained (reseed.go): before sweeps 1, 6, 11, … while five
-	// burn-in sweeps still follow. A code that no move of a single bit can
-	// grow thus takes a program the start missed; the sampling sweeps are
-	// unchanged.
+	// unexplained, or by splitting a code that holds two programs
+	// (reseed.go): before sweeps 1 and 6, where five burn-in sweeps still
+	// follow. A code that no move of a single bit can grow thus takes a
+	// program the start missed; the sampling sweeps are unchanged.
 	Reseed bool
 	// Starts chains are run for the first StartSweeps burn-in sweeps from
 	// seeds derived from Seed; the one with the highest log-likelihood is

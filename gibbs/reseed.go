@@ -26,9 +26,11 @@ import (
 // other program's genes, covered zeros in its cells, cost the likelihood
 // less than uncovering them in the cells that use both.
 //
-// Before sweeps 1, 1 + reseedEvery, … of the burn-in, as long as
-// reseedEvery burn-in sweeps still follow, every code that is neither
-// clamped nor fixed and covers nothing is re-seeded. Up to clusterSample
+// Twice in the burn-in (reseedFirst: once the multi-start phase has kept
+// its chain, or before sweep 1 of a single start; then reseedEvery sweeps
+// later), as long as reseedEvery burn-in sweeps still follow, up to
+// reseedAtOnce codes that are neither clamped nor fixed and cover nothing
+// are re-seeded. Up to clusterSample
 // cells are drawn with a key of the chain's seed and the sweep, and two
 // kinds of move are weighed by the log-likelihood they gain at the
 // chain's rates:
@@ -64,10 +66,34 @@ import (
 // take its cells and settle before the next look.
 const reseedEvery = 5
 
+// reseedLooks is the number of looks, and reseedAtOnce the most codes a
+// look seeds. A look costs about what a start's clustering costs, and
+// where L is above the data's programs every look finds idle codes: a
+// look before every fifth sweep of the burn-in, in every start, took 24%
+// of the CPU time of `scpipe bench --e2e --size 2000x1500` (L = 2..10),
+// while issue 28's planted fits need one. Looking once the starts have
+// run, in the kept chain only, lets the multi-start phase compare starts
+// as they are, and a chain whose start left a code idle is mended
+// whichever start it is.
+const (
+	reseedLooks  = 2
+	reseedAtOnce = 2
+)
+
+// reseedFirst returns the sweep before which the first look is made.
+func (s *Sampler) reseedFirst() int {
+	if s.cfg.Starts > 1 {
+		return s.cfg.StartSweeps
+	}
+	return 1
+}
+
 // reseedDue reports whether the sweep about to run is preceded by a look
 // for codes to re-seed.
 func (s *Sampler) reseedDue(sweep int) bool {
-	return s.cfg.Reseed && sweep%reseedEvery == 1 && sweep+reseedEvery <= s.cfg.BurnIn
+	first := s.reseedFirst()
+	return s.cfg.Reseed && sweep >= first && (sweep-first)%reseedEvery == 0 &&
+		sweep < first+reseedLooks*reseedEvery && sweep+reseedEvery <= s.cfg.BurnIn
 }
 
 // idleCodes returns the codes of c, neither clamped nor fixed, that cover
@@ -106,7 +132,7 @@ func (s *Sampler) reseed(c *chain, sweep int) bool {
 	// sweep t takes its key at t + 1 ≥ 2.
 	key := streamKey(c.seed, sweep+1, stepInit)
 	smp := s.sampleState(c, key)
-	k := bits.OnesCount64(idle)
+	k := min(bits.OnesCount64(idle), reseedAtOnce)
 	moves := s.residualMoves(smp, k, c.rates, key)
 	if len(moves) < k {
 		// Splits cost a clustering per code tried: only when the residual
@@ -124,7 +150,7 @@ func (s *Sampler) reseed(c *chain, sweep int) bool {
 	})
 	var split uint64 // codes already split
 	changed := false
-	for m := idle; m != 0; m &= m - 1 {
+	for m, seeded := idle, 0; m != 0 && seeded < reseedAtOnce; m, seeded = m&(m-1), seeded+1 {
 		l := bits.TrailingZeros64(m)
 		k := slices.IndexFunc(moves, func(mv seedMove) bool { return mv.from < 0 || split>>uint(mv.from)&1 == 0 })
 		if k < 0 {

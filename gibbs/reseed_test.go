@@ -284,22 +284,27 @@ func TestReseedIsReproducible(t *testing.T) {
 	}
 }
 
-// TestReseedOnlyInBurnIn checks the schedule: looks before sweeps 1, 6,
-// 11, … while reseedEvery burn-in sweeps follow, none without Reseed.
+// TestReseedOnlyInBurnIn checks the schedule: two looks reseedEvery
+// sweeps apart, the first once the multi-start phase has kept its chain
+// (before sweep 1 with one start), while reseedEvery burn-in sweeps
+// follow; none without Reseed.
 func TestReseedOnlyInBurnIn(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		burnIn int
-		reseed bool
-		want   []int
+		burnIn, starts, startSweeps int
+		reseed                      bool
+		want                        []int
 	}{
-		{25, true, []int{1, 6, 11, 16}},
-		{50, true, []int{1, 6, 11, 16, 21, 26, 31, 36, 41}},
-		{5, true, nil},
-		{6, true, []int{1}},
-		{25, false, nil},
+		{25, 4, 5, true, []int{5, 10}},    // scpipe fit's defaults
+		{50, 4, 5, true, []int{5, 10}},    // issue 28's planted fits
+		{100, 4, 10, true, []int{10, 15}}, // DefaultConfig with Reseed
+		{12, 1, 0, true, []int{1, 6}},
+		{14, 4, 5, true, []int{5}},
+		{5, 1, 0, true, nil},
+		{6, 1, 0, true, []int{1}},
+		{25, 4, 5, false, nil},
 	} {
-		s := &Sampler{cfg: Config{BurnIn: tc.burnIn, Reseed: tc.reseed}}
+		s := &Sampler{cfg: Config{BurnIn: tc.burnIn, Starts: tc.starts, StartSweeps: tc.startSweeps, Reseed: tc.reseed}}
 		var got []int
 		for sweep := range tc.burnIn + 10 {
 			if s.reseedDue(sweep) {
@@ -307,7 +312,8 @@ func TestReseedOnlyInBurnIn(t *testing.T) {
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("burn-in %d, reseed %v: looks before sweeps %v, want %v", tc.burnIn, tc.reseed, got, tc.want)
+			t.Errorf("burn-in %d, %d starts of %d sweeps, reseed %v: looks before sweeps %v, want %v",
+				tc.burnIn, tc.starts, tc.startSweeps, tc.reseed, got, tc.want)
 		}
 	}
 }
