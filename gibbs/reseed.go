@@ -30,10 +30,9 @@ import (
 // its chain, or before sweep 1 of a single start; then reseedEvery sweeps
 // later), as long as reseedEvery burn-in sweeps still follow, up to
 // reseedAtOnce codes that are neither clamped nor fixed and cover nothing
-// are re-seeded. Up to clusterSample
-// cells are drawn with a key of the chain's seed and the sweep, and two
-// kinds of move are weighed by the log-likelihood they gain at the
-// chain's rates:
+// are re-seeded. Up to clusterSample cells are drawn with a key of the
+// chain's seed and the sweep, and two kinds of move are weighed by the
+// log-likelihood they gain at the chain's rates:
 //
 //   - from the residual (residualMoves): the cells' observed ones that no
 //     code of theirs covers are clustered as the cell-type start clusters
