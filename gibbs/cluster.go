@@ -29,27 +29,11 @@ const clusterSplits = 15
 func (s *Sampler) seedClusters(c *chain, key uint64) {
 	rows := s.sampleRows(key)
 	m := len(rows)
-	count := make([]float64, s.d)
-	for _, r := range rows {
-		for _, g := range r {
-			count[g]++
-		}
-	}
-	weight := make([]float64, s.d)
-	for g := range weight {
-		weight[g] = math.Log((float64(m) + 1) / (count[g] + 1))
-	}
-	norm := make([]float64, m)
-	for i, r := range rows {
-		t := 0.0
-		for _, g := range r {
-			t += weight[g] * weight[g]
-		}
-		norm[i] = math.Sqrt(max(t, 1e-300))
-	}
+	count, weight, norm := rowWeights(rows, s.d)
 	k := s.l - bits.OnesCount64(s.clamped|s.fixedU)
-	clusters := bisect(rows, weight, norm, s.d, k, max(10, m/100), key)
+	clusters := bisect(rows, weight, norm, s.d, k, max(10, m/100), key, clusterRows)
 	free := 0
+	in := make([]float64, s.d)
 	for l := range s.l {
 		var genes []bool
 		if s.fixedU>>uint(l)&1 != 0 {
@@ -64,7 +48,7 @@ func (s *Sampler) seedClusters(c *chain, key uint64) {
 			if free >= len(clusters) {
 				continue
 			}
-			genes = distinctive(rows, clusters[free], count, s.d)
+			genes = distinctive(rows, clusters[free], count, s.d, 0.2, in)
 			free++
 		}
 		for g, on := range genes {
@@ -73,6 +57,32 @@ func (s *Sampler) seedClusters(c *chain, key uint64) {
 			}
 		}
 	}
+}
+
+// rowWeights returns each gene's count over the rows, its weight in the
+// clustering (the log inverse detection frequency, so that genes detected
+// everywhere count little) and each row's weighted norm.
+func rowWeights(rows [][]int32, D int) (count, weight, norm []float64) {
+	m := len(rows)
+	count = make([]float64, D)
+	for _, r := range rows {
+		for _, g := range r {
+			count[g]++
+		}
+	}
+	weight = make([]float64, D)
+	for g := range weight {
+		weight[g] = math.Log((float64(m) + 1) / (count[g] + 1))
+	}
+	norm = make([]float64, m)
+	for i, r := range rows {
+		t := 0.0
+		for _, g := range r {
+			t += weight[g] * weight[g]
+		}
+		norm[i] = math.Sqrt(max(t, 1e-300))
+	}
+	return count, weight, norm
 }
 
 // sampleRows returns the observed ones of up to clusterSample cells drawn
@@ -131,12 +141,16 @@ func sampleCells(n, k int, key uint64) []int {
 	return cells
 }
 
+// clusterRows is a cluster's size by its rows, as the cell-type start
+// splits.
+func clusterRows(members []int) int { return len(members) }
+
 // bisect splits the rows into up to k clusters (lists of row indices) by
-// bisecting spherical k-means: the largest cluster that can be split is
-// split in two (split2); a cluster no split of which leaves both sides at
-// least minSize rows is not tried again until another split changes the
-// clusters.
-func bisect(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint64) [][]int {
+// bisecting spherical k-means: the largest cluster by size that can be
+// split is split in two (split2); a cluster no split of which leaves both
+// sides at least minSize rows is not tried again until another split
+// changes the clusters.
+func bisect(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint64, size func([]int) int) [][]int {
 	all := make([]int, len(rows))
 	for i := range all {
 		all[i] = i
@@ -171,10 +185,10 @@ func bisect(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint6
 	}
 	tried := make([]bool, 1, k)
 	for split := 0; len(clusters) < k; split++ {
-		big := -1
+		big, bigSize := -1, 0
 		for i, c := range clusters {
-			if !tried[i] && len(c) >= 2*minSize && (big < 0 || len(c) > len(clusters[big])) {
-				big = i
+			if n := size(c); !tried[i] && len(c) >= 2*minSize && (big < 0 || n > bigSize) {
+				big, bigSize = i, n
 			}
 		}
 		if big < 0 {
@@ -250,11 +264,12 @@ func split2(c []int, sim func(int, []float64) float64, centroid func([]float64, 
 	return best, ok
 }
 
-// distinctive returns the genes detected in at least a fifth of the
-// cluster's rows and at least twice as often, plus 5 points, as in the
-// other rows; count holds each gene's detections over all rows.
-func distinctive(rows [][]int32, members []int, count []float64, D int) []bool {
-	in := make([]float64, D)
+// distinctive returns the genes detected in at least a fraction minIn of
+// the cluster's rows and at least twice as often, plus 5 points, as in the
+// other rows; count holds each gene's detections over all rows. It leaves
+// each gene's detections in the cluster in in (D long).
+func distinctive(rows [][]int32, members []int, count []float64, D int, minIn float64, in []float64) []bool {
+	clear(in)
 	for _, i := range members {
 		for _, g := range rows[i] {
 			in[g]++
@@ -268,7 +283,7 @@ func distinctive(rows [][]int32, members []int, count []float64, D int) []bool {
 		if outN > 0 {
 			rOut = (count[g] - in[g]) / outN
 		}
-		genes[g] = rIn >= 0.2 && rIn >= 2*rOut+0.05
+		genes[g] = rIn >= minIn && rIn >= 2*rOut+0.05
 	}
 	return genes
 }

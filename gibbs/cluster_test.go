@@ -27,7 +27,7 @@ func TestBisectMatchesReference(t *testing.T) {
 		rows, weight, norm := plantedRows(tc.rows, tc.genes, tc.groups, tc.seed)
 		for k := 1; k <= 11; k++ {
 			minSize := max(10, tc.rows/100)
-			got := bisect(rows, weight, norm, tc.genes, k, minSize, tc.seed)
+			got := bisect(rows, weight, norm, tc.genes, k, minSize, tc.seed, clusterRows)
 			want := bisectReference(rows, weight, norm, tc.genes, k, minSize, tc.seed)
 			if len(got) != len(want) {
 				t.Fatalf("%d rows, k=%d: %d clusters, reference %d", tc.rows, k, len(got), len(want))
@@ -51,7 +51,9 @@ func BenchmarkBisect(b *testing.B) {
 	for _, impl := range []struct {
 		name string
 		f    func([][]int32, []float64, []float64, int, int, int, uint64) [][]int
-	}{{"bisect", bisect}, {"reference", bisectReference}} {
+	}{{"bisect", func(rows [][]int32, weight, norm []float64, D, k, minSize int, key uint64) [][]int {
+		return bisect(rows, weight, norm, D, k, minSize, key, clusterRows)
+	}}, {"reference", bisectReference}} {
 		b.Run(impl.name, func(b *testing.B) {
 			for b.Loop() {
 				impl.f(rows, weight, norm, 11000, 10, clusterSample/100, 1)

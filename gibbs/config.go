@@ -175,6 +175,13 @@ type Config struct {
 	// (ribosomal, mitochondrial, …), at the covered rate, so that no other
 	// code is spent on them. It counts in L.
 	Housekeeping bool
+	// Reseed re-seeds, during the burn-in, every code that covers nothing
+	// (no gene, or no cell uses it) from the observed ones the state leaves
+	// unexplained, or by splitting a code that holds two programs
+	// (reseed.go): before sweeps 1 and 6, where five burn-in sweeps still
+	// follow. A code that no move of a single bit can grow thus takes a
+	// program the start missed; the sampling sweeps are unchanged.
+	Reseed bool
 	// Starts chains are run for the first StartSweeps burn-in sweeps from
 	// seeds derived from Seed; the one with the highest log-likelihood is
 	// kept and continued. Starts = 1 runs a single chain keyed by Seed.

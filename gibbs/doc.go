@@ -233,6 +233,19 @@
 // on pbmc3k-600 gives the B-cell and NK codes that the other starts miss.
 // scpipe fit uses InitCluster.
 //
+// A start can leave a code covering nothing (no gene, or no cell using
+// it), and no single-bit move grows such a code into a program: on planted
+// data of overlapping programs the cell-type start clusters apart the
+// cells that use none, one code starts empty, and a program stays
+// unexplained through every sweep. Config.Reseed (scpipe fit's default)
+// re-seeds such codes during the burn-in (reseed.go): from the residual,
+// the observed ones no code of their cell covers, clustered as the start
+// clusters cells; or by splitting a code whose cells fall in two groups
+// each lacking the other's genes (two programs merged). A move is made
+// only when it gains likelihood at the chain's rates and moves 5 genes or
+// more, so a state that explains the data keeps its idle codes. The
+// sampling sweeps are unchanged.
+//
 // # Fits across processes
 //
 // NewPartSampler gives one process (an MPI rank) a contiguous range of

@@ -478,7 +478,6 @@ func (s *Sampler) addOwnCounts(z []uint64) { addCounts(s.zCount, z, s.l) }
 // reads its own cells and the processes sum the rows, each cell's from the
 // process that owns it.
 func (s *Sampler) cellRows(cells []int) [][]uint64 {
-	b := s.data.X.Segments()
 	flat := make([]uint64, len(cells)*s.dw)
 	rows := make([][]uint64, len(cells))
 	for i, n := range cells {
@@ -487,18 +486,43 @@ func (s *Sampler) cellRows(cells []int) [][]uint64 {
 		if s.part != nil && (n < s.part.Lo || n >= s.part.Hi) {
 			continue
 		}
-		for seg := 0; seg+1 < len(b); seg++ {
-			x := s.data.X.Segment(n, seg)
-			for k, w := range x {
-				if s.data.Mask != nil {
-					w &= s.data.Mask.Segment(n, seg)[k]
-				}
-				row[b[seg]/64+k] = w
-			}
-		}
+		s.readCellRow(n, row)
 	}
 	sumAcross(s.part, flat)
 	return rows
+}
+
+// readCellMask writes the observed entries of cell n, one this process
+// holds, into row (s.dw words): all of them without a mask.
+func (s *Sampler) readCellMask(n int, row []uint64) {
+	if s.data.Mask == nil {
+		for k := range row {
+			row[k] = ^uint64(0)
+		}
+		if r := s.d % 64; r != 0 {
+			row[len(row)-1] = 1<<uint(r) - 1
+		}
+		return
+	}
+	b := s.data.Mask.Segments()
+	for seg := 0; seg+1 < len(b); seg++ {
+		copy(row[b[seg]/64:], s.data.Mask.Segment(n, seg))
+	}
+}
+
+// readCellRow writes the observed ones of cell n, one this process holds,
+// into row (s.dw words).
+func (s *Sampler) readCellRow(n int, row []uint64) {
+	b := s.data.X.Segments()
+	for seg := 0; seg+1 < len(b); seg++ {
+		x := s.data.X.Segment(n, seg)
+		for k, w := range x {
+			if s.data.Mask != nil {
+				w &= s.data.Mask.Segment(n, seg)[k]
+			}
+			row[b[seg]/64+k] = w
+		}
+	}
 }
 
 // sumLevelCounts sums each level's counts across the processes of a

@@ -405,6 +405,9 @@ func (s *Sampler) Step() (SweepStats, error) {
 	}
 	lead := 0
 	for ci, c := range s.chains {
+		if s.reseedDue(s.sweep) {
+			s.reseed(c, s.sweep)
+		}
 		cs := s.sweepChain(c, s.sweep)
 		if s.part != nil && s.part.err != nil {
 			return SweepStats{}, s.part.err

@@ -118,9 +118,15 @@ func (s *Sampler) fingerprint() []uint64 {
 	if s.cfg.KeepSamples {
 		keep = 1
 	}
+	// Re-seeding rides in the start's field, so that the states of
+	// samplers without it keep the fingerprint they were written with.
+	start := uint64(s.cfg.Init)
+	if s.cfg.Reseed {
+		start |= 1 << 8
+	}
 	return []uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
-		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, uint64(s.cfg.Init), uint64(s.observed),
+		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, start, uint64(s.observed),
 		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off), s.clamped,
 		uint64(s.cfg.CellLevelBits), uint64(s.cfg.GeneLevelBits)}
 }

@@ -64,7 +64,14 @@ type FitConfig struct {
 	// that none of the L codes is spent on them. "auto" adds it for data
 	// binarised from counts and not for binary data (ResolveModel).
 	Housekeeping HousekeepingSetting `toml:"housekeeping"`
-	Starts       int                 `toml:"starts"` // short chains per fit, the best by log-likelihood continued
+	// Reseed re-seeds, during the burn-in, every code that covers nothing
+	// from the cells and genes the state leaves unexplained
+	// (gibbs.Config.Reseed): without it a code that the start leaves
+	// empty stays empty, and a planted program is lost (VALIDATION.md).
+	// false, which a run's config.toml written before the setting existed
+	// reads as, resumes those runs as they were.
+	Reseed bool `toml:"reseed"`
+	Starts int  `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
 	// CheckpointEvery writes a checkpoint every so many sweeps…
@@ -100,7 +107,8 @@ type FitConfig struct {
 // per-gene levels and a housekeeping code; for binary data and ratings, the paper's symmetric
 // noise and no housekeeping code), the auto prior (uniform under dropout
 // noise, empirical under symmetric noise: gibbs.Prior.Resolve), 1% of
-// entries held out and codes seeded from cell types. gibbs.DefaultConfig
+// entries held out, codes seeded from cell types and idle codes re-seeded
+// during the burn-in. gibbs.DefaultConfig
 // says why they differ from the sampler's own.
 func DefaultFitConfig() FitConfig {
 	return FitConfig{
@@ -118,6 +126,7 @@ func DefaultFitConfig() FitConfig {
 		GeneLevels:        8,
 		Init:              gibbs.InitCluster,
 		Housekeeping:      AutoHousekeeping(),
+		Reseed:            true,
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,

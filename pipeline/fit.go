@@ -303,7 +303,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 			c.GeneLevelBits = bits.Len(uint(max(cfg.GeneLevels, 1))) - 1
 		}
 	}
-	c.Init, c.KeepSamples = cfg.Init, cfg.KeepSamples
+	c.Init, c.KeepSamples, c.Reseed = cfg.Init, cfg.KeepSamples, cfg.Reseed
 	if cfg.Housekeeping.On {
 		c.L, c.Housekeeping = L+1, true
 	}

@@ -125,6 +125,8 @@ func (c FitConfig) validateLayers(Ls []int) error {
 		return bad("fixed codes are not part of the multi-layer model: leave out --fixed-codes")
 	case c.Starts != 1:
 		return bad("multiple starts are not part of the multi-layer model: use --starts 1 (and --chains for several chains)")
+	case c.Reseed:
+		return bad("re-seeding idle codes is not part of the multi-layer model: use --reseed=false")
 	case c.KeepSamples:
 		return bad("a multi-layer fit keeps no samples: leave out --keep-samples")
 	case c.PriorZ.Kind == gibbs.Empirical || len(c.PriorZ.P) > 1:

@@ -17,7 +17,7 @@ import (
 func layersConfigFor(shards, out string) FitConfig {
 	c := smallConfig(shards, out)
 	c.Layers, c.L = LayerSizes{4, 2}, LSizes{4}
-	c.Noise, c.Housekeeping, c.Starts, c.Chains = GivenNoise(gibbs.Symmetric), GivenHousekeeping(false), 1, 1
+	c.Noise, c.Housekeeping, c.Starts, c.Chains, c.Reseed = GivenNoise(gibbs.Symmetric), GivenHousekeeping(false), 1, 1, false
 	c.BurnIn, c.Samples, c.CheckpointEvery = 20, 10, 3
 	c.LayerPriorU = LayerPriors{gibbs.FixedPrior(0.1), gibbs.FixedPrior(0.3)}
 	return c
@@ -135,6 +135,7 @@ func TestLayersConfig(t *testing.T) {
 		{"dropout noise", "--noise symmetric", func(c *FitConfig) { c.Noise = GivenNoise(gibbs.Dropout) }},
 		{"housekeeping", "--housekeeping=false", func(c *FitConfig) { c.Housekeeping = GivenHousekeeping(true) }},
 		{"starts", "--starts 1", func(c *FitConfig) { c.Starts = 4 }},
+		{"re-seeding", "--reseed=false", func(c *FitConfig) { c.Reseed = true }},
 		{"kept samples", "--keep-samples", func(c *FitConfig) { c.KeepSamples = true }},
 		{"empirical top Z", "prior_z", func(c *FitConfig) { c.PriorZ = gibbs.EmpiricalPrior() }},
 		{"priors per layer", "2 priors for 3 layers", func(c *FitConfig) { c.Layers, c.L = LayerSizes{4, 2, 1}, LSizes{4} }},

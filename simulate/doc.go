@@ -34,6 +34,15 @@
 // binarised 10x PBMC and brain data. The MTX holds the model's Poisson
 // counts, and the truth adds each gene's rates and each cell's size factor.
 //
+// Params.ActivityPrograms adds programs beyond the L identity programs to
+// the OrMachine and SingleCell kinds, as cNMF's simulation has activity
+// programs beside its cell types: each cell, whatever identity programs it
+// uses, uses each one with probability ActivityFraction (an interferon or
+// stress response shared by cells of every type). With the single-cell
+// kind's ProgramsPerCellMax = 1 the identity programs are cell types. They
+// are drawn after everything else, so a simulation without them is the
+// one drawn before they existed.
+//
 // The Digits kind is the paper's calculator digits (Fig. calc): image n
 // shows the digit n mod 10 as the lit segments of a seven-segment display on
 // a 10 × 17 pixel grid, each grid cell Scale × Scale pixels (Scale 10 with

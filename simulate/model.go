@@ -26,6 +26,20 @@ type Params struct {
 	Missing      float64 // P(entry unobserved); only shards can hold missing entries
 	Seed         uint64
 
+	// ActivityPrograms are planted programs beyond the L identity
+	// programs, as cNMF's simulation has beside its cell types: a shared
+	// set of genes (an interferon or stress response) that each cell,
+	// whatever identity programs it uses, switches on with probability
+	// ActivityFraction, independently. They follow the identity programs
+	// (programs L+1 … L+ActivityPrograms of the truth) and are drawn after
+	// everything else, so that a simulation without them is the one drawn
+	// before they existed. An OrMachine activity program holds each gene
+	// with probability CodeDensity, a single-cell one
+	// round(Genes·√(ProgramSizeMin·ProgramSizeMax)) genes (the middle of
+	// the identity programs' sizes), drawn from the ordinary genes.
+	ActivityPrograms int     `json:",omitzero"`
+	ActivityFraction float64 `json:",omitzero"`
+
 	SingleCell SingleCellParams `json:",omitzero"`
 	Digits     DigitsParams     `json:",omitzero"`
 }
@@ -51,6 +65,14 @@ func (p Params) Validate() error {
 		return fmt.Errorf("simulate: L must be in 1..64 (got %d)", p.L)
 	case !(p.Missing >= 0 && p.Missing <= 1):
 		return fmt.Errorf("simulate: missing must be in [0, 1] (got %v)", p.Missing)
+	case p.ActivityPrograms < 0 || p.L+p.ActivityPrograms > 64:
+		return fmt.Errorf("simulate: %d activity programs beside L = %d: want 0 or more, and at most 64 programs in all", p.ActivityPrograms, p.L)
+	case p.ActivityPrograms > 0 && !(p.ActivityFraction > 0 && p.ActivityFraction <= 1):
+		return fmt.Errorf("simulate: activity fraction must be in (0, 1] (got %v)", p.ActivityFraction)
+	case p.ActivityPrograms == 0 && p.ActivityFraction != 0:
+		return fmt.Errorf("simulate: an activity fraction (%v) without activity programs", p.ActivityFraction)
+	case p.ActivityPrograms > 0 && p.Kind == Digits:
+		return fmt.Errorf("simulate: the %s kind has no activity programs (its codes are the seven segments)", Digits)
 	}
 	if p.Kind != Digits && p.Digits != (DigitsParams{}) {
 		return fmt.Errorf("simulate: digits parameters given for the %s kind (set Kind to %s)", p.Kind, Digits)
@@ -88,12 +110,16 @@ func (p Params) Validate() error {
 	return fmt.Errorf("simulate: unknown kind %d", p.Kind)
 }
 
+// Programs returns the number of planted programs: the L identity
+// programs and the activity programs.
+func (p Params) Programs() int { return p.L + p.ActivityPrograms }
+
 // Truth is a planted model: the programs U and their usage Z, both stored as
 // one bitset per program (over genes and over cells respectively), and for
 // the single-cell kind the rates that detection depends on.
 type Truth struct {
 	Params
-	U [][]uint64 // U[l]: bitset over genes, Genes bits
+	U [][]uint64 // U[l]: bitset over genes, Genes bits; Programs() of them
 	Z [][]uint64 // Z[l]: bitset over cells, Cells bits
 
 	// The single-cell kind's draws (nil for the OrMachine kind): cell n's
@@ -127,26 +153,60 @@ func New(p Params) (*Truth, error) {
 	switch p.Kind {
 	case SingleCell:
 		t.drawSingleCell(r)
-		return t, nil
 	case Digits:
 		t.drawDigits()
-		return t, nil
-	}
-	t.U = make([][]uint64, p.L)
-	for l := range t.U {
-		t.U[l] = make([]uint64, t.words)
-		setRandom(t.U[l], p.Genes, p.CodeDensity, r)
-		if popcount(t.U[l]) == 0 {
-			g := r.IntN(p.Genes)
-			t.U[l][g/64] |= 1 << (g % 64)
+	default:
+		t.U = make([][]uint64, p.L)
+		for l := range t.U {
+			t.U[l] = t.drawCode(r)
+		}
+		t.Z = make([][]uint64, p.L)
+		for l := range t.Z {
+			t.Z[l] = make([]uint64, (p.Cells+63)/64)
+			setRandom(t.Z[l], p.Cells, p.UsageDensity, r)
 		}
 	}
-	t.Z = make([][]uint64, p.L)
-	for l := range t.Z {
-		t.Z[l] = make([]uint64, (p.Cells+63)/64)
-		setRandom(t.Z[l], p.Cells, p.UsageDensity, r)
-	}
+	t.drawActivity(r)
 	return t, nil
+}
+
+// drawCode draws an OrMachine program: each gene with probability
+// CodeDensity, and at least one.
+func (t *Truth) drawCode(r *rand.Rand) []uint64 {
+	u := make([]uint64, t.words)
+	setRandom(u, t.Genes, t.CodeDensity, r)
+	if popcount(u) == 0 {
+		g := r.IntN(t.Genes)
+		u[g/64] |= 1 << (g % 64)
+	}
+	return u
+}
+
+// drawActivity draws the activity programs after the identity programs'
+// draws: each one's genes (drawCode, or for the single-cell kind a sample
+// of the ordinary genes), then the cells using it, each with probability
+// ActivityFraction whatever its identity.
+func (t *Truth) drawActivity(r *rand.Rand) {
+	for range t.ActivityPrograms {
+		var u []uint64
+		if t.Kind == SingleCell {
+			u = make([]uint64, t.words)
+			var ordinary []int
+			for g := range t.Genes {
+				if !bit(t.Housekeeping, g) {
+					ordinary = append(ordinary, g)
+				}
+			}
+			for _, g := range sample(ordinary, t.SingleCell.activitySize(t.Genes), r) {
+				u[g/64] |= 1 << (g % 64)
+			}
+		} else {
+			u = t.drawCode(r)
+		}
+		z := make([]uint64, (t.Cells+63)/64)
+		setRandom(z, t.Cells, t.ActivityFraction, r)
+		t.U, t.Z = append(t.U, u), append(t.Z, z)
+	}
 }
 
 // CleanRow writes the noise-free row of cell n into dst (Words() words).
@@ -233,7 +293,7 @@ func geometricCounts(seed uint64, n int, row []uint64, counts []uint32) {
 // observed as 1 under the planted model.
 func (t *Truth) Detection(n, g int) float64 {
 	covered := false
-	for l := range t.L {
+	for l := range t.Z {
 		covered = covered || (bit(t.Z[l], n) && bit(t.U[l], g))
 	}
 	if t.Kind == SingleCell {

@@ -75,14 +75,17 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 	if err != nil {
 		return Summary{}, err
 	}
-	kind := ""
+	kind, activity := "", ""
 	if t.Kind != OrMachine {
 		kind = "kind=" + t.Kind.String() + " "
+	}
+	if t.ActivityPrograms > 0 {
+		activity = fmt.Sprintf(" activity=%d×%g", t.ActivityPrograms, t.ActivityFraction)
 	}
 	m := shard.Manifest{
 		Tool: "scpipe simulate",
 		Source: shard.Source{Format: "simulate", Seed: t.Seed, Values: t.values(),
-			Path: fmt.Sprintf("simulate(%scells=%d genes=%d L=%d)", kind, t.Cells, t.Genes, t.L)},
+			Path: fmt.Sprintf("simulate(%scells=%d genes=%d L=%d%s)", kind, t.Cells, t.Genes, t.L, activity)},
 		Filters: shard.Filters{
 			GenesBefore: t.Genes, GenesAfter: t.Genes,
 			CellsBefore: t.Cells, CellsAfter: t.Cells,

@@ -193,6 +193,12 @@ func (q SingleCellParams) programSize(l, genes, L int) int {
 	return max(1, int(math.Round(frac*float64(genes))))
 }
 
+// activitySize returns the number of genes of an activity program among
+// genes: the geometric middle of the identity programs' sizes.
+func (q SingleCellParams) activitySize(genes int) int {
+	return max(1, int(math.Round(math.Sqrt(q.ProgramSizeMin*q.ProgramSizeMax)*float64(genes))))
+}
+
 // singleCellStream keys the per-cell random streams of the single-cell kind.
 const singleCellStream = 0x5c5c5c5c
 

@@ -136,7 +136,7 @@ func (t *Truth) summary(c tally) Summary {
 			s.CoveredDetectionByDepth = append(s.CoveredDetectionByDepth, float64(c.depthCovered[q])/float64(max(1, c.depthClean[q])))
 		}
 	}
-	for l := range t.L {
+	for l := range t.U {
 		s.ProgramGenes = append(s.ProgramGenes, popcount(t.U[l]))
 		s.ProgramCells = append(s.ProgramCells, popcount(t.Z[l]))
 	}
@@ -250,13 +250,13 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 	}
 	header := func(w *bufio.Writer, first string) {
 		w.WriteString(first)
-		for l := range t.L {
+		for l := range t.U {
 			fmt.Fprintf(w, "\tprogram_%d", l+1)
 		}
 		w.WriteByte('\n')
 	}
 	bitsRow := func(w *bufio.Writer, sets [][]uint64, i int) {
-		for l := range t.L {
+		for l := range sets {
 			w.WriteByte('\t')
 			w.WriteByte('0' + byte(sets[l][i/64]>>(i%64)&1))
 		}

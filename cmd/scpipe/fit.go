@@ -87,6 +87,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1 (none), 2, 4 or 8 (genes detected in many cells whatever their type, higher background); need --cell-levels > 1"},
 			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
 			&cli.BoolFlag{Name: "housekeeping", DefaultText: d.Housekeeping.String(), Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none); auto: one for data binarised from counts, none for binary data (as --noise auto)"},
+			&cli.BoolFlag{Name: "reseed", Value: d.Reseed, Usage: "during the burn-in, re-seed every code that covers nothing from the cells and genes the state leaves unexplained (--reseed=false: codes the start leaves empty may stay empty)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
 			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
 			&cli.StringFlag{Name: "fixed-codes", Usage: "hold known codes fixed and infer the rest: a GMT `FILE` of gene programs (symbols matched case-insensitively to the shards' genes; unknown ones reported) or a fit folder RUN/Lnn/chainK (its MAP codes); they are the first codes of every fit and L counts them (--L 8 with 5 fixed codes infers 3)"},
@@ -203,6 +204,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("housekeeping", func() { cfg.Housekeeping = pipeline.GivenHousekeeping(c.Bool("housekeeping")) })
 	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })
 	set("gene-levels", func() { cfg.GeneLevels = c.Int("gene-levels") })
+	set("reseed", func() { cfg.Reseed = c.Bool("reseed") })
 	set("starts", func() { cfg.Starts = c.Int("starts") })
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
 	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })
@@ -217,7 +219,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 
 // layerDefaults gives a multi-layer fit the settings of the paper's
 // model where the user left the single-layer defaults: the first layer's
-// L and one start (the auto model resolves to symmetric noise and no
+// L, one start and no re-seeding (the auto model resolves to symmetric noise and no
 // housekeeping code for any multi-layer fit). Settings given otherwise
 // stay, for Validate to refuse with its reason.
 func layerDefaults(c *cli.Context, cfg *pipeline.FitConfig) {
@@ -230,5 +232,8 @@ func layerDefaults(c *cli.Context, cfg *pipeline.FitConfig) {
 	}
 	if !c.IsSet("starts") && cfg.Starts == d.Starts {
 		cfg.Starts = 1
+	}
+	if !c.IsSet("reseed") && cfg.Reseed == d.Reseed {
+		cfg.Reseed = false
 	}
 }

@@ -19,9 +19,9 @@ var (
 	digitsFlags = append([]string{"scale"}, flipFlags...)
 	// kindFlags lists the flags of each kind, in the order of the kinds.
 	kindFlags = [...][]string{simulate.OrMachine: orMachineFlags, simulate.SingleCell: singleCellFlags, simulate.Digits: digitsFlags}
-	// The digits kind's pixels come from --scale and its L is the seven
-	// segments.
-	notDigitsFlags = []string{"genes", "L"}
+	// The digits kind's pixels come from --scale, its L is the seven
+	// segments, and it has no activity programs.
+	notDigitsFlags = []string{"genes", "L", "activity-programs", "activity-fraction"}
 )
 
 func simulateCommand() *cli.Command {
@@ -49,10 +49,19 @@ high-resolution set, N·D = 1.7e6), with --flip noise and --missing pixels
 pixels named r<row>c<col> and its cells digit<d>-<n>. Output is the same
 for any -j.
 
+--activity-programs N adds N programs beyond the L identity programs (the
+ormachine and singlecell kinds), as cNMF's simulation has beside its cell
+types: each cell, whatever identity programs it uses, switches each one on
+with probability --activity-fraction (an interferon or stress response).
+They are programs L+1 … L+N of the truth; without them the output is what
+it was before they existed.
+
    scpipe simulate -o sim                               # the demo's default
    scpipe simulate -o sim --cells 1000 --genes 1000 --L 5 --code-density 0.3 \
        --usage-density 0.3 --flip 0.05                   # the paper's symmetric noise
    scpipe simulate -o sc --kind singlecell               # PBMC-like sparsity and depth
+   scpipe simulate -o ifn --kind singlecell --programs-per-cell-max 1 \
+       --activity-programs 1 --activity-fraction 0.3     # cell types and a response across them
    scpipe simulate -o big --shards --cells 1300000 --genes 11000 --L 2
    scpipe simulate -o calc --kind digits                 # the ten digits, noise-free
    scpipe simulate -o calc50 --kind digits --cells 50 --missing 0.7 --shards
@@ -82,6 +91,8 @@ for any -j.
 			&cli.IntFlag{Name: "programs-per-cell-min", Value: sc.ProgramsPerCellMin, Usage: "singlecell: fewest programs a cell uses"},
 			&cli.IntFlag{Name: "programs-per-cell-max", Value: sc.ProgramsPerCellMax, Usage: "singlecell: most programs a cell uses"},
 			&cli.Float64Flag{Name: "missing", Usage: "fraction of entries unobserved (shards only)"},
+			&cli.IntFlag{Name: "activity-programs", Usage: "ormachine, singlecell: programs beyond the L identity programs that cells of every identity use, as an interferon or stress response (programs L+1 … of the truth)"},
+			&cli.Float64Flag{Name: "activity-fraction", Value: 0.3, Usage: "ormachine, singlecell: fraction of cells using each activity program, drawn whatever the cell's identity programs"},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "random seed"},
 			&cli.BoolFlag{Name: "shards", Usage: "write shards (OUT/shards) instead of an MTX folder"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing output folder"},
@@ -107,7 +118,7 @@ for any -j.
 				err = simulate.WriteMTX(c.Context, out, t, c.Bool("force"))
 			}
 			if err == nil {
-				env.log.Info("simulated", "output", out, "kind", p.Kind, "cells", p.Cells, "genes", p.Genes, "L", p.L)
+				env.log.Info("simulated", "output", out, "kind", p.Kind, "cells", p.Cells, "genes", p.Genes, "L", p.L, "activity_programs", p.ActivityPrograms)
 			}
 			return err
 		},
@@ -136,6 +147,11 @@ func simulateParams(c *cli.Context) (simulate.Params, error) {
 		if c.IsSet(name) && foreign(name) {
 			return p, fmt.Errorf("--%s does not apply to --kind %s", name, kind)
 		}
+	}
+	if p.ActivityPrograms = c.Int("activity-programs"); p.ActivityPrograms > 0 {
+		p.ActivityFraction = c.Float64("activity-fraction")
+	} else if c.IsSet("activity-fraction") {
+		return p, fmt.Errorf("--activity-fraction needs --activity-programs")
 	}
 	switch kind {
 	case simulate.SingleCell:

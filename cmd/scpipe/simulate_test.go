@@ -63,6 +63,9 @@ func TestSimulateKindFlags(t *testing.T) {
 		{[]string{"--kind", "bulk"}, `--kind: simulate: unknown kind "bulk"`},
 		{[]string{"--kind", "singlecell", "--lift-median", "0"}, "lift median must be in (0, 100]"},
 		{[]string{"--kind", "singlecell", "--L", "2"}, "programs per cell max 3 exceeds the 2 planted programs"},
+		{[]string{"--activity-fraction", "0.2"}, "--activity-fraction needs --activity-programs"},
+		{[]string{"--kind", "digits", "--activity-programs", "1"}, "--activity-programs does not apply to --kind digits"},
+		{[]string{"--activity-programs", "1", "--activity-fraction", "0"}, "activity fraction must be in (0, 1]"},
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "sim")
