@@ -184,3 +184,27 @@ func vectorKernelNamed(name string) vectorKernel {
 	}
 	return vectorKernel{}
 }
+
+// BenchmarkDetection measures the genes' tables against ten codes' cells
+// (the scores a fit writes once, after its sweeps) on one worker, as
+// entries/s/core like BenchmarkSweep: N·D per second.
+func BenchmarkDetection(b *testing.B) {
+	const n, d, L = 20000, 4000, 10
+	data := sparsePlanted(3, n, d, L, 0.07, 0.01)
+	r := &testRNG{s: 5}
+	uses := make([][]uint64, L)
+	for k := range uses {
+		uses[k] = make([]uint64, (n+63)/64)
+		for i := range uses[k] {
+			uses[k][i] = r.next() & r.next() // a quarter of the cells
+		}
+		uses[k][len(uses[k])-1] &= 1<<(n%64) - 1
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := data.Detection(uses, 0, n, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds(), "entries/s/core")
+}
