@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"scpipe/internal/lookup3"
 )
 
 // Appending to an existing file (Writer.Append): the file is copied, and
@@ -198,7 +199,7 @@ func (h *h5file) objectHeader(addr uint64) ([]headerMessage, error) {
 			return nil, err
 		}
 		end := int64(c[1] + c[2])
-		if sum, err := h.read(uint64(end), 4); err != nil || le.Uint32(sum) != lookup3(mustRead(h, c[0], end)) {
+		if sum, err := h.read(uint64(end), 4); err != nil || le.Uint32(sum) != lookup3.Sum(mustRead(h, c[0], end)) {
 			return nil, fmt.Errorf("object header %#x: bad checksum", addr)
 		}
 		hsize := 4
@@ -413,7 +414,7 @@ func (h *h5file) patchGroup(n *node) error {
 		if _, err := h.f.ReadAt(chunk, site.chunkStart); err != nil {
 			return err
 		}
-		if _, err := h.f.WriteAt(le32(nil, lookup3(chunk)), site.chunkEnd); err != nil {
+		if _, err := h.f.WriteAt(le32(nil, lookup3.Sum(chunk)), site.chunkEnd); err != nil {
 			return err
 		}
 	}
@@ -439,7 +440,7 @@ func (h *h5file) commitAppend() error {
 		if _, err := h.f.ReadAt(sb, 0); err != nil {
 			return err
 		}
-		if _, err := h.f.WriteAt(le32(nil, lookup3(sb)), 44); err != nil {
+		if _, err := h.f.WriteAt(le32(nil, lookup3.Sum(sb)), 44); err != nil {
 			return err
 		}
 	}

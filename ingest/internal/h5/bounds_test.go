@@ -3,6 +3,7 @@ package h5
 import (
 	"bytes"
 	"encoding/binary"
+	"scpipe/internal/lookup3"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func (bf *boundsFile) put32(at, v uint64) { binary.LittleEndian.PutUint32(bf.b[a
 // a change to its messages.
 func (bf *boundsFile) sum(addr uint64) {
 	end := addr + 10 + uint64(binary.LittleEndian.Uint32(bf.b[addr+6:]))
-	bf.put32(end, uint64(Lookup3(bf.b[addr:end])))
+	bf.put32(end, uint64(lookup3.Sum(bf.b[addr:end])))
 }
 
 // message returns the offset of the data of the first message of type typ

@@ -3,6 +3,7 @@ package h5
 import (
 	"bytes"
 	"fmt"
+	"scpipe/internal/lookup3"
 	"slices"
 	"testing"
 )
@@ -28,8 +29,8 @@ func denseFile(n int, p heapParams) []byte {
 	var lrecs, arecs [][]byte
 	for i := range n {
 		name := fmt.Sprintf("link%03d", i)
-		lrecs = append(lrecs, cat(le(4, uint64(Lookup3([]byte(name)))), lids[i]))
-		arecs = append(arecs, cat(aids[i], []byte{0, 0}, le(4, uint64(i)), le(4, uint64(Lookup3([]byte(name))))))
+		lrecs = append(lrecs, cat(le(4, uint64(lookup3.Sum([]byte(name)))), lids[i]))
+		arecs = append(arecs, cat(aids[i], []byte{0, 0}, le(4, uint64(i)), le(4, uint64(lookup3.Sum([]byte(name))))))
 	}
 	lbt := im.btree2(btree2LinkName, 512, 11, lrecs)
 	abt := im.btree2(btree2AttrName, 512, 17, arecs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"scpipe/internal/lookup3"
 )
 
 // image builds HDF5 files byte by byte, as the specification lays them
@@ -30,7 +31,7 @@ func cat(parts ...[]byte) []byte {
 }
 
 // withChecksum appends the lookup3 checksum of b.
-func withChecksum(b []byte) []byte { return append(b, le(4, uint64(Lookup3(b)))...) }
+func withChecksum(b []byte) []byte { return append(b, le(4, uint64(lookup3.Sum(b)))...) }
 
 // alloc reserves n bytes (8-aligned) and returns their address.
 func (im *image) alloc(n int) uint64 {

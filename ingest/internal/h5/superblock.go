@@ -3,6 +3,7 @@ package h5
 import (
 	"encoding/binary"
 	"fmt"
+	"scpipe/internal/lookup3"
 )
 
 // superblock holds what the reader needs of an HDF5 superblock (spec
@@ -61,7 +62,7 @@ func parseSuperblock(b []byte, skipChecksum bool) (*superblock, error) {
 		sb.root = leUint(b[p+5*os:], os)
 	} else {
 		sb.root = leUint(b[p+3*os:], os)
-		if !skipChecksum && binary.LittleEndian.Uint32(b[p+4*os:]) != Lookup3(b[:p+4*os]) {
+		if !skipChecksum && binary.LittleEndian.Uint32(b[p+4*os:]) != lookup3.Sum(b[:p+4*os]) {
 			return nil, fmt.Errorf("%w: superblock checksum mismatch", errFormat)
 		}
 	}

@@ -38,7 +38,7 @@ import (
 
 	"github.com/scigolib/hdf5"
 
-	"scpipe/ingest/internal/h5"
+	"scpipe/internal/lookup3"
 )
 
 // fixKind names a correction.
@@ -372,7 +372,7 @@ func readOHDR(f *os.File, addr uint64) (*ohdr, error) {
 	if _, err := f.ReadAt(sum[:], int64(addr)+int64(len(h.buf))); err != nil {
 		return nil, fmt.Errorf("object header at %#x: %w", addr, err)
 	}
-	if got, want := h5.Lookup3(h.buf), binary.LittleEndian.Uint32(sum[:]); got != want {
+	if got, want := lookup3.Sum(h.buf), binary.LittleEndian.Uint32(sum[:]); got != want {
 		return nil, fmt.Errorf("object header at %#x: checksum %#x, computed %#x", addr, want, got)
 	}
 	msgHead := 4
@@ -411,7 +411,7 @@ func (h *ohdr) message(typ byte) ([]byte, error) {
 
 // writeBack writes h with a fresh checksum.
 func (h *ohdr) writeBack(f *os.File) error {
-	out := binary.LittleEndian.AppendUint32(bytes.Clone(h.buf), h5.Lookup3(h.buf))
+	out := binary.LittleEndian.AppendUint32(bytes.Clone(h.buf), lookup3.Sum(h.buf))
 	if _, err := f.WriteAt(out, int64(h.addr)); err != nil {
 		return fmt.Errorf("object header at %#x: %w", h.addr, err)
 	}

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"scpipe/ingest/internal/h5"
 )
 
 // small is a 4-gene × 3-cell matrix whose middle cell is empty.
@@ -456,19 +454,6 @@ func TestGenerateTenXV2File(t *testing.T) {
 			t.Fatalf("barcode %q malformed or repeated", b)
 		}
 		seen[b] = true
-	}
-}
-
-func TestLookup3(t *testing.T) {
-	t.Parallel()
-	// Reference values from Bob Jenkins' lookup3.c driver5 (initval 0).
-	for _, tc := range []struct {
-		in   string
-		want uint32
-	}{{"", 0xdeadbeef}, {"Four score and seven years ago", 0x17770551}} {
-		if got := h5.Lookup3([]byte(tc.in)); got != tc.want {
-			t.Errorf("h5.Lookup3(%q) = %#x, want %#x", tc.in, got, tc.want)
-		}
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"scpipe/ingest/internal/h5"
+	"scpipe/internal/lookup3"
 )
 
 // GenerateTenXV2Stream writes the file GenerateTenXV2 writes, with the same
@@ -410,11 +410,11 @@ func setEOF(f *os.File) error {
 	if string(sb[:8]) != "\x89HDF\r\n\x1a\n" || (sb[8] != 2 && sb[8] != 3) || sb[9] != 8 || sb[10] != 8 {
 		return fmt.Errorf("superblock version %d with %d-byte offsets: not the version 2 or 3 with 8-byte offsets expected", sb[8], sb[9])
 	}
-	if got, want := h5.Lookup3(sb[:44]), binary.LittleEndian.Uint32(sb[44:]); got != want {
+	if got, want := lookup3.Sum(sb[:44]), binary.LittleEndian.Uint32(sb[44:]); got != want {
 		return fmt.Errorf("superblock checksum %#x, computed %#x", want, got)
 	}
 	binary.LittleEndian.PutUint64(sb[28:], uint64(fi.Size()))
-	binary.LittleEndian.PutUint32(sb[44:], h5.Lookup3(sb[:44]))
+	binary.LittleEndian.PutUint32(sb[44:], lookup3.Sum(sb[:44]))
 	_, err = f.WriteAt(sb[:], 0)
 	return err
 }

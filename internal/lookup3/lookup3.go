@@ -1,15 +1,18 @@
-package anndata
+// Package lookup3 is Bob Jenkins' lookup3 hash (hashlittle), the checksum
+// HDF5 puts on its version-2 metadata, for every package that reads or
+// writes HDF5.
+package lookup3
 
 import (
 	"encoding/binary"
 	"math/bits"
 )
 
-// lookup3 is Bob Jenkins' hashlittle with initial value 0, the checksum of
-// HDF5's version-2 metadata (H5_checksum_lookup3), which the headers this
-// package patches in files of superblock version 2 or 3 carry. A copy of
-// ingest/internal/h5's Lookup3 (internal to ingest), tested against it.
-func lookup3(k []byte) uint32 {
+// Sum is Bob Jenkins' hashlittle with initial value 0, the checksum of
+// HDF5's version-2 metadata (H5_checksum_lookup3): ingest's reader checks
+// it, and the writers of test files (h5gen) and of AnnData files (anndata)
+// write it into the headers they write or patch.
+func Sum(k []byte) uint32 {
 	a := 0xdeadbeef + uint32(len(k))
 	b, c := a, a
 	for len(k) > 12 {
