@@ -20,7 +20,8 @@ type Writer struct {
 	h         *h5file
 	f         *os.File
 	path, tmp string
-	err       error // the first error, which every later call returns
+	src       string // the file Append copies; "" for Create
+	err       error  // the first error, which every later call returns
 }
 
 // Create starts an AnnData file that Commit writes to path: the data go to
@@ -59,7 +60,7 @@ func Append(src, path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anndata: %w", err)
 	}
-	w := &Writer{f: f, path: path, tmp: f.Name()}
+	w := &Writer{f: f, path: path, tmp: f.Name(), src: src}
 	if _, err := io.Copy(f, in); err != nil {
 		w.Abort()
 		return nil, fmt.Errorf("anndata: copying %s: %w", src, err)
@@ -81,10 +82,15 @@ func (w *Writer) Remove(path string) error {
 	return w.fail(path, w.h.remove(path))
 }
 
-// fail records the first error, naming the file and the element.
+// fail records the first error, naming the file (and the user's file it
+// copies: what is wrong is usually there) and the element.
 func (w *Writer) fail(elem string, err error) error {
 	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("anndata: %s: %s: %w", w.path, elem, err)
+		name := w.path
+		if w.src != "" {
+			name += ", a copy of " + w.src
+		}
+		w.err = fmt.Errorf("anndata: %s: %s: %w", name, elem, err)
 	}
 	return w.err
 }

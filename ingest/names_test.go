@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"scpipe/anndata"
@@ -45,10 +46,12 @@ func TestAppendKeepsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	inputs := []string{gen}
-	if real := filepath.Join("..", "..", "shared", "data", "anndata-h5ad", "v0.7.8", "adata.h5ad"); fileExists(real) {
-		inputs = append(inputs, real)
-	} else if os.Getenv("CI") != "" {
-		t.Fatalf("%s is missing", real)
+	for _, v := range []string{"v0.7.0", "v0.7.8"} {
+		if real := filepath.Join("..", "..", "shared", "data", "anndata-h5ad", v, "adata.h5ad"); fileExists(real) {
+			inputs = append(inputs, real)
+		} else if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing", real)
+		}
 	}
 	for i, in := range inputs {
 		before, err := os.ReadFile(in)
@@ -104,6 +107,33 @@ func TestAppendKeepsFile(t *testing.T) {
 		if !slices.Equal(before, after) {
 			t.Errorf("%s was modified", in)
 		}
+	}
+}
+
+// TestAppendRefusesOldAnnData: anndata 0.5 stored obsm as one compound
+// dataset, which cannot gain a key without rewriting it; Append refuses it
+// with an error naming the file, and writes nothing.
+func TestAppendRefusesOldAnnData(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join("..", "..", "shared", "data", "anndata-h5ad", "v0.5.0", "adata.h5ad")
+	if !fileExists(in) {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing", in)
+		}
+		t.Skipf("%s is missing (../shared/data is not beside the repository)", in)
+	}
+	out := filepath.Join(t.TempDir(), "out.h5ad")
+	w, err := anndata.Append(in, out)
+	if err == nil {
+		w.Dict("/obsm")
+		w.Matrix("/obsm/X_test", 1, 1, []float64{0})
+		err = w.Commit()
+	}
+	if err == nil || !strings.Contains(err.Error(), "adata.h5ad") {
+		t.Fatalf("appending to anndata 0.5's file: %v, want an error naming it", err)
+	}
+	if fileExists(out) {
+		t.Errorf("%s written", out)
 	}
 }
 
