@@ -42,6 +42,9 @@ type CNMFReport struct {
 // with o.Force.
 func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 	o = withDefaults(o)
+	if err := checkInputs(o, dir); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(dir); err == nil && !o.Force {
 		return nil, fmt.Errorf("export: %s already exists (use --force to replace it)", dir)
 	}

@@ -452,7 +452,7 @@ func TestExportInto(t *testing.T) {
 	for _, tc := range []struct {
 		name, into, out, want string
 	}{
-		{"the output is the input", user, user, "never modified"},
+		{"the output is the input", user, user, "would destroy the input"},
 		{"other cells", "", filepath.Join(dir, "c.h5ad"), "cells do not match"},
 	} {
 		o := o
@@ -512,5 +512,43 @@ func TestBestTerms(t *testing.T) {
 		if len(ts) == 0 || ts[0].Term.Term != set || ts[0].Library != "lib" || len(ts) > 8 {
 			t.Errorf("%s: terms %+v, want %s first, at most 2 per query (all, unique, top, fdr)", prog, ts, set)
 		}
+	}
+}
+
+// TestOutputsNeverInsideInputs: with --force, an output that is the run,
+// holds it, or lies inside it (or inside the shards) is refused before
+// anything is written, and the run keeps every fit.
+func TestOutputsNeverInsideInputs(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	o := export.DefaultOptions()
+	o.Run, o.Force = r, true
+	before, err := rundir.Fits(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"--cnmf the run", func() error { _, err := export.WriteCNMF(o, r); return err }},
+		{"--cnmf the run's parent", func() error { _, err := export.WriteCNMF(o, filepath.Dir(r)); return err }},
+		{"-o inside a fit", func() error {
+			oo := o
+			oo.Out = filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile)
+			_, err := export.Export(oo)
+			return err
+		}},
+	} {
+		if err := c.call(); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
+			t.Errorf("%s: %v, want a refusal", c.name, err)
+		}
+	}
+	after, err := rundir.Fits(r)
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("the run's fits: %d before, %d after (%v)", len(before), len(after), err)
+	}
+	if _, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile)); err != nil {
+		t.Errorf("a fit's table after the refusals: %v", err)
 	}
 }

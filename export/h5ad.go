@@ -28,12 +28,8 @@ type Report struct {
 // AnnData file (see README.md for its keys).
 func Export(o Options) (*Report, error) {
 	o = withDefaults(o)
-	if o.Into != "" {
-		if same, err := samePath(o.Into, o.Out); err != nil {
-			return nil, err
-		} else if same {
-			return nil, fmt.Errorf("export: --into %s is the output: the input is never modified; write to another file", o.Into)
-		}
+	if err := checkInputs(o, o.Out); err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(o.Out); err == nil && !o.Force {
 		return nil, fmt.Errorf("export: %s already exists (use --force to replace it)", o.Out)

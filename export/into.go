@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"scpipe/anndata"
 	"scpipe/ingest"
+	"scpipe/internal/outlock"
 )
 
 // into starts a copy of the user's AnnData file o.Into with the fit added:
@@ -65,18 +65,20 @@ func into(o Options, f *Fit) (*anndata.Writer, error) {
 	return w, nil
 }
 
-// samePath reports whether a and b name one file (b may not exist).
-func samePath(a, b string) (bool, error) {
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false, fmt.Errorf("export: --into: %w", err)
+// checkInputs refuses an output that is, holds or lies inside one of the
+// export's inputs (the run, its shards, the enrich output, the user's
+// file), after resolving symbolic links: --force would otherwise delete
+// what it reads (--into a file given as -o, --cnmf the run itself).
+func checkInputs(o Options, output string) error {
+	if err := outlock.CheckInputs(output, o.Run, o.Shards, o.Enrich, o.Into); err != nil {
+		return fmt.Errorf("export: %w", err)
 	}
-	if sb, err := os.Stat(b); err == nil && os.SameFile(sa, sb) {
-		return true, nil
+	if o.Into != "" {
+		if _, err := os.Stat(o.Into); err != nil {
+			return fmt.Errorf("export: --into: %w", err)
+		}
 	}
-	aa, _ := filepath.Abs(a)
-	bb, _ := filepath.Abs(b)
-	return aa == bb, nil
+	return nil
 }
 
 // matchCells returns, for each cell of the user's file, the run's cell of

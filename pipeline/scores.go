@@ -79,7 +79,7 @@ func partScores(ctx context.Context, comm mpi.Comm, data gibbs.Data, res *gibbs.
 		}
 	}
 	t, err := data.Detection(uses, lo, hi, workers)
-	if err != nil {
+	if err := agree(ctx, comm, err); err != nil { // a rank that fails alone would leave the others in the sums
 		return nil, err
 	}
 	for _, v := range [][]int64{t.Both, t.Used, t.Ones, t.Obs} {

@@ -129,8 +129,8 @@ func VerifyTable(path string) error {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, delete its line from %[4]s)",
-			path, ErrDamaged, got, ChecksumsFile, want)
+		return fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, replace its line in %[4]s with what `sha256sum %[5]s` prints in its folder)",
+			path, ErrDamaged, got, ChecksumsFile, want, filepath.Base(path))
 	}
 	return nil
 }
@@ -164,8 +164,8 @@ func ReadChecksummed(path string) ([]byte, error) {
 		return nil, fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, ChecksumsFile)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want {
-		return nil, fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, delete its line from %[4]s)",
-			path, ErrDamaged, hex.EncodeToString(sum[:]), ChecksumsFile, want)
+		return nil, fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, replace its line in %[4]s with what `sha256sum %[5]s` prints in its folder)",
+			path, ErrDamaged, hex.EncodeToString(sum[:]), ChecksumsFile, want, filepath.Base(path))
 	}
 	return data, nil
 }
