@@ -256,7 +256,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "--select-genes", "-3"}, "--select-genes -3: want a positive number"},
 		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "--exclude-genes", "RP[SL"}, `--exclude-genes: ingest: gene pattern "RP[SL"`},
 		{[]string{"export", dir}, "give -o FILE.h5ad, --cnmf DIR or both"},
-		{[]string{"export", dir, "-o", filepath.Join(dir, "e.h5ad")}, "holds no finished fit"},
+		{[]string{"export", dir, "-o", filepath.Join(t.TempDir(), "e.h5ad")}, "holds no finished fit"},
 	}
 	for _, tt := range tests {
 		err := run(t, tt.args...)
