@@ -267,7 +267,7 @@ func consensus(L int, chains []*chainFit, genes Genes, so setOptions) *Level {
 			p.Stability = math.NaN() // empty sets agree trivially; that is no stability
 			continue
 		}
-		ranks := rankGenes(consensusColumn(chains, match, k, func(c *chainFit) []float64 { return c.score }),
+		ranks := RankGenes(consensusColumn(chains, match, k, func(c *chainFit) []float64 { return c.score }),
 			consensusColumn(chains, match, k, func(c *chainFit) []float64 { return c.mean }),
 			consensusHousekeeping(chains), genes.Symbols)
 		p.FDRGenes, p.FDRRate = fdrSet(ranks, so.fdr)

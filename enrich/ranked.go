@@ -14,12 +14,14 @@ type Ranked struct {
 	Housekeeping bool // in the fit's housekeeping code (consensus)
 }
 
-// rankGenes orders every gene for one program: by score (the fit's
+// RankGenes orders every gene for one program: by score (the fit's
 // specificity of the gene to the program's cells, codes.parquet's score_k),
 // then posterior mean, then symbol, so that no tie falls back to the
 // order of the input file. Runs written before scores existed (score nil)
-// rank by posterior mean, then symbol.
-func rankGenes(score, mean []float64, hk []bool, symbols []string) []Ranked {
+// rank by posterior mean, then symbol. hk, when not nil, marks the genes
+// of the housekeeping code, which are ranked too. enrich, report and
+// export all list a program's genes in this order.
+func RankGenes(score, mean []float64, hk []bool, symbols []string) []Ranked {
 	r := make([]Ranked, len(mean))
 	for g := range r {
 		r[g] = Ranked{Gene: g, Mean: mean[g], Housekeeping: hk != nil && hk[g]}

@@ -19,7 +19,7 @@ func TestRankGenes(t *testing.T) {
 		{"then by symbol, not file order", []float64{0.5, 0.5, 0.5, 0.5}, []float64{1, 1, 1, 1}, []int{3, 2, 1, 0}},
 		{"no scores: posterior mean, then symbol", nil, []float64{1, 0.5, 1, 0.2}, []int{2, 0, 1, 3}},
 	} {
-		got := rankedGenes(rankGenes(c.score, c.mean, nil, symbols))
+		got := rankedGenes(RankGenes(c.score, c.mean, nil, symbols))
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
@@ -47,7 +47,7 @@ func TestFDRSet(t *testing.T) {
 		for g := range score {
 			score[g], symbols[g] = -float64(g), string(rune('a'+g))
 		}
-		set, rate := fdrSet(rankGenes(score, c.mean, c.hk, symbols), c.alpha)
+		set, rate := fdrSet(RankGenes(score, c.mean, c.hk, symbols), c.alpha)
 		if !slices.Equal(set, c.want) || math.Abs(rate-c.wantRate) > 1e-12 {
 			t.Errorf("%s: %v at %v, want %v at %v", c.name, set, rate, c.want, c.wantRate)
 		}

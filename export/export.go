@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 
 	"scpipe/enrich"
@@ -156,8 +155,36 @@ func joinInts(v []int) string {
 type Program struct {
 	Code  int   // 1-based
 	MAP   []int // genes with posterior mean ≥ threshold (less housekeeping genes), in gene order
-	Top   []int // the topN genes of highest rank value, best first (ties: the most specific to the program, then gene order), housekeeping genes left out
+	Top   []int // the topN genes in enrich.RankGenes's order (score, then posterior mean, then symbol), housekeeping genes included as enrich and report list them
 	Cells int   // cells whose usage is ≥ threshold
+}
+
+// top returns the topN leading genes of code k (0-based) by enrich.RankGenes.
+func (f *Fit) top(k int, threshold float64, topN int) []int {
+	L, D := f.L, len(f.Codes.GeneIDs)
+	col := func(m []float64) []float64 {
+		if m == nil {
+			return nil
+		}
+		c := make([]float64, D)
+		for g := range c {
+			c[g] = m[g*L+k]
+		}
+		return c
+	}
+	var hk []bool
+	if f.Codes.Housekeeping != nil {
+		hk = make([]bool, D)
+		for g, m := range f.Codes.Housekeeping {
+			hk[g] = m >= threshold
+		}
+	}
+	ranks := enrich.RankGenes(col(f.Score), col(f.Codes.Mean), hk, f.Genes.Symbols)
+	top := make([]int, min(topN, len(ranks)))
+	for i := range top {
+		top[i] = ranks[i].Gene
+	}
+	return top
 }
 
 // Programs returns the programs of f. A code no cell uses has an empty
@@ -165,7 +192,6 @@ type Program struct {
 // keeps its top genes by rank.
 func (f *Fit) Programs(threshold float64, topN int) []Program {
 	L, D, N := f.L, len(f.Codes.GeneIDs), len(f.Cells.Barcodes)
-	rank := f.rank()
 	ps := make([]Program, L)
 	for k := range L {
 		p := Program{Code: k + 1}
@@ -181,33 +207,7 @@ func (f *Fit) Programs(threshold float64, topN int) []Program {
 				}
 			}
 		}
-		order := make([]int, 0, D)
-		for g := range D {
-			if f.Codes.Housekeeping == nil || f.Codes.Housekeeping[g] < threshold {
-				order = append(order, g)
-			}
-		}
-		// Ties (posterior means of exactly 1 fill a program's MAP set) go
-		// to the gene more specific to the program: the larger margin of
-		// its mean here over its largest mean in another program.
-		margin := make([]float64, D)
-		for _, g := range order {
-			other := 0.0
-			for j := range L {
-				if j != k {
-					other = max(other, f.Codes.Mean[g*L+j])
-				}
-			}
-			margin[g] = f.Codes.Mean[g*L+k] - other
-		}
-		sort.SliceStable(order, func(a, b int) bool {
-			ga, gb := order[a], order[b]
-			if ra, rb := rank[ga*L+k], rank[gb*L+k]; ra != rb {
-				return ra > rb
-			}
-			return margin[ga] > margin[gb]
-		})
-		p.Top = order[:min(topN, len(order))]
+		p.Top = f.top(k, threshold, topN)
 		ps[k] = p
 	}
 	return ps
