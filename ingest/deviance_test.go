@@ -130,7 +130,7 @@ func passDeviance(t *testing.T, src source, cells, genes int, kept []bool, split
 	}
 	defer s.remove()
 	dev := newDevAccum(cells, kept)
-	if _, err := countPass(context.Background(), src, cells, genes, kept, 0, s, &progress{}, split, dev); err != nil {
+	if _, err := countPass(context.Background(), src, cells, genes, kept, binariser{}, s, &progress{}, split, dev); err != nil {
 		t.Fatal(err)
 	}
 	got, err := dev.finish(context.Background(), "test", src.scan, split)
@@ -259,7 +259,7 @@ func TestDevianceTooLarge(t *testing.T) {
 			t.Fatal(err)
 		}
 		dev := newDevAccum(2, kept)
-		if _, err := countPass(context.Background(), src, 2, 2, kept, 0, s, &progress{}, passSplit{1, 8}, dev); err != nil {
+		if _, err := countPass(context.Background(), src, 2, 2, kept, binariser{}, s, &progress{}, passSplit{1, 8}, dev); err != nil {
 			t.Fatal(err)
 		}
 		s.remove()

@@ -6,12 +6,14 @@
 // The idea: every format is a source that streams its stored entries as
 // (cell, gene, value) batches, already oriented, validating as it goes
 // (indices against the shape, pointers against lengths, entry counts against
-// headers, values non-negative and finite). Run reads the source once, in
-// two passes:
+// headers, values non-negative and finite). Run reads the source in two
+// passes, after two reads for the ambient RNA's levels (ambient.go) unless
+// Options.Ambient is 0:
 //
 //  1. Count: the cells expressing each gene and the genes expressed by each
 //     cell, where "expressed" means count > Threshold (the paper binarises
-//     non-zero counts), plus the number and sum of stored values; the
+//     non-zero counts) and, by default, above what ambient RNA explains
+//     (ambient.go), plus the number and sum of stored values; the
 //     expressed entries go to a spill, about a byte each: its first 256
 //     MiB in memory, the rest to a temporary file beside the output,
 //     written and read back around the page cache (O_DIRECT) where the

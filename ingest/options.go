@@ -37,6 +37,12 @@ type Options struct {
 	Transpose bool
 	// Threshold binarises: a stored count c becomes 1 when c > Threshold.
 	Threshold float64
+	// Ambient is the fraction of a droplet's molecules taken to be ambient
+	// RNA (see ambient.go): a count must also exceed what that explains,
+	// weighed against the gene's average level in a cell of that size. 0
+	// binarises at Threshold alone, as the paper does; inputs holding no
+	// value above 1 are binarised at Threshold alone whatever Ambient is.
+	Ambient float64
 	// MinCellFrac keeps a gene only if it is 1 in at least this fraction of
 	// the input's cells.
 	MinCellFrac float64
@@ -73,12 +79,14 @@ type Options struct {
 	Progress func(done, total int64)
 }
 
-// DefaultOptions returns the paper's settings: keep Gene Expression
-// features, binarise counts > 0, keep genes expressed in at least 1% of
-// cells.
+// DefaultOptions returns the default settings: keep Gene Expression
+// features, binarise counts > 0 that ambient RNA does not explain (at an
+// ambient fraction of DefaultAmbient), keep genes expressed in at least 1%
+// of cells.
 func DefaultOptions() Options {
 	return Options{
 		FeatureType: GeneExpression,
+		Ambient:     DefaultAmbient,
 		MinCellFrac: DefaultMinCellFrac,
 	}
 }
@@ -120,6 +128,10 @@ type Report struct {
 	// AboveOne reports whether some stored value exceeds 1 (counts, as
 	// opposed to a 0/1 matrix): the manifest's Source.Values.
 	AboveOne bool
+	// Ambient is the ambient fraction the binarisation weighed counts
+	// against: Options.Ambient, or 0 when it was 0 or the input held no
+	// value above 1.
+	Ambient float64
 	// OnesIn counts entries above the threshold among the kept feature type,
 	// before the gene and cell filters.
 	OnesIn int64

@@ -30,7 +30,7 @@ type rangeReader func(r int, b *batch) error
 // the spill in range order, so the spill, the counts and the sums (block
 // by block from each range's start, ranges in order) are the same for any
 // number of workers.
-func countRanges(ctx context.Context, n int, open func() (rangeReader, error), cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit, dev *devAccum) (*counts, error) {
+func countRanges(ctx context.Context, n int, open func() (rangeReader, error), cells, genes int, typeKept []bool, thr binariser, spill *spillWriter, prog *progress, split passSplit, dev *devAccum) (*counts, error) {
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
 	workers := max(min(split.workers, n), 1)
 	parts := make([]countPart, workers)
@@ -47,7 +47,7 @@ func countRanges(ctx context.Context, n int, open func() (rangeReader, error), c
 	g, ctx := errgroup.WithContext(ctx)
 	for w, read := range readers {
 		p := &parts[w]
-		*p = newCountPart(genes, typeKept, dev)
+		*p = newCountPart(genes, typeKept, dev, thr.ambient)
 		g.Go(func() error {
 			var b batch
 			for r := int(next.Add(1) - 1); r < n && q.wanted(r); r = int(next.Add(1) - 1) {
@@ -60,7 +60,7 @@ func countRanges(ctx context.Context, n int, open func() (rangeReader, error), c
 				}
 				m := len(b.val)
 				sums[r] = make([]float64, (m+split.block-1)/split.block)
-				p.count(&b, 0, m, split.block, typeKept, thr, c.genesPerCell, sums[r])
+				p.count(&b, 0, m, split.block, typeKept, thr.value, c.genesPerCell, sums[r])
 				if dev != nil {
 					dev.put(r, p.dev.edges)
 				}

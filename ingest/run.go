@@ -100,7 +100,16 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	defer spill.remove()
-	c, err := countPass(ctx, src, cells, genes, typeKept, opt.Threshold, spill, prog, defaultSplit(), dev)
+	var amb *ambientLevels
+	if opt.Ambient > 0 {
+		if amb, err = measureAmbient(ctx, src, cells, genes, typeKept, opt.Ambient, defaultSplit(), log); err != nil {
+			return nil, err
+		}
+		if amb != nil {
+			rep.Ambient = opt.Ambient
+		}
+	}
+	c, err := countPass(ctx, src, cells, genes, typeKept, binariser{opt.Threshold, amb}, spill, prog, defaultSplit(), dev)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +186,8 @@ func (o *Options) check() error {
 		return errors.New("ingest: no output")
 	case math.IsNaN(o.Threshold) || math.IsInf(o.Threshold, 0) || o.Threshold < 0:
 		return fmt.Errorf("ingest: threshold %v: want a finite number ≥ 0", o.Threshold)
+	case !(o.Ambient >= 0 && o.Ambient < 1):
+		return fmt.Errorf("ingest: ambient fraction %v: want 0 (none) or a fraction below 1", o.Ambient)
 	case !(o.MinCellFrac >= 0 && o.MinCellFrac <= 1):
 		return fmt.Errorf("ingest: min cell fraction %v: want 0..1", o.MinCellFrac)
 	case o.MinCells < 0:
@@ -254,6 +265,13 @@ type counts struct {
 	aboveOne     bool    // some stored value exceeds 1
 }
 
+// binariser decides which stored values are 1: those above value and, where
+// ambient is not nil, above the entry's ambient limit.
+type binariser struct {
+	value   float64
+	ambient *ambientLevels
+}
+
 // countPass scans the input once, counting and validating every entry and
 // recording the entries above the threshold among kept feature types in
 // spill. A source read in ranges (HDF5 matrices) goes to countRanges.
@@ -263,7 +281,7 @@ type counts struct {
 // to the spill in range order, so the spill holds the same entries in the
 // same order for any number of workers (a cell cut by a range edge is two
 // runs).
-func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr float64, spill *spillWriter, prog *progress, split passSplit, dev *devAccum) (*counts, error) {
+func countPass(ctx context.Context, src source, cells, genes int, typeKept []bool, thr binariser, spill *spillWriter, prog *progress, split passSplit, dev *devAccum) (*counts, error) {
 	if r, ok := src.(ranger); ok {
 		if n, open := r.ranges(); n > 0 {
 			return countRanges(ctx, n, open, cells, genes, typeKept, thr, spill, prog, split, dev)
@@ -272,7 +290,7 @@ func countPass(ctx context.Context, src source, cells, genes int, typeKept []boo
 	c := &counts{cellsPerGene: make([]int32, genes), genesPerCell: make([]int32, cells)}
 	parts := make([]countPart, max(split.workers, 1))
 	for r := range parts {
-		parts[r] = newCountPart(genes, typeKept, dev)
+		parts[r] = newCountPart(genes, typeKept, dev, thr.ambient)
 	}
 	var blockSums []float64
 	spans := 0 // the deviance's ranges put so far
@@ -280,7 +298,7 @@ func countPass(ctx context.Context, src source, cells, genes int, typeKept []boo
 		n := len(b.val)
 		blockSums = slices.Grow(blockSums[:0], n/split.block+1)[:(n+split.block-1)/split.block]
 		m := split.run(n, func(r, lo, hi int) {
-			parts[r].count(b, lo, hi, split.block, typeKept, thr, c.genesPerCell, blockSums[lo/split.block:])
+			parts[r].count(b, lo, hi, split.block, typeKept, thr.value, c.genesPerCell, blockSums[lo/split.block:])
 		})
 		for r := range m {
 			if err := spill.addSegment(&parts[r].seg); err != nil {
@@ -325,13 +343,14 @@ type countPart struct {
 	aboveOne     bool     // some value counted exceeds 1
 	allKept      bool     // every gene's type is kept: addCounted may skip the lookup
 	dev          *devPart // the deviance's sums, when genes are selected by it
+	amb          *ambientLevels
 }
 
 // newCountPart returns a worker's countPart for genes genes, of which
 // typeKept keeps those of the types asked for, adding to dev's sums unless
 // dev is nil.
-func newCountPart(genes int, typeKept []bool, dev *devAccum) countPart {
-	p := countPart{cellsPerGene: make([]int32, genes), allKept: !slices.Contains(typeKept, false)}
+func newCountPart(genes int, typeKept []bool, dev *devAccum, amb *ambientLevels) countPart {
+	p := countPart{cellsPerGene: make([]int32, genes), allKept: !slices.Contains(typeKept, false), amb: amb}
 	if dev != nil {
 		p.dev = dev.newPart()
 	}
@@ -362,11 +381,10 @@ func (p *countPart) count(b *batch, lo, hi, block int, typeKept []bool, thr floa
 		val := b.val[s:min(s+block, hi)]
 		gene, cell := b.gene[s:s+len(val)], b.cell[s:s+len(val)]
 		for k, v := range val {
-			g := gene[k]
-			if !(v > thr && typeKept[g]) {
+			g, i := gene[k], cell[k]
+			if !(v > thr && typeKept[g]) || p.amb != nil && !(v > p.amb.limit(i, g)) {
 				continue
 			}
-			i := cell[k]
 			cpg[g]++
 			ones++
 			if i != cur {
@@ -393,7 +411,13 @@ func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr 
 	for k := lo; k < hi; r++ {
 		end := min(int(b.runs[r].end), hi)
 		cell := b.runs[r].cell
-		if n := p.seg.addCounted(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.allKept, p.cellsPerGene); n > 0 {
+		var n int
+		if p.amb != nil {
+			n = p.seg.addAboveAmbient(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.amb, p.cellsPerGene)
+		} else {
+			n = p.seg.addCounted(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.allKept, p.cellsPerGene)
+		}
+		if n > 0 {
 			// Ranges may share a cell at their edges.
 			atomic.AddInt32(&genesPerCell[cell], int32(n))
 			ones += n
@@ -541,6 +565,7 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 		},
 		Filters: shard.Filters{
 			Threshold:            opt.Threshold,
+			Ambient:              rep.Ambient,
 			MinCellFrac:          opt.MinCellFrac,
 			MinCells:             opt.MinCells,
 			MinGenes:             opt.MinGenes,

@@ -261,6 +261,28 @@ func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr f
 	return k
 }
 
+// addAboveAmbient is addCounted for the ambient-aware binarisation: a value
+// must also exceed its entry's limit in amb.
+func (g *spillSegment) addAboveAmbient(cell int32, val []float64, gene []int32, thr float64, typeKept []bool, amb *ambientLevels, cpg []int32) int {
+	n := g.openRun(len(val))
+	out := g.buf[:cap(g.buf)]
+	gene = gene[:len(val)]
+	scale, total := amb.cellScale[cell], amb.geneTotal
+	prev, k := int32(0), 0
+	for i, v := range val {
+		if x := gene[i]; v > thr && typeKept[x] && v > scale*total[x] {
+			cpg[x]++
+			n = putGap(out, n, x-prev)
+			prev = x
+			k++
+		}
+	}
+	if k > 0 {
+		g.closeRun(cell, k, n)
+	}
+	return k
+}
+
 // gapRun is what addCountedAVX2 carries from one entry to the next: the
 // last gene recorded, the bytes of out written and the genes recorded.
 type gapRun struct {

@@ -293,7 +293,7 @@ func benchCountRuns(b *testing.B, deviance bool) {
 	if deviance {
 		dev = newDevAccum(len(runs), typeKept)
 	}
-	p := newCountPart(20000, typeKept, dev)
+	p := newCountPart(20000, typeKept, dev, nil)
 	genesPerCell := make([]int32, len(runs))
 	sums := make([]float64, n/4096+1)
 	b.SetBytes(int64(n))

@@ -112,7 +112,7 @@ func runCountPass(t *testing.T, src source, cells, genes int, kept []bool, split
 		t.Fatal(err)
 	}
 	defer s.remove()
-	c, err := countPass(context.Background(), src, cells, genes, kept, 0.5, s, &progress{}, split, nil)
+	c, err := countPass(context.Background(), src, cells, genes, kept, binariser{value: 0.5}, s, &progress{}, split, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestCountRangesFirstError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = countPass(context.Background(), src, cells, genes, kept, 0.5, s, &progress{}, passSplit{workers: workers, block: 8}, nil)
+		_, err = countPass(context.Background(), src, cells, genes, kept, binariser{value: 0.5}, s, &progress{}, passSplit{workers: workers, block: 8}, nil)
 		s.remove()
 		if err == nil || err.Error() != "range 13 is bad" {
 			t.Fatalf("%d workers: error %v, want range 13's", workers, err)

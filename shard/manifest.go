@@ -144,6 +144,11 @@ type Filters struct {
 	// Threshold is the binarisation threshold: an entry is 1 when its count
 	// is greater than Threshold (0: any nonzero count).
 	Threshold float64 `json:"threshold"`
+	// Ambient is the ambient RNA fraction of ingest's ambient-aware
+	// binarisation (ingest.Options.Ambient): an entry is 1 only when its
+	// count is also above what that much ambient RNA explains. 0 when the
+	// binarisation used Threshold alone.
+	Ambient float64 `json:"ambient_fraction,omitempty"`
 	// MinCellFrac keeps a gene expressed in at least this fraction of cells.
 	MinCellFrac float64 `json:"min_cell_frac"`
 	// MinCells keeps a gene expressed in at least this many cells.

@@ -16,9 +16,18 @@ func ingestCommand() *cli.Command {
 		Name:      "ingest",
 		Usage:     "turn a 10x HDF5 / MTX / h5ad count matrix, or a ratings file, into binary shards",
 		ArgsUsage: "INPUT",
-		Description: `Reads a count matrix, binarises it (count > --threshold is 1), drops genes
-expressed in fewer than --min-cell-frac of cells (the paper's 1%), and writes
-bit-packed, memory-mapped shards (cells as rows) with a manifest.
+		Description: `Reads a count matrix, binarises it, drops genes expressed in fewer than
+--min-cell-frac of cells (the paper's 1%), and writes bit-packed,
+memory-mapped shards (cells as rows) with a manifest.
+
+Binarising: a count is 1 when it is above --threshold (0: any nonzero count,
+as the paper) and above what ambient RNA explains: --ambient is the share of
+a droplet's molecules taken to be ambient (default 0.05); a count is then 1
+when it is above 0.317 (at 0.05) times the gene's average count in a cell of
+that size, which every count of 1 is for most genes in most cells, while the
+few molecules of insulin or LYZ that every droplet catches are not.
+--ambient 0 binarises at --threshold alone. Inputs of 0s and 1s are never
+weighed. (ingest/ambient.go says how; the input is read twice more.)
 
 Gene filters, in this order (the manifest records each one's effect):
    1. --feature-type, --genome   keep the features of that type and genome
@@ -69,6 +78,7 @@ Examples:
 			&cli.StringFlag{Name: "layer", Usage: "AnnData matrix: X (default), raw, or a name under layers/"},
 			&cli.BoolFlag{Name: "transpose", Usage: "the input is stored the other way round (h5ad genes × cells)"},
 			&cli.Float64Flag{Name: "threshold", Value: d.Threshold, Usage: "a count above this is 1 (ratings: a rating above this; default the global mean)"},
+			&cli.Float64Flag{Name: "ambient", Value: d.Ambient, Usage: "ambient RNA fraction: a count must exceed what this much ambient RNA explains (0: count > --threshold alone)"},
 			&cli.Float64Flag{Name: "min-cell-frac", Value: d.MinCellFrac, Usage: "keep genes expressed in at least this fraction of cells"},
 			&cli.IntFlag{Name: "min-cells", Value: d.MinCells, Usage: "keep genes expressed in at least this many cells"},
 			&cli.IntFlag{Name: "min-genes", Value: d.MinGenes, Usage: "keep cells expressing at least this many genes"},
@@ -96,7 +106,7 @@ Examples:
 			o := ingest.DefaultOptions()
 			o.Input, o.Output, o.Force = in, c.String("output"), c.Bool("force")
 			o.Genome, o.FeatureType, o.Layer, o.Transpose = c.String("genome"), c.String("feature-type"), c.String("layer"), c.Bool("transpose")
-			o.Threshold, o.MinCellFrac = c.Float64("threshold"), c.Float64("min-cell-frac")
+			o.Threshold, o.Ambient, o.MinCellFrac = c.Float64("threshold"), c.Float64("ambient"), c.Float64("min-cell-frac")
 			o.MinCells, o.MinGenes = c.Int("min-cells"), c.Int("min-genes")
 			o.GenesFile, o.BarcodesFile = c.String("genes"), c.String("barcodes")
 			if c.IsSet("exclude-genes") {

@@ -13,6 +13,7 @@ import (
 
 	"scpipe/enrich"
 	"scpipe/rundir"
+	"scpipe/shard"
 )
 
 // markerSetsFound scores one fit as issue 28's target does: the top 100
@@ -257,6 +258,178 @@ func TestPBMCCellTypesWithDefaults(t *testing.T) {
 			}
 		default:
 			t.Errorf("L = %d: converged = %q with the default two chains", rec, r.Converged)
+		}
+	}
+}
+
+// labelF1 returns, for each label of at least minCells cells, the best F1
+// score of a code's cells (posterior mean of z ≥ ½) against the label's
+// cells, and the mean of those scores.
+func labelF1(cells rundir.Cells, labels []string, minCells int) (map[string]float64, float64) {
+	size := map[string]int{}
+	for _, s := range labels {
+		size[s]++
+	}
+	best := map[string]float64{}
+	var sum float64
+	for s, n := range size {
+		if n >= minCells {
+			_, best[s] = bestCode(cells, labels, s)
+			sum += best[s]
+		}
+	}
+	return best, sum / float64(len(best))
+}
+
+// bestCode returns the code (0-based) whose cells (posterior mean of z ≥ ½)
+// match the cells labelled label best, and the F1 score of the match.
+func bestCode(cells rundir.Cells, labels []string, label string) (int, float64) {
+	L, n := cells.L, 0
+	for _, s := range labels {
+		if s == label {
+			n++
+		}
+	}
+	code, best := -1, 0.0
+	for l := range L {
+		var tp, used int
+		for i, s := range labels {
+			if cells.Mean[i*L+l] >= 0.5 {
+				used++
+				if s == label {
+					tp++
+				}
+			}
+		}
+		if f := 2 * float64(tp) / float64(used+n); f > best {
+			code, best = l, f
+		}
+	}
+	return code, best
+}
+
+// readLabels reads the second column of a TSV file with a header line.
+func readLabels(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	labels := make([]string, 0, len(lines)-1)
+	for _, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		if len(f) < 2 {
+			t.Fatalf("%s: line %q has no label", path, line)
+		}
+		labels = append(labels, f[1])
+	}
+	return labels
+}
+
+// TestBaronIsletsWithDefaults is issue 28's second real dataset, run as a
+// user would (every default): 822 mouse islet cells with the authors'
+// labels. Ingest's ambient-aware binarisation must leave the hormones to
+// the cells that make them (binarised at count > 0, Ins1 and Ins2 are
+// detected in all 822 cells); at the recommended L, in every chain, Ins1 or
+// Ins2 must lead (top 20 by score) the program whose cells are the beta
+// cells and Sst the delta cells', at least six of the seven marker sets
+// must be found in the programs' top 100 genes, and the programs' cells
+// must match the labels of at least 20 cells with a mean best F1 of 0.8.
+func TestBaronIsletsWithDefaults(t *testing.T) {
+	data := filepath.Join(sharedData(t), "baron-mouse-pancreas")
+	dir := t.TempDir()
+	shards, runDir := filepath.Join(dir, "shards"), filepath.Join(dir, "run")
+	if err := run(t, "ingest", data, "-o", shards, "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	labels := readLabels(t, filepath.Join(data, "labels.tsv"))
+	checkHormoneDetection(t, shards, labels)
+	if err := run(t, "fit", shards, "-o", runDir, "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := enrich.ReadGMTFile(filepath.Join(data, "markers.gmt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rundir.ReadSummary(filepath.Join(runDir, rundir.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if !r.Recommended {
+			continue
+		}
+		fitDir := rundir.FitDir(runDir, r.L, r.Chain)
+		found := markerSetsFound(t, fitDir, lib.Sets, top100)
+		codes, err := rundir.ReadCodes(filepath.Join(fitDir, rundir.CodesFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells, err := rundir.ReadCells(filepath.Join(fitDir, rundir.CellsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f1, mean := labelF1(cells, labels, 20)
+		t.Logf("L = %d chain %d: %d of 7 marker sets (%s); best F1 per label %v, mean %.2f", r.L, r.Chain, len(found), strings.Join(found, ", "), f1, mean)
+		if len(found) < 6 || mean < 0.8 {
+			t.Errorf("L = %d chain %d: %d of the 7 marker sets found, want at least 6; mean best F1 %.2f, want ≥ 0.8", r.L, r.Chain, len(found), mean)
+		}
+		rank := map[string]int{}
+		for _, c := range []struct{ label, gene string }{{"beta", "Ins1"}, {"beta", "Ins2"}, {"delta", "Sst"}} {
+			code, f := bestCode(cells, labels, c.label)
+			rank[c.gene] = len(codes.GeneIDs) + 1 // not among the genes
+			if i := slices.IndexFunc(topGenes(codes, code, len(codes.GeneIDs)), func(d int) bool { return codes.GeneNames[d] == c.gene }); i >= 0 {
+				rank[c.gene] = i + 1
+			}
+			t.Logf("L = %d chain %d: %s cells best matched by code %d (F1 %.2f), where %s ranks %d", r.L, r.Chain, c.label, code+1, f, c.gene, rank[c.gene])
+		}
+		if min(rank["Ins1"], rank["Ins2"]) > 20 || rank["Sst"] > 20 {
+			t.Errorf("L = %d chain %d: best rank of Ins1 or Ins2 in the beta cells' program %d, of Sst in the delta cells' %d; want both in the top 20", r.L, r.Chain, min(rank["Ins1"], rank["Ins2"]), rank["Sst"])
+		}
+	}
+}
+
+// checkHormoneDetection checks the ingested islet cells: each hormone
+// detected in nearly every cell of the type that makes it and in few of
+// the others.
+func checkHormoneDetection(t *testing.T, shards string, labels []string) {
+	t.Helper()
+	s, err := shard.Open(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data, err := os.ReadFile(filepath.Join(shards, shard.GenesName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var genes []string // the ids, which are the symbols in this folder
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		genes = append(genes, strings.Split(line, "\t")[0])
+	}
+	for _, c := range []struct{ gene, label string }{{"Ins1", "beta"}, {"Ins2", "beta"}, {"Sst", "delta"}} {
+		d := slices.Index(genes, c.gene)
+		if d < 0 {
+			t.Fatalf("%s not among the ingested genes", c.gene)
+		}
+		in, out, nIn := 0, 0, 0
+		for n, lab := range labels {
+			if lab == c.label {
+				nIn++
+			}
+			if s.X().At(n, d) {
+				if lab == c.label {
+					in++
+				} else {
+					out++
+				}
+			}
+		}
+		fin, fout := float64(in)/float64(nIn), float64(out)/float64(len(labels)-nIn)
+		t.Logf("%s detected in %.2f of %s cells and %.2f of the others", c.gene, fin, c.label, fout)
+		if fin < 0.95 || fout > 0.1 {
+			t.Errorf("%s detected in %.2f of %s cells and %.2f of the others, want ≥ 0.95 and ≤ 0.1", c.gene, fin, c.label, fout)
 		}
 	}
 }

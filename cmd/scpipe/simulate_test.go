@@ -20,7 +20,8 @@ func TestSimulateSingleCell(t *testing.T) {
 	if err := run(t, args...); err != nil {
 		t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
 	}
-	if err := run(t, "ingest", sim, "-o", shards, "--min-cell-frac", "0", "--quiet"); err != nil {
+	// The simulation holds no ambient RNA: its truth is count > 0.
+	if err := run(t, "ingest", sim, "-o", shards, "--min-cell-frac", "0", "--ambient", "0", "--quiet"); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(sim, simulate.TruthDir, simulate.TruthJSONFile))

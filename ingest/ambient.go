@@ -1,0 +1,181 @@
+package ingest
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"sort"
+	"sync/atomic"
+)
+
+// Ambient RNA: every droplet holds, beside its cell's own molecules, some
+// of the free-floating mRNA of the whole sample, in proportion to each
+// gene's share of it. So a transcript that most cells of one type make in
+// bulk (insulin in islets, LYZ in blood) is counted, a few molecules at a
+// time, in cells of every type, and binarised at count > 0 it is "detected"
+// everywhere: its 1s say nothing of the cell type, and the sampler puts it
+// in the housekeeping code.
+//
+// The ambient-aware binarisation asks of each stored count whether the
+// cell's own expression is needed to explain it. Let s_n be cell n's size
+// and π_d gene d's share of all counts. Under "ambient only" the count is
+// Poisson with mean ρ·s_n·π_d (ρ the ambient fraction, the soup's share of
+// a droplet's molecules, as SoupX estimates it: 0.02–0.2 in droplet data);
+// under "expressed" it is Poisson with mean s_n·π_d, the gene's average
+// level. The likelihood ratio of the two is above 1 when
+//
+//	c > κ·s_n·π_d,  κ = (1 − ρ) / ln(1/ρ)
+//
+// (κ = 0.317 at ρ = 0.05). A gene whose expected count s_n·π_d is below
+// 1/κ, most genes in most cells, keeps the paper's count > 0; a count of an
+// abundant gene must reach a third of the gene's average level, far above
+// what ambient RNA brings (a twentieth of it at ρ = 0.05).
+//
+// A cell's size leaves out its own dominant transcripts: the counts that
+// are more than 5% of the cell's total (as scanpy's normalize_total does
+// with exclude_highly_expressed, per cell here). Otherwise a beta cell whose
+// counts are half insulin would hold every other gene to a threshold twice
+// as high, and lose the detection of its abundant genes for making insulin.
+//
+// Deciding needs every cell's size and every gene's total before the first
+// entry is binarised, so the input is read twice more, before the counting
+// pass: once for the totals, once for the sizes less the dominant counts.
+// Every sum is an integer (values taken to 1/valueScale), so the thresholds
+// do not depend on the number of workers or how the input is cut.
+
+// DefaultAmbient is the ambient fraction ρ ingest assumes by default: the
+// middle of what SoupX and CellBender report for droplet data.
+const DefaultAmbient = 0.05
+
+// dominantShare is the share of a cell's total above which a count is left
+// out of the cell's size.
+const dominantShare = 0.05
+
+// ambientLevels holds the per-entry thresholds of the ambient-aware
+// binarisation: entry (n, d) is 1 only when its value exceeds
+// cellScale[n]·geneTotal[d].
+type ambientLevels struct {
+	cellScale []float64 // κ·s_n / Σ s, in the same units as geneTotal
+	geneTotal []float64 // Σ_n c_nd of each gene of the kept types
+}
+
+// limit returns the value an entry of cell and gene must exceed.
+func (a *ambientLevels) limit(cell, gene int32) float64 {
+	return a.cellScale[cell] * a.geneTotal[gene]
+}
+
+// ambientKappa returns κ for the ambient fraction rho.
+func ambientKappa(rho float64) float64 { return (1 - rho) / math.Log(1/rho) }
+
+// measureAmbient reads src twice and returns the thresholds of the
+// ambient-aware binarisation at ambient fraction rho, or nil when the input
+// holds no value above 1 (a 0/1 matrix, which has no counts to weigh).
+func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept []bool, rho float64, split passSplit, log *slog.Logger) (*ambientLevels, error) {
+	total := make([]int64, cells)
+	parts := make([]ambientPart, max(split.workers, 1))
+	for i := range parts {
+		parts[i].geneTotal = make([]int64, genes)
+	}
+	err := scanRuns(ctx, src, split, func(r int, cell int32, gene []int32, val []float64) {
+		p := &parts[r]
+		var sum int64
+		for i, v := range val {
+			if typeKept[gene[i]] {
+				q := quant(v)
+				sum += q
+				p.geneTotal[gene[i]] += q
+				p.aboveOne = p.aboveOne || v > 1
+			}
+		}
+		atomic.AddInt64(&total[cell], sum)
+	})
+	if err != nil {
+		return nil, err
+	}
+	geneTotal := make([]float64, genes)
+	aboveOne := false
+	for _, p := range parts {
+		aboveOne = aboveOne || p.aboveOne
+	}
+	if !aboveOne {
+		log.Info("ingest: no count above 1: binarising at the threshold alone, without the ambient RNA's levels")
+		return nil, nil
+	}
+	for g := range geneTotal {
+		var y int64
+		for _, p := range parts {
+			y += p.geneTotal[g]
+		}
+		geneTotal[g] = float64(y) / valueScale
+	}
+
+	size := make([]int64, cells)
+	err = scanRuns(ctx, src, split, func(_ int, cell int32, gene []int32, val []float64) {
+		limit := float64(total[cell]) * dominantShare
+		var sum int64
+		for i, v := range val {
+			if q := quant(v); typeKept[gene[i]] && float64(q) <= limit {
+				sum += q
+			}
+		}
+		atomic.AddInt64(&size[cell], sum)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var all int64
+	for _, s := range size {
+		all += s
+	}
+	a := &ambientLevels{cellScale: make([]float64, cells), geneTotal: geneTotal}
+	if all > 0 {
+		k := ambientKappa(rho) / float64(all)
+		for n, s := range size {
+			a.cellScale[n] = k * float64(s)
+		}
+	}
+	log.Info("ingest: ambient-aware binarisation", "ambient_fraction", rho, "kappa", ambientKappa(rho),
+		"median_cell_size", medianSize(size))
+	return a, nil
+}
+
+// ambientPart is one worker's share of measureAmbient's first read.
+type ambientPart struct {
+	geneTotal []int64
+	aboveOne  bool
+}
+
+// scanRuns reads src once, handing fn each run of entries of one cell, from
+// worker r of split's; the runs of a cell may come in several calls, from
+// several workers at once.
+func scanRuns(ctx context.Context, src source, split passSplit, fn func(r int, cell int32, gene []int32, val []float64)) error {
+	return src.scan(ctx, func(b *batch) error {
+		split.run(len(b.val), func(r, lo, hi int) {
+			if b.runs == nil {
+				for k := lo; k < hi; {
+					end := k + 1
+					for end < hi && b.cell[end] == b.cell[k] {
+						end++
+					}
+					fn(r, b.cell[k], b.gene[k:end], b.val[k:end])
+					k = end
+				}
+				return
+			}
+			ri := sort.Search(len(b.runs), func(i int) bool { return int(b.runs[i].end) > lo })
+			for k := lo; k < hi; ri++ {
+				end := min(int(b.runs[ri].end), hi)
+				fn(r, b.runs[ri].cell, b.gene[k:end], b.val[k:end])
+				k = end
+			}
+		})
+		return nil
+	})
+}
+
+// medianSize returns the median of the cells' sizes, in counts, for the log.
+func medianSize(size []int64) float64 {
+	s := append([]int64(nil), size...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[len(s)/2]) / valueScale
+}
