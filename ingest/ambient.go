@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Ambient RNA: every droplet holds, beside its cell's own molecules, some
@@ -147,30 +149,70 @@ type ambientPart struct {
 
 // scanRuns reads src once, handing fn each run of entries of one cell, from
 // worker r of split's; the runs of a cell may come in several calls, from
-// several workers at once.
+// several workers at once, in any order. A source read in ranges is read on
+// all workers, as the counting pass reads it.
 func scanRuns(ctx context.Context, src source, split passSplit, fn func(r int, cell int32, gene []int32, val []float64)) error {
+	if rs, ok := src.(ranger); ok {
+		if n, open := rs.ranges(); n > 0 {
+			return scanRanges(ctx, n, open, split, fn)
+		}
+	}
 	return src.scan(ctx, func(b *batch) error {
-		split.run(len(b.val), func(r, lo, hi int) {
-			if b.runs == nil {
-				for k := lo; k < hi; {
-					end := k + 1
-					for end < hi && b.cell[end] == b.cell[k] {
-						end++
-					}
-					fn(r, b.cell[k], b.gene[k:end], b.val[k:end])
-					k = end
-				}
-				return
-			}
-			ri := sort.Search(len(b.runs), func(i int) bool { return int(b.runs[i].end) > lo })
-			for k := lo; k < hi; ri++ {
-				end := min(int(b.runs[ri].end), hi)
-				fn(r, b.runs[ri].cell, b.gene[k:end], b.val[k:end])
-				k = end
-			}
-		})
+		split.run(len(b.val), func(r, lo, hi int) { batchRuns(b, r, lo, hi, fn) })
 		return nil
 	})
+}
+
+// scanRanges is scanRuns for a source read in ranges: each worker reads
+// ranges in turn, in no set order.
+func scanRanges(ctx context.Context, n int, open func() (rangeReader, error), split passSplit, fn func(r int, cell int32, gene []int32, val []float64)) error {
+	workers := max(min(split.workers, n), 1)
+	readers := make([]rangeReader, workers)
+	for w := range readers {
+		var err error
+		if readers[w], err = open(); err != nil {
+			return err
+		}
+	}
+	var next atomic.Int64
+	g, ctx := errgroup.WithContext(ctx)
+	for w, read := range readers {
+		g.Go(func() error {
+			var b batch
+			for r := int(next.Add(1) - 1); r < n; r = int(next.Add(1) - 1) {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := read(r, &b); err != nil {
+					return err
+				}
+				batchRuns(&b, w, 0, len(b.val), fn)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// batchRuns hands fn the runs of one cell among entries [lo, hi) of b.
+func batchRuns(b *batch, r, lo, hi int, fn func(r int, cell int32, gene []int32, val []float64)) {
+	if b.runs == nil {
+		for k := lo; k < hi; {
+			end := k + 1
+			for end < hi && b.cell[end] == b.cell[k] {
+				end++
+			}
+			fn(r, b.cell[k], b.gene[k:end], b.val[k:end])
+			k = end
+		}
+		return
+	}
+	ri := sort.Search(len(b.runs), func(i int) bool { return int(b.runs[i].end) > lo })
+	for k := lo; k < hi; ri++ {
+		end := min(int(b.runs[ri].end), hi)
+		fn(r, b.runs[ri].cell, b.gene[k:end], b.val[k:end])
+		k = end
+	}
 }
 
 // medianSize returns the median of the cells' sizes, in counts, for the log.

@@ -307,6 +307,23 @@ func BenchmarkIngestHDF5Select(b *testing.B) {
 	}
 }
 
+// BenchmarkIngestHDF5NoAmbient is BenchmarkIngestHDF5 (chunks of 65 536)
+// with --ambient 0, the paper's count > 0: its ratio to BenchmarkIngestHDF5
+// is the cost of the ambient RNA's levels (ambient.go).
+func BenchmarkIngestHDF5NoAmbient(b *testing.B) {
+	for _, s := range benchLadder {
+		b.Run(s.String(), func(b *testing.B) {
+			skipBig(b, s)
+			key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk%d-deflate4-shuffle.h5", s, s.density, 1<<16)
+			path, nnz := benchInput(b, key, func(path string) (int64, error) {
+				return h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
+					h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
+			})
+			benchIngest(b, path, nnz, func(o *Options) { o.Ambient = 0 })
+		})
+	}
+}
+
 // BenchmarkIngestHDF5Paper ingests a generated file of the size and shape
 // of the paper's 1.3M-cell file (1.3 million cells × 28 000 genes at 6.9%:
 // about 2.5e9 nonzeros), chunked as PyTables chunks it (8 192 elements).
