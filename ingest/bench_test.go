@@ -294,23 +294,19 @@ func BenchmarkIngestHDF5(b *testing.B) {
 // pass is the same: its ratio to BenchmarkIngestHDF5 is the selection's
 // cost.
 func BenchmarkIngestHDF5Select(b *testing.B) {
-	for _, s := range benchLadder {
-		b.Run(s.String(), func(b *testing.B) {
-			skipBig(b, s)
-			key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk%d-deflate4-shuffle.h5", s, s.density, 1<<16)
-			path, nnz := benchInput(b, key, func(path string) (int64, error) {
-				return h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
-					h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
-			})
-			benchIngest(b, path, nnz, func(o *Options) { o.SelectGenes = s.genes })
-		})
-	}
+	benchIngestVariant(b, func(o *Options, s benchSize) { o.SelectGenes = s.genes })
 }
 
 // BenchmarkIngestHDF5NoAmbient is BenchmarkIngestHDF5 (chunks of 65 536)
 // with --ambient 0, the paper's count > 0: its ratio to BenchmarkIngestHDF5
 // is the cost of the ambient RNA's levels (ambient.go).
 func BenchmarkIngestHDF5NoAmbient(b *testing.B) {
+	benchIngestVariant(b, func(o *Options, _ benchSize) { o.Ambient = 0 })
+}
+
+// benchIngestVariant is BenchmarkIngestHDF5 (chunks of 65 536) with the
+// options tune changes.
+func benchIngestVariant(b *testing.B, tune func(*Options, benchSize)) {
 	for _, s := range benchLadder {
 		b.Run(s.String(), func(b *testing.B) {
 			skipBig(b, s)
@@ -319,7 +315,7 @@ func BenchmarkIngestHDF5NoAmbient(b *testing.B) {
 				return h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
 					h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
 			})
-			benchIngest(b, path, nnz, func(o *Options) { o.Ambient = 0 })
+			benchIngest(b, path, nnz, func(o *Options) { tune(o, s) })
 		})
 	}
 }

@@ -411,13 +411,7 @@ func (p *countPart) countRuns(b *batch, lo, hi, block int, typeKept []bool, thr 
 	for k := lo; k < hi; r++ {
 		end := min(int(b.runs[r].end), hi)
 		cell := b.runs[r].cell
-		var n int
-		if p.amb != nil {
-			n = p.seg.addAboveAmbient(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.amb, p.cellsPerGene)
-		} else {
-			n = p.seg.addCounted(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.allKept, p.cellsPerGene)
-		}
-		if n > 0 {
+		if n := p.seg.addCounted(cell, b.val[k:end], b.gene[k:end], thr, typeKept, p.allKept, p.amb, p.cellsPerGene); n > 0 {
 			// Ranges may share a cell at their edges.
 			atomic.AddInt32(&genesPerCell[cell], int32(n))
 			ones += n

@@ -232,45 +232,29 @@ func (g *spillSegment) addRun(cell int32, genes []int32) {
 }
 
 // addCounted records those genes gene[i] of cell whose value val[i] is
-// above thr and whose type is kept (all are if allKept), counting each in
-// cpg, and returns how many it recorded: the counting pass's loop, which so
-// encodes each gene as it counts it. Where the CPU has AVX2 and all types
-// are kept, addCountedAVX2 does the loop's work, and this loop what it
+// above thr, above the entry's ambient limit where amb is not nil, and whose
+// type is kept (all are if allKept), counting each in cpg, and returns how
+// many it recorded: the counting pass's loop, which so encodes each gene as
+// it counts it. Where the CPU has AVX2, all types are kept and no ambient
+// limit applies, addCountedAVX2 does the loop's work, and this loop what it
 // leaves.
-func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr float64, typeKept []bool, allKept bool, cpg []int32) int {
+func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr float64, typeKept []bool, allKept bool, amb *ambientLevels, cpg []int32) int {
 	n := g.openRun(len(val))
 	out := g.buf[:cap(g.buf)]
 	gene = gene[:len(val)]
 	r := gapRun{n: n}
-	if allKept && useAVX2 {
+	if allKept && useAVX2 && amb == nil {
 		i := addCountedAVX2(val, gene, thr, cpg, out, &r)
 		val, gene = val[i:], gene[i:]
 	}
+	var scale float64
+	var total []float64
+	if amb != nil {
+		scale, total = amb.cellScale[cell], amb.geneTotal
+	}
 	prev, k, n := r.prev, r.k, r.n
 	for i, v := range val {
-		if x := gene[i]; v > thr && typeKept[x] {
-			cpg[x]++
-			n = putGap(out, n, x-prev)
-			prev = x
-			k++
-		}
-	}
-	if k > 0 {
-		g.closeRun(cell, k, n)
-	}
-	return k
-}
-
-// addAboveAmbient is addCounted for the ambient-aware binarisation: a value
-// must also exceed its entry's limit in amb.
-func (g *spillSegment) addAboveAmbient(cell int32, val []float64, gene []int32, thr float64, typeKept []bool, amb *ambientLevels, cpg []int32) int {
-	n := g.openRun(len(val))
-	out := g.buf[:cap(g.buf)]
-	gene = gene[:len(val)]
-	scale, total := amb.cellScale[cell], amb.geneTotal
-	prev, k := int32(0), 0
-	for i, v := range val {
-		if x := gene[i]; v > thr && typeKept[x] && v > scale*total[x] {
+		if x := gene[i]; v > thr && typeKept[x] && (amb == nil || v > scale*total[x]) {
 			cpg[x]++
 			n = putGap(out, n, x-prev)
 			prev = x

@@ -417,7 +417,7 @@ func TestAddCountedAVX2(t *testing.T) {
 		var k [2]int
 		for j, allKept := range []bool{true, false} {
 			seg[j].reset()
-			k[j] = seg[j].addCounted(3, val, gene, thr, typeKept, allKept, cpg[j])
+			k[j] = seg[j].addCounted(3, val, gene, thr, typeKept, allKept, nil, cpg[j])
 		}
 		if k[0] != k[1] || !slices.Equal(seg[0].buf, seg[1].buf) || !slices.Equal(cpg[0], cpg[1]) {
 			t.Fatalf("trial %d, genes %v, values %v: AVX2 records %d as %x, Go %d as %x", trial, gene, val, k[0], seg[0].buf, k[1], seg[1].buf)
