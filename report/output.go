@@ -15,7 +15,7 @@ import (
 // figures' folder, then the page through rundir.WriteFileAtomic. The
 // temporaries are named after the page, so that the next report to hold
 // its lock removes those of a killed one. It returns the figures' paths.
-func commit(o Options, figs []*figure, html []byte) ([]string, error) {
+func commit(o Options, figs []*pageFigure, html []byte) ([]string, error) {
 	lk, err := outlock.Acquire(o.Out, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
