@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -156,21 +157,13 @@ func tsvLine(w *bufio.Writer, first string, rest ...string) {
 
 // writeTSV writes a text file through a buffer, synced.
 func writeTSV(path string, fill func(w *bufio.Writer)) error {
-	f, err := os.Create(path)
+	err := outlock.WriteFile(path, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<16)
+		fill(w)
+		return w.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	fill(w)
-	err = w.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("export: %s: %w", path, err)
 	}
 	return nil
 }

@@ -616,20 +616,8 @@ func writeFileIn(tmp, name string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("evaluate: writing %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+	if err := outlock.WriteFile(path, write); err != nil {
+		return fmt.Errorf("evaluate: writing %w", err)
 	}
 	return nil
 }

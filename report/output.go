@@ -37,8 +37,12 @@ func commit(o Options, figs []*pageFigure, html []byte) ([]string, error) {
 	defer os.RemoveAll(tmp) // gone already once installed
 	paths := make([]string, len(figs))
 	for i, f := range figs {
-		if err := writeSynced(filepath.Join(tmp, f.File()), f.SVG); err != nil {
-			return nil, err
+		err := outlock.WriteFile(filepath.Join(tmp, f.File()), func(w io.Writer) error {
+			_, err := w.Write(f.SVG)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
 		}
 		paths[i] = filepath.Join(figDir, f.File())
 	}
@@ -53,23 +57,4 @@ func commit(o Options, figs []*pageFigure, html []byte) ([]string, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return paths, nil
-}
-
-// writeSynced writes data to a new file at path and syncs it.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("report: %s: %w", path, err)
-	}
-	return nil
 }

@@ -33,10 +33,10 @@
 //	lk.RemoveStale()
 //
 // Every output, a file or a folder, takes its place the same way: written
-// whole under a temporary name beside it, synced, and renamed into place by
-// Install, which moves a replaced folder aside under a temporary's name and
-// syncs the folder that holds it; CommitDir does all of it for a folder,
-// lock included.
+// whole under a temporary name beside it (TempFile, or TempDir filled by
+// WriteFile), synced, and renamed into place by Install, which moves a
+// replaced folder aside under a temporary's name and syncs the folder that
+// holds it; CommitDir does all of it for a folder, lock included.
 //
 // New folders are made with mode 0777 and files with 0666, so that the
 // process's umask decides who may read them, as for any Unix tool.
@@ -48,6 +48,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -428,6 +429,27 @@ func CommitDir(dir, what string, force bool, log *slog.Logger, fill func(tmp str
 	if err := Install(tmp, dir, force); err != nil {
 		os.RemoveAll(tmp)
 		return fail(err)
+	}
+	return nil
+}
+
+// WriteFile creates path, which must not exist, writes it through write
+// and syncs it: a file of a folder being filled for Install. The writer
+// is the file itself, unbuffered and without its Close; errors name path.
+func WriteFile(path string, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	err = write(struct{ io.Writer }{f})
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
