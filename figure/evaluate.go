@@ -26,7 +26,7 @@ func ROC(title string, ss []evaluate.Series) ([]byte, error) {
 		for j, pt := range roc {
 			xs[j], ys[j] = pt.FPR, pt.TPR
 		}
-		style := ChainStyle(len(legend))
+		style := chainStyle(len(legend))
 		xs, ys = thin(xs, ys)
 		if err := addSeries(p, xs, ys, style, false); err != nil {
 			return nil, err
@@ -55,7 +55,7 @@ func Calibration(title string, ss []evaluate.Series) ([]byte, error) {
 		if len(xs) == 0 {
 			continue
 		}
-		style := ChainStyle(len(legend))
+		style := chainStyle(len(legend))
 		eb, err := plotter.NewYErrorBars(bars)
 		if err != nil {
 			return nil, err

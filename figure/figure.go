@@ -7,8 +7,10 @@
 //
 // The figures of a run (Selection, the run's selection.svg and the
 // report's; Traces) take rundir's tables, evaluate's (ROC, Calibration)
-// its tallies; NewPlot, ChainStyle, the tick markers and Render are what
-// the report's own figures (heat maps, hierarchy) draw with.
+// its tallies; NewPlot, Font, the tick markers and Render are what the
+// report's heat maps draw with. The report's hierarchy diagram is drawn
+// by hand in package report: each of its programs carries a tooltip
+// (an SVG title), which gonum's canvas cannot write.
 package figure
 
 import (
@@ -57,9 +59,9 @@ func NewPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// ChainStyle is the line of the i-th chain drawn (from 0): the palette's
+// chainStyle is the line of the i-th chain drawn (from 0): the palette's
 // colours, then the same dashed.
-func ChainStyle(i int) draw.LineStyle {
+func chainStyle(i int) draw.LineStyle {
 	s := draw.LineStyle{Color: chainColors[i%len(chainColors)], Width: vg.Points(1.2)}
 	if i >= len(chainColors) {
 		s.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
@@ -149,11 +151,11 @@ func addGrid(p *plot.Plot) {
 	p.Add(g)
 }
 
-// IntegerTicks marks whole numbers only (L).
-type IntegerTicks struct{}
+// integerTicks marks whole numbers only (L).
+type integerTicks struct{}
 
 // Ticks returns ticks at whole numbers from lo to hi, at most about ten.
-func (IntegerTicks) Ticks(lo, hi float64) []plot.Tick {
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	step := math.Max(1, math.Ceil((hi-lo)/10))
 	for v := math.Ceil(lo); v <= hi; v += step {
@@ -162,14 +164,14 @@ func (IntegerTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// CompactTicks are gonum's default ticks with labels in as few significant
+// compactTicks are gonum's default ticks with labels in as few significant
 // digits as tell them apart (at least three), and SI suffixes for large
 // magnitudes: -1.2e+09 reads worse than -1.2G, and a log-likelihood moving
 // in its fifth digit needs five.
-type CompactTicks struct{}
+type compactTicks struct{}
 
 // Ticks returns gonum's default ticks from lo to hi with compact labels.
-func (CompactTicks) Ticks(lo, hi float64) []plot.Tick {
+func (compactTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for digits := 3; digits <= 12; digits++ {
 		seen := map[string]bool{}
@@ -262,7 +264,7 @@ func chainEntries(chains []int, marks bool) []legendEntry {
 	}
 	var es []legendEntry
 	for i, c := range chains {
-		es = append(es, legendEntry{label: "chain " + strconv.Itoa(c), style: ChainStyle(i), mark: marks})
+		es = append(es, legendEntry{label: "chain " + strconv.Itoa(c), style: chainStyle(i), mark: marks})
 	}
 	return es
 }

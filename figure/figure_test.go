@@ -217,7 +217,7 @@ func TestCompactTicks(t *testing.T) {
 	} {
 		var labels []string
 		seen := map[string]bool{}
-		for _, tk := range (CompactTicks{}).Ticks(tc.lo, tc.hi) {
+		for _, tk := range (compactTicks{}).Ticks(tc.lo, tc.hi) {
 			if tk.Label == "" {
 				continue
 			}

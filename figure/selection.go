@@ -65,7 +65,7 @@ func Selection(rows []rundir.SummaryRow, minAgreement float64) ([]byte, error) {
 	}
 	newPanel := func(title, y string) *plot.Plot {
 		p := NewPlot(title, "L (number of codes)", y)
-		p.X.Tick.Marker, p.Y.Tick.Marker = IntegerTicks{}, CompactTicks{}
+		p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, compactTicks{}
 		addGrid(p)
 		return p
 	}
@@ -103,7 +103,7 @@ func Selection(rows []rundir.SummaryRow, minAgreement float64) ([]byte, error) {
 		p := newPanel(pn.title, pn.y)
 		for ci, c := range chains {
 			off := 0.07 * (float64(ci) - float64(len(chains)-1)/2) // the bars of chains at one L side by side
-			if err := addScores(p, rows, c, off, ChainStyle(ci), pn.value, pn.se); err != nil {
+			if err := addScores(p, rows, c, off, chainStyle(ci), pn.value, pn.se); err != nil {
 				return nil, err
 			}
 		}
@@ -263,7 +263,7 @@ func stability(p *plot.Plot, rows []rundir.SummaryRow, chains []int, minAgreemen
 				xs, ys = append(xs, float64(r.L)), append(ys, r.Agreement)
 			}
 		}
-		if err := addSeries(p, xs, ys, ChainStyle(ci+1), true); err != nil {
+		if err := addSeries(p, xs, ys, chainStyle(ci+1), true); err != nil {
 			return err
 		}
 	}

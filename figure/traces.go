@@ -105,8 +105,8 @@ func tracePanel(traces []Trace, chains []int, col traceColumn, top, left, bottom
 		xlabel = "sweep"
 	}
 	p := NewPlot(title, xlabel, ylabel)
-	p.Y.Tick.Marker = CompactTicks{}
-	p.X.Tick.Marker = CompactTicks{}
+	p.Y.Tick.Marker = compactTicks{}
+	p.X.Tick.Marker = compactTicks{}
 	burnIn := 0
 	series := make([][2][]float64, len(traces))
 	for i, t := range traces {
@@ -130,7 +130,7 @@ func tracePanel(traces []Trace, chains []int, col traceColumn, top, left, bottom
 		return nil, err
 	}
 	for i, t := range traces {
-		if err := addSeries(p, series[i][0], series[i][1], ChainStyle(slices.Index(chains, t.Chain)), false); err != nil {
+		if err := addSeries(p, series[i][0], series[i][1], chainStyle(slices.Index(chains, t.Chain)), false); err != nil {
 			return nil, err
 		}
 	}
