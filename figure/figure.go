@@ -229,13 +229,21 @@ type legendEntry struct {
 	label string
 	style draw.LineStyle
 	mark  bool // a point on the line, as on the chains' lines
+	bar   bool // an error bar instead of a line
 }
 
 func (e *legendEntry) Thumbnail(c *draw.Canvas) {
-	y := c.Center().Y
-	c.StrokeLine2(e.style, c.Min.X, y, c.Max.X, y)
+	m := c.Center()
+	if e.bar {
+		h, w := (c.Max.Y-c.Min.Y)/2, vg.Points(2.5)
+		c.StrokeLine2(e.style, m.X, m.Y-h, m.X, m.Y+h)
+		c.StrokeLine2(e.style, m.X-w, m.Y-h, m.X+w, m.Y-h)
+		c.StrokeLine2(e.style, m.X-w, m.Y+h, m.X+w, m.Y+h)
+		return
+	}
+	c.StrokeLine2(e.style, c.Min.X, m.Y, c.Max.X, m.Y)
 	if e.mark {
-		c.DrawGlyph(draw.GlyphStyle{Color: e.style.Color, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}, c.Center())
+		c.DrawGlyph(draw.GlyphStyle{Color: e.style.Color, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}, m)
 	}
 }
 

@@ -74,14 +74,14 @@ func TestSelection(t *testing.T) {
 	}{
 		{"two chains", selectionRows(2, 0.01, true), 0.9,
 			[]string{"Held-out log predictive", "Gap to the best L", "Held-out accuracy", "Stability across chains", "L (number of codes)",
-				"mean log p(held-out entry)", "agreement with chain 1", "chain 1", "chain 2", "recommended L", "tolerance", "agreement asked", "4/4", "2/3"},
+				"mean log p(held-out entry)", "agreement with chain 1", "chain 1", "chain 2", "±1 standard error", "recommended L", "tolerance", "agreement asked", "4/4", "2/3"},
 			[]string{"Training"}},
 		{"one chain", selectionRows(1, 0.01, true), 0.9,
 			[]string{"Held-out log predictive", "Gap to the best L", "recommended L"},
 			[]string{"Stability", "chain 1", "agreement asked"}},
 		{"nothing held out", selectionRows(2, 0.01, false), 0.9,
 			[]string{"Training log-likelihood", "Training accuracy", "Stability across chains"},
-			[]string{"Held-out", "Gap", "recommended L", "tolerance"}},
+			[]string{"Held-out", "Gap", "standard error", "recommended L", "tolerance"}},
 		{"no fits", nil, 0.9, []string{"no finished fits"}, []string{"Stability"}},
 		{"ten chains", selectionRows(10, 0.01, true), 0, []string{"chain 10"}, []string{"agreement asked"}},
 	} {

@@ -139,6 +139,9 @@ func Selection(rows []rundir.SummaryRow, minAgreement float64) ([]byte, error) {
 	}
 
 	legend := chainEntries(chains, true)
+	if heldOut {
+		legend = append(legend, legendEntry{label: "±1 standard error", style: gapStyle, bar: true})
+	}
 	if recommended > 0 {
 		legend = append(legend, legendEntry{label: "recommended L", style: markStyle})
 	}
