@@ -471,10 +471,10 @@ func Refuse(output string, force bool) error {
 // the files it wrote, on its own descriptors, where a write-back error
 // shows), tmp is renamed to output, and output's folder is synced. An
 // existing output is refused unless force. A file replaces a file in one
-// rename; a folder, or whatever stands where a folder goes, is first moved
-// aside, under tmp's name with old for its kind when tmp is named after
-// some output (so that the lock guarding tmp guards it too, and the next
-// holder removes it if this process dies), and removed once tmp is in
+// rename, and never a folder; whatever stands where a folder goes is first
+// moved aside, under tmp's name with old for its kind when tmp is named
+// after some output (so that the lock guarding tmp guards it too, and the
+// next holder removes it if this process dies), and removed once tmp is in
 // place. tmp is left where it was when Install fails before the rename.
 func Install(tmp, output string, force bool) error {
 	if err := Refuse(output, force); err != nil {
@@ -490,7 +490,9 @@ func Install(tmp, output string, force bool) error {
 		}
 	}
 	var old string
-	if oi, err := os.Lstat(output); err == nil && (ti.IsDir() || oi.IsDir()) {
+	if oi, err := os.Lstat(output); err == nil && oi.IsDir() && !ti.IsDir() {
+		return fmt.Errorf("%s is a folder: a file does not replace it", output)
+	} else if err == nil && ti.IsDir() {
 		old = asideOf(tmp, output)
 		if err := os.Rename(output, old); err != nil {
 			return fmt.Errorf("move the old %s aside: %w", output, err)

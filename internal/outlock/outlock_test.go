@@ -388,9 +388,9 @@ func TestInstallSyncError(t *testing.T) {
 	}
 }
 
-// TestInstallFile checks that a file replaces a file in place, and that a
+// TestInstallFile checks that a file replaces a file in place, that a
 // folder replaces a file (moved aside under the temporary's name, then
-// removed).
+// removed), and that a file does not replace a folder.
 func TestInstallFile(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out")
@@ -422,6 +422,15 @@ func TestInstallFile(t *testing.T) {
 	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
 		t.Errorf("output after installing a folder over a file: %v, %v", fi, err)
 	}
+	g, err := TempFile(out, "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if err := Install(g.Name(), out, true); err == nil {
+		t.Error("a file replaced a folder")
+	}
+	os.Remove(g.Name())
 	if left, _ := os.ReadDir(parent); len(left) != 1 {
 		t.Errorf("%d entries beside the output, want none", len(left)-1)
 	}
