@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 
 	"scpipe/internal/outlock"
 )
@@ -358,13 +357,13 @@ func (w *Writer) Commit() error {
 	}
 	w.f = nil
 	if err == nil {
-		err = os.Rename(w.tmp, w.path)
+		err = outlock.Install(w.tmp, w.path, true)
 	}
 	if err != nil {
 		os.Remove(w.tmp)
 		return fmt.Errorf("anndata: %s: %w", w.path, err)
 	}
-	return syncDir(filepath.Dir(w.path))
+	return nil
 }
 
 // Abort discards the file; it is safe after Commit.
@@ -374,19 +373,4 @@ func (w *Writer) Abort() {
 		w.f = nil
 		os.Remove(w.tmp)
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("anndata: sync %s: %w", dir, err)
-	}
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"scpipe/gibbs"
+	"scpipe/internal/outlock"
 	"scpipe/pipeline"
 )
 
@@ -443,12 +443,13 @@ func median(xs []float64) float64 {
 }
 
 // startProfile starts a CPU profile into path (nothing when path is empty),
-// written under a temporary name and renamed by the returned stop function.
+// written under a temporary name (outlock.TempFile) and installed by the
+// returned stop function.
 func startProfile(path string) (func() error, error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-")
+	f, err := outlock.TempFile(path, "tmp")
 	if err != nil {
 		return nil, fmt.Errorf("bench: creating CPU profile: %w", err)
 	}
@@ -469,7 +470,7 @@ func startProfile(path string) (func() error, error) {
 			err = cerr
 		}
 		if err == nil {
-			err = os.Rename(f.Name(), path)
+			err = outlock.Install(f.Name(), path, true)
 		}
 		if err != nil {
 			os.Remove(f.Name())

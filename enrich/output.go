@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"scpipe/internal/outlock"
 )
 
 // The files and folders of an enrich output (README.md in this folder
@@ -42,64 +44,12 @@ func rankFiles(p *Program) (top, topTable, fdr string) {
 	return base + ".top.txt", base + ".top.tsv", base + ".fdr.txt"
 }
 
-// writeOutputs writes rep into a temporary folder beside o.Out and renames
-// it into place (replacing an existing o.Out only with o.Force).
+// writeOutputs writes rep into a temporary folder beside o.Out and
+// installs it there (outlock.CommitDir: o.Out locked meanwhile, a killed
+// writer's temporaries removed, an existing o.Out replaced only with
+// o.Force).
 func writeOutputs(o Options, rep *Report) error {
-	parent, base := filepath.Split(filepath.Clean(o.Out))
-	if parent == "" {
-		parent = "."
-	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("enrich: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("enrich: %w", err)
-	}
-	if err := writeAll(tmp, o, rep); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("enrich: %w", err)
-	}
-	var old string
-	if _, err := os.Stat(o.Out); err == nil {
-		if !o.Force {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("enrich: %s already exists (use --force to replace it)", o.Out)
-		}
-		old = tmp + "-replaced"
-		if err := os.Rename(o.Out, old); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("enrich: move the old %s aside: %w", o.Out, err)
-		}
-	}
-	if err := os.Rename(tmp, o.Out); err != nil {
-		os.RemoveAll(tmp)
-		if old != "" {
-			os.Rename(old, o.Out) // put the old output back; the rename error is the one to report
-		}
-		return fmt.Errorf("enrich: rename %s into place: %w", o.Out, err)
-	}
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("enrich: remove the replaced output %s: %w", old, err)
-		}
-	}
-	return syncDir(parent)
-}
-
-// syncDir makes the entries of dir durable. Some file systems refuse to
-// sync a folder; that is no error.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("enrich: %w", err)
-	}
-	d.Sync()
-	return d.Close()
+	return outlock.CommitDir(o.Out, "enrich", o.Force, o.Log, func(tmp string) error { return writeAll(tmp, o, rep) })
 }
 
 // outFile is one output file and what writes it.
@@ -157,15 +107,7 @@ func writeAll(dir string, o Options, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("enrich: %s: %w", HierarchyJSON, err)
 	}
-	if err := writeFile(filepath.Join(dir, HierarchyJSON), func(w *bufio.Writer) { w.Write(js) }); err != nil {
-		return err
-	}
-	for _, d := range []string{filepath.Join(dir, GenesDir), filepath.Join(dir, EnrichmentDir), dir} {
-		if err := syncDir(d); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeFile(filepath.Join(dir, HierarchyJSON), func(w *bufio.Writer) { w.Write(js) })
 }
 
 // writeFile writes and syncs one file of the temporary output folder. The

@@ -2,7 +2,7 @@
 // `scpipe evaluate` does for a fit's held-out entries: accuracy, log
 // predictive, Brier score, the ROC curve and its AUC, the calibration curve
 // (reliability diagram) and the operating points for target false-positive
-// rates, written as TSV tables and SVG figures.
+// rates, written as TSV tables (package figure draws them).
 //
 // The idea: a Tally counts outcomes in 65 536 bins of the predicted
 // probability on the logit scale, so that any number of predictions (the

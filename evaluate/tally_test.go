@@ -2,7 +2,6 @@ package evaluate
 
 import (
 	"bytes"
-	"encoding/xml"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -206,8 +205,8 @@ func TestMerge(t *testing.T) {
 	}
 }
 
-// TestOutputs writes the tables and figures of the hand case and checks
-// their shape: headers, rows per series, well-formed SVG.
+// TestOutputs writes the tables of the hand case and checks their shape:
+// headers and rows per series.
 func TestOutputs(t *testing.T) {
 	ss := []Series{{Keys: []string{"5", "1"}, Name: "L=5 chain 1", Tally: handTally(10)}, {Keys: []string{"5", "2"}, Name: "L=5 <chain 2>", Tally: NewTally(10)}}
 	keys := []string{"L", "chain"}
@@ -238,26 +237,6 @@ func TestOutputs(t *testing.T) {
 	}
 	if !strings.Contains(mustWrite(t, func(w io.Writer) error { return WriteScores(w, keys, ss) }), "5\t1\t10\t5\t0.7\t") {
 		t.Error("scores row of the hand case missing")
-	}
-	for _, draw := range []func(io.Writer) error{
-		func(w io.Writer) error { return WriteROCSVG(w, "ROC", ss) },
-		func(w io.Writer) error { return WriteCalibrationSVG(w, "calibration", ss) },
-		func(w io.Writer) error { return WriteROCSVG(w, "empty", nil) },
-	} {
-		svg := mustWrite(t, draw)
-		d := xml.NewDecoder(strings.NewReader(svg))
-		for {
-			_, err := d.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("SVG not well-formed: %v\n%s", err, svg)
-			}
-		}
-	}
-	if svg := mustWrite(t, func(w io.Writer) error { return WriteROCSVG(w, "ROC", ss) }); !strings.Contains(svg, "L=5 chain 1 (AUC 0.860)") {
-		t.Error("ROC legend lacks the AUC")
 	}
 }
 

@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,15 +39,15 @@ type CNMFReport struct {
 // WriteCNMF writes, for every L with a finished fit of o.Chain (or o.L
 // alone when set), cNMF's tables of the fit into dir/scpipe/, as cNMF lays
 // them out in its output_dir/name/ (README.md). dir is written as a
-// temporary folder renamed into place; an existing dir is replaced only
-// with o.Force.
+// temporary folder installed in its place (outlock.CommitDir); an existing
+// dir is replaced only with o.Force.
 func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 	o = withDefaults(o)
 	if err := checkInputs(o, dir); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(dir); err == nil && !o.Force {
-		return nil, fmt.Errorf("export: %s already exists (use --force to replace it)", dir)
+	if err := outlock.Refuse(dir, o.Force); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
 	}
 	fits, err := rundir.Fits(o.Run)
 	if err != nil {
@@ -61,37 +62,24 @@ func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 	if len(Ls) == 0 {
 		return nil, fmt.Errorf("export: %s holds no finished fit of chain %d%s", o.Run, o.Chain, map[bool]string{true: fmt.Sprintf(" at L = %d", o.L)}[o.L > 0])
 	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o777); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	tmp, err := outlock.TempDir(filepath.Clean(dir))
+	err = outlock.CommitDir(filepath.Clean(dir), "export", o.Force, o.Log, func(tmp string) error {
+		sub := filepath.Join(tmp, CNMFName)
+		if err := os.Mkdir(sub, 0o777); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		for _, L := range Ls {
+			f, err := ReadFit(o.Run, L, o.Chain)
+			if err != nil {
+				return err
+			}
+			if err := writeCNMFTables(sub, f, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	sub := filepath.Join(tmp, CNMFName)
-	if err := os.Mkdir(sub, 0o777); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	for _, L := range Ls {
-		f, err := ReadFit(o.Run, L, o.Chain)
-		if err != nil {
-			return nil, err
-		}
-		if err := writeCNMFTables(sub, f, o); err != nil {
-			return nil, err
-		}
-	}
-	if err := syncDir(sub); err != nil {
 		return nil, err
-	}
-	if _, err := os.Stat(dir); err == nil {
-		if err := os.RemoveAll(dir); err != nil {
-			return nil, fmt.Errorf("export: --force: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
 	}
 	o.Log.Info("cNMF tables written", "dir", filepath.Join(dir, CNMFName), "L", joinInts(Ls), "ranked_by", "score where codes.parquet has it, else posterior mean")
 	return &CNMFReport{Dir: filepath.Join(dir, CNMFName), Ls: Ls}, nil
@@ -169,36 +157,13 @@ func tsvLine(w *bufio.Writer, first string, rest ...string) {
 
 // writeTSV writes a text file through a buffer, synced.
 func writeTSV(path string, fill func(w *bufio.Writer)) error {
-	f, err := os.Create(path)
+	err := outlock.WriteFile(path, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<16)
+		fill(w)
+		return w.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 1<<16)
-	fill(w)
-	err = w.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("export: %s: %w", path, err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("export: sync %s: %w", dir, err)
 	}
 	return nil
 }

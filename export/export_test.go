@@ -3,6 +3,7 @@ package export_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"scpipe/enrich"
 	"scpipe/export"
 	"scpipe/ingest"
+	"scpipe/internal/outlock"
 	"scpipe/pipeline"
 	"scpipe/rundir"
 	"scpipe/shard"
@@ -541,5 +543,52 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 	}
 	if _, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile)); err != nil {
 		t.Errorf("a fit's table after the refusals: %v", err)
+	}
+}
+
+// TestOutputsCommitted checks that both outputs are written as every
+// output is (package outlock): refused while another writer holds the
+// output's lock, and what a killed writer left beside it removed.
+func TestOutputsCommitted(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	dir := t.TempDir()
+	out, cnmf := filepath.Join(dir, "run.h5ad"), filepath.Join(dir, "cnmf")
+	o := export.DefaultOptions()
+	o.Run, o.Out = r, out
+	for _, p := range []string{out, cnmf} {
+		lk, err := outlock.Acquire(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := export.Export(o); p == out && !errors.Is(err, outlock.ErrLocked) {
+			t.Errorf("export into a locked %s: %v", p, err)
+		}
+		if _, err := export.WriteCNMF(o, cnmf); p == cnmf && !errors.Is(err, outlock.ErrLocked) {
+			t.Errorf("cNMF tables into a locked %s: %v", p, err)
+		}
+		lk.Release()
+		os.RemoveAll(out)
+		os.RemoveAll(cnmf)
+	}
+	f, err := outlock.TempFile(out, "tmp") // what a writer killed mid-write leaves
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d, err := outlock.TempDir(cnmf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := export.Export(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := export.WriteCNMF(o, cnmf); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{f.Name(), d} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the killed writer's %s is still there (%v)", p, err)
+		}
 	}
 }

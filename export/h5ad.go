@@ -10,6 +10,7 @@ import (
 
 	"scpipe/anndata"
 	"scpipe/enrich"
+	"scpipe/internal/outlock"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
@@ -31,8 +32,18 @@ func Export(o Options) (*Report, error) {
 	if err := checkInputs(o, o.Out); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(o.Out); err == nil && !o.Force {
-		return nil, fmt.Errorf("export: %s already exists (use --force to replace it)", o.Out)
+	// Held to the end: anndata writes beside o.Out (outlock.TempFile) and
+	// renames into place, as every output is committed.
+	lk, err := outlock.Acquire(o.Out, o.Log)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	defer lk.Release()
+	if _, err := lk.RemoveStale(); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if err := outlock.Refuse(o.Out, o.Force); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
 	}
 	L, rec, err := ChooseL(o.Run, o.L, o.Chain)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"scpipe/evaluate"
+	"scpipe/figure"
 	"scpipe/gibbs"
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
@@ -553,6 +554,18 @@ func orderedChunks[R any](ctx context.Context, cells, workers int, newResult fun
 	return g.Wait()
 }
 
+// svgFile writes the figure that draw draws.
+func svgFile(draw func() ([]byte, error)) func(io.Writer) error {
+	return func(w io.Writer) error {
+		svg, err := draw()
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(svg)
+		return err
+	}
+}
+
 // writeEvaluation writes the tables, the figures of each target scored and
 // the images into a temporary folder and renames it to o.Out.
 func writeEvaluation(o EvaluateOptions, series [][]evaluate.Series, images map[string]func(io.Writer) error) error {
@@ -572,12 +585,10 @@ func writeEvaluation(o EvaluateOptions, series [][]evaluate.Series, images map[s
 		if len(ss) == 0 {
 			continue
 		}
-		files["roc_"+targets[t]+".svg"] = func(w io.Writer) error {
-			return evaluate.WriteROCSVG(w, "ROC: "+what[targets[t]], ss)
-		}
-		files["calibration_"+targets[t]+".svg"] = func(w io.Writer) error {
-			return evaluate.WriteCalibrationSVG(w, "Calibration: "+what[targets[t]], ss)
-		}
+		files["roc_"+targets[t]+".svg"] = svgFile(func() ([]byte, error) { return figure.ROC("ROC: "+what[targets[t]], ss) })
+		files["calibration_"+targets[t]+".svg"] = svgFile(func() ([]byte, error) {
+			return figure.Calibration("Calibration: "+what[targets[t]], ss)
+		})
 	}
 	for name, f := range images {
 		files[name] = f
@@ -605,20 +616,8 @@ func writeFileIn(tmp, name string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("evaluate: writing %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("evaluate: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("evaluate: %w", err)
+	if err := outlock.WriteFile(path, write); err != nil {
+		return fmt.Errorf("evaluate: writing %w", err)
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"path/filepath"
 
 	"scpipe/codematch"
+	"scpipe/figure"
 	"scpipe/gibbs"
 	"scpipe/rundir"
 	"scpipe/shard"
@@ -77,23 +79,14 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	if err := rundir.WriteSummary(filepath.Join(run, rundir.SummaryFile), rows); err != nil {
 		return nil, err
 	}
-	return rows, rundir.WriteSelectionSVG(filepath.Join(run, rundir.SelectionFile), selectionFigure(rows))
-}
-
-// selectionFigure is what selection.svg shows of the summary's rows.
-func selectionFigure(rows []rundir.SummaryRow) rundir.SelectionFigure {
-	fig := rundir.SelectionFigure{MinAgreement: MinAgreement}
-	for _, r := range rows {
-		fig.Points = append(fig.Points, rundir.SelectionPoint{L: r.L, Chain: r.Chain,
-			HeldoutAccuracy: r.HeldoutAccuracy, HeldoutAccuracySE: r.HeldoutAccuracySE,
-			HeldoutLogPred: r.HeldoutLogPred, HeldoutLogPredSE: r.HeldoutLogPredSE,
-			LogPredGap: r.LogPredGap, LogPredGapSE: r.LogPredGapSE, LogPredTolerance: r.LogPredTolerance,
-			Agreement: r.Agreement, Programs: r.Programs, StablePrograms: r.StablePrograms})
-		if r.Recommended {
-			fig.Recommended = r.L
-		}
+	svg, err := figure.Selection(rows, MinAgreement)
+	if err != nil {
+		return nil, err
 	}
-	return fig
+	return rows, rundir.WriteFileAtomic(filepath.Join(run, rundir.SelectionFile), func(w io.Writer) error {
+		_, err := w.Write(svg)
+		return err
+	})
 }
 
 func oneBased(codes []int) []int {

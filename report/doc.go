@@ -6,8 +6,9 @@
 // predictive and accuracy per chain with error bars of one standard error
 // over cells, each L's gap to the best L with its paired standard error and
 // the tolerance the recommendation allows, the chains' agreement and
-// stable programs, the recommended L marked), the traces (log-likelihood and the
-// noise rates against sweep, burn-in shaded), the hierarchy of programs
+// stable programs, the recommended L marked: figure.Selection, the run's
+// selection.svg), the traces (log-likelihood and the noise rates against
+// sweep, burn-in shaded: figure.Traces), the hierarchy of programs
 // across L (labelled with each program's top enrichment term when an output
 // of scpipe enrich is given or found), and for each L a heat map of codes ×
 // genes, one of cell usage, and a table of its codes: genes, unique genes,

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"scpipe/figure"
 )
 
 // grid is the values of a heat map, rows × cols row-major with row 0 drawn
@@ -62,7 +63,7 @@ func probabilityColors() palette.ColorMap {
 func newHeatMap(g grid) rasterHeatMap {
 	h := plotter.NewHeatMap(g, probabilityColors().Palette(256))
 	h.Rasterized = true
-	h.NaN = missingGrey
+	h.NaN = figure.MissingGrey
 	return rasterHeatMap{h}
 }
 
@@ -71,7 +72,7 @@ const colorBarHeight = 54
 
 // colorBar draws the colour scale of a posterior mean.
 func colorBar(label string) *plot.Plot {
-	p := newPlot("", label, "")
+	p := figure.NewPlot("", label, "")
 	p.Add(&plotter.ColorBar{ColorMap: probabilityColors()})
 	p.HideY()
 	p.X.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.5, Label: "0.5"}, {Value: 1, Label: "1"}}
@@ -96,7 +97,7 @@ const maxGeneLabels = 80
 // order, the same in every L so that the splits line up). Rows of codes
 // that are no program (no cell uses them: their genes sit at the prior)
 // are grey.
-func genesFigure(id string, mean []float64, L int, codes []int, rowLabels []string, program []bool, genes []int, symbols []string) (*figure, error) {
+func genesFigure(id string, mean []float64, L int, codes []int, rowLabels []string, program []bool, genes []int, symbols []string) (*pageFigure, error) {
 	g := grid{rows: len(codes), cols: len(genes), z: make([]float64, len(codes)*len(genes))}
 	for r, k := range codes {
 		for c, gene := range genes {
@@ -107,7 +108,7 @@ func genesFigure(id string, mean []float64, L int, codes []int, rowLabels []stri
 			g.z[r*g.cols+c] = v
 		}
 	}
-	p := newPlot("", "", "")
+	p := figure.NewPlot("", "", "")
 	p.Add(newHeatMap(g))
 	yl := make([]string, len(rowLabels))
 	for r := range rowLabels {
@@ -129,7 +130,7 @@ func genesFigure(id string, mean []float64, L int, codes []int, rowLabels []stri
 		p.X.Tick.Marker = plot.ConstantTicks{}
 		p.X.Label.Text = itoa(len(genes)) + " genes of some program, in the hierarchy's order"
 	}
-	svg, err := renderSVG(width, height, func(dc draw.Canvas) {
+	svg, err := figure.Render(width, height, func(dc draw.Canvas) {
 		bar := vg.Points(colorBarHeight)
 		main := draw.Crop(dc, 0, 0, bar, 0)
 		p.Draw(main)
@@ -139,7 +140,7 @@ func genesFigure(id string, mean []float64, L int, codes []int, rowLabels []stri
 	if err != nil {
 		return nil, err
 	}
-	return &figure{ID: id, SVG: svg}, nil
+	return &pageFigure{ID: id, SVG: svg}, nil
 }
 
 // maxBands is the number of bands of cells in the cell usage heat map: a
@@ -151,10 +152,10 @@ const maxBands = 400
 // against codes (columns, in the display order codes); each band shows its
 // cells' mean posterior usage. Patterns of at least 2% of the cells are
 // named on the right with their share.
-func cellsFigure(id string, u *usage, codes []int, colLabels []string) (*figure, error) {
+func cellsFigure(id string, u *usage, codes []int, colLabels []string) (*pageFigure, error) {
 	z, rows, order, start := u.bands(codes, maxBands)
 	g := grid{rows: rows, cols: len(codes), z: z}
-	p := newPlot("", "code", "cells, ordered by usage pattern ("+thousands(u.Cells)+")")
+	p := figure.NewPlot("", "code", "cells, ordered by usage pattern ("+thousands(u.Cells)+")")
 	p.Add(newHeatMap(g))
 	p.X.Tick.Marker = labelTicks(colLabels)
 	p.Y.Tick.Marker = cellTicks{cells: u.Cells, rows: rows}
@@ -178,7 +179,7 @@ func cellsFigure(id string, u *usage, codes []int, colLabels []string) (*figure,
 		if err != nil {
 			return nil, err
 		}
-		st := text.Style{Font: font.From(sansFont, 8), Color: color.Black, XAlign: draw.XLeft, YAlign: draw.YCenter,
+		st := text.Style{Font: figure.Font(8), Color: color.Black, XAlign: draw.XLeft, YAlign: draw.YCenter,
 			Handler: plot.DefaultTextHandler}
 		for i := range l.TextStyle {
 			l.TextStyle[i] = st
@@ -187,7 +188,7 @@ func cellsFigure(id string, u *usage, codes []int, colLabels []string) (*figure,
 		p.Add(l)
 	}
 	width, height := vg.Points(float64(200+22*len(codes))), vg.Points(420)
-	svg, err := renderSVG(width, height, func(dc draw.Canvas) {
+	svg, err := figure.Render(width, height, func(dc draw.Canvas) {
 		bar := vg.Points(colorBarHeight)
 		p.Draw(draw.Crop(dc, 0, 0, bar, 0))
 		colorBar("posterior mean of z (cell uses code)").Draw(draw.Crop(dc, 0, 0, 0, -(height - bar)))
@@ -195,7 +196,7 @@ func cellsFigure(id string, u *usage, codes []int, colLabels []string) (*figure,
 	if err != nil {
 		return nil, err
 	}
-	return &figure{ID: id, SVG: svg}, nil
+	return &pageFigure{ID: id, SVG: svg}, nil
 }
 
 // patternLabel names a usage pattern by the labels of its codes, in
@@ -224,7 +225,7 @@ func (t cellTicks) Ticks(lo, hi float64) []plot.Tick {
 		if tk.Label == "" || tk.Value < 0 || tk.Value > float64(t.cells) {
 			continue
 		}
-		ticks = append(ticks, plot.Tick{Value: top - tk.Value/perRow, Label: compact(tk.Value, 3)})
+		ticks = append(ticks, plot.Tick{Value: top - tk.Value/perRow, Label: figure.Compact(tk.Value, 3)})
 	}
 	return ticks
 }

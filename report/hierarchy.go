@@ -57,7 +57,7 @@ type hierNodeInfo struct {
 // top to bottom in the hierarchy's order, height by genes) and the gene
 // sets they share with the next L as ribbons (width by shared genes),
 // each program coloured by the program of the smallest L it descends from.
-func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure {
+func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *pageFigure {
 	var Ls []int
 	byL := map[int][]*enrich.Node{}
 	for i := range h.Nodes {
@@ -185,7 +185,7 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *figure 
 		}
 	}
 	b.WriteString("</svg>\n")
-	return &figure{ID: "hierarchy", Title: "Programs across L", SVG: b.Bytes(), Wide: width > hierPageW}
+	return &pageFigure{ID: "hierarchy", Title: "Programs across L", SVG: b.Bytes(), Wide: width > hierPageW}
 }
 
 // termLabel is a node's second line: its term, and its adjusted p where

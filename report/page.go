@@ -23,10 +23,10 @@ type page struct {
 	FiguresDir string // the figures' folder, relative to the HTML
 
 	Answer    *answer
-	Selection *figure
+	Selection *pageFigure
 	Summary   []summaryLine
-	Traces    *figure
-	Hierarchy *figure
+	Traces    *pageFigure
+	Hierarchy *pageFigure
 	Levels    []*levelPage
 }
 
@@ -62,7 +62,7 @@ type levelPage struct {
 	L            int
 	ID           string // L05
 	Facts        string
-	Genes, Cells *figure
+	Genes, Cells *pageFigure
 	Codes        []codeLine
 	Housekeeping *housekeeping
 }
@@ -413,15 +413,15 @@ func pvalue(p float64) string {
 }
 
 // figures lists the page's figures in page order.
-func (pg *page) figures() []*figure {
-	var figs []*figure
-	for _, f := range []*figure{pg.Selection, pg.Traces, pg.Hierarchy} {
+func (pg *page) figures() []*pageFigure {
+	var figs []*pageFigure
+	for _, f := range []*pageFigure{pg.Selection, pg.Traces, pg.Hierarchy} {
 		if f != nil {
 			figs = append(figs, f)
 		}
 	}
 	for _, lp := range pg.Levels {
-		for _, f := range []*figure{lp.Genes, lp.Cells} {
+		for _, f := range []*pageFigure{lp.Genes, lp.Cells} {
 			if f != nil {
 				figs = append(figs, f)
 			}
@@ -431,6 +431,6 @@ func (pg *page) figures() []*figure {
 }
 
 // Inline is the figure as an element of the page.
-func (f *figure) Inline() template.HTML {
+func (f *pageFigure) Inline() template.HTML {
 	return template.HTML(inline(f.SVG)) // drawn here, its text escaped where drawn
 }

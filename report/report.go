@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"scpipe/enrich"
+	"scpipe/figure"
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
 )
@@ -178,7 +179,7 @@ type inputs struct {
 	analysis  *enrich.Report // programs, consensus, hierarchy
 	levels    map[int]*levelData
 	summary   []rundir.SummaryRow // nil when the run has no summary.tsv yet
-	traces    []fitTrace
+	traces    []figure.Trace
 	enrich    *enrich.Output
 	terms     map[string][]libTerm // by program name: its best terms in every library
 	notes     []string
@@ -240,7 +241,7 @@ func collect(ctx context.Context, o Options) (*inputs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
-		in.traces = append(in.traces, fitTrace{L: f.L, Chain: f.Chain, Rows: rows})
+		in.traces = append(in.traces, figure.Trace{L: f.L, Chain: f.Chain, Rows: rows})
 	}
 	summary := filepath.Join(o.Run, rundir.SummaryFile)
 	switch in.summary, err = rundir.ReadSummary(summary); {

@@ -193,34 +193,3 @@ func TestCountUsageManyCodes(t *testing.T) {
 		t.Errorf("patterns %d, counts %v", len(u.Patterns), u.Count)
 	}
 }
-
-// TestCompactTicks: tick labels carry as many digits as tell them apart.
-func TestCompactTicks(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		lo, hi float64
-		want   string // one of the labels
-	}{
-		{-2.2005e9, -2.2000e9, "-2.2003G"},
-		{0, 1.3e6, "800k"},
-		{0.31, 0.49, "0.4"},
-		{-43000, -37000, "-40k"},
-		{0, 1500, "1000"},
-	} {
-		var labels []string
-		seen := map[string]bool{}
-		for _, tk := range (compactTicks{}).Ticks(tc.lo, tc.hi) {
-			if tk.Label == "" {
-				continue
-			}
-			if seen[tk.Label] {
-				t.Errorf("[%v, %v]: label %q twice", tc.lo, tc.hi, tk.Label)
-			}
-			seen[tk.Label] = true
-			labels = append(labels, tk.Label)
-		}
-		if !seen[tc.want] {
-			t.Errorf("[%v, %v]: labels %v, want %q among them", tc.lo, tc.hi, labels, tc.want)
-		}
-	}
-}

@@ -2,11 +2,9 @@ package rundir
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"scpipe/internal/outlock"
 )
@@ -16,8 +14,9 @@ import (
 //
 // The bytes go to a temporary file in the same directory (named
 // ".<base>.tmp-<12 hex digits>", see outlock.TempFile; mode 0666 less the
-// umask), which is synced, closed, renamed over path, and then the
-// directory itself is synced so that the rename survives a crash. If write
+// umask), which is synced, closed and installed over path
+// (outlock.Install: renamed, and the directory synced so that the rename
+// survives a crash). If write
 // or any step fails, the temporary file is removed and an existing file at
 // path is left untouched; one that a killed process left is removed by the
 // next fit of the run (RemoveTemporaries).
@@ -34,7 +33,6 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) error {
 // record its checksum first, so that no file under its final name lacks
 // one).
 func writeFileAtomic(path string, write func(w io.Writer) error, beforeRename func() error) (err error) {
-	dir := filepath.Dir(path)
 	f, err := outlock.TempFile(path, "tmp")
 	if err != nil {
 		return fmt.Errorf("rundir: %s: create temporary file: %w", path, err)
@@ -69,12 +67,8 @@ func writeFileAtomic(path string, write func(w io.Writer) error, beforeRename fu
 			return err
 		}
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rundir: %s: rename into place: %w", path, err)
-	}
-	if err = syncDir(dir); err != nil {
-		// The file is in place; only its durability across a crash is in doubt.
-		return fmt.Errorf("rundir: %s: sync directory: %w", path, err)
+	if err = outlock.Install(tmp, path, true); err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	return nil
 }
@@ -86,21 +80,4 @@ func writeFileAtomic(path string, write func(w io.Writer) error, beforeRename fu
 // temporaries of a live writer look the same.
 func RemoveTemporaries(run string) ([]string, error) {
 	return outlock.RemoveTempsIn(run)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
-	// Some file systems (and non-Linux kernels) refuse fsync on directories.
-	if errors.Is(err, os.ErrInvalid) {
-		return nil
-	}
-	return err
 }

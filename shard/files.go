@@ -119,23 +119,6 @@ func writeStarted(path string, data []byte, create, direct bool) (unsynced bool,
 	return unsynced, nil
 }
 
-// syncPath fsyncs an existing file or directory by path: a file's data, or
-// a directory's entries, so that renames and creations in it are durable.
-func syncPath(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("shard: %w", err)
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("shard: %s: fsync: %w", path, err)
-	}
-	return nil
-}
-
 // encodeTSV renders rows of columns as tab-separated lines. Each column is
 // either empty (omitted) or has exactly n entries; fields may not contain
 // tabs, newlines or carriage returns.

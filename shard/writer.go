@@ -2,7 +2,6 @@ package shard
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/bits"
@@ -82,8 +81,8 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
 	}
-	if err := checkDst(dst, opts.Force); err != nil {
-		return nil, err
+	if err := outlock.Refuse(dst, opts.Force); err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
 	}
 	dst = filepath.Clean(dst)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
@@ -105,18 +104,6 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 		return nil, err
 	}
 	return w, nil
-}
-
-// checkDst refuses an existing dst unless force.
-func checkDst(dst string, force bool) error {
-	_, err := os.Lstat(dst)
-	switch {
-	case err == nil && !force:
-		return fmt.Errorf("shard: %s already exists; use --force to replace it", dst)
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("shard: %w", err)
-	}
-	return nil
 }
 
 // mapBlocks creates and maps the row-block files of one plane.
@@ -301,15 +288,16 @@ func (w *Writer) commit(m *Manifest) error {
 	if _, err := w.writeSide(ManifestName, append(js, '\n')); err != nil {
 		return err
 	}
-	// One round of fsyncs for every file, then the folder: nothing is
-	// visible at dst before install's rename.
+	// One round of fsyncs for every file, then Install syncs the folder:
+	// nothing is visible at dst before its rename.
 	if err := w.syncWritten(); err != nil {
 		return err
 	}
-	if err := syncPath(w.tmp); err != nil {
-		return err
+	if err := outlock.Install(w.tmp, w.dst, w.force); err != nil {
+		return fmt.Errorf("shard: %s: %w", w.dst, err)
 	}
-	return w.install()
+	w.tmp = ""
+	return nil
 }
 
 // writeSide writes a side file of the shard (see writeFile) and returns
@@ -547,7 +535,12 @@ func (w *Writer) syncWritten() error {
 	var g errgroup.Group
 	g.SetLimit(8)
 	for _, path := range w.unsynced {
-		g.Go(func() error { return syncPath(path) })
+		g.Go(func() error {
+			if err := outlock.Sync(path); err != nil {
+				return fmt.Errorf("shard: %w", err)
+			}
+			return nil
+		})
 	}
 	w.unsynced = nil
 	return g.Wait()
@@ -571,37 +564,6 @@ func (w *Writer) unmap(path string, maps []mmap.MMap, ws [][]uint64, b int) erro
 	maps[b], ws[b] = nil, nil
 	if err != nil {
 		return fmt.Errorf("shard: %s: munmap: %w", path, err)
-	}
-	return nil
-}
-
-// install renames the finished temporary folder to the destination,
-// replacing an existing one only with Force.
-func (w *Writer) install() error {
-	if err := checkDst(w.dst, w.force); err != nil {
-		return err
-	}
-	var old string
-	if _, err := os.Lstat(w.dst); err == nil {
-		old = outlock.AsideName(w.dst)
-		if err := os.Rename(w.dst, old); err != nil {
-			return fmt.Errorf("shard: moving %s aside: %w", w.dst, err)
-		}
-	}
-	if err := os.Rename(w.tmp, w.dst); err != nil {
-		if old != "" {
-			os.Rename(old, w.dst)
-		}
-		return fmt.Errorf("shard: renaming %s to %s: %w", w.tmp, w.dst, err)
-	}
-	w.tmp = ""
-	if err := syncPath(filepath.Dir(w.dst)); err != nil {
-		return err
-	}
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("shard: %s replaced, but removing the old copy %s failed: %w", w.dst, old, err)
-		}
 	}
 	return nil
 }

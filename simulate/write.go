@@ -353,21 +353,10 @@ func writeGz(path string, fill func(*bufio.Writer) error) error {
 	})
 }
 
+// writeFile creates path and fills it, synced (outlock.WriteFile).
 func writeFile(path string, fill func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("simulate: %w", err)
-	}
-	if err := fill(f); err != nil {
-		f.Close()
-		return fmt.Errorf("simulate: writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("simulate: %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("simulate: %s: %w", path, err)
+	if err := outlock.WriteFile(path, fill); err != nil {
+		return fmt.Errorf("simulate: writing %w", err)
 	}
 	return nil
 }

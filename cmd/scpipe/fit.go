@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -55,7 +56,7 @@ results as an uninterrupted run. While a fit works on RUN it holds the lock
 Many processes (the tasks of a SLURM job array, see scripts/slurm/) can fit
 one run together: --prepare creates the run (shards.json, config.toml with
 every L and chain, the held-out mask) and fits nothing; then each process
-fits chain --chain K of the sizes --L it names (by default all of the run's),
+fits chain --chain-index K of the sizes --L it names (by default all of the run's),
 with the run's settings read from RUN/config.toml, and writes only its own
 fit folders; scpipe summarize RUN writes summary.tsv from the fits that have
 finished. Each fit is identical to the same fit of a single process.
@@ -68,39 +69,53 @@ finished. Each fit is identical to the same fit of a single process.
    scpipe fit brain -o brain-run --resume
    scpipe fit calc50/shards -o deep --layers 7,4,2 --layer-prior-u 0.01,0.05,0.2 --init random --burn-in 200 --samples 200
    scpipe fit brain -o brain-run --config configs/mouse-brain-1.3m.toml --prepare
-   scpipe fit brain -o brain-run --L 5 --chain 2 --resume     # one fit of the prepared run
+   scpipe fit brain -o brain-run --L 5 --chain-index 2 --resume   # one fit of the prepared run
    scpipe summarize brain-run`,
-		Flags: append(commonFlags(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "run directory"},
-			&cli.StringFlag{Name: "config", Usage: "TOML file setting any of the options below (flags override it)"},
-			&cli.StringFlag{Name: "L", Value: d.L.String(), Usage: `latent sizes: "5", "2..10" or "2,4,8"`},
-			&cli.IntFlag{Name: "chains", Value: d.Chains, Usage: "chains per L"},
-			&cli.IntFlag{Name: "burn-in", Value: d.BurnIn, Usage: "discarded sweeps"},
-			&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
-			&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
-			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "master seed"},
-			&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto (uniform under dropout noise, empirical under symmetric noise: what measured best for each), uniform, empirical (from the observed density, as the paper) or a probability"},
-			&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: auto, uniform, empirical or a probability (as --prior-u)"},
-			&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
-			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: auto (chosen from the shards' manifest: dropout for data binarised from counts, such as 10x, MTX or h5ad expression; symmetric for binary data, such as ratings, a 0/1 matrix or simulate's ormachine and digits kinds), dropout (separate dropout and background rates, for single-cell data) or symmetric (the paper's single λ; dropout noise predicts the missing entries of binary data at chance)"},
-			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8 (deeper cells, higher background)"},
-			&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1 (none), 2, 4 or 8 (genes detected in many cells whatever their type, higher background); need --cell-levels > 1"},
-			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
-			&cli.BoolFlag{Name: "housekeeping", DefaultText: d.Housekeeping.String(), Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none); auto: one for data binarised from counts, none for binary data (as --noise auto)"},
-			&cli.BoolFlag{Name: "reseed", Value: d.Reseed, Usage: "during the burn-in, re-seed every code that covers nothing from the cells and genes the state leaves unexplained (--reseed=false: codes the start leaves empty may stay empty)"},
-			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
-			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
-			&cli.StringFlag{Name: "fixed-codes", Usage: "hold known codes fixed and infer the rest: a GMT `FILE` of gene programs (symbols matched case-insensitively to the shards' genes; unknown ones reported) or a fit folder RUN/Lnn/chainK (its MAP codes); they are the first codes of every fit and L counts them (--L 8 with 5 fixed codes infers 3)"},
-			&cli.IntFlag{Name: "checkpoint-every", Value: d.CheckpointEvery, Usage: "sweeps between checkpoints"},
-			&cli.Float64Flag{Name: "checkpoint-minutes", Value: d.CheckpointMinutes, Usage: "minutes between checkpoints at most"},
-			&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run (finished fits are skipped)"},
-			&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain processes (shards.json, config.toml, held-out mask) and fit nothing"},
-			&cli.IntFlag{Name: "chain", Usage: "fit only chain `K` of each --L, in a run made by --prepare, beside other processes fitting the rest"},
-			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
-			&cli.StringFlag{Name: "layers", Usage: "fit the multi-layer OrMachine, layer sizes from the data up (`7,4,2`): layer k factorises the usage Z of layer k−1; the paper's symmetric-noise model, so it sets --noise symmetric, --housekeeping=false, --starts 1 and --L to the first size, and refuses dropout noise, a housekeeping code, several starts and other L; outputs per layer in RUN/Lnn/chainK/layerK (rundir/README.md)"},
-			&cli.StringFlag{Name: "layer-prior-u", Usage: "with --layers, each layer's code prior: uniform, a probability, or empirical for the first layer (the paper's digits: `0.01,0.05,0.2`); default --prior-u for the first layer, uniform above"},
-			&cli.BoolFlag{Name: "keep-samples", Usage: "keep every retained state of each fit (RUN/Lnn/chainK/samples.bin: about (cells + genes)·L/8 bytes a sample, cells + genes more with levels) for the sample-averaged predictive of scpipe evaluate --predictive samples; single-layer fits, not with --mpi"},
-			&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun, each sweeping its share of the shards' cell blocks; the same results as one process (needs a build with -tags mpi)"},
+		// Usage lines stay short; docs/commands.md explains each flag.
+		Flags: slices.Concat(
+			inCategory("Run", append(commonFlags(),
+				&cli.StringFlag{Name: "config", Usage: "TOML `FILE` setting any option (flags override it)"},
+				&cli.BoolFlag{Name: "resume", Usage: "continue an interrupted run (finished fits are skipped)"},
+				&cli.IntFlag{Name: "checkpoint-every", Value: d.CheckpointEvery, Usage: "sweeps between checkpoints"},
+				&cli.Float64Flag{Name: "checkpoint-minutes", Value: d.CheckpointMinutes, Usage: "minutes between checkpoints at most"},
+			)...),
+			inCategory("Output",
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "run directory"},
+				&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
+				&cli.BoolFlag{Name: "keep-samples", Usage: "keep every retained state, for evaluate --predictive samples"},
+			),
+			inCategory("Model",
+				&cli.StringFlag{Name: "L", Value: d.L.String(), Usage: `latent sizes: "5", "2..10" or "2,4,8"`},
+				&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: auto (from the shards), dropout (counts) or symmetric (binary data)"},
+				&cli.BoolFlag{Name: "housekeeping", DefaultText: d.Housekeeping.String(), Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none); auto: one for data binarised from counts, none for binary data (as --noise auto)"},
+				&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8"},
+				&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1, 2, 4 or 8 (with --cell-levels > 1)"},
+				&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto, uniform, empirical or a probability"},
+				&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: auto, uniform, empirical or a probability"},
+				&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
+				&cli.StringFlag{Name: "fixed-codes", Usage: "hold known codes fixed: a GMT `FILE` of programs, or a fit folder RUN/Lnn/chainK"},
+				&cli.StringFlag{Name: "layers", Usage: "fit the multi-layer OrMachine, layer sizes from the data up (`7,4,2`)"},
+				&cli.StringFlag{Name: "layer-prior-u", Usage: "with --layers, each layer's prior of U, one per layer (`0.01,0.05,0.2`)"},
+			),
+			inCategory("Sampler",
+				&cli.IntFlag{Name: "chains", Value: d.Chains, Usage: "chains per L"},
+				&cli.IntFlag{Name: "burn-in", Value: d.BurnIn, Usage: "discarded sweeps"},
+				&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
+				&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
+				&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "master seed"},
+				&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "start: cluster (from cell types), data (from random cells) or random"},
+				&cli.BoolFlag{Name: "reseed", Value: d.Reseed, Usage: "re-seed empty codes during the burn-in (--reseed=false: none)"},
+				&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
+				&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
+			),
+			inCategory("HPC",
+				&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain-index processes and fit nothing"},
+				&cli.IntFlag{Name: "chain-index", Usage: "fit only chain `K` of each --L of a prepared run (one task of a job array)"},
+				// The name of --chain-index before it was told apart from
+				// --chains; the commands that pipeline's messages print use it.
+				&cli.IntFlag{Name: "chain", Hidden: true},
+				&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun (a build with -tags mpi)"},
+			),
 		),
 		Action: func(c *cli.Context) error {
 			shards, err := oneArg(c, "shard folder")
@@ -119,22 +134,23 @@ finished. Each fit is identical to the same fit of a single process.
 				Resume: c.Bool("resume"), Force: c.Bool("force"),
 				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
 			}
+			chain, oneChain := chainIndex(c)
 			switch {
-			case c.Bool("mpi") && (c.Bool("prepare") || c.IsSet("chain")):
-				return fmt.Errorf("fit: --mpi fits the whole run on every rank: it goes without --prepare and --chain")
+			case c.Bool("mpi") && (c.Bool("prepare") || oneChain):
+				return fmt.Errorf("fit: --mpi fits the whole run on every rank: it goes without --prepare and --chain-index")
 			case c.Bool("mpi"):
 				return fitMPI(c, cfg, o, env)
-			case c.Bool("prepare") && (c.IsSet("chain") || c.Bool("resume")):
-				return fmt.Errorf("fit: --prepare fits nothing: it goes without --chain and --resume")
+			case c.Bool("prepare") && (oneChain || c.Bool("resume")):
+				return fmt.Errorf("fit: --prepare fits nothing: it goes without --chain-index and --resume")
 			case c.Bool("prepare"):
 				_, err := pipeline.Prepare(c.Context, cfg, o)
 				return err
-			case c.IsSet("chain"):
-				rep, err := pipeline.FitChain(c.Context, cfg, c.Int("chain"), o)
+			case oneChain:
+				rep, err := pipeline.FitChain(c.Context, cfg, chain, o)
 				if err != nil {
 					return err
 				}
-				env.log.Info("fits complete", "run", rep.Run, "L", cfg.L.String(), "chain", c.Int("chain"),
+				env.log.Info("fits complete", "run", rep.Run, "L", cfg.L.String(), "chain", chain,
 					"fitted", rep.Fitted, "skipped", rep.Skipped, "then", "scpipe summarize "+rep.Run)
 				return nil
 			}
@@ -153,13 +169,24 @@ finished. Each fit is identical to the same fit of a single process.
 	}
 }
 
+// chainIndex returns the chain that --chain-index (or its old name,
+// --chain) names, and whether one was given.
+func chainIndex(c *cli.Context) (int, bool) {
+	for _, name := range []string{"chain-index", "chain"} {
+		if c.IsSet(name) {
+			return c.Int(name), true
+		}
+	}
+	return 0, false
+}
+
 // fitConfig resolves the configuration: defaults, or the stored
-// configuration of the run being resumed or shared (--chain), then
+// configuration of the run being resumed or shared (--chain-index), then
 // --config, then the flags given explicitly.
 func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	cfg := pipeline.DefaultFitConfig()
 	var err error
-	if c.Bool("resume") || c.IsSet("chain") {
+	if _, oneChain := chainIndex(c); c.Bool("resume") || oneChain {
 		// A run folder without a configuration (a start that failed early)
 		// has nothing to resume: Fit starts it from the flags.
 		stored := filepath.Join(c.String("output"), rundir.ConfigFile)
@@ -236,4 +263,25 @@ func layerDefaults(c *cli.Context, cfg *pipeline.FitConfig) {
 	if !c.IsSet("reseed") && cfg.Reseed == d.Reseed {
 		cfg.Reseed = false
 	}
+}
+
+// inCategory puts flags under one heading of the command's help.
+func inCategory(name string, flags ...cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			f.Category = name
+		case *cli.IntFlag:
+			f.Category = name
+		case *cli.Uint64Flag:
+			f.Category = name
+		case *cli.Float64Flag:
+			f.Category = name
+		case *cli.StringFlag:
+			f.Category = name
+		default:
+			panic(fmt.Sprintf("inCategory: flag type %T", f))
+		}
+	}
+	return flags
 }

@@ -80,7 +80,7 @@ func commonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "threads", Aliases: []string{"j"}, Value: runtime.NumCPU(), EnvVars: []string{"SCPIPE_THREADS"}, Usage: "number of cores to use"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and only warnings on stderr"},
-		&cli.BoolFlag{Name: "no-direct-io", EnvVars: []string{"SCPIPE_NO_DIRECT_IO"}, Usage: "write shards and temporary files through the page cache instead of with O_DIRECT (e.g. on NFS, where each direct write waits for the server)"},
+		&cli.BoolFlag{Name: "no-direct-io", EnvVars: []string{"SCPIPE_NO_DIRECT_IO"}, Usage: "write through the page cache, not O_DIRECT (on NFS, for one)"},
 	}
 }
 

@@ -403,9 +403,10 @@ func TestNoDirectIO(t *testing.T) {
 }
 
 // TestSharedRunThroughCLI: a run prepared with --prepare and fitted by one
-// `fit --L l --chain k` per fit, which read the run's settings from its
-// config.toml, then summarised, holds what one `fit` writes; summarize
-// --strict fails while fits are missing and names them.
+// `fit --L l --chain-index k` per fit (--chain, its old name, for one),
+// which read the run's settings from its config.toml, then summarised,
+// holds what one `fit` writes; summarize --strict fails while fits are
+// missing and names them.
 func TestSharedRunThroughCLI(t *testing.T) {
 	dir := t.TempDir()
 	sim, shards, cfg := filepath.Join(dir, "sim"), filepath.Join(dir, "shards"), filepath.Join(dir, "c.toml")
@@ -416,7 +417,7 @@ func TestSharedRunThroughCLI(t *testing.T) {
 		{"ingest", sim, "-o", shards, "--quiet"},
 		{"fit", shards, "-o", direct, "--config", cfg, "--quiet", "-j", "2"},
 		{"fit", shards, "-o", shared, "--config", cfg, "--prepare", "--quiet"},
-		{"fit", shards, "-o", shared, "--L", "3", "--chain", "2", "--quiet", "-j", "1"},
+		{"fit", shards, "-o", shared, "--L", "3", "--chain-index", "2", "--quiet", "-j", "1"},
 	} {
 		if err := run(t, args...); err != nil {
 			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
@@ -427,9 +428,9 @@ func TestSharedRunThroughCLI(t *testing.T) {
 		want string
 	}{
 		{[]string{"summarize", shared, "--strict", "--quiet"}, "3 fits of " + shared + " have not finished: L=2 chain 1 (not started), L=2 chain 2 (not started), L=3 chain 1 (not started)"},
-		{[]string{"fit", shards, "-o", shared, "--prepare", "--chain", "1"}, "--prepare fits nothing"},
-		{[]string{"fit", shards, "-o", shared, "--L", "3", "--chain", "2", "--quiet"}, "use --resume"},
-		{[]string{"fit", shards, "-o", shared, "--chain", "1", "--seed", "2", "--quiet"}, "seed: 1 ≠ 2"},
+		{[]string{"fit", shards, "-o", shared, "--prepare", "--chain-index", "1"}, "--prepare fits nothing"},
+		{[]string{"fit", shards, "-o", shared, "--L", "3", "--chain-index", "2", "--quiet"}, "use --resume"},
+		{[]string{"fit", shards, "-o", shared, "--chain-index", "1", "--seed", "2", "--quiet"}, "seed: 1 ≠ 2"},
 		{[]string{"summarize", filepath.Join(dir, "nothing")}, "not a run directory"},
 	} {
 		if err := run(t, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -437,7 +438,7 @@ func TestSharedRunThroughCLI(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"fit", shards, "-o", shared, "--chain", "1", "--quiet"}, // every L of the run
+		{"fit", shards, "-o", shared, "--chain-index", "1", "--quiet"}, // every L of the run
 		{"fit", shards, "-o", shared, "--L", "2", "--chain", "2", "--quiet"},
 		{"summarize", shared, "--strict", "--quiet"},
 	} {

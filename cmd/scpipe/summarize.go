@@ -22,7 +22,7 @@ chains' agreement and R-hat, converged, recommended) and RUN/selection.svg,
 as scpipe fit does at its end: once every fit has finished, the same bytes.
 It says which (L, chain) of the run's configuration have not finished (they
 are left out) and how far their checkpoints got. Use it after the fits of a
-run that many processes shared (scpipe fit --chain, scripts/slurm/), or to
+run that many processes shared (scpipe fit --chain-index, scripts/slurm/), or to
 look at a run while it is being fitted.
 
 The held-out entries are scored against the shards the run records in

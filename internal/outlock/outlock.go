@@ -32,6 +32,12 @@
 //	defer lk.Release()
 //	lk.RemoveStale()
 //
+// Every output, a file or a folder, takes its place the same way: written
+// whole under a temporary name beside it (TempFile, or TempDir filled by
+// WriteFile), synced, and renamed into place by Install, which moves a
+// replaced folder aside under a temporary's name and syncs the folder that
+// holds it; CommitDir does all of it for a folder, lock included.
+//
 // New folders are made with mode 0777 and files with 0666, so that the
 // process's umask decides who may read them, as for any Unix tool.
 package outlock
@@ -42,6 +48,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -390,13 +397,14 @@ func TempFile(output, kind string) (*os.File, error) {
 	return nil, fmt.Errorf("%s: no free temporary name", output)
 }
 
-// CommitDir runs fill on a fresh temporary folder beside dir and renames it
-// to dir when fill succeeds; on failure nothing is left behind. An existing
-// dir is refused unless force, and then replaced only once the new folder
-// is complete. dir is locked meanwhile (a second writer fails at once), and
-// the temporaries a killed writer of dir left are removed first. Errors of
-// its own begin with what (the command, such as "simulate"); fill's are
-// returned as they are.
+// CommitDir runs fill on a fresh temporary folder beside dir and installs
+// it as dir (Install) when fill succeeds; on failure nothing is left
+// behind. An existing dir is refused unless force, and then replaced only
+// once the new folder is complete. dir is locked meanwhile (a second writer
+// fails at once), and the temporaries a killed writer of dir left are
+// removed first. fill syncs the files it writes; Install syncs the
+// folders. Errors of its own begin with what (the command, such as
+// "simulate"); fill's are returned as they are.
 func CommitDir(dir, what string, force bool, log *slog.Logger, fill func(tmp string) error) error {
 	fail := func(err error) error { return fmt.Errorf("%s: %w", what, err) }
 	lk, err := Acquire(dir, log)
@@ -407,8 +415,8 @@ func CommitDir(dir, what string, force bool, log *slog.Logger, fill func(tmp str
 	if _, err := lk.RemoveStale(); err != nil {
 		return fail(err)
 	}
-	if _, err := os.Stat(dir); err == nil && !force {
-		return fmt.Errorf("%s: %s already exists (use --force to replace it)", what, dir)
+	if err := Refuse(dir, force); err != nil {
+		return fail(err)
 	}
 	tmp, err := TempDir(dir)
 	if err != nil {
@@ -418,20 +426,135 @@ func CommitDir(dir, what string, force bool, log *slog.Logger, fill func(tmp str
 		os.RemoveAll(tmp)
 		return err
 	}
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = AsideName(dir)
-		if err := os.Rename(dir, old); err != nil {
-			os.RemoveAll(tmp)
-			return fail(err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
+	if err := Install(tmp, dir, force); err != nil {
 		os.RemoveAll(tmp)
 		return fail(err)
 	}
+	return nil
+}
+
+// WriteFile creates path, which must not exist, writes it through write
+// and syncs it: a file of a folder being filled for Install. The writer
+// is the file itself, unbuffered and without its Close; errors name path.
+func WriteFile(path string, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	err = write(struct{ io.Writer }{f})
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Refuse returns an error saying that output already exists, unless it
+// does not or force allows replacing it.
+func Refuse(output string, force bool) error {
+	if _, err := os.Lstat(output); err == nil && !force {
+		return fmt.Errorf("%s already exists (use --force to replace it)", output)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Install puts tmp, a complete file or folder written beside output
+// (TempDir, TempFile), in output's place, so that output is either what it
+// was or all of tmp: the folders in tmp are synced (the writer has synced
+// the files it wrote, on its own descriptors, where a write-back error
+// shows), tmp is renamed to output, and output's folder is synced. An
+// existing output is refused unless force. A file replaces a file in one
+// rename, and never a folder; whatever stands where a folder goes is first
+// moved aside, under tmp's name with old for its kind when tmp is named
+// after some output (so that the lock guarding tmp guards it too, and the
+// next holder removes it if this process dies), and removed once tmp is in
+// place. tmp is left where it was when Install fails before the rename.
+func Install(tmp, output string, force bool) error {
+	if err := Refuse(output, force); err != nil {
+		return err
+	}
+	ti, err := os.Lstat(tmp)
+	if err != nil {
+		return err
+	}
+	if ti.IsDir() {
+		if err := syncTree(tmp); err != nil {
+			return err
+		}
+	}
+	var old string
+	if oi, err := os.Lstat(output); err == nil && oi.IsDir() && !ti.IsDir() {
+		return fmt.Errorf("%s is a folder: a file does not replace it", output)
+	} else if err == nil && ti.IsDir() {
+		old = asideOf(tmp, output)
+		if err := os.Rename(output, old); err != nil {
+			return fmt.Errorf("move the old %s aside: %w", output, err)
+		}
+	}
+	if err := os.Rename(tmp, output); err != nil {
+		if old != "" {
+			os.Rename(old, output) // put the old output back; the rename's error is the one to report
+		}
+		return fmt.Errorf("rename %s into place: %w", output, err)
+	}
+	if err := Sync(filepath.Dir(output)); err != nil {
+		return err
+	}
 	if old != "" {
-		return os.RemoveAll(old)
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("%s replaced, but removing the old copy %s failed: %w", output, old, err)
+		}
+	}
+	return nil
+}
+
+// tmpName splits the name of a temporary into the output it is named
+// after (with the leading dot of a hidden one) and its random digits.
+var tmpName = regexp.MustCompile(`^(.+)\.tmp-([0-9a-f]{` + fmt.Sprint(suffixLen) + `})$`)
+
+// asideOf names the place output moves to while tmp replaces it.
+func asideOf(tmp, output string) string {
+	dir, base := filepath.Split(tmp)
+	if m := tmpName.FindStringSubmatch(base); m != nil {
+		return filepath.Join(dir, strings.TrimPrefix(m[1], ".")+".old-"+m[2])
+	}
+	return AsideName(output)
+}
+
+// syncTree syncs the entries of dir and of every folder below it.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return Sync(p)
+	})
+}
+
+// fsync is (*os.File).Sync, replaced by tests that make a sync fail.
+var fsync = (*os.File).Sync
+
+// Sync makes path durable: a file's data, or a folder's entries (so that
+// files created or renamed in it survive a crash). A file system that
+// refuses to sync a folder (EINVAL) is no error.
+func Sync(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = fsync(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
 }

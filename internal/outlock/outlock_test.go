@@ -309,3 +309,129 @@ func TestCommitDir(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitDirLeftovers checks that CommitDir removes what a killed
+// writer of the same output left beside it (its temporary folder, a hidden
+// temporary file and an old copy moved aside) and nothing else.
+func TestCommitDirLeftovers(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	tmp, err := TempDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := TempFile(dir, "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	aside := AsideName(dir)
+	other, err := TempDir(filepath.Join(parent, "other")) // another output's: not ours to remove
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{tmp, aside} {
+		os.MkdirAll(p, 0o777)
+	}
+	if err := CommitDir(dir, "test", false, nil, func(string) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{tmp, f.Name(), aside} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left after CommitDir (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another output's temporary removed: %v", err)
+	}
+}
+
+// TestCommitDirLocked checks that CommitDir refuses an output whose lock
+// another writer holds, and fills nothing.
+func TestCommitDirLocked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	lk, err := Acquire(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Release()
+	filled := false
+	err = CommitDir(dir, "test", true, nil, func(string) error { filled = true; return nil })
+	if !errors.Is(err, ErrLocked) || filled {
+		t.Errorf("CommitDir on a locked output: err = %v, filled = %v (want ErrLocked, nothing filled)", err, filled)
+	}
+}
+
+// TestInstallSyncError checks that a failed sync, of the new folder or of
+// the folder it lands in, fails the commit.
+func TestInstallSyncError(t *testing.T) {
+	boom := errors.New("I/O error")
+	for _, failAt := range []int{1, 2, 3} { // the new folder, its subfolder, the parent (after the rename)
+		t.Run(fmt.Sprint(failAt), func(t *testing.T) {
+			calls := 0
+			fsync = func(f *os.File) error {
+				if calls++; calls == failAt {
+					return boom
+				}
+				return nil
+			}
+			defer func() { fsync = (*os.File).Sync }()
+			dir := filepath.Join(t.TempDir(), "out")
+			err := CommitDir(dir, "test", false, nil, func(tmp string) error { return os.Mkdir(filepath.Join(tmp, "sub"), 0o777) })
+			if !errors.Is(err, boom) {
+				t.Fatalf("CommitDir with sync %d failing: %v, want the sync's error", failAt, err)
+			}
+			if left, _ := os.ReadDir(filepath.Dir(dir)); failAt < 3 && len(left) != 0 {
+				t.Errorf("left %d entries after a failed commit, want none", len(left))
+			}
+		})
+	}
+}
+
+// TestInstallFile checks that a file replaces a file in place, that a
+// folder replaces a file (moved aside under the temporary's name, then
+// removed), and that a file does not replace a folder.
+func TestInstallFile(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	if err := os.WriteFile(out, []byte("old"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	f, err := TempFile(out, "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new")
+	f.Close()
+	if err := Install(f.Name(), out, false); err == nil {
+		t.Fatal("Install replaced an output without force")
+	}
+	if err := Install(f.Name(), out, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "new" {
+		t.Errorf("output holds %q, want new", b)
+	}
+	tmp, err := TempDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(tmp, out, true); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
+		t.Errorf("output after installing a folder over a file: %v, %v", fi, err)
+	}
+	g, err := TempFile(out, "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if err := Install(g.Name(), out, true); err == nil {
+		t.Error("a file replaced a folder")
+	}
+	os.Remove(g.Name())
+	if left, _ := os.ReadDir(parent); len(left) != 1 {
+		t.Errorf("%d entries beside the output, want none", len(left)-1)
+	}
+}
