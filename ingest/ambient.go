@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"sync/atomic"
 
@@ -59,6 +60,7 @@ const dominantShare = 0.05
 type ambientLevels struct {
 	cellScale []float64 // κ·s_n / Σ s, in the same units as geneTotal
 	geneTotal []float64 // Σ_n c_nd of each gene of the kept types
+	reads     int       // how many times the input was read to measure them
 }
 
 // limit returns the value an entry of cell and gene must exceed.
@@ -69,40 +71,46 @@ func (a *ambientLevels) limit(cell, gene int32) float64 {
 // ambientKappa returns κ for the ambient fraction rho.
 func ambientKappa(rho float64) float64 { return (1 - rho) / math.Log(1/rho) }
 
-// measureAmbient reads src twice and returns the thresholds of the
-// ambient-aware binarisation at ambient fraction rho, or nil when the input
-// holds no value above 1 (a 0/1 matrix, which has no counts to weigh).
+// measureAmbient reads src once, or twice where a cell's entries are not
+// stored together, and returns the thresholds of the ambient-aware
+// binarisation at ambient fraction rho, or nil when the input holds no
+// value above 1 (a 0/1 matrix, which has no counts to weigh).
+//
+// A cell's size needs its total before its entries can be weighed against
+// it. Where a run of entries is the cell's whole (a run inside its range,
+// in an input that stores each cell's entries together: 10x, AnnData CSR,
+// sorted Matrix Market), the run holds the total and the size is taken at
+// once; the runs at the edges of ranges, which a cell may continue past,
+// are kept aside and weighed once every total is in. An input that shows
+// a cell in more than one run beside a whole one (stored gene by gene, or
+// unsorted) is read once more for the sizes.
 func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept []bool, rho float64, split passSplit, log *slog.Logger) (*ambientLevels, error) {
-	total := make([]int64, cells)
+	total, size := make([]int64, cells), make([]int64, cells)
+	runs, whole := make([]int32, cells), make([]int32, cells)
 	parts := make([]ambientPart, max(split.workers, 1))
 	for i := range parts {
 		parts[i].geneTotal = make([]int64, genes)
 	}
-	err := scanRuns(ctx, src, split, func(r int, cell int32, gene []int32, val []float64) {
+	err := scanRuns(ctx, src, split, func(r int, cell int32, gene []int32, val []float64, inside bool) {
 		p := &parts[r]
-		var sum int64
-		for i, v := range val {
-			if typeKept[gene[i]] {
-				q := quant(v)
-				sum += q
-				p.geneTotal[gene[i]] += q
-				p.aboveOne = p.aboveOne || v > 1
-			}
-		}
+		sum := p.add(gene, val, typeKept)
 		atomic.AddInt64(&total[cell], sum)
+		atomic.AddInt32(&runs[cell], 1)
+		if inside {
+			atomic.AddInt32(&whole[cell], 1)
+			atomic.AddInt64(&size[cell], cellSize(gene, val, typeKept, sum))
+			return
+		}
+		p.edges = append(p.edges, edgeRun{cell, slices.Clone(gene), slices.Clone(val)})
 	})
 	if err != nil {
 		return nil, err
 	}
-	geneTotal := make([]float64, genes)
-	aboveOne := false
-	for _, p := range parts {
-		aboveOne = aboveOne || p.aboveOne
-	}
-	if !aboveOne {
+	if !slices.ContainsFunc(parts, func(p ambientPart) bool { return p.aboveOne }) {
 		log.Info("ingest: no count above 1: binarising at the threshold alone, without the ambient RNA's levels")
 		return nil, nil
 	}
+	geneTotal := make([]float64, genes)
 	for g := range geneTotal {
 		var y int64
 		for _, p := range parts {
@@ -111,25 +119,31 @@ func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept 
 		geneTotal[g] = float64(y) / valueScale
 	}
 
-	size := make([]int64, cells)
-	err = scanRuns(ctx, src, split, func(_ int, cell int32, gene []int32, val []float64) {
-		limit := float64(total[cell]) * dominantShare
-		var sum int64
-		for i, v := range val {
-			if q := quant(v); typeKept[gene[i]] && float64(q) <= limit {
-				sum += q
+	grouped, reads := true, 1
+	for n := range whole {
+		grouped = grouped && (whole[n] == 0 || runs[n] == 1)
+	}
+	if grouped {
+		for _, p := range parts {
+			for _, e := range p.edges {
+				size[e.cell] += cellSize(e.gene, e.val, typeKept, total[e.cell])
 			}
 		}
-		atomic.AddInt64(&size[cell], sum)
-	})
-	if err != nil {
-		return nil, err
+	} else {
+		clear(size)
+		reads++
+		err = scanRuns(ctx, src, split, func(_ int, cell int32, gene []int32, val []float64, _ bool) {
+			atomic.AddInt64(&size[cell], cellSize(gene, val, typeKept, total[cell]))
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	var all int64
 	for _, s := range size {
 		all += s
 	}
-	a := &ambientLevels{cellScale: make([]float64, cells), geneTotal: geneTotal}
+	a := &ambientLevels{cellScale: make([]float64, cells), geneTotal: geneTotal, reads: reads}
 	if all > 0 {
 		k := ambientKappa(rho) / float64(all)
 		for n, s := range size {
@@ -137,21 +151,63 @@ func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept 
 		}
 	}
 	log.Info("ingest: ambient-aware binarisation", "ambient_fraction", rho, "kappa", ambientKappa(rho),
-		"median_cell_size", medianSize(size))
+		"median_cell_size", medianSize(size), "reads", reads)
 	return a, nil
 }
 
-// ambientPart is one worker's share of measureAmbient's first read.
+// cellSize returns the part of a cell's entries, of total total, that
+// counts in its size: the values of kept genes at most dominantShare of
+// the total (all × valueScale).
+func cellSize(gene []int32, val []float64, typeKept []bool, total int64) int64 {
+	limit := float64(total) * dominantShare
+	var sum int64
+	for i, v := range val {
+		if q := quant(v); typeKept[gene[i]] && float64(q) <= limit {
+			sum += q
+		}
+	}
+	return sum
+}
+
+// ambientPart is one worker's share of measureAmbient's read.
 type ambientPart struct {
 	geneTotal []int64
 	aboveOne  bool
+	edges     []edgeRun // runs at the edges of ranges, weighed once the totals are in
 }
+
+// add adds a run's values of kept genes to the genes' totals and returns
+// their sum (× valueScale).
+func (p *ambientPart) add(gene []int32, val []float64, typeKept []bool) int64 {
+	var sum int64
+	for i, v := range val {
+		if g := gene[i]; typeKept[g] {
+			q := quant(v)
+			sum += q
+			p.geneTotal[g] += q
+			p.aboveOne = p.aboveOne || v > 1
+		}
+	}
+	return sum
+}
+
+// edgeRun is a copy of a run of one cell's entries.
+type edgeRun struct {
+	cell int32
+	gene []int32
+	val  []float64
+}
+
+// runFn is handed a run of entries of one cell by worker r; inside says
+// that the run lies strictly inside its range of entries, so that where the
+// input stores each cell's entries together the run is the cell's whole.
+type runFn func(r int, cell int32, gene []int32, val []float64, inside bool)
 
 // scanRuns reads src once, handing fn each run of entries of one cell, from
 // worker r of split's; the runs of a cell may come in several calls, from
 // several workers at once, in any order. A source read in ranges is read on
 // all workers, as the counting pass reads it.
-func scanRuns(ctx context.Context, src source, split passSplit, fn func(r int, cell int32, gene []int32, val []float64)) error {
+func scanRuns(ctx context.Context, src source, split passSplit, fn runFn) error {
 	if rs, ok := src.(ranger); ok {
 		if n, open := rs.ranges(); n > 0 {
 			return scanRanges(ctx, n, open, split, fn)
@@ -165,7 +221,7 @@ func scanRuns(ctx context.Context, src source, split passSplit, fn func(r int, c
 
 // scanRanges is scanRuns for a source read in ranges: each worker reads
 // ranges in turn, in no set order.
-func scanRanges(ctx context.Context, n int, open func() (rangeReader, error), split passSplit, fn func(r int, cell int32, gene []int32, val []float64)) error {
+func scanRanges(ctx context.Context, n int, open func() (rangeReader, error), split passSplit, fn runFn) error {
 	workers := max(min(split.workers, n), 1)
 	readers := make([]rangeReader, workers)
 	for w := range readers {
@@ -195,14 +251,14 @@ func scanRanges(ctx context.Context, n int, open func() (rangeReader, error), sp
 }
 
 // batchRuns hands fn the runs of one cell among entries [lo, hi) of b.
-func batchRuns(b *batch, r, lo, hi int, fn func(r int, cell int32, gene []int32, val []float64)) {
+func batchRuns(b *batch, r, lo, hi int, fn runFn) {
 	if b.runs == nil {
 		for k := lo; k < hi; {
 			end := k + 1
 			for end < hi && b.cell[end] == b.cell[k] {
 				end++
 			}
-			fn(r, b.cell[k], b.gene[k:end], b.val[k:end])
+			fn(r, b.cell[k], b.gene[k:end], b.val[k:end], k > lo && end < hi)
 			k = end
 		}
 		return
@@ -210,7 +266,7 @@ func batchRuns(b *batch, r, lo, hi int, fn func(r int, cell int32, gene []int32,
 	ri := sort.Search(len(b.runs), func(i int) bool { return int(b.runs[i].end) > lo })
 	for k := lo; k < hi; ri++ {
 		end := min(int(b.runs[ri].end), hi)
-		fn(r, b.runs[ri].cell, b.gene[k:end], b.val[k:end])
+		fn(r, b.runs[ri].cell, b.gene[k:end], b.val[k:end], k > lo && end < hi)
 		k = end
 	}
 }

@@ -56,10 +56,7 @@ func ambientCounts(seed uint64, binary bool) []refEntry {
 // returns the bits set, cell by cell.
 func ambientBits(t *testing.T, src source, split passSplit, rho float64) [][]int32 {
 	t.Helper()
-	kept := make([]bool, ambientGenes)
-	for g := range kept {
-		kept[g] = true
-	}
+	kept := allGenes()
 	var amb *ambientLevels
 	if rho > 0 {
 		var err error
@@ -96,11 +93,23 @@ func ambientBits(t *testing.T, src source, split passSplit, rho float64) [][]int
 func TestAmbientBinarisation(t *testing.T) {
 	es := ambientCounts(1, false)
 	batches := toBatches(es, []int{7000, 3333, 10240})
+	shuffled := slices.Clone(es)
+	rand.New(rand.NewPCG(3, 3)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	sources := map[string]source{
+		"unsorted":       batchSource{batches: toBatches(shuffled, []int{5000})},
 		"entries":        batchSource{batches: batches},
 		"ranges":         rangeSource{batchSource: batchSource{batches: batches}},
 		"runs":           batchSource{batches: withRuns(batches)},
 		"ranges of runs": rangeSource{batchSource: batchSource{batches: withRuns(batches)}},
+	}
+	for name, reads := range map[string]int{"unsorted": 2, "entries": 1, "ranges of runs": 1} {
+		amb, err := measureAmbient(context.Background(), sources[name], ambientCells, ambientGenes, allGenes(), DefaultAmbient, passSplit{3, 8}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if amb.reads != reads {
+			t.Errorf("%s: the ambient levels took %d reads, want %d", name, amb.reads, reads)
+		}
 	}
 	var want [][]int32
 	for name, src := range sources {
@@ -155,10 +164,7 @@ func checkAmbientBits(t *testing.T, es []refEntry, bits [][]int32) {
 // directly: κ·s_n·π_d, s_n the cell's total less its counts above 5% of it.
 func TestAmbientLimit(t *testing.T) {
 	es := ambientCounts(2, false)
-	kept := make([]bool, ambientGenes)
-	for g := range kept {
-		kept[g] = true
-	}
+	kept := allGenes()
 	amb, err := measureAmbient(context.Background(), batchSource{batches: toBatches(es, []int{9999})}, ambientCells, ambientGenes, kept, 0.1, passSplit{2, 8}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -191,4 +197,13 @@ func TestAmbientLimit(t *testing.T) {
 			t.Errorf("cell %d: the abundant gene's limit is %v, want about 0.39 of its level (10–15) in every cell", c, got)
 		}
 	}
+}
+
+// allGenes keeps every gene of ambientCounts.
+func allGenes() []bool {
+	kept := make([]bool, ambientGenes)
+	for g := range kept {
+		kept[g] = true
+	}
+	return kept
 }
