@@ -156,7 +156,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 		}
 	}
 	start = time.Now()
-	rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+	rep.Summary, err = writeSummary(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
 	o.Timings.since(phaseScoring, start)
 	if err == nil {
 		logSelection(o.Log, rep.Summary)

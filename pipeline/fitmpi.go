@@ -115,7 +115,7 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 		}
 	}
 	if root {
-		rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+		rep.Summary, err = writeSummary(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
 		if err == nil {
 			logSelection(o.Log, rep.Summary)
 		}

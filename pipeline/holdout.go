@@ -30,7 +30,7 @@ type holdout struct {
 // Its stream is math/rand/v2's PCG keyed by (Seed, n) rather than
 // SplitMix64 (package splitmix): bernoulli.Each draws from a *rand.Rand,
 // as the simulations' rows do, and the entries must stay those that runs
-// already on disk held out, since Summarise regenerates them to score the
+// already on disk held out, since writeSummary regenerates them to score the
 // fits; another generator would score entries the fits had seen
 // (TestHoldoutPinned).
 func (h holdout) row(n, D int, observed, dst []uint64) {

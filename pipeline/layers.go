@@ -120,7 +120,7 @@ func (c FitConfig) validateLayers(Ls []int) error {
 	case !c.Noise.Auto && c.Noise.Noise != gibbs.Symmetric:
 		return bad("the multi-layer OrMachine is the paper's symmetric-noise model: use --noise symmetric (noise = %v)", c.Noise)
 	case !c.Housekeeping.Auto && c.Housekeeping.On:
-		return bad("a housekeeping code is not part of the multi-layer model: use --housekeeping=false")
+		return bad("a housekeeping code is not part of the multi-layer model: use --housekeeping off")
 	case c.FixedCodes != "":
 		return bad("fixed codes are not part of the multi-layer model: leave out --fixed-codes")
 	case c.Starts != 1:

@@ -133,7 +133,7 @@ func TestLayersConfig(t *testing.T) {
 		{"one layer", "two layers or more", func(c *FitConfig) { c.Layers = LayerSizes{4}; c.LayerPriorU = nil }},
 		{"another L", "leave --L out", func(c *FitConfig) { c.L = LSizes{3, 4} }},
 		{"dropout noise", "--noise symmetric", func(c *FitConfig) { c.Noise = GivenNoise(gibbs.Dropout) }},
-		{"housekeeping", "--housekeeping=false", func(c *FitConfig) { c.Housekeeping = GivenHousekeeping(true) }},
+		{"housekeeping", "--housekeeping off", func(c *FitConfig) { c.Housekeeping = GivenHousekeeping(true) }},
 		{"starts", "--starts 1", func(c *FitConfig) { c.Starts = 4 }},
 		{"re-seeding", "--reseed=false", func(c *FitConfig) { c.Reseed = true }},
 		{"kept samples", "--keep-samples", func(c *FitConfig) { c.KeepSamples = true }},

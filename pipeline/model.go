@@ -62,8 +62,9 @@ func (s *NoiseSetting) UnmarshalText(b []byte) error {
 }
 
 // HousekeepingSetting says whether a fit adds a housekeeping code: auto
-// (AutoHousekeeping), which ResolveModel makes concrete, or given. In TOML
-// it is "auto", true or false.
+// (AutoHousekeeping), which ResolveModel makes concrete, or given. As
+// text (--housekeeping) it is "auto", "on" or "off"; in TOML "auto", true
+// or false, as in configurations written before it could be auto.
 type HousekeepingSetting struct {
 	Auto bool
 	On   bool // when not Auto
@@ -77,12 +78,15 @@ func AutoHousekeeping() HousekeepingSetting { return HousekeepingSetting{Auto: t
 // whatever the shards.
 func GivenHousekeeping(on bool) HousekeepingSetting { return HousekeepingSetting{On: on} }
 
-// String returns "auto", "true" or "false".
+// String returns "auto", "on" or "off".
 func (s HousekeepingSetting) String() string {
-	if s.Auto {
+	switch {
+	case s.Auto:
 		return "auto"
+	case s.On:
+		return "on"
 	}
-	return strconv.FormatBool(s.On)
+	return "off"
 }
 
 // MarshalText implements encoding.TextMarshaler (for JSON; TOML takes
@@ -98,16 +102,19 @@ func (s HousekeepingSetting) MarshalTOML() ([]byte, error) {
 	return []byte(strconv.FormatBool(s.On)), nil
 }
 
-// UnmarshalText implements encoding.TextUnmarshaler; the TOML decoder hands
-// it a boolean as "true" or "false".
+// UnmarshalText implements encoding.TextUnmarshaler: "auto", "on" or
+// "off", and "true" or "false", which the TOML decoder hands it for a
+// boolean and scripts written for the flag's boolean days give.
 func (s *HousekeepingSetting) UnmarshalText(b []byte) error {
 	switch string(b) {
 	case "auto":
 		*s = AutoHousekeeping()
-	case "true", "false":
-		*s = GivenHousekeeping(string(b) == "true")
+	case "on", "true":
+		*s = GivenHousekeeping(true)
+	case "off", "false":
+		*s = GivenHousekeeping(false)
 	default:
-		return fmt.Errorf("housekeeping %q: want auto, true or false", b)
+		return fmt.Errorf("housekeeping %q: want auto, on or off", b)
 	}
 	return nil
 }
@@ -148,7 +155,7 @@ func DataKindOf(m *shard.Manifest) (DataKind, string) {
 	case m.Source.Values == shard.ValuesCounts:
 		return CountData, "the input holds counts (stored values above 1, " + m.Source.Format + ")"
 	}
-	return CountData, "the shards' manifest does not record the input's values (written before scpipe recorded them): the single-cell model, as before; give --noise symmetric --housekeeping=false for binary data"
+	return CountData, "the shards' manifest does not record the input's values (written before scpipe recorded them): the single-cell model, as before; give --noise symmetric --housekeeping off for binary data"
 }
 
 // Resolve returns c with its auto settings made concrete for data of kind

@@ -86,7 +86,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8 (deeper cells, higher background)"},
 			&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1 (none), 2, 4 or 8 (genes detected in many cells whatever their type, higher background); need --cell-levels > 1"},
 			&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "starting point: cluster (codes seeded from cell types), data (codes seeded from random cells) or random (the paper's fair coin)"},
-			&cli.BoolFlag{Name: "housekeeping", DefaultText: d.Housekeeping.String(), Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none); auto: one for data binarised from counts, none for binary data (as --noise auto)"},
+			&cli.StringFlag{Name: "housekeeping", Value: d.Housekeeping.String(), Usage: "a code every cell uses, for the genes detected everywhere: on, off, or auto (on for data binarised from counts, off for binary data, as --noise auto)"},
 			&cli.BoolFlag{Name: "reseed", Value: d.Reseed, Usage: "during the burn-in, re-seed every code that covers nothing from the cells and genes the state leaves unexplained (--reseed=false: codes the start leaves empty may stay empty)"},
 			&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
 			&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
@@ -97,7 +97,7 @@ finished. Each fit is identical to the same fit of a single process.
 			&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain processes (shards.json, config.toml, held-out mask) and fit nothing"},
 			&cli.IntFlag{Name: "chain", Usage: "fit only chain `K` of each --L, in a run made by --prepare, beside other processes fitting the rest"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing run directory"},
-			&cli.StringFlag{Name: "layers", Usage: "fit the multi-layer OrMachine, layer sizes from the data up (`7,4,2`): layer k factorises the usage Z of layer k−1; the paper's symmetric-noise model, so it sets --noise symmetric, --housekeeping=false, --starts 1 and --L to the first size, and refuses dropout noise, a housekeeping code, several starts and other L; outputs per layer in RUN/Lnn/chainK/layerK (rundir/README.md)"},
+			&cli.StringFlag{Name: "layers", Usage: "fit the multi-layer OrMachine, layer sizes from the data up (`7,4,2`): layer k factorises the usage Z of layer k−1; the paper's symmetric-noise model, so it sets --noise symmetric, --housekeeping off, --starts 1 and --L to the first size, and refuses dropout noise, a housekeeping code, several starts and other L; outputs per layer in RUN/Lnn/chainK/layerK (rundir/README.md)"},
 			&cli.StringFlag{Name: "layer-prior-u", Usage: "with --layers, each layer's code prior: uniform, a probability, or empirical for the first layer (the paper's digits: `0.01,0.05,0.2`); default --prior-u for the first layer, uniform above"},
 			&cli.BoolFlag{Name: "keep-samples", Usage: "keep every retained state of each fit (RUN/Lnn/chainK/samples.bin: about (cells + genes)·L/8 bytes a sample, cells + genes more with levels) for the sample-averaged predictive of scpipe evaluate --predictive samples; single-layer fits, not with --mpi"},
 			&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun, each sweeping its share of the shards' cell blocks; the same results as one process (needs a build with -tags mpi)"},
@@ -183,7 +183,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	for _, t := range []struct {
 		flag string
 		dst  encoding.TextUnmarshaler
-	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"init", &cfg.Init},
+	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"housekeeping", &cfg.Housekeeping}, {"init", &cfg.Init},
 		{"layers", &cfg.Layers}, {"layer-prior-u", &cfg.LayerPriorU}} {
 		if c.IsSet(t.flag) {
 			if err := t.dst.UnmarshalText([]byte(c.String(t.flag))); err != nil {
@@ -201,7 +201,6 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("fixed-codes", func() { cfg.FixedCodes = c.String("fixed-codes") })
 	set("keep-samples", func() { cfg.KeepSamples = c.Bool("keep-samples") })
 
-	set("housekeeping", func() { cfg.Housekeeping = pipeline.GivenHousekeeping(c.Bool("housekeeping")) })
 	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })
 	set("gene-levels", func() { cfg.GeneLevels = c.Int("gene-levels") })
 	set("reseed", func() { cfg.Reseed = c.Bool("reseed") })
