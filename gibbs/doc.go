@@ -10,14 +10,14 @@
 //
 // Dropout, for single-cell data: P(x_nd = 1 | c = 1) = 1 − α and
 // P(x_nd = 1 | c = 0) = β, a rate for dropouts and one for background.
-// With Config.CellLevelBits = b > 0 each cell n has a level k_n < 2^b and
+// With Config.CellLevels = K > 1 each cell n has a level k_n < K and
 //
 //	P(x = 0 | c = 1) = ρ · P(x = 0 | c = 0),   log P(x = 1 | c = 1)/P(x = 1 | c = 0) = g(k_n) = lift0 + step·k_n,
 //
 // so that a cell's background is β(k) = (1 − ρ)/(e^g(k) − ρ): a cell that
 // detects more genes sits at a level of higher background (smaller g).
-// With Config.GeneLevelBits = c > 0 as well, each gene d has a level
-// k_d < 2^c and the gain is g(n, d) = lift0 + step·k_n + gene0 +
+// With Config.GeneLevels = G > 1 as well, each gene d has a level
+// k_d < G and the gain is g(n, d) = lift0 + step·k_n + gene0 +
 // geneStep·k_d, β_nd = (1 − ρ)/(e^g(n, d) − ρ): a gene detected in many
 // cells whatever their type (a high baseline) sits at a level of higher
 // background, where covering it gains less (genelevels.go).
@@ -67,9 +67,10 @@
 // codes and no usage first takes one Z step, so that its first U step sees
 // cells using them.
 //
-// A housekeeping code (Config.Housekeeping) is code L−1 with z clamped to
-// 1 in every cell: the Z step never proposes it, and it takes the genes
-// detected everywhere at the covered rate.
+// A housekeeping code (Config.Housekeeping) is a code beside the L, the
+// sampler's last, with z clamped to 1 in every cell: the Z step never
+// proposes it, and it takes the genes detected everywhere at the covered
+// rate.
 //
 // Fixed codes (Config.FixedCodes) are the same for U: columns held at
 // given genes, which the U step never proposes, so the sampler draws from

@@ -117,8 +117,7 @@ func (c *LayersConfig) validate() error {
 		return fmt.Errorf("%w: the top layer's Z has the empirical prior, which only a single layer can have", ErrConfig)
 	}
 	for k := range c.Layers {
-		cfg := c.layerConfig(k)
-		if err := cfg.validate(); err != nil {
+		if _, err := c.layerConfig(k).resolve(); err != nil {
 			return fmt.Errorf("layer %d: %w", k+1, err)
 		}
 	}

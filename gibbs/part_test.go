@@ -62,22 +62,22 @@ func TestPartsMatchOneProcess(t *testing.T) {
 	}{
 		{"symmetric", false, func(*Config) {}},
 		{"symmetric, masked, 3 starts", true, func(c *Config) { c.Starts, c.StartSweeps = 3, 2 }},
-		{"dropout, housekeeping", false, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 5 }},
+		{"dropout, housekeeping", false, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 4 }},
 		{"dropout, masked, empirical priors", true, func(c *Config) {
 			c.Noise, c.PriorU, c.PriorZ = Dropout, EmpiricalPrior(), EmpiricalPrior()
 		}},
 		{"data start, masked, 2 starts", true, func(c *Config) { c.Init, c.Starts, c.StartSweeps = InitData, 2, 2 }},
 		{"cluster start, dropout, housekeeping", false, func(c *Config) {
-			c.Init, c.Noise, c.Housekeeping, c.L = InitCluster, Dropout, true, 5
+			c.Init, c.Noise, c.Housekeeping, c.L = InitCluster, Dropout, true, 4
 		}},
 		{"fit defaults: 8 cell levels, cluster start, housekeeping, 2 starts", false, func(c *Config) {
-			c.Init, c.Noise, c.CellLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, true, 5, 2, 2
+			c.Init, c.Noise, c.CellLevels, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 8, true, 4, 2, 2
 		}},
 		{"4 cell levels, masked, random start", true, func(c *Config) {
-			c.Noise, c.CellLevelBits = Dropout, 2
+			c.Noise, c.CellLevels = Dropout, 4
 		}},
 		{"8 cell and 4 gene levels, masked, cluster start, housekeeping, 2 starts", true, func(c *Config) {
-			c.Init, c.Noise, c.CellLevelBits, c.GeneLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, 2, true, 5, 2, 2
+			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 8, 4, true, 4, 2, 2
 		}},
 	}
 	for _, tc := range cases {
@@ -313,9 +313,9 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 5, 4, 5, 2, 2, 2
-	cfg.Noise, cfg.CellLevelBits, cfg.Housekeeping, cfg.Init, cfg.KeepSamples = Dropout, 2, true, InitCluster, true
-	cfg.GeneLevelBits = geneBits
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 4, 4, 5, 2, 2, 2
+	cfg.Noise, cfg.CellLevels, cfg.Housekeeping, cfg.Init, cfg.KeepSamples = Dropout, 4, true, InitCluster, true
+	cfg.GeneLevels = 1 << geneBits
 	one, res := runAll(t, data, cfg)
 
 	two := newParts(t, data, cfg, []int{0, 256, n})

@@ -14,11 +14,15 @@ var ErrNoSamples = errors.New("gibbs: no retained samples")
 
 // Result is the posterior summary of a run.
 type Result struct {
-	// N cells, D genes and L codes.
+	// N cells, D genes and L codes: the sampler's, the housekeeping code
+	// (the last) among them.
 	N, D, L int
 	// ZMean[n*L+l] is the posterior mean of z_nl, UMean[d*L+l] that of u_ld,
 	// averaged over the retained samples.
 	ZMean, UMean []float64
+	// Housekeeping says whether code L−1 is a housekeeping code
+	// (Config.Housekeeping), which Codes lists apart.
+	Housekeeping bool
 	// Samples is the number of retained samples behind the means.
 	Samples int
 	// Noise is the likelihood the chain ran with.
@@ -29,11 +33,11 @@ type Result struct {
 	Lambda              float64
 	Dropout, Background float64
 	// CellDropout and CellBackground are each cell's rates (with per-cell
-	// levels, Config.CellLevelBits > 0; nil otherwise).
+	// levels, Config.CellLevels > 1; nil otherwise).
 	CellDropout, CellBackground []float64
 	// GeneLift is each gene's offset to the gain of a covered one, log
 	// P(x = 1 | covered)/P(x = 1 | not covered) (with per-gene levels,
-	// Config.GeneLevelBits > 0; nil otherwise): the rates of cell n and
+	// Config.GeneLevels > 1; nil otherwise): the rates of cell n and
 	// gene d are those of the gain log(1 − CellDropout[n]) −
 	// log CellBackground[n] + GeneLift[d] under the cell's ρ =
 	// CellDropout[n]/(1 − CellBackground[n]) (EntryRates). CellDropout and
@@ -58,7 +62,7 @@ func (s *Sampler) Result() (*Result, error) {
 		return w.Result()
 	}
 	c := s.chains[0]
-	r := &Result{N: s.n, D: s.d, L: s.l, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
+	r := &Result{N: s.n, D: s.d, L: s.l, Housekeeping: s.cfg.Housekeeping, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
 		Dropout: 1 - c.rates.on, Background: c.rates.off,
 		Trace: append([]SweepStats(nil), s.trace...), kept: s.kept}
 	if s.cfg.Noise == Symmetric {
@@ -80,6 +84,30 @@ func (s *Sampler) Result() (*Result, error) {
 	r.ZMean = means(s.zCount, s.retained)
 	r.UMean = means(s.uCount, s.retained)
 	return r, nil
+}
+
+// Codes returns the posterior means of the Config's L codes, U's (genes
+// × L) and Z's (cells × L), and of the housekeeping code's u (one per
+// gene; nil without one), whose z are all 1.
+func (r *Result) Codes() (L int, uMean, zMean, housekeeping []float64) {
+	if !r.Housekeeping {
+		return r.L, r.UMean, r.ZMean, nil
+	}
+	uMean, housekeeping = dropLastCol(r.UMean, r.L)
+	zMean, _ = dropLastCol(r.ZMean, r.L)
+	return r.L - 1, uMean, zMean, housekeeping
+}
+
+// dropLastCol splits the rows × L matrix m into its first L−1 columns and
+// its last.
+func dropLastCol(m []float64, L int) (rest, last []float64) {
+	rows := len(m) / L
+	rest, last = make([]float64, 0, rows*(L-1)), make([]float64, rows)
+	for i := range rows {
+		rest = append(rest, m[i*L:i*L+L-1]...)
+		last[i] = m[i*L+L-1]
+	}
+	return rest, last
 }
 
 func means(count []uint32, n int) []float64 {

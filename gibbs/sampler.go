@@ -74,7 +74,7 @@ type chain struct {
 // safe for concurrent use; its methods must be called from one goroutine.
 type Sampler struct {
 	data     Data
-	cfg      Config
+	cfg      config
 	n, d, l  int
 	nw, dw   int   // words per bitset of cells and of genes
 	cnw      int   // words per bitset of the cells this process holds (nw without a part)
@@ -138,8 +138,9 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 
 // newSampler is NewSampler, for the cells of p when it is not nil
 // (NewPartSampler).
-func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
-	if err := cfg.validate(); err != nil {
+func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
+	cfg, err := given.resolve()
+	if err != nil {
 		return nil, err
 	}
 	if data.X == nil || data.XT == nil {
@@ -195,7 +196,7 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	s.logitZ = cfg.PriorZ.Resolve(cfg.Noise).logits(cfg.L, density)
 	s.logitU = cfg.PriorU.Resolve(cfg.Noise).logits(cfg.L, density)
 	s.obsOnes = ones
-	s.start = initialRates(&s.cfg, density)
+	s.start = initialRates(&s.cfg.Config, density)
 	if cfg.Housekeeping {
 		s.clamped = 1 << uint(cfg.L-1)
 	}

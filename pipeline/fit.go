@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -296,17 +295,9 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	}
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
 	c.PriorU, c.PriorZ = cfg.PriorU, cfg.PriorZ
-	c.Noise = cfg.Noise.Noise
-	if c.Noise == gibbs.Dropout {
-		c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
-		if c.CellLevelBits > 0 {
-			c.GeneLevelBits = bits.Len(uint(max(cfg.GeneLevels, 1))) - 1
-		}
-	}
+	c.Noise, c.CellLevels, c.GeneLevels = cfg.Noise.Noise, cfg.CellLevels, cfg.GeneLevels
+	c.Housekeeping = cfg.Housekeeping.On
 	c.Init, c.KeepSamples, c.Reseed = cfg.Init, cfg.KeepSamples, cfg.Reseed
-	if cfg.Housekeeping.On {
-		c.L, c.Housekeeping = L+1, true
-	}
 	return c
 }
 
@@ -416,7 +407,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err != nil {
 		return false, err
 	}
-	return false, writeFit(dir, src.Manifest(), res, score, cfg.Housekeeping.On, len(sc.FixedCodes))
+	return false, writeFit(dir, src.Manifest(), res, score, len(sc.FixedCodes))
 }
 
 // complete reports whether a fit's result tables are all written; the trace
@@ -464,20 +455,13 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 // writeFit writes a finished fit's tables, codes ordered by decreasing
 // number of genes (MAP) so that code_1 is the broadest program in every run.
 // A code that no cell uses counts as having no genes and comes last: its
-// genes' posterior means stay at the prior and say nothing. With a
-// housekeeping code (the sampler's last), that code goes to the
-// housekeeping column of codes.parquet and not among the codes. The fixed
-// codes (the sampler's first, fixed of them) come first, in their order.
-// score holds the genes' scores for the codes but the housekeeping one, in
-// the sampler's order (fitScores).
-func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, score []float64, housekeeping bool, fixed int) error {
-	L, uMean, zMean := res.L, res.UMean, res.ZMean
-	var hk []float64
-	if housekeeping {
-		L--
-		uMean, hk = dropLastCol(uMean, res.L)
-		zMean, _ = dropLastCol(zMean, res.L)
-	}
+// genes' posterior means stay at the prior and say nothing. A
+// housekeeping code goes to the housekeeping column of codes.parquet and
+// not among the codes. The fixed codes (the sampler's first, fixed of
+// them) come first, in their order. score holds the genes' scores for the
+// codes but the housekeeping one, in the sampler's order (fitScores).
+func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, score []float64, fixed int) error {
+	L, uMean, zMean, hk := res.Codes()
 	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
 	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk,
 		Score: permuteCols(score, L, order), GeneLift: res.GeneLift}
@@ -531,18 +515,6 @@ func rateText(lambda, dropout, background float64) string {
 		return fmt.Sprintf("λ=%.3f", lambda)
 	}
 	return fmt.Sprintf("dropout=%.3f background=%.4f", dropout, background)
-}
-
-// dropLastCol splits the rows × L matrix m into its first L−1 columns and
-// its last.
-func dropLastCol(m []float64, L int) (rest, last []float64) {
-	rows := len(m) / L
-	rest, last = make([]float64, 0, rows*(L-1)), make([]float64, rows)
-	for i := range rows {
-		rest = append(rest, m[i*L:i*L+L-1]...)
-		last[i] = m[i*L+L-1]
-	}
-	return rest, last
 }
 
 // permuteCols returns the rows × L matrix m with column k taken from

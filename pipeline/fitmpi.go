@@ -335,7 +335,7 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		calls, words, secs := s.Reductions()
 		o.Log.Info("fit's reductions in rank 0 (this run's part)", "L", L, "chain", chain, "calls", calls,
 			"MiB", float64(8*words)/(1<<20), "seconds", secs)
-		werr = writeFit(dir, src.Manifest(), res, score, cfg.Housekeeping.On, 0)
+		werr = writeFit(dir, src.Manifest(), res, score, 0)
 	}
 	return false, agree(ctx, comm, werr)
 }

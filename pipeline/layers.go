@@ -282,7 +282,7 @@ func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult, scor
 	if err := rundir.WriteLayers(filepath.Join(dir, rundir.LayersFile), rows); err != nil {
 		return err
 	}
-	return writeFit(dir, m, first, score, false, 0)
+	return writeFit(dir, m, first, score, 0)
 }
 
 // writeUpperLayer writes the codes (over the layer below's codes), usage
