@@ -249,8 +249,8 @@
 //
 // # Fits across processes
 //
-// NewPartSampler gives one process (an MPI rank) a contiguous range of
-// cells; a Reducer (element-wise integer sums) joins the processes. The Z
+// A PartSampler (NewPartSampler) gives one process (an MPI rank) a
+// contiguous range of cells; a Reducer (element-wise integer sums) joins the processes. The Z
 // step is each process's own; the U step decides code by code, each from
 // per-gene counts summed across the processes; the rates, per-cell
 // levels and data-seeded starts take their statistics from sums too. Every
@@ -258,9 +258,9 @@
 // runs the single-process chain bit for bit (part.go). A process holds
 // the state of its own cells only (Z's words, levels, posterior counts),
 // so that its memory grows with its share of the cells, not with N; Gather
-// collects the whole of Z into the first process for Result and
-// MarshalBinary, and MarshalShared and MarshalPart checkpoint without it
-// (partstate.go).
+// collects the whole of Z into the first process, whose Whole is a
+// single process's Sampler for Result and MarshalBinary, and
+// MarshalShared and MarshalPart checkpoint without it (partstate.go).
 //
 // # Posterior summaries and prediction
 //

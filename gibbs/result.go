@@ -54,13 +54,6 @@ func (s *Sampler) Result() (*Result, error) {
 	if s.retained == 0 {
 		return nil, ErrNoSamples
 	}
-	if s.part != nil {
-		w, err := s.gatheredWhole("Result")
-		if err != nil {
-			return nil, err
-		}
-		return w.Result()
-	}
 	c := s.chains[0]
 	r := &Result{N: s.n, D: s.d, L: s.l, Housekeeping: s.cfg.Housekeeping, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
 		Dropout: 1 - c.rates.on, Background: c.rates.off,

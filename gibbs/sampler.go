@@ -137,7 +137,7 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 }
 
 // newSampler is NewSampler, for the cells of p when it is not nil
-// (NewPartSampler).
+// (PartSampler).
 func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	cfg, err := given.resolve()
 	if err != nil {
@@ -366,30 +366,34 @@ func (s *Sampler) Sweeps() int { return s.cfg.BurnIn + s.cfg.Samples }
 func (s *Sampler) Trace() []SweepStats { return s.trace }
 
 // Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
-// returns the posterior summary: nil in the processes of a partitioned fit
-// that Gather left without the whole fit (all but the first). Cancellation of ctx is checked between
+// returns the posterior summary. Cancellation of ctx is checked between
 // sweeps: Run then returns ctx.Err() and the sampler is left at a sweep
 // boundary, ready to be marshalled or run again. An error from onSweep stops
 // the run the same way and is returned wrapped.
 func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) (*Result, error) {
+	if err := s.run(ctx, onSweep); err != nil {
+		return nil, err
+	}
+	return s.Result()
+}
+
+// run is Run without the summary.
+func (s *Sampler) run(ctx context.Context, onSweep func(SweepStats) error) error {
 	for s.sweep < s.Sweeps() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		st, err := s.Step()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if onSweep != nil {
 			if err := onSweep(st); err != nil {
-				return nil, fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
+				return fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
 			}
 		}
 	}
-	if p := s.part; p != nil && p.gathered == s.sweep && p.whole == nil {
-		return nil, nil
-	}
-	return s.Result()
+	return nil
 }
 
 // Step runs one sweep: a Z step, a U step and the λ update on every chain,

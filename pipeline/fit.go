@@ -339,7 +339,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
 	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
-	if err := restore(s, ckpt, meta, cfg.Shards); err != nil {
+	if err := restore(s, ckpt, meta, cfg.Shards, 0, data.X.Rows()); err != nil {
 		return false, err
 	}
 	o.Timings.since(phaseSetup, start)
@@ -421,9 +421,10 @@ func complete(dir string) bool {
 	return true
 }
 
-// restore loads a checkpoint into s when one exists, after checking that it
-// belongs to this fit, configuration and shards (those at shards).
-func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMeta, shards string) error {
+// restore loads a checkpoint into s, which sweeps cells lo … hi−1, when
+// one exists, after checking that it belongs to this fit, configuration
+// and shards (those at shards).
+func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMeta, shards string, lo, hi int) error {
 	meta, payload, err := rundir.ReadCheckpoint(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -443,11 +444,11 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 		return fmt.Errorf("fit: checkpoint %s: %w", path, err)
 	}
 	if meta.Parts > 0 {
-		gs, ok := s.(*gibbs.Sampler)
+		ps, ok := s.(partRestorer)
 		if !ok {
 			return fmt.Errorf("fit: checkpoint %s is in parts (fit --mpi), which only a single-layer fit writes", path)
 		}
-		return restoreParts(gs, path, meta) // a checkpoint of fit --mpi
+		return restoreParts(ps, lo, hi, path, meta) // a checkpoint of fit --mpi
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -240,7 +241,7 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
 	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
-	if err := agree(ctx, comm, restore(s, ckpt, meta, cfg.Shards)); err != nil {
+	if err := agree(ctx, comm, restore(s, ckpt, meta, cfg.Shards, lo, hi)); err != nil {
 		return false, err
 	}
 	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel(), "ranks", comm.Size())
@@ -270,10 +271,13 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		if root {
 			var payload []byte
 			if last {
-				payload, err = s.MarshalBinary()
+				var whole *gibbs.Sampler
+				if whole, err = s.Whole(); err == nil {
+					payload, err = whole.MarshalBinary()
+				}
 			} else {
 				m.Parts = comm.Size()
-				payload, err = s.MarshalShared()
+				payload = s.MarshalShared()
 			}
 			if err == nil {
 				err = rundir.WriteCheckpoint(ckpt, m, payload)
@@ -286,7 +290,7 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	}
 	lastSave := time.Now()
 	cost.startSweep()
-	res, err := s.Run(bg, func(st gibbs.SweepStats) error {
+	err = s.Run(bg, func(st gibbs.SweepStats) error {
 		cost.endSweep()
 		defer cost.startSweep()
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
@@ -321,11 +325,17 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	if err := cost.log(ctx, o.Log, L, chain); err != nil {
 		return false, err
 	}
-	var res0 *gibbs.Result
+	var res *gibbs.Result // the whole fit's, in rank 0
 	if root {
-		res0 = res
+		whole, err := s.Whole()
+		if err == nil {
+			res, err = whole.Result()
+		}
+		if err != nil {
+			return false, err
+		}
 	}
-	score, err := partScores(bg, comm, data, res0, L, lo, hi, cfg.Threads)
+	score, err := partScores(bg, comm, data, res, L, lo, hi, cfg.Threads)
 	if err != nil {
 		return false, err
 	}
@@ -358,11 +368,18 @@ func removeParts(dir string, meta rundir.CheckpointMeta) error {
 	return nil
 }
 
+// partRestorer is a sampler that a checkpoint of fit --mpi restores: a
+// rank's gibbs.PartSampler, or a gibbs.Sampler (every cell).
+type partRestorer interface {
+	encoding.BinaryUnmarshaler
+	UnmarshalPart([]byte) (lo, hi int, err error)
+}
+
 // restoreParts completes the state that s restored from a checkpoint of
-// fit --mpi (path, meta) with the part files that hold the cells s sweeps
-// (all of them in a single process), after checking that the sweep's
-// parts are all there and tile the cells from the first.
-func restoreParts(s *gibbs.Sampler, path string, meta rundir.CheckpointMeta) error {
+// fit --mpi (path, meta) with the part files that hold the cells lo … hi−1
+// that s sweeps (all of them in a single process), after checking that
+// the sweep's parts are all there and tile the cells from the first.
+func restoreParts(s partRestorer, lo, hi int, path string, meta rundir.CheckpointMeta) error {
 	all, err := rundir.CheckpointParts(filepath.Dir(path))
 	if err != nil {
 		return err
@@ -373,7 +390,6 @@ func restoreParts(s *gibbs.Sampler, path string, meta rundir.CheckpointMeta) err
 			parts = append(parts, p)
 		}
 	}
-	lo, hi, _ := s.Part()
 	at := 0
 	for _, p := range parts {
 		if p.Lo != at {

@@ -177,7 +177,7 @@ func fitLayers(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitCo
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
 	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
-	if err := restore(s, ckpt, meta, cfg.Shards); err != nil {
+	if err := restore(s, ckpt, meta, cfg.Shards, 0, data.X.Rows()); err != nil {
 		return err
 	}
 	o.Log.Info("fitting layers", "layers", cfg.Layers.String(), "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
