@@ -37,7 +37,7 @@ type FitConfig struct {
 	// Noise is the likelihood: "dropout" (separate dropout and background
 	// rates, for single-cell data), "symmetric" (the paper's single λ) or
 	// "auto": dropout for data binarised from counts, symmetric for binary
-	// data and ratings (ResolveModel, when the shards are read; the run's
+	// data and ratings (Resolve, when the shards are read; the run's
 	// config.toml records the choice).
 	Noise NoiseSetting `toml:"noise"`
 	// CellLevels is the number of per-cell background levels of dropout
@@ -62,7 +62,7 @@ type FitConfig struct {
 	// Housekeeping adds a code that every cell uses, beside the L codes: it
 	// takes the genes detected everywhere (ribosomal, mitochondrial, …) so
 	// that none of the L codes is spent on them. "auto" adds it for data
-	// binarised from counts and not for binary data (ResolveModel).
+	// binarised from counts and not for binary data (Resolve).
 	Housekeeping HousekeepingSetting `toml:"housekeeping"`
 	// Reseed re-seeds, during the burn-in, every code that covers nothing
 	// from the cells and genes the state leaves unexplained
@@ -102,7 +102,7 @@ type FitConfig struct {
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
 // single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
-// two chains (for the convergence checks), the auto model (ResolveModel:
+// two chains (for the convergence checks), the auto model (Resolve:
 // for data binarised from counts, dropout noise with 8 per-cell and 8
 // per-gene levels and a housekeeping code; for binary data and ratings, the paper's symmetric
 // noise and no housekeeping code), the auto prior (uniform under dropout
@@ -210,8 +210,6 @@ func (c FitConfig) Validate() ([]int, error) {
 
 	case c.Init > gibbs.InitCluster:
 		return bad("init = %v: want cluster, data or random", c.Init)
-	case c.Housekeeping.On && !c.Housekeeping.Auto && Ls[len(Ls)-1] >= MaxL:
-		return bad("L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", Ls[len(Ls)-1], Ls[len(Ls)-1]+1, MaxL)
 	case c.Starts < 1:
 		return bad("starts = %d: need at least 1", c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
@@ -224,6 +222,9 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("threads = %d is negative", c.Threads)
 	case c.Threads > MaxThreads():
 		return bad("threads = %d: at most %d (%s)", c.Threads, MaxThreads(), MaxThreadsReason())
+	}
+	if err := c.checkHousekeeping(); err != nil {
+		return nil, err
 	}
 	if err := c.validateLayers(Ls); err != nil {
 		return nil, err
@@ -245,6 +246,15 @@ func (c FitConfig) Validate() ([]int, error) {
 		}
 	}
 	return Ls, nil
+}
+
+// checkHousekeeping refuses a given housekeeping code beside the largest
+// L when the two make more codes than the sampler holds.
+func (c FitConfig) checkHousekeeping() error {
+	if top := c.L[len(c.L)-1]; c.Housekeeping.On && !c.Housekeeping.Auto && top >= MaxL {
+		return fmt.Errorf("%w: L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", ErrConfig, top, top+1, MaxL)
+	}
+	return nil
 }
 
 // MaxL is the largest latent size scpipe fits.

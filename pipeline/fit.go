@@ -92,70 +92,18 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockRun(cfg, o.Log)
+	r, err := openRun(ctx, cfg, Ls, o, wholeRun, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer lk.Release()
-	// The shards are checked before the run directory is touched, so that
-	// bad input never costs an existing run (not even with --force).
-	src, err := shard.Open(cfg.Shards)
+	defer r.Close()
+	r.o.run = newRunProgress(o.Log, r.cfg, Ls)
+	rep, err := r.fitAll(ctx, r.fitProcess)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
-	defer src.Close()
 	start := time.Now()
-	if err := src.Verify(ctx); err != nil {
-		return nil, err
-	}
-	o.Timings.since(phaseVerify, start)
-	if cfg, err = cfg.ResolveModel(src.Manifest(), o.Log); err != nil {
-		return nil, err
-	}
-	fixed, err := fixedCodeSets(cfg, src.Manifest(), Ls, o.Resume, o.Log)
-	if err != nil {
-		return nil, err
-	}
-	if err := prepareRunDir(cfg, o, shardsIdentity(cfg.Shards, src.Manifest())); err != nil {
-		return nil, err
-	}
-	if err := writeConfig(cfg); err != nil {
-		return nil, err
-	}
-	if err := writeFixedCodes(cfg.Output, fixed); err != nil {
-		return nil, err
-	}
-	start = time.Now()
-	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
-	if err != nil {
-		return nil, err
-	}
-	defer closeMask()
-	o.Timings.since(phaseMask, start)
-	start = time.Now()
-	if data, err = data.Counted(cfg.Threads); err != nil {
-		return nil, err
-	}
-	o.Timings.since(phaseSetup, start)
-	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
-	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
-	o.run = newRunProgress(o.Log, cfg, Ls)
-	for _, L := range Ls {
-		for chain := 1; chain <= cfg.Chains; chain++ {
-			done, err := fitOne(ctx, src, data, cfg, o, L, chain, resume)
-			if err != nil {
-				return rep, err
-			}
-			if done {
-				rep.Skipped++
-			} else {
-				rep.Fitted++
-				o.run.finish()
-			}
-		}
-	}
-	start = time.Now()
-	rep.Summary, err = writeSummary(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+	rep.Summary, err = writeSummary(ctx, r.cfg.Output, r.src, holdout{Seed: r.cfg.Seed, Frac: r.cfg.Holdout}, r.cfg.Threads)
 	o.Timings.since(phaseScoring, start)
 	if err == nil {
 		logSelection(o.Log, rep.Summary)
@@ -308,9 +256,10 @@ func chainSeed(seed uint64, L, chain int) uint64 {
 }
 
 // fitOne runs (or resumes, or skips when complete) the fit of one
-// (L, chain). It reports whether the fit was already complete. resume is
-// the command that continues the fit after an interruption.
-func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, L, chain int, resume string) (bool, error) {
+// (L, chain) in this process. It reports whether the fit was already
+// complete.
+func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
+	cfg, o, src, data := r.cfg, r.o, r.src, r.data
 	dir := rundir.FitDir(cfg.Output, L, chain)
 	if complete(dir) {
 		o.Log.Info("fit already complete", "L", L, "chain", chain)
@@ -320,25 +269,19 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	label := o.run.begin(cfg, L, chain)
+	resume := r.resumeCommand(L, chain)
 	if len(cfg.Layers) > 0 {
 		return false, fitLayers(ctx, src, data, cfg, o, L, chain, dir, resume)
 	}
-	if !cfg.resolved() {
-		return false, fmt.Errorf("fit: L=%d chain %d: the model is not resolved (noise = %v, housekeeping = %v): resolve it from the shards first (FitConfig.ResolveModel)", L, chain, cfg.Noise, cfg.Housekeeping)
-	}
 	start := time.Now()
 	sc := samplerConfig(cfg, L, chain)
-	fixed, err := runFixedCodes(cfg, src.Manifest())
-	if err != nil {
-		return false, err
-	}
-	sc.FixedCodes = fixed
+	sc.FixedCodes = r.fixed
 	s, err := gibbs.NewSampler(data, sc)
 	if err != nil {
 		return false, err
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
+	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: r.hash, Shards: src.Manifest().Fingerprint()}
 	if err := restore(s, ckpt, meta, cfg.Shards, 0, data.X.Rows()); err != nil {
 		return false, err
 	}

@@ -18,14 +18,14 @@ import (
 // predicts them well above it.
 
 // NoiseSetting is fit's likelihood as configured: auto (AutoNoise), which
-// ResolveModel makes concrete, or a given gibbs.Noise. As text it is
+// Resolve makes concrete, or a given gibbs.Noise. As text it is
 // "auto", "symmetric" or "dropout".
 type NoiseSetting struct {
 	Auto  bool
 	Noise gibbs.Noise // the likelihood, when not Auto
 }
 
-// AutoNoise returns the likelihood chosen from the shards (ResolveModel).
+// AutoNoise returns the likelihood chosen from the shards (Resolve).
 func AutoNoise() NoiseSetting { return NoiseSetting{Auto: true} }
 
 // GivenNoise returns the likelihood n, whatever the shards.
@@ -62,7 +62,7 @@ func (s *NoiseSetting) UnmarshalText(b []byte) error {
 }
 
 // HousekeepingSetting says whether a fit adds a housekeeping code: auto
-// (AutoHousekeeping), which ResolveModel makes concrete, or given. As
+// (AutoHousekeeping), which Resolve makes concrete, or given. As
 // text (--housekeeping) it is "auto", "on" or "off"; in TOML "auto", true
 // or false, as in configurations written before it could be auto.
 type HousekeepingSetting struct {
@@ -71,7 +71,7 @@ type HousekeepingSetting struct {
 }
 
 // AutoHousekeeping returns the housekeeping code chosen from the shards
-// (ResolveModel).
+// (Resolve).
 func AutoHousekeeping() HousekeepingSetting { return HousekeepingSetting{Auto: true} }
 
 // GivenHousekeeping returns a housekeeping code when on, none otherwise,
@@ -180,17 +180,17 @@ func (c FitConfig) Resolve(k DataKind) FitConfig {
 // resolved reports whether c names its model: no setting is auto.
 func (c FitConfig) resolved() bool { return !c.Noise.Auto && !c.Housekeeping.Auto }
 
-// ResolveModel returns c resolved (Resolve) for the shards with manifest
-// m, checked again (Validate: a housekeeping code counts against MaxL),
-// and logs the model chosen and why.
-func (c FitConfig) ResolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig, error) {
+// resolveModel returns the validated c resolved (Resolve) for the shards
+// with manifest m, checked where the choice matters (a housekeeping code
+// counts against MaxL), and logs the model chosen and why.
+func (c FitConfig) resolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig, error) {
 	auto := !c.resolved()
 	k, why := DataKindOf(m)
 	if len(c.Layers) > 0 {
 		why = "a multi-layer fit: the paper's symmetric-noise model, with no housekeeping code"
 	}
 	c = c.Resolve(k)
-	if _, err := c.Validate(); err != nil {
+	if err := c.checkHousekeeping(); err != nil {
 		return c, err
 	}
 	if !auto {
