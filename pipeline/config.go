@@ -339,6 +339,16 @@ func (ls LSizes) String() string {
 	return string(b)
 }
 
+// threads resolves a Threads or Workers setting once, where a command's
+// options enter the package: n, or every core GOMAXPROCS lets the process
+// use when n is 0. What runs below takes the count as it is.
+func threads(n int) int {
+	if n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
 // MaxThreads is the most workers (-j, threads) a command accepts: 16 per
 // core of this machine, and at least 64. More only add contention, and
 // each worker blocked in a system call holds an OS thread, of which a Go

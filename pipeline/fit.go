@@ -12,7 +12,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"scpipe/codematch"
@@ -238,9 +237,6 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.L, c.BurnIn, c.Samples, c.Thin = L, cfg.BurnIn, cfg.Samples, cfg.Thin
 	c.Seed = chainSeed(cfg.Seed, L, chain)
 	c.Workers = cfg.Threads
-	if c.Workers == 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
-	}
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
 	c.PriorU, c.PriorZ = cfg.PriorU, cfg.PriorZ
 	c.Noise, c.CellLevels, c.GeneLevels = cfg.Noise.Noise, cfg.CellLevels, cfg.GeneLevels

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -152,9 +151,6 @@ func layersConfig(cfg FitConfig, L, chain int) gibbs.LayersConfig {
 	c.BurnIn, c.Samples, c.Thin = cfg.BurnIn, cfg.Samples, cfg.Thin
 	c.Seed = chainSeed(cfg.Seed, L, chain)
 	c.Workers = cfg.Threads
-	if c.Workers == 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
-	}
 	c.PriorZ, c.Init = cfg.PriorZ, cfg.Init
 	if c.PriorZ.Kind == gibbs.Auto {
 		// The top layer's Z has no data of its own to set an empirical

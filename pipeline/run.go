@@ -44,7 +44,7 @@ const (
 // openedRun is a run opened for fitting by openRun (or openRank).
 type openedRun struct {
 	mode      runMode
-	cfg       FitConfig // validated, its model resolved
+	cfg       FitConfig // validated, its model and thread count resolved
 	Ls        []int     // the latent sizes this process fits
 	chains    []int     // the chains of each L it fits
 	o         FitOptions
@@ -110,6 +110,7 @@ func openRun(ctx context.Context, cfg FitConfig, Ls []int, o FitOptions, mode ru
 			return nil, err
 		}
 	}
+	cfg.Threads = threads(cfg.Threads) // after the configuration is written: config.toml keeps what was given
 	r.cfg, r.hash = cfg, cfg.hash()
 	start = time.Now()
 	if r.data, r.closeMask, r.heldOut, err = fitData(ctx, r.src, cfg, o, mode != chainRun); err != nil {
@@ -213,6 +214,7 @@ func openRank(cfg FitConfig, Ls []int, o FitOptions, b0, b1 int) (_ *openedRun, 
 		r.Close()
 		return nil, err
 	}
+	r.cfg.Threads = threads(r.cfg.Threads)
 	r.hash = r.cfg.hash()
 	return r, nil
 }

@@ -57,6 +57,7 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	o.Threads = threads(o.Threads)
 	lk, err := outlock.AcquireShared(run, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: run directory %w", err)

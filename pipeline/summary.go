@@ -15,7 +15,7 @@ import (
 
 // writeSummary reads every complete fit of a run directory and writes
 // summary.tsv and selection.svg, scoring held-out entries on workers
-// goroutines (all cores when workers ≤ 0). Everything it reports is computed
+// goroutines. Everything it reports is computed
 // from the fits' tables and the shards, in an order that does not depend on
 // workers, so a resumed run summarises exactly as an uninterrupted one.
 func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, workers int) ([]rundir.SummaryRow, error) {

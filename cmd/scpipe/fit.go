@@ -107,11 +107,11 @@ finished. Each fit is identical to the same fit of a single process.
 			if err != nil {
 				return err
 			}
-			env, err := newEnv(c)
+			cfg, err := fitConfig(c, shards)
 			if err != nil {
 				return err
 			}
-			cfg, err := fitConfig(c, shards)
+			env, err := newEnvThreads(c, cfg.Threads)
 			if err != nil {
 				return err
 			}
