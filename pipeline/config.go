@@ -251,14 +251,11 @@ func (c FitConfig) Validate() ([]int, error) {
 // checkHousekeeping refuses a given housekeeping code beside the largest
 // L when the two make more codes than the sampler holds.
 func (c FitConfig) checkHousekeeping() error {
-	if top := c.L[len(c.L)-1]; c.Housekeeping.On && !c.Housekeeping.Auto && top >= MaxL {
-		return fmt.Errorf("%w: L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", ErrConfig, top, top+1, MaxL)
+	if top := c.L[len(c.L)-1]; c.Housekeeping.On && !c.Housekeeping.Auto && top >= gibbs.MaxL {
+		return fmt.Errorf("%w: L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", ErrConfig, top, top+1, gibbs.MaxL)
 	}
 	return nil
 }
-
-// MaxL is the largest latent size scpipe fits.
-const MaxL = 64
 
 // ParseLSpec parses a set of latent sizes: "5", "2..10" (inclusive) or a
 // comma list "2,4,8"; the result is sorted and without repeats.
@@ -286,8 +283,8 @@ func ParseLSpec(spec string) ([]int, error) {
 				return bad(fmt.Sprintf("range %d..%d runs backwards", a, b))
 			}
 		}
-		if a < 1 || b > MaxL {
-			return bad(fmt.Sprintf("L must be in 1..%d", MaxL))
+		if a < 1 || b > gibbs.MaxL {
+			return bad(fmt.Sprintf("L must be in 1..%d", gibbs.MaxL))
 		}
 		for L := a; L <= b; L++ {
 			Ls = append(Ls, L)

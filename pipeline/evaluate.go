@@ -248,7 +248,7 @@ func openEvalInput(ctx context.Context, o EvaluateOptions) (*evalInput, error) {
 	}
 	m := src.Manifest()
 	in.words = (m.Genes + 63) / 64
-	fmDir := filepath.Join(o.Run, FitMaskDir)
+	fmDir := filepath.Join(o.Run, fitMaskDir)
 	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
 		if in.fm, err = openFitMask(ctx, fmDir); err != nil {
 			in.close()

@@ -62,7 +62,7 @@ func TestEvaluatePlanted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fm, err := shard.Open(filepath.Join(cfg.Output, FitMaskDir))
+			fm, err := shard.Open(filepath.Join(cfg.Output, fitMaskDir))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,9 +22,9 @@ import (
 	"scpipe/shard"
 )
 
-// FitMaskDir is the shard folder inside a run directory that holds the
+// fitMaskDir is the shard folder inside a run directory that holds the
 // observed-entry mask of the fits when entries are held out.
-const FitMaskDir = "fitmask"
+const fitMaskDir = "fitmask"
 
 // FitOptions are the operational settings of Fit that do not change its
 // results.
@@ -195,7 +195,7 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 	if cfg.Holdout == 0 {
 		return data, func() {}, 0, nil
 	}
-	dir := filepath.Join(cfg.Output, FitMaskDir)
+	dir := filepath.Join(cfg.Output, fitMaskDir)
 	h := holdout{Seed: cfg.Seed, Frac: cfg.Holdout}
 	var held int64
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); err != nil {

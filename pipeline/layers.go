@@ -44,8 +44,8 @@ func (ls *LayerSizes) UnmarshalText(text []byte) error {
 	var out LayerSizes
 	for part := range strings.SplitSeq(s, ",") {
 		L, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || L < 1 || L > MaxL {
-			return fmt.Errorf("%w: layers %q: %q is not a size in 1..%d (example: 7,4,2)", ErrConfig, text, part, MaxL)
+		if err != nil || L < 1 || L > gibbs.MaxL {
+			return fmt.Errorf("%w: layers %q: %q is not a size in 1..%d (example: 7,4,2)", ErrConfig, text, part, gibbs.MaxL)
 		}
 		out = append(out, L)
 	}

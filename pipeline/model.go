@@ -182,7 +182,7 @@ func (c FitConfig) resolved() bool { return !c.Noise.Auto && !c.Housekeeping.Aut
 
 // resolveModel returns the validated c resolved (Resolve) for the shards
 // with manifest m, checked where the choice matters (a housekeeping code
-// counts against MaxL), and logs the model chosen and why.
+// counts against gibbs.MaxL), and logs the model chosen and why.
 func (c FitConfig) resolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig, error) {
 	auto := !c.resolved()
 	k, why := DataKindOf(m)

@@ -82,7 +82,7 @@ func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, 
 
 // selectionFigure is what selection.svg shows of the summary's rows.
 func selectionFigure(rows []rundir.SummaryRow) rundir.SelectionFigure {
-	fig := rundir.SelectionFigure{MinAgreement: MinAgreement}
+	fig := rundir.SelectionFigure{MinAgreement: minAgreement}
 	for _, r := range rows {
 		fig.Points = append(fig.Points, rundir.SelectionPoint{L: r.L, Chain: r.Chain,
 			HeldoutAccuracy: r.HeldoutAccuracy, HeldoutAccuracySE: r.HeldoutAccuracySE,
