@@ -29,9 +29,6 @@ const (
 	// 1 − (1 − q²)^L = density and density is the fraction of ones among the
 	// observed entries (the paper's empirical Bayes choice).
 	Empirical
-	// Auto is the prior that measured best for the likelihood
-	// (Config.Noise); Prior.Resolve says which.
-	Auto
 )
 
 // Prior is the independent Bernoulli prior of one factor matrix (Z or U).
@@ -48,28 +45,6 @@ func FixedPrior(p ...float64) Prior { return Prior{Kind: Fixed, P: p} }
 
 // EmpiricalPrior returns the empirical Bayes prior.
 func EmpiricalPrior() Prior { return Prior{Kind: Empirical} }
-
-// AutoPrior returns the prior that Resolve chooses by the likelihood.
-func AutoPrior() Prior { return Prior{Kind: Auto} }
-
-// Resolve returns the prior an Auto prior stands for under noise, and any
-// other prior as it is: Empirical under Symmetric noise, Uniform under
-// Dropout. Measured through `scpipe fit` (VALIDATION.md): on sparse
-// completion (250 × 250, L = 5, 0.5% and 1% observed) with symmetric noise
-// the empirical prior predicts the unobserved entries better than the
-// uniform one; under dropout noise the two predict them alike (at
-// chance), while on single-cell data the empirical prior recovers planted
-// programs less well and finds no more PBMC marker sets, so Dropout keeps
-// the uniform prior that its single-cell tests were measured with.
-func (pr Prior) Resolve(noise Noise) Prior {
-	if pr.Kind != Auto {
-		return pr
-	}
-	if noise == Dropout {
-		return Prior{}
-	}
-	return EmpiricalPrior()
-}
 
 // Init selects how a chain's Z and U are initialised.
 type Init uint8
@@ -316,7 +291,7 @@ func (c *config) validate() error {
 		pr   Prior
 	}{{"PriorZ", c.PriorZ}, {"PriorU", c.PriorU}} {
 		switch p.pr.Kind {
-		case Uniform, Empirical, Auto:
+		case Uniform, Empirical:
 		case Fixed:
 			if len(p.pr.P) != 1 && len(p.pr.P) != c.L {
 				return fmt.Errorf("%w: %s has %d probabilities, want 1 or L = %d", ErrConfig, p.name, len(p.pr.P), c.L)
@@ -351,15 +326,13 @@ func (pr Prior) String() string {
 }
 
 // MarshalText implements encoding.TextMarshaler: "uniform", "empirical",
-// "auto", or the Fixed probabilities separated by commas ("0.05", "0.1,0.3").
+// or the Fixed probabilities separated by commas ("0.05", "0.1,0.3").
 func (pr Prior) MarshalText() ([]byte, error) {
 	switch pr.Kind {
 	case Uniform:
 		return []byte("uniform"), nil
 	case Empirical:
 		return []byte("empirical"), nil
-	case Auto:
-		return []byte("auto"), nil
 	case Fixed:
 		var b []byte
 		for i, p := range pr.P {
@@ -385,15 +358,12 @@ func (pr *Prior) UnmarshalText(text []byte) error {
 	case "empirical":
 		*pr = EmpiricalPrior()
 		return nil
-	case "auto":
-		*pr = AutoPrior()
-		return nil
 	}
 	var ps []float64
 	for part := range strings.SplitSeq(s, ",") {
 		p, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
 		if err != nil || !(p > 0 && p < 1) {
-			return fmt.Errorf("prior %q: want auto, uniform, empirical or probabilities in (0, 1)", text)
+			return fmt.Errorf("prior %q: want uniform, empirical or probabilities in (0, 1)", text)
 		}
 		ps = append(ps, p)
 	}
@@ -401,7 +371,7 @@ func (pr *Prior) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// logits returns logit(p_l) for l < L under prior pr (resolved, not Auto).
+// logits returns logit(p_l) for l < L under prior pr.
 func (pr Prior) logits(L int, density float64) []float64 {
 	out := make([]float64, L)
 	for l := range out {

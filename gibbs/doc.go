@@ -79,10 +79,6 @@
 // cluster and data starts seed only the free codes, the data start from
 // genes they leave uncovered), and a restored state must hold them.
 //
-// The Auto prior (Prior.Resolve) is the empirical one under Symmetric
-// noise and the uniform one under Dropout noise, each what measured best
-// under its likelihood (VALIDATION.md).
-//
 // # Sampler
 //
 // A sweep updates every row of Z in parallel (each cell's L codes in turn),

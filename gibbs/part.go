@@ -123,9 +123,6 @@ func (q *PartSampler) Sweeps() int { return q.s.Sweeps() }
 // Kernel returns the name of the sweep kernel in use.
 func (q *PartSampler) Kernel() string { return q.s.Kernel() }
 
-// Cells returns the process's cells [lo, hi).
-func (q *PartSampler) Cells() (lo, hi int) { return q.s.cellRange() }
-
 // UnmarshalBinary restores the state every process holds alike from a
 // whole state (Sampler.MarshalBinary, or Whole's) or the shared piece of
 // a checkpoint in pieces (MarshalShared), with the process's cells from

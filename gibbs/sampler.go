@@ -193,8 +193,8 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	if s.observed > 0 {
 		density = float64(ones) / float64(s.observed)
 	}
-	s.logitZ = cfg.PriorZ.Resolve(cfg.Noise).logits(cfg.L, density)
-	s.logitU = cfg.PriorU.Resolve(cfg.Noise).logits(cfg.L, density)
+	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
+	s.logitU = cfg.PriorU.logits(cfg.L, density)
 	s.obsOnes = ones
 	s.start = initialRates(&s.cfg.Config, density)
 	if cfg.Housekeeping {

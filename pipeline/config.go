@@ -23,17 +23,17 @@ var ErrConfig = errors.New("invalid configuration")
 // so that a run can be reproduced exactly. Every field can be set in a TOML
 // file (--config) under the name in its tag, and by the flag of the same name.
 type FitConfig struct {
-	Shards  string      `toml:"shards"`  // input shard folder
-	Output  string      `toml:"output"`  // run directory
-	L       LSizes      `toml:"L"`       // latent sizes: "5", "2..10" or "2,4,8"
-	Chains  int         `toml:"chains"`  // independent chains per L
-	BurnIn  int         `toml:"burn_in"` // discarded sweeps
-	Samples int         `toml:"samples"` // sweeps after burn-in
-	Thin    int         `toml:"thin"`    // keep every Thin-th sample
-	Seed    uint64      `toml:"seed"`    // master seed; chain c of size L uses a seed derived from (Seed, L, c)
-	PriorU  gibbs.Prior `toml:"prior_u"` // "auto", "uniform", "empirical" or a probability such as "0.05"
-	PriorZ  gibbs.Prior `toml:"prior_z"` // likewise for Z
-	Holdout float64     `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
+	Shards  string       `toml:"shards"`  // input shard folder
+	Output  string       `toml:"output"`  // run directory
+	L       LSizes       `toml:"L"`       // latent sizes: "5", "2..10" or "2,4,8"
+	Chains  int          `toml:"chains"`  // independent chains per L
+	BurnIn  int          `toml:"burn_in"` // discarded sweeps
+	Samples int          `toml:"samples"` // sweeps after burn-in
+	Thin    int          `toml:"thin"`    // keep every Thin-th sample
+	Seed    uint64       `toml:"seed"`    // master seed; chain c of size L uses a seed derived from (Seed, L, c)
+	PriorU  PriorSetting `toml:"prior_u"` // "auto", "uniform", "empirical" or a probability such as "0.05"
+	PriorZ  PriorSetting `toml:"prior_z"` // likewise for Z
+	Holdout float64      `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
 	// Noise is the likelihood: "dropout" (separate dropout and background
 	// rates, for single-cell data), "symmetric" (the paper's single λ) or
 	// "auto": dropout for data binarised from counts, symmetric for binary
@@ -106,7 +106,7 @@ type FitConfig struct {
 // for data binarised from counts, dropout noise with 8 per-cell and 8
 // per-gene levels and a housekeeping code; for binary data and ratings, the paper's symmetric
 // noise and no housekeeping code), the auto prior (uniform under dropout
-// noise, empirical under symmetric noise: gibbs.Prior.Resolve), 1% of
+// noise, empirical under symmetric noise: PriorSetting.Resolve), 1% of
 // entries held out, codes seeded from cell types and idle codes re-seeded
 // during the burn-in. gibbs.DefaultConfig
 // says why they differ from the sampler's own.
@@ -118,8 +118,8 @@ func DefaultFitConfig() FitConfig {
 		Samples:           100,
 		Thin:              1,
 		Seed:              1,
-		PriorU:            gibbs.AutoPrior(),
-		PriorZ:            gibbs.AutoPrior(),
+		PriorU:            AutoPrior(),
+		PriorZ:            AutoPrior(),
 		Holdout:           0.01,
 		Noise:             AutoNoise(),
 		CellLevels:        8,
@@ -232,8 +232,8 @@ func (c FitConfig) Validate() ([]int, error) {
 	for _, p := range []struct {
 		name string
 		pr   gibbs.Prior
-	}{{"prior_u", c.PriorU}, {"prior_z", c.PriorZ}} {
-		if p.pr.Kind > gibbs.Auto {
+	}{{"prior_u", c.PriorU.Prior}, {"prior_z", c.PriorZ.Prior}} {
+		if p.pr.Kind > gibbs.Empirical {
 			return bad("%s: unknown prior", p.name)
 		}
 		for _, q := range p.pr.P {

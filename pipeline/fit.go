@@ -238,7 +238,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.Seed = chainSeed(cfg.Seed, L, chain)
 	c.Workers = cfg.Threads
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
-	c.PriorU, c.PriorZ = cfg.PriorU, cfg.PriorZ
+	c.PriorU, c.PriorZ = cfg.PriorU.Resolve(cfg.Noise.Noise), cfg.PriorZ.Resolve(cfg.Noise.Noise)
 	c.Noise, c.CellLevels, c.GeneLevels = cfg.Noise.Noise, cfg.CellLevels, cfg.GeneLevels
 	c.Housekeeping = cfg.Housekeeping.On
 	c.Init, c.KeepSamples, c.Reseed = cfg.Init, cfg.KeepSamples, cfg.Reseed

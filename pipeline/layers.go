@@ -128,7 +128,7 @@ func (c FitConfig) validateLayers(Ls []int) error {
 		return bad("re-seeding idle codes is not part of the multi-layer model: use --reseed=false")
 	case c.KeepSamples:
 		return bad("a multi-layer fit keeps no samples: leave out --keep-samples")
-	case c.PriorZ.Kind == gibbs.Empirical || len(c.PriorZ.P) > 1:
+	case c.PriorZ.Prior.Kind == gibbs.Empirical || len(c.PriorZ.Prior.P) > 1:
 		return bad("prior_z (the top layer's Z) must be uniform or one probability (%v)", c.PriorZ)
 	case len(c.LayerPriorU) > 0 && len(c.LayerPriorU) != len(c.Layers):
 		return bad("layer_prior_u has %d priors for %d layers", len(c.LayerPriorU), len(c.Layers))
@@ -151,13 +151,10 @@ func layersConfig(cfg FitConfig, L, chain int) gibbs.LayersConfig {
 	c.BurnIn, c.Samples, c.Thin = cfg.BurnIn, cfg.Samples, cfg.Thin
 	c.Seed = chainSeed(cfg.Seed, L, chain)
 	c.Workers = cfg.Threads
-	c.PriorZ, c.Init = cfg.PriorZ, cfg.Init
-	if c.PriorZ.Kind == gibbs.Auto {
-		// The top layer's Z has no data of its own to set an empirical
-		// prior by: auto stands for the uniform prior there.
-		c.PriorZ = gibbs.Prior{}
-	}
-	c.Layers[0].PriorU = cfg.PriorU
+	// The top layer's Z has no data of its own to set an empirical prior
+	// by: auto stands for the uniform prior there.
+	c.PriorZ, c.Init = cfg.PriorZ.Prior, cfg.Init
+	c.Layers[0].PriorU = cfg.PriorU.Resolve(gibbs.Symmetric) // the multi-layer model's likelihood
 	for k, p := range cfg.LayerPriorU {
 		c.Layers[k].PriorU = p
 	}

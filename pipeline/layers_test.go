@@ -137,7 +137,7 @@ func TestLayersConfig(t *testing.T) {
 		{"starts", "--starts 1", func(c *FitConfig) { c.Starts = 4 }},
 		{"re-seeding", "--reseed=false", func(c *FitConfig) { c.Reseed = true }},
 		{"kept samples", "--keep-samples", func(c *FitConfig) { c.KeepSamples = true }},
-		{"empirical top Z", "prior_z", func(c *FitConfig) { c.PriorZ = gibbs.EmpiricalPrior() }},
+		{"empirical top Z", "prior_z", func(c *FitConfig) { c.PriorZ = GivenPrior(gibbs.EmpiricalPrior()) }},
 		{"priors per layer", "2 priors for 3 layers", func(c *FitConfig) { c.Layers, c.L = LayerSizes{4, 2, 1}, LSizes{4} }},
 		{"empirical above", "only the first layer", func(c *FitConfig) { c.LayerPriorU[1] = gibbs.EmpiricalPrior() }},
 		{"priors without layers", "without layers", func(c *FitConfig) { c.Layers = nil }},
