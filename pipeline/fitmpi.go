@@ -28,14 +28,14 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // differ). Ranks other than 0 map only their cell blocks of the shards
 // (shard.OpenBlocks), and every rank holds the sampler's state of its own
 // cells only, so that its memory follows its share of the cells. Rank 0
-// checks the shards and prepares the run directory; each rank writes its
+// opens the run as Fit does (openRun); each rank writes its
 // cells' part of a checkpoint and rank 0 the shared rest, so that a run
 // resumes on any number of ranks or without MPI; the end of each fit
 // gathers the whole of it into rank 0, which writes the results. The run
 // directory must be on a file system every rank sees. Each fit logs
 // every rank's CPU time a sweep and peak anonymous memory. Every rank
-// must call FitMPI with the same cfg.
-// Every setting of Fit is supported.
+// must call FitMPI with the same cfg. It fits single-layer models without
+// fixed codes or kept samples.
 func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ *FitReport, err error) {
 	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --mpi --resume", cfg.Shards, cfg.Output))
 	root := comm.Rank() == 0
