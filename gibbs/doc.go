@@ -264,8 +264,7 @@
 // sample-phase) states; the MAP is mean ≥ 1/2. Result.Predict gives
 // P(x_nd = 1) either by plugging the means into the likelihood (PlugIn, the
 // paper's fast path) or by averaging p(x_nd | Z⁽ˢ⁾, U⁽ˢ⁾, λ⁽ˢ⁾) over the
-// retained states (SampleMean, which needs Config.KeepSamples); PredictMask
-// and PredictEntries evaluate many entries at once, for example held-out ones.
+// retained states (SampleMean, which needs Config.KeepSamples).
 // Result.MarshalSamples encodes the retained states for another process,
 // whose UnmarshalSamples gives a Samples that predicts the same.
 //

@@ -152,7 +152,7 @@ func TestFixedTruthRecoversUsage(t *testing.T) {
 			agree := 0
 			for i := range n {
 				for l := range L {
-					if res.ZMAP(i, l) == p.z[i][l] {
+					if res.zMAP(i, l) == p.z[i][l] {
 						agree++
 					}
 				}

@@ -345,7 +345,7 @@ func (r *LayersResult) Prototypes(k int) []float64 {
 	for l := range top.L {
 		p := make([]float64, top.D)
 		for i := range p {
-			p[i] = onProb(top.UMAP(i, l), top.Lambda)
+			p[i] = onProb(top.uMAP(i, l), top.Lambda)
 		}
 		for m := k - 1; m >= 0; m-- {
 			lay := r.Layers[m]
@@ -353,7 +353,7 @@ func (r *LayersResult) Prototypes(k int) []float64 {
 			for d := range q {
 				off := 1.0
 				for i, pi := range p {
-					if lay.UMAP(d, i) {
+					if lay.uMAP(d, i) {
 						off *= 1 - pi
 					}
 				}

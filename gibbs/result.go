@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // ErrNoSamples is returned when a posterior summary or a sample average is
@@ -111,17 +110,17 @@ func means(count []uint32, n int) []float64 {
 	return out
 }
 
-// ZMAP reports whether z_nl is on in the MAP estimate (posterior mean ≥ 1/2).
-func (r *Result) ZMAP(n, l int) bool { return r.ZMean[n*r.L+l] >= 0.5 }
+// zMAP reports whether z_nl is on in the MAP estimate (posterior mean ≥ 1/2).
+func (r *Result) zMAP(n, l int) bool { return r.ZMean[n*r.L+l] >= 0.5 }
 
-// UMAP reports whether u_ld is on in the MAP estimate (posterior mean ≥ 1/2).
-func (r *Result) UMAP(d, l int) bool { return r.UMean[d*r.L+l] >= 0.5 }
+// uMAP reports whether u_ld is on in the MAP estimate (posterior mean ≥ 1/2).
+func (r *Result) uMAP(d, l int) bool { return r.UMean[d*r.L+l] >= 0.5 }
 
 // Reconstruct reports whether x_nd is on in the Boolean product of the MAP
 // estimates of Z and U.
 func (r *Result) Reconstruct(n, d int) bool {
 	for l := range r.L {
-		if r.ZMAP(n, l) && r.UMAP(d, l) {
+		if r.zMAP(n, l) && r.uMAP(d, l) {
 			return true
 		}
 	}
@@ -144,18 +143,18 @@ const (
 	SampleMean
 )
 
-// Entry is one matrix entry: a cell (row of X) and a gene (column of X).
-type Entry struct{ Cell, Gene int }
+// entry is one matrix entry: a cell (row of X) and a gene (column of X).
+type entry struct{ Cell, Gene int }
 
 // Predict returns P(x_nd = 1) under method.
 func (r *Result) Predict(n, d int, method Method) (float64, error) {
 	var p [1]float64
-	_, err := r.PredictEntries(p[:0], []Entry{{n, d}}, method)
+	_, err := r.predictEntries(p[:0], []entry{{n, d}}, method)
 	return p[0], err
 }
 
-// PredictEntries appends P(x = 1) for each entry to dst and returns it.
-func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) ([]float64, error) {
+// predictEntries appends P(x = 1) for each entry to dst and returns it.
+func (r *Result) predictEntries(dst []float64, entries []entry, method Method) ([]float64, error) {
 	for _, e := range entries {
 		if uint(e.Cell) >= uint(r.N) || uint(e.Gene) >= uint(r.D) {
 			return dst, fmt.Errorf("gibbs: entry (%d, %d) outside %d × %d", e.Cell, e.Gene, r.N, r.D)
@@ -177,27 +176,6 @@ func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) (
 		return dst, nil
 	}
 	return dst, fmt.Errorf("gibbs: unknown prediction method %d", method)
-}
-
-// PredictMask returns the entries where mask (N × D, for example the held-out
-// entries) is 1, in row-major order, with P(x = 1) for each.
-func (r *Result) PredictMask(mask BitMatrix, method Method) ([]Entry, []float64, error) {
-	if err := checkMatrix("mask", mask, r.N, r.D); err != nil {
-		return nil, nil, err
-	}
-	var entries []Entry
-	b := mask.Segments()
-	for n := 0; n < r.N; n++ {
-		for s := 0; s+1 < len(b); s++ {
-			for k, w := range mask.Segment(n, s) {
-				for ; w != 0; w &= w - 1 {
-					entries = append(entries, Entry{n, b[s] + 64*k + bits.TrailingZeros64(w)})
-				}
-			}
-		}
-	}
-	p, err := r.PredictEntries(make([]float64, 0, len(entries)), entries, method)
-	return entries, p, err
 }
 
 // plugIn is the plug-in predictive of (n, d). The explicit conversions

@@ -361,10 +361,6 @@ func (s *Sampler) Sweep() int { return s.sweep }
 // Sweeps returns the total number of sweeps, BurnIn + Samples.
 func (s *Sampler) Sweeps() int { return s.cfg.BurnIn + s.cfg.Samples }
 
-// Trace returns the statistics of the completed sweeps. The caller must not
-// modify the returned slice.
-func (s *Sampler) Trace() []SweepStats { return s.trace }
-
 // Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
 // returns the posterior summary. Cancellation of ctx is checked between
 // sweeps: Run then returns ctx.Err() and the sampler is left at a sweep
