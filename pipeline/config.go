@@ -201,7 +201,7 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout = %v outside [0, 1)", c.Holdout)
-	case !c.Noise.Auto && c.Noise.Noise != gibbs.Symmetric && c.Noise.Noise != gibbs.Dropout:
+	case !c.Noise.Auto && !knownNoise(c.Noise.Noise):
 		return bad("noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
 	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
 		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
@@ -246,6 +246,13 @@ func (c FitConfig) Validate() ([]int, error) {
 		}
 	}
 	return Ls, nil
+}
+
+// knownNoise reports whether n is one of the sampler's likelihoods, which
+// gibbs alone lists.
+func knownNoise(n gibbs.Noise) bool {
+	_, err := n.MarshalText()
+	return err == nil
 }
 
 // checkHousekeeping refuses a given housekeeping code beside the largest
