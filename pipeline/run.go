@@ -146,30 +146,32 @@ func checkChain(cfg FitConfig, Ls []int, chain int, o FitOptions) error {
 // prepareDir prepares the run directory for the resolved cfg on the
 // shards id: it writes the configuration, the fixed codes and shards.json
 // (prepareRunDir). A prepareRun leaves a run prepared with the same
-// settings and shards as it is.
+// settings and shards as it is, but for what killed writers left in it.
 func (r *openedRun) prepareDir(cfg FitConfig, id rundir.ShardsIdentity) error {
-	o := r.o
 	existing := false
 	if r.mode == prepareRun {
 		var err error
-		if existing, err = preparedBefore(cfg, id, o); err != nil {
+		if existing, err = preparedBefore(cfg, id, r.o); err != nil {
 			return err
 		}
-		o.Resume = existing // checks the run again and removes what killed writers left
 	}
 	// Before the run directory is touched, so that a bad source costs
 	// nothing.
-	sets, err := fixedCodeSets(cfg, r.src.Manifest(), r.Ls, o.Resume, o.Log)
+	sets, err := fixedCodeSets(cfg, r.src.Manifest(), r.Ls, r.o.Resume || existing, r.o.Log)
 	if err != nil {
 		return err
 	}
-	if err := prepareRunDir(cfg, o, id); err != nil {
-		return err
-	}
-	if !existing {
-		if err := writeConfig(cfg); err != nil {
+	if existing { // its settings and shards checked by preparedBefore
+		if err := removeLeftovers(cfg.Output, r.o.Log); err != nil {
 			return err
 		}
+		return writeFixedCodes(cfg.Output, sets)
+	}
+	if err := prepareRunDir(cfg, r.o, id); err != nil {
+		return err
+	}
+	if err := writeConfig(cfg); err != nil {
+		return err
 	}
 	return writeFixedCodes(cfg.Output, sets)
 }
