@@ -162,7 +162,7 @@ func TestPlantedSingleCell(t *testing.T) {
 		if seed == 1 {
 			old := filepath.Join(dir, "old")
 			if err := run("fit", shards, "-o", old, "--L", "6", "--chains", "1",
-				"--noise", "symmetric", "--init", "data", "--housekeeping=false", "-q"); err != nil {
+				"--noise", "symmetric", "--init", "data", "--housekeeping", "off", "-q"); err != nil {
 				t.Fatal(err)
 			}
 			w := worstRecovery(t, progs, rundir.FitDir(old, 6, 1), 6)

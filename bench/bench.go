@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/bits"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -302,16 +301,7 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	cfg.L, cfg.Seed, cfg.Workers = L, o.Seed, o.Workers
 	cfg.Init, cfg.Starts, cfg.Kernel = gibbs.InitData, 1, o.Kernel
 	cfg.PriorZ, _ = samplerPrior(o.Prior) // validated by Options.Validate
-	cfg.PriorU, cfg.Noise = cfg.PriorZ, o.Noise
-	if o.Noise == gibbs.Dropout {
-		cfg.CellLevelBits = bits.Len(uint(max(o.CellLevels, 1))) - 1
-		if cfg.CellLevelBits > 0 {
-			cfg.GeneLevelBits = bits.Len(uint(max(o.GeneLevels, 1))) - 1
-		}
-	}
-	if o.Housekeeping {
-		cfg.L, cfg.Housekeeping = L+1, true
-	}
+	cfg.PriorU, cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping = cfg.PriorZ, o.Noise, o.CellLevels, o.GeneLevels, o.Housekeeping
 	cfg.BurnIn, cfg.Samples, cfg.Thin = o.Warmup, o.Sweeps, 1 // timed sweeps are sample sweeps, as most of a fit's are
 	var s *gibbs.Sampler
 	var err error

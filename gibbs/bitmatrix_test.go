@@ -93,6 +93,7 @@ func TestNewSamplerRejectsBadInput(t *testing.T) {
 	}{
 		{"L 0", good, mod(func(c *Config) { c.L = 0 }), ErrConfig},
 		{"L 65", good, mod(func(c *Config) { c.L = 65 }), ErrConfig},
+		{"L 64 and the housekeeping code", good, mod(func(c *Config) { c.L, c.Housekeeping = 64, true }), ErrConfig},
 		{"no samples", good, mod(func(c *Config) { c.Samples = 0 }), ErrConfig},
 		{"thin past samples", good, mod(func(c *Config) { c.Thin = 200 }), ErrConfig},
 		{"lambda 0", good, mod(func(c *Config) { c.Lambda = 0 }), ErrConfig},

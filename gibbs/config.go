@@ -29,16 +29,15 @@ const (
 	// 1 − (1 − q²)^L = density and density is the fraction of ones among the
 	// observed entries (the paper's empirical Bayes choice).
 	Empirical
-	// Auto is the prior that measured best for the likelihood
-	// (Config.Noise); Prior.Resolve says which.
-	Auto
 )
 
 // Prior is the independent Bernoulli prior of one factor matrix (Z or U).
 // The zero value is Uniform.
 type Prior struct {
 	Kind PriorKind
-	P    []float64 // Fixed only: len 1 (all codes) or L (per code), each in (0, 1)
+	// P holds a Fixed prior's probabilities, each in (0, 1): one for
+	// every code, or one per code, the housekeeping code's last.
+	P []float64
 }
 
 // FixedPrior returns a Fixed prior: one probability for all codes, or one per code.
@@ -46,28 +45,6 @@ func FixedPrior(p ...float64) Prior { return Prior{Kind: Fixed, P: p} }
 
 // EmpiricalPrior returns the empirical Bayes prior.
 func EmpiricalPrior() Prior { return Prior{Kind: Empirical} }
-
-// AutoPrior returns the prior that Resolve chooses by the likelihood.
-func AutoPrior() Prior { return Prior{Kind: Auto} }
-
-// Resolve returns the prior an Auto prior stands for under noise, and any
-// other prior as it is: Empirical under Symmetric noise, Uniform under
-// Dropout. Measured through `scpipe fit` (VALIDATION.md): on sparse
-// completion (250 × 250, L = 5, 0.5% and 1% observed) with symmetric noise
-// the empirical prior predicts the unobserved entries better than the
-// uniform one; under dropout noise the two predict them alike (at
-// chance), while on single-cell data the empirical prior recovers planted
-// programs less well and finds no more PBMC marker sets, so Dropout keeps
-// the uniform prior that its single-cell tests were measured with.
-func (pr Prior) Resolve(noise Noise) Prior {
-	if pr.Kind != Auto {
-		return pr
-	}
-	if noise == Dropout {
-		return Prior{}
-	}
-	return EmpiricalPrior()
-}
 
 // Init selects how a chain's Z and U are initialised.
 type Init uint8
@@ -124,7 +101,8 @@ func (i *Init) UnmarshalText(b []byte) error {
 
 // Config holds the parameters of a Sampler. Start from DefaultConfig.
 type Config struct {
-	// L is the number of latent codes, 1 ≤ L ≤ MaxL.
+	// L is the number of latent codes, fixed and free, not counting the
+	// housekeeping code: 1 ≤ L ≤ MaxL, and L < MaxL with one.
 	L int
 	// BurnIn sweeps are run before Samples sweeps; every Thin-th sample sweep
 	// is retained (contributes to the posterior means). Samples/Thin ≥ 1.
@@ -155,25 +133,26 @@ type Config struct {
 	KeepSamples bool
 	// Init selects the initial state of every chain.
 	Init Init
-	// CellLevelBits gives the Dropout likelihood per-cell background
-	// levels, 2^CellLevelBits of them (0: one background for every cell;
-	// at most MaxCellLevelBits): a cell that detects more genes has a
-	// higher background and a smaller gain per detected gene (depth.go).
-	// A sweep then updates U before Z, so that the Z step's per-cell
-	// counts describe the sweep's final state, from which the levels are
-	// set; and a chain's Z starts with a Z step given its first U.
-	CellLevelBits int
-	// GeneLevelBits gives each gene a background level too, 2^GeneLevelBits
-	// of them (0: none; at most MaxGeneLevelBits; needs CellLevelBits > 0):
-	// a gene detected in many cells whatever codes they use sits at a
-	// higher background, where covering its ones gains less
-	// (genelevels.go). The levels are first set after sweep BurnIn/2, once
-	// the codes have formed; until then every gene's offset is 0.
-	GeneLevelBits int
-	// Housekeeping adds a code that every cell uses (the last one, whose z
-	// are clamped to 1): it collects the genes detected everywhere
-	// (ribosomal, mitochondrial, …), at the covered rate, so that no other
-	// code is spent on them. It counts in L.
+	// CellLevels gives the Dropout likelihood per-cell background levels
+	// (the Symmetric likelihood has none and ignores them): 1 (or 0) for
+	// one background for every cell, or 2, 4 or 8: a cell that detects more genes has a higher
+	// background and a smaller gain per detected gene (depth.go). A sweep
+	// then updates U before Z, so that the Z step's per-cell counts
+	// describe the sweep's final state, from which the levels are set;
+	// and a chain's Z starts with a Z step given its first U.
+	CellLevels int
+	// GeneLevels gives each gene a background level too (ignored without
+	// per-cell levels): 1 (or 0) for none, or 2, 4 or 8: a gene detected in many
+	// cells whatever codes they use sits at a higher background, where
+	// covering its ones gains less (genelevels.go). The levels are first
+	// set after sweep BurnIn/2, once the codes have formed; until then
+	// every gene's offset is 0.
+	GeneLevels int
+	// Housekeeping adds a code that every cell uses, beside the L codes
+	// (the sampler's last, code L, whose z are clamped to 1): it collects
+	// the genes detected everywhere (ribosomal, mitochondrial, …), at the
+	// covered rate, so that no other code is spent on them. Result lists it
+	// apart from the L codes (Result.Codes).
 	Housekeeping bool
 	// Reseed re-seeds, during the burn-in, every code that covers nothing
 	// (no gene, or no cell uses it) from the observed ones the state leaves
@@ -193,7 +172,7 @@ type Config struct {
 	// FixedCodes are codes of U held at given genes and never sampled:
 	// prior knowledge (known gene programs, the codes of another fit),
 	// around which the other codes are inferred. Each names its own
-	// column of U; the housekeeping code cannot be one. They count in L.
+	// column of U, one of the L codes. They count in L.
 	FixedCodes []FixedCode
 }
 
@@ -234,10 +213,54 @@ func DefaultConfig() Config {
 	}
 }
 
-func (c *Config) validate() error {
+// config is a Config in the sampler's own units, derived once by
+// Config.resolve: L counts the housekeeping code (the last), and the
+// levels are given by the bits of a level's index. Its L shadows
+// Config.L.
+type config struct {
+	Config
+	L                            int
+	CellLevelBits, GeneLevelBits int
+}
+
+// resolve checks c and returns it in the sampler's units.
+func (c Config) resolve() (config, error) {
+	r := config{Config: c, L: c.L}
+	if c.Housekeeping {
+		r.L++
+	}
+	bits := func(name string, levels int) (int, error) {
+		for b := range MaxCellLevelBits + 1 {
+			if levels == 1<<b {
+				return b, nil
+			}
+		}
+		if levels == 0 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("%w: %s = %d: want 1, 2, 4 or 8", ErrConfig, name, levels)
+	}
+	if c.L < 1 || r.L > MaxL {
+		return r, fmt.Errorf("%w: L = %d outside 1..%d (%d with a housekeeping code)", ErrConfig, c.L, MaxL, MaxL-1)
+	}
+	var err error
+	if r.CellLevelBits, err = bits("CellLevels", c.CellLevels); err != nil {
+		return r, err
+	}
+	if r.GeneLevelBits, err = bits("GeneLevels", c.GeneLevels); err != nil {
+		return r, err
+	}
+	if c.Noise != Dropout {
+		r.CellLevelBits = 0
+	}
+	if r.CellLevelBits == 0 {
+		r.GeneLevelBits = 0
+	}
+	return r, r.validate()
+}
+
+func (c *config) validate() error {
 	switch {
-	case c.L < 1 || c.L > MaxL:
-		return fmt.Errorf("%w: L = %d outside 1..%d", ErrConfig, c.L, MaxL)
 	case c.BurnIn < 0 || c.Samples < 1 || c.Thin < 1 || c.Samples/c.Thin < 1:
 		return fmt.Errorf("%w: BurnIn = %d, Samples = %d, Thin = %d retain no sample", ErrConfig, c.BurnIn, c.Samples, c.Thin)
 	case c.Workers < 0:
@@ -250,16 +273,6 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: initial Dropout = %v and Background = %v must be in [0, 1)", ErrConfig, c.Dropout, c.Background)
 	case c.Dropout > 0 && c.Background > 0 && c.Background >= 1-c.Dropout:
 		return fmt.Errorf("%w: initial Background = %v is not below 1 − Dropout = %v: covering an entry must raise its chance of being a one", ErrConfig, c.Background, 1-c.Dropout)
-	case c.CellLevelBits < 0 || c.CellLevelBits > MaxCellLevelBits:
-		return fmt.Errorf("%w: CellLevelBits = %d outside 0..%d", ErrConfig, c.CellLevelBits, MaxCellLevelBits)
-	case c.CellLevelBits > 0 && c.Noise != Dropout:
-		return fmt.Errorf("%w: per-cell levels (CellLevelBits = %d) need the Dropout likelihood", ErrConfig, c.CellLevelBits)
-	case c.GeneLevelBits < 0 || c.GeneLevelBits > MaxGeneLevelBits:
-		return fmt.Errorf("%w: GeneLevelBits = %d outside 0..%d", ErrConfig, c.GeneLevelBits, MaxGeneLevelBits)
-	case c.GeneLevelBits > 0 && c.CellLevelBits == 0:
-		return fmt.Errorf("%w: per-gene levels (GeneLevelBits = %d) need per-cell levels (CellLevelBits > 0)", ErrConfig, c.GeneLevelBits)
-	case c.Housekeeping && c.L < 2:
-		return fmt.Errorf("%w: a housekeeping code needs L ≥ 2 (got %d)", ErrConfig, c.L)
 	case c.Init > InitCluster:
 		return fmt.Errorf("%w: unknown Init %d", ErrConfig, c.Init)
 	case c.Starts < 1:
@@ -278,7 +291,7 @@ func (c *Config) validate() error {
 		pr   Prior
 	}{{"PriorZ", c.PriorZ}, {"PriorU", c.PriorU}} {
 		switch p.pr.Kind {
-		case Uniform, Empirical, Auto:
+		case Uniform, Empirical:
 		case Fixed:
 			if len(p.pr.P) != 1 && len(p.pr.P) != c.L {
 				return fmt.Errorf("%w: %s has %d probabilities, want 1 or L = %d", ErrConfig, p.name, len(p.pr.P), c.L)
@@ -313,15 +326,13 @@ func (pr Prior) String() string {
 }
 
 // MarshalText implements encoding.TextMarshaler: "uniform", "empirical",
-// "auto", or the Fixed probabilities separated by commas ("0.05", "0.1,0.3").
+// or the Fixed probabilities separated by commas ("0.05", "0.1,0.3").
 func (pr Prior) MarshalText() ([]byte, error) {
 	switch pr.Kind {
 	case Uniform:
 		return []byte("uniform"), nil
 	case Empirical:
 		return []byte("empirical"), nil
-	case Auto:
-		return []byte("auto"), nil
 	case Fixed:
 		var b []byte
 		for i, p := range pr.P {
@@ -347,15 +358,12 @@ func (pr *Prior) UnmarshalText(text []byte) error {
 	case "empirical":
 		*pr = EmpiricalPrior()
 		return nil
-	case "auto":
-		*pr = AutoPrior()
-		return nil
 	}
 	var ps []float64
 	for part := range strings.SplitSeq(s, ",") {
 		p, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
 		if err != nil || !(p > 0 && p < 1) {
-			return fmt.Errorf("prior %q: want auto, uniform, empirical or probabilities in (0, 1)", text)
+			return fmt.Errorf("prior %q: want uniform, empirical or probabilities in (0, 1)", text)
 		}
 		ps = append(ps, p)
 	}
@@ -363,7 +371,7 @@ func (pr *Prior) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// logits returns logit(p_l) for l < L under prior pr (resolved, not Auto).
+// logits returns logit(p_l) for l < L under prior pr.
 func (pr Prior) logits(L int, density float64) []float64 {
 	out := make([]float64, L)
 	for l := range out {

@@ -26,7 +26,7 @@ func TestCellLevelsMatchEnumeration(t *testing.T) {
 	if testing.Short() {
 		cfg.Samples = 50000
 	}
-	cfg.Noise, cfg.CellLevelBits, cfg.FixLambda, cfg.KeepSamples = Dropout, 2, true, true
+	cfg.Noise, cfg.CellLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, true, true
 	cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
 	s, err := NewSampler(data, cfg)
 	if err != nil {
@@ -155,7 +155,7 @@ func TestCellLevelsMatchReferenceSweep(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = tc.L, 4, 4, 1, 3
-			cfg.Noise, cfg.CellLevelBits, cfg.Init = Dropout, tc.bits, InitData
+			cfg.Noise, cfg.CellLevels, cfg.Init = Dropout, 1<<tc.bits, InitData
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
 			s, err := NewSampler(data, cfg)
 			if err != nil {
@@ -277,7 +277,7 @@ func TestLevelsReproducible(t *testing.T) {
 			p := newPlanted(tc.seed, 300, 200, 3, 0.3, 0.05)
 			mask := randomMatrix(&testRNG{s: tc.seed + 1}, 300, 200, 0.9, 0)
 			cfg := DefaultConfig()
-			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Noise, cfg.CellLevelBits, cfg.GeneLevelBits = 3, 8, 6, 2, Dropout, 3, tc.geneBits
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 2, 8, 6, 2, Dropout, 8, 1<<tc.geneBits
 			cfg.Starts, cfg.StartSweeps, cfg.KeepSamples, cfg.Init, cfg.Housekeeping = 2, 3, true, InitCluster, true
 			var base *Sampler
 			var baseRes *Result

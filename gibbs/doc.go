@@ -10,14 +10,14 @@
 //
 // Dropout, for single-cell data: P(x_nd = 1 | c = 1) = 1 − α and
 // P(x_nd = 1 | c = 0) = β, a rate for dropouts and one for background.
-// With Config.CellLevelBits = b > 0 each cell n has a level k_n < 2^b and
+// With Config.CellLevels = K > 1 each cell n has a level k_n < K and
 //
 //	P(x = 0 | c = 1) = ρ · P(x = 0 | c = 0),   log P(x = 1 | c = 1)/P(x = 1 | c = 0) = g(k_n) = lift0 + step·k_n,
 //
 // so that a cell's background is β(k) = (1 − ρ)/(e^g(k) − ρ): a cell that
 // detects more genes sits at a level of higher background (smaller g).
-// With Config.GeneLevelBits = c > 0 as well, each gene d has a level
-// k_d < 2^c and the gain is g(n, d) = lift0 + step·k_n + gene0 +
+// With Config.GeneLevels = G > 1 as well, each gene d has a level
+// k_d < G and the gain is g(n, d) = lift0 + step·k_n + gene0 +
 // geneStep·k_d, β_nd = (1 − ρ)/(e^g(n, d) − ρ): a gene detected in many
 // cells whatever their type (a high baseline) sits at a level of higher
 // background, where covering it gains less (genelevels.go).
@@ -67,9 +67,10 @@
 // codes and no usage first takes one Z step, so that its first U step sees
 // cells using them.
 //
-// A housekeeping code (Config.Housekeeping) is code L−1 with z clamped to
-// 1 in every cell: the Z step never proposes it, and it takes the genes
-// detected everywhere at the covered rate.
+// A housekeeping code (Config.Housekeeping) is a code beside the L, the
+// sampler's last, with z clamped to 1 in every cell: the Z step never
+// proposes it, and it takes the genes detected everywhere at the covered
+// rate.
 //
 // Fixed codes (Config.FixedCodes) are the same for U: columns held at
 // given genes, which the U step never proposes, so the sampler draws from
@@ -77,10 +78,6 @@
 // free codes that take what they leave. Every chain starts with them (the
 // cluster and data starts seed only the free codes, the data start from
 // genes they leave uncovered), and a restored state must hold them.
-//
-// The Auto prior (Prior.Resolve) is the empirical one under Symmetric
-// noise and the uniform one under Dropout noise, each what measured best
-// under its likelihood (VALIDATION.md).
 //
 // # Sampler
 //
@@ -248,8 +245,8 @@
 //
 // # Fits across processes
 //
-// NewPartSampler gives one process (an MPI rank) a contiguous range of
-// cells; a Reducer (element-wise integer sums) joins the processes. The Z
+// A PartSampler (NewPartSampler) gives one process (an MPI rank) a
+// contiguous range of cells; a Reducer (element-wise integer sums) joins the processes. The Z
 // step is each process's own; the U step decides code by code, each from
 // per-gene counts summed across the processes; the rates, per-cell
 // levels and data-seeded starts take their statistics from sums too. Every
@@ -257,9 +254,9 @@
 // runs the single-process chain bit for bit (part.go). A process holds
 // the state of its own cells only (Z's words, levels, posterior counts),
 // so that its memory grows with its share of the cells, not with N; Gather
-// collects the whole of Z into the first process for Result and
-// MarshalBinary, and MarshalShared and MarshalPart checkpoint without it
-// (partstate.go).
+// collects the whole of Z into the first process, whose Whole is a
+// single process's Sampler for Result and MarshalBinary, and
+// MarshalShared and MarshalPart checkpoint without it (partstate.go).
 //
 // # Posterior summaries and prediction
 //
@@ -267,8 +264,7 @@
 // sample-phase) states; the MAP is mean ≥ 1/2. Result.Predict gives
 // P(x_nd = 1) either by plugging the means into the likelihood (PlugIn, the
 // paper's fast path) or by averaging p(x_nd | Z⁽ˢ⁾, U⁽ˢ⁾, λ⁽ˢ⁾) over the
-// retained states (SampleMean, which needs Config.KeepSamples); PredictMask
-// and PredictEntries evaluate many entries at once, for example held-out ones.
+// retained states (SampleMean, which needs Config.KeepSamples).
 // Result.MarshalSamples encodes the retained states for another process,
 // whose UnmarshalSamples gives a Samples that predicts the same.
 //

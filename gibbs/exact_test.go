@@ -193,6 +193,9 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			cfg.Seed = uint64(ci + 1)
 			cfg.Lambda, cfg.FixLambda, cfg.KeepSamples = tc.lambda, true, true
 			cfg.Noise, cfg.Dropout, cfg.Background, cfg.Housekeeping = tc.noise, tc.drop, tc.bg, tc.clamp
+			if tc.clamp {
+				cfg.L = L - 1 // and the housekeeping code
+			}
 			r := symmetricRates(tc.lambda)
 			if tc.noise == Dropout {
 				r = rates{on: 1 - tc.drop, off: tc.bg}

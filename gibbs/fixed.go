@@ -11,16 +11,14 @@ import "fmt"
 
 // checkFixedCodes checks the fixed codes' columns; their genes are checked
 // against the data by NewSampler.
-func (c *Config) checkFixedCodes() error {
+func (c *config) checkFixedCodes() error {
 	var seen uint64
 	for _, f := range c.FixedCodes {
 		switch {
-		case f.Code < 0 || f.Code >= c.L:
-			return fmt.Errorf("%w: fixed code %d outside 0..L−1 (L = %d)", ErrConfig, f.Code, c.L)
+		case f.Code < 0 || f.Code >= c.Config.L:
+			return fmt.Errorf("%w: fixed code %d outside 0..L−1 (L = %d; the housekeeping code cannot be fixed)", ErrConfig, f.Code, c.Config.L)
 		case seen>>uint(f.Code)&1 != 0:
 			return fmt.Errorf("%w: code %d is fixed twice", ErrConfig, f.Code)
-		case c.Housekeeping && f.Code == c.L-1:
-			return fmt.Errorf("%w: code %d is the housekeeping code and cannot be fixed", ErrConfig, f.Code)
 		}
 		seen |= 1 << uint(f.Code)
 	}

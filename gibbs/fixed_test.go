@@ -56,7 +56,10 @@ func TestFixedCodesStayFixed(t *testing.T) {
 			}
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.StartSweeps = 4, 12, 12, 4
-			cfg.Noise, cfg.Init, cfg.CellLevelBits, cfg.Housekeeping, cfg.Workers = tc.noise, tc.init, tc.levels, tc.hk, tc.workers
+			cfg.Noise, cfg.Init, cfg.CellLevels, cfg.Housekeeping, cfg.Workers = tc.noise, tc.init, 1<<tc.levels, tc.hk, tc.workers
+			if tc.hk {
+				cfg.L-- // and the housekeeping code
+			}
 			cfg.KeepSamples = true
 			for _, l := range tc.fixed {
 				cfg.FixedCodes = append(cfg.FixedCodes, fixedCodeOf(p, l))
@@ -142,9 +145,6 @@ func TestFixedTruthRecoversUsage(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Seed = L, 30, 30, uint64(ci+1)
 			cfg.Noise, cfg.Housekeeping = tc.noise, tc.hk
-			if tc.hk {
-				cfg.L++ // the housekeeping code is code L, beside the fixed ones
-			}
 			for l := range L {
 				cfg.FixedCodes = append(cfg.FixedCodes, fixedCodeOf(p, l))
 			}
@@ -152,7 +152,7 @@ func TestFixedTruthRecoversUsage(t *testing.T) {
 			agree := 0
 			for i := range n {
 				for l := range L {
-					if res.ZMAP(i, l) == p.z[i][l] {
+					if res.zMAP(i, l) == p.z[i][l] {
 						agree++
 					}
 				}
@@ -258,7 +258,7 @@ func TestFixedCodesRejected(t *testing.T) {
 		{"code past L", false, []FixedCode{{Code: 3}}},
 		{"negative code", false, []FixedCode{{Code: -1}}},
 		{"code twice", false, []FixedCode{{Code: 1, Genes: []int{0}}, {Code: 1, Genes: []int{2}}}},
-		{"housekeeping code", true, []FixedCode{{Code: 2, Genes: []int{0}}}},
+		{"housekeeping code", true, []FixedCode{{Code: 3, Genes: []int{0}}}},
 		{"gene past D", false, []FixedCode{{Code: 0, Genes: []int{30}}}},
 		{"negative gene", false, []FixedCode{{Code: 0, Genes: []int{-1}}}},
 	} {

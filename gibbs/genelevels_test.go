@@ -2,6 +2,7 @@ package gibbs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -25,7 +26,7 @@ func TestGeneLevelsMatchEnumeration(t *testing.T) {
 	if testing.Short() {
 		cfg.Samples = 50000
 	}
-	cfg.Noise, cfg.CellLevelBits, cfg.GeneLevelBits, cfg.FixLambda, cfg.KeepSamples = Dropout, 2, 2, true, true
+	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, 4, true, true
 	cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
 	s, err := NewSampler(data, cfg)
 	if err != nil {
@@ -125,7 +126,7 @@ func TestGeneLevelsMatchReferenceSweep(t *testing.T) {
 				}
 				cfg := DefaultConfig()
 				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Kernel = tc.L, 6, 4, 1, 3, kernel
-				cfg.Noise, cfg.CellLevelBits, cfg.GeneLevelBits, cfg.Init = Dropout, tc.cellBits, tc.geneBits, InitData
+				cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Init = Dropout, 1<<tc.cellBits, 1<<tc.geneBits, InitData
 				cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
 				s, err := NewSampler(data, cfg)
 				if err != nil {
@@ -278,7 +279,7 @@ func TestGeneLevelUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Noise, cfg.CellLevelBits, cfg.GeneLevelBits, cfg.Starts = Dropout, 3, 3, 1
+	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Starts = Dropout, 8, 8, 1
 	s, err := NewSampler(data, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -334,17 +335,40 @@ func TestGeneLevelUpdate(t *testing.T) {
 	}
 }
 
-// TestGeneLevelsNeedCellLevels: per-gene levels without per-cell levels
+// TestLevelsNeedTheirLikelihood: per-gene levels without per-cell levels,
+// and per-cell levels under the Symmetric likelihood, are ignored, as a
+// fit's configuration says; levels that are not a power of two up to 8
 // are refused.
-func TestGeneLevelsNeedCellLevels(t *testing.T) {
+func TestLevelsNeedTheirLikelihood(t *testing.T) {
 	data := tinyData(t, [][]bool{{true}}, [][]bool{{true}})
-	cfg := DefaultConfig()
-	cfg.L, cfg.Noise, cfg.CellLevelBits, cfg.GeneLevelBits = 1, Dropout, 0, 2
-	if _, err := NewSampler(data, cfg); err == nil {
-		t.Error("per-gene levels without per-cell levels: no error")
+	for _, tc := range []struct {
+		noise                      Noise
+		cell, gene                 int
+		wantCellBits, wantGeneBits int
+	}{
+		{Dropout, 0, 4, 0, 0},
+		{Dropout, 1, 8, 0, 0},
+		{Dropout, 2, 4, 1, 2},
+		{Dropout, 8, 0, 3, 0},
+		{Symmetric, 8, 8, 0, 0},
+	} {
+		cfg := DefaultConfig()
+		cfg.L, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 1, tc.noise, tc.cell, tc.gene
+		s, err := NewSampler(data, cfg)
+		if err != nil {
+			t.Errorf("%v, %d cell and %d gene levels: %v", tc.noise, tc.cell, tc.gene, err)
+			continue
+		}
+		if s.cfg.CellLevelBits != tc.wantCellBits || s.cfg.GeneLevelBits != tc.wantGeneBits {
+			t.Errorf("%v, %d cell and %d gene levels: %d and %d level bits, want %d and %d", tc.noise, tc.cell, tc.gene,
+				s.cfg.CellLevelBits, s.cfg.GeneLevelBits, tc.wantCellBits, tc.wantGeneBits)
+		}
 	}
-	cfg.CellLevelBits = 1
-	if _, err := NewSampler(data, cfg); err != nil {
-		t.Errorf("per-gene levels beside per-cell levels: %v", err)
+	for _, bad := range [][2]int{{3, 0}, {16, 0}, {2, 6}, {-1, 0}} {
+		cfg := DefaultConfig()
+		cfg.L, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 1, Dropout, bad[0], bad[1]
+		if _, err := NewSampler(data, cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%d cell and %d gene levels: %v, want ErrConfig", bad[0], bad[1], err)
+		}
 	}
 }

@@ -117,8 +117,7 @@ func (c *LayersConfig) validate() error {
 		return fmt.Errorf("%w: the top layer's Z has the empirical prior, which only a single layer can have", ErrConfig)
 	}
 	for k := range c.Layers {
-		cfg := c.layerConfig(k)
-		if err := cfg.validate(); err != nil {
+		if _, err := c.layerConfig(k).resolve(); err != nil {
 			return fmt.Errorf("layer %d: %w", k+1, err)
 		}
 	}
@@ -346,7 +345,7 @@ func (r *LayersResult) Prototypes(k int) []float64 {
 	for l := range top.L {
 		p := make([]float64, top.D)
 		for i := range p {
-			p[i] = onProb(top.UMAP(i, l), top.Lambda)
+			p[i] = onProb(top.uMAP(i, l), top.Lambda)
 		}
 		for m := k - 1; m >= 0; m-- {
 			lay := r.Layers[m]
@@ -354,7 +353,7 @@ func (r *LayersResult) Prototypes(k int) []float64 {
 			for d := range q {
 				off := 1.0
 				for i, pi := range p {
-					if lay.UMAP(d, i) {
+					if lay.uMAP(d, i) {
 						off *= 1 - pi
 					}
 				}

@@ -81,19 +81,58 @@ type part struct {
 	spent        time.Duration
 }
 
-// NewPartSampler returns the Sampler of one process of a partitioned fit:
+// PartSampler is the sampler of one process of a partitioned fit: it
+// sweeps the cells of its Part beside the other processes, and Gather
+// collects the whole fit into the first process (Whole) for its results
+// and final state. It is not safe for concurrent use.
+type PartSampler struct {
+	s *Sampler
+}
+
+// NewPartSampler returns the sampler of one process of a partitioned fit:
 // NewSampler's, for the cells of p. Every process must be given the same
 // data shapes, cfg and number of calls. It supports Symmetric and Dropout
 // noise, per-cell levels, masks, housekeeping codes, multiple starts and
 // every Init: the whole model.
-func NewPartSampler(data Data, cfg Config, p Part) (*Sampler, error) {
+func NewPartSampler(data Data, cfg Config, p Part) (*PartSampler, error) {
 	if p.Reduce == nil {
 		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
 	}
 	if p.Ctx == nil {
 		p.Ctx = context.Background()
 	}
-	return newSampler(data, cfg, &p)
+	s, err := newSampler(data, cfg, &p)
+	if err != nil {
+		return nil, err
+	}
+	return &PartSampler{s: s}, nil
+}
+
+// Run runs the remaining sweeps as Sampler.Run does, in step with the
+// other processes; the results come from Whole after Gather.
+func (q *PartSampler) Run(ctx context.Context, onSweep func(SweepStats) error) error {
+	return q.s.run(ctx, onSweep)
+}
+
+// Sweep returns the number of completed sweeps.
+func (q *PartSampler) Sweep() int { return q.s.Sweep() }
+
+// Sweeps returns the total number of sweeps, BurnIn + Samples.
+func (q *PartSampler) Sweeps() int { return q.s.Sweeps() }
+
+// Kernel returns the name of the sweep kernel in use.
+func (q *PartSampler) Kernel() string { return q.s.Kernel() }
+
+// UnmarshalBinary restores the state every process holds alike from a
+// whole state (Sampler.MarshalBinary, or Whole's) or the shared piece of
+// a checkpoint in pieces (MarshalShared), with the process's cells from
+// the former; UnmarshalPart then sets them from the latter's parts.
+func (q *PartSampler) UnmarshalBinary(data []byte) error { return q.s.UnmarshalBinary(data) }
+
+// UnmarshalPart sets those of the process's cells that a part encoded by
+// MarshalPart holds, as Sampler.UnmarshalPart does.
+func (q *PartSampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
+	return q.s.UnmarshalPart(data)
 }
 
 // newPart checks p against the data and returns its views.
@@ -229,14 +268,12 @@ func (p *part) reduce(v []int64) error {
 	return err
 }
 
-// Reductions reports the reductions a process of a partitioned fit has
-// made so far: their number, their int64 words and the seconds spent in
-// them (waiting for the other processes included); zeros without a part.
-func (s *Sampler) Reductions() (calls, words int64, seconds float64) {
-	if s.part == nil {
-		return 0, 0, 0
-	}
-	return s.part.calls, s.part.words, s.part.spent.Seconds()
+// Reductions reports the reductions the process has made so far: their
+// number, their int64 words and the seconds spent in them (waiting for
+// the other processes included).
+func (q *PartSampler) Reductions() (calls, words int64, seconds float64) {
+	p := q.s.part
+	return p.calls, p.words, p.spent.Seconds()
 }
 
 // runUStep runs the U step sp: runStep, or runStepPart in a process of a
@@ -388,17 +425,11 @@ func (s *Sampler) scanDirty(sp *stepSpec, rows []rowState, dirty []uint64) {
 // Gather collects the whole fit's cells (Z of every chain and retained
 // sample, the levels, Z's posterior counts: MarshalPart's pieces) into
 // the first process (the Reducer's member 0), which alone holds the whole
-// of Z; the others send their cells and hold no more than before. After
-// it, the first process's MarshalBinary and Result give what a single
-// process gives; the others' refuse, and their Run returns no Result.
-// Result refuses a process not gathered since its last sweep. All
-// processes must call it together; it does nothing without a part.
-func (s *Sampler) Gather() error {
-	p := s.part
-	if p == nil {
-		return nil
-	}
-	_, _, mine := s.MarshalPart()
+// of Z (Whole); the others send their cells and hold no more than before.
+// All processes must call it together.
+func (q *PartSampler) Gather() error {
+	s, p := q.s, q.s.part
+	_, _, mine := s.marshalPart()
 	start := time.Now()
 	pieces, err := p.Reduce.GatherBytes(p.Ctx, 0, mine)
 	p.calls++
@@ -449,25 +480,19 @@ func (s *Sampler) blankWhole() *Sampler {
 	return &w
 }
 
-// gatheredWhole returns the whole fit that Gather collected into this
-// process, for what (a method's name), or why there is none.
-func (s *Sampler) gatheredWhole(what string) (*Sampler, error) {
-	switch p := s.part; {
-	case p.gathered != s.sweep:
-		return nil, fmt.Errorf("%w: %s before Gather: this process holds only its own cells of Z", ErrPart, what)
+// Whole returns the whole fit that Gather collected into the first
+// process at the last sweep: a single process's Sampler at that sweep,
+// whose Result and MarshalBinary give what a single process's give, and
+// which runs no sweep. The other processes, and a process not gathered
+// since its last sweep, get an error wrapping ErrPart.
+func (q *PartSampler) Whole() (*Sampler, error) {
+	switch p := q.s.part; {
+	case p.gathered != q.s.sweep:
+		return nil, fmt.Errorf("%w: not gathered since the last sweep: this process holds only its own cells of Z", ErrPart)
 	case p.whole == nil:
-		return nil, fmt.Errorf("%w: %s: Gather collects the whole fit into the first process only", ErrPart, what)
+		return nil, fmt.Errorf("%w: Gather collects the whole fit into the first process only", ErrPart)
 	}
-	return s.part.whole, nil
-}
-
-// Part returns the cells [lo, hi) of a partitioned sampler, and false for
-// a single process's.
-func (s *Sampler) Part() (lo, hi int, ok bool) {
-	if s.part == nil {
-		return 0, s.n, false
-	}
-	return s.part.Lo, s.part.Hi, true
+	return q.s.part.whole, nil
 }
 
 // addOwnCounts is addCounts over the process's cells of Z.

@@ -14,8 +14,8 @@ import (
 
 // runParts runs a fit split over len(bounds)−1 processes of a Local group
 // (process k owns cells bounds[k] … bounds[k+1]−1), gathering after the
-// last sweep, and returns each process's sampler and result (nil but in
-// the first).
+// last sweep, and returns each process's sampler and the result of the
+// whole fit in the first (nil in the others, which have none).
 func runParts(t *testing.T, data Data, cfg Config, bounds []int) ([]*Sampler, []*Result) {
 	t.Helper()
 	comms := mpi.Local(len(bounds) - 1)
@@ -23,18 +23,26 @@ func runParts(t *testing.T, data Data, cfg Config, bounds []int) ([]*Sampler, []
 	var wg sync.WaitGroup
 	for k, comm := range comms {
 		wg.Go(func() {
-			s, err := NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
+			q, err := NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
 			if err != nil {
 				errs[k] = err
 				return
 			}
-			ss[k] = s
-			rs[k], errs[k] = s.Run(context.Background(), func(st SweepStats) error {
-				if st.Sweep+1 == s.Sweeps() {
-					return s.Gather()
+			ss[k] = q.s
+			errs[k] = q.Run(context.Background(), func(st SweepStats) error {
+				if st.Sweep+1 == q.Sweeps() {
+					return q.Gather()
 				}
 				return nil
 			})
+			if errs[k] != nil || k > 0 {
+				return
+			}
+			whole, err := q.Whole()
+			if err == nil {
+				rs[k], err = whole.Result()
+			}
+			errs[k] = err
 		})
 	}
 	wg.Wait()
@@ -62,22 +70,22 @@ func TestPartsMatchOneProcess(t *testing.T) {
 	}{
 		{"symmetric", false, func(*Config) {}},
 		{"symmetric, masked, 3 starts", true, func(c *Config) { c.Starts, c.StartSweeps = 3, 2 }},
-		{"dropout, housekeeping", false, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 5 }},
+		{"dropout, housekeeping", false, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 4 }},
 		{"dropout, masked, empirical priors", true, func(c *Config) {
 			c.Noise, c.PriorU, c.PriorZ = Dropout, EmpiricalPrior(), EmpiricalPrior()
 		}},
 		{"data start, masked, 2 starts", true, func(c *Config) { c.Init, c.Starts, c.StartSweeps = InitData, 2, 2 }},
 		{"cluster start, dropout, housekeeping", false, func(c *Config) {
-			c.Init, c.Noise, c.Housekeeping, c.L = InitCluster, Dropout, true, 5
+			c.Init, c.Noise, c.Housekeeping, c.L = InitCluster, Dropout, true, 4
 		}},
 		{"fit defaults: 8 cell levels, cluster start, housekeeping, 2 starts", false, func(c *Config) {
-			c.Init, c.Noise, c.CellLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, true, 5, 2, 2
+			c.Init, c.Noise, c.CellLevels, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 8, true, 4, 2, 2
 		}},
 		{"4 cell levels, masked, random start", true, func(c *Config) {
-			c.Noise, c.CellLevelBits = Dropout, 2
+			c.Noise, c.CellLevels = Dropout, 4
 		}},
 		{"8 cell and 4 gene levels, masked, cluster start, housekeeping, 2 starts", true, func(c *Config) {
-			c.Init, c.Noise, c.CellLevelBits, c.GeneLevelBits, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 3, 2, true, 5, 2, 2
+			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 8, 4, true, 4, 2, 2
 		}},
 	}
 	for _, tc := range cases {
@@ -121,7 +129,7 @@ func TestPartsMatchOneProcess(t *testing.T) {
 // entries.
 func sameCells(t *testing.T, name string, one, s *Sampler) {
 	t.Helper()
-	lo, hi, _ := s.Part()
+	lo, hi := s.cellRange()
 	L := s.l
 	w0, w1 := lo/64*L, (hi+63)/64*L
 	cells := func(a, b []uint8) bool { return a == nil && b == nil || reflect.DeepEqual(a[lo:hi], b) }
@@ -180,9 +188,9 @@ func TestPartRefusals(t *testing.T) {
 	}
 }
 
-// TestPartResultNeedsGather checks that a process's Result is refused
+// TestPartWholeNeedsGather checks that a process's whole fit is refused
 // until its cells have been gathered after the last sweep.
-func TestPartResultNeedsGather(t *testing.T) {
+func TestPartWholeNeedsGather(t *testing.T) {
 	t.Parallel()
 	p := newPlanted(4, 130, 70, 2, 0.4, 0.05)
 	data, err := NewData(p.noisy, nil, 64)
@@ -195,13 +203,20 @@ func TestPartResultNeedsGather(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Run(context.Background(), nil); !errors.Is(err, ErrPart) {
-		t.Fatalf("Run without Gather: got %v, want an error wrapping ErrPart", err)
+	if err := s.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Whole(); !errors.Is(err, ErrPart) {
+		t.Fatalf("Whole without Gather: got %v, want an error wrapping ErrPart", err)
 	}
 	if err := s.Gather(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Result(); err != nil {
+	w, err := s.Whole()
+	if err == nil {
+		_, err = w.Result()
+	}
+	if err != nil {
 		t.Fatalf("Result after Gather: %v", err)
 	}
 }
@@ -222,12 +237,13 @@ func BenchmarkPartSweep(b *testing.B) {
 				cfg := DefaultConfig()
 				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1<<30, 1, 1, 1
 				cfg.PriorZ, cfg.PriorU, cfg.Init = EmpiricalPrior(), EmpiricalPrior(), InitData
-				var s *Sampler
-				var err error
+				s, err := NewSampler(data, cfg)
 				if part {
-					s, err = NewPartSampler(data, cfg, Part{Lo: 0, Hi: n, Reduce: mpi.Local(1)[0]})
-				} else {
-					s, err = NewSampler(data, cfg)
+					var q *PartSampler
+					q, err = NewPartSampler(data, cfg, Part{Lo: 0, Hi: n, Reduce: mpi.Local(1)[0]})
+					if err == nil {
+						s = q.s
+					}
 				}
 				if err != nil {
 					b.Fatal(err)
@@ -251,14 +267,14 @@ func BenchmarkPartSweep(b *testing.B) {
 
 // stepParts runs sweeps sweeps on every sampler of ss at once (one
 // goroutine each, as processes).
-func stepParts(t *testing.T, ss []*Sampler, sweeps int) {
+func stepParts(t *testing.T, ss []*PartSampler, sweeps int) {
 	t.Helper()
 	errs := make([]error, len(ss))
 	var wg sync.WaitGroup
-	for k, s := range ss {
+	for k, q := range ss {
 		wg.Go(func() {
 			for range sweeps {
-				if _, err := s.Step(); err != nil {
+				if _, err := q.s.Step(); err != nil {
 					errs[k] = err
 					return
 				}
@@ -272,10 +288,10 @@ func stepParts(t *testing.T, ss []*Sampler, sweeps int) {
 }
 
 // newParts returns the samplers of a fit split at bounds.
-func newParts(t *testing.T, data Data, cfg Config, bounds []int) []*Sampler {
+func newParts(t *testing.T, data Data, cfg Config, bounds []int) []*PartSampler {
 	t.Helper()
 	comms := mpi.Local(len(bounds) - 1)
-	ss, errs := make([]*Sampler, len(comms)), make([]error, len(comms))
+	ss, errs := make([]*PartSampler, len(comms)), make([]error, len(comms))
 	var wg sync.WaitGroup
 	for k, comm := range comms {
 		wg.Go(func() {
@@ -313,23 +329,23 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 5, 4, 5, 2, 2, 2
-	cfg.Noise, cfg.CellLevelBits, cfg.Housekeeping, cfg.Init, cfg.KeepSamples = Dropout, 2, true, InitCluster, true
-	cfg.GeneLevelBits = geneBits
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 4, 4, 5, 2, 2, 2
+	cfg.Noise, cfg.CellLevels, cfg.Housekeeping, cfg.Init, cfg.KeepSamples = Dropout, 4, true, InitCluster, true
+	cfg.GeneLevels = 1 << geneBits
 	one, res := runAll(t, data, cfg)
 
 	two := newParts(t, data, cfg, []int{0, 256, n})
 	stepParts(t, two, 6) // past the starts and into the samples
-	shared, err := two[1].MarshalShared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := two[1].MarshalShared()
 	var parts [][]byte
 	for _, s := range two {
 		_, _, b := s.MarshalPart()
 		parts = append(parts, b)
 	}
-	restore := func(s *Sampler) {
+	restore := func(s interface {
+		UnmarshalBinary([]byte) error
+		UnmarshalPart([]byte) (int, int, error)
+	}) {
 		if err := s.UnmarshalBinary(shared); err != nil {
 			t.Fatal(err)
 		}
@@ -353,25 +369,26 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	r0, err := three[0].Result()
+	whole, err := three[0].Whole()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameRun(t, "2 processes resumed on 3", one, three[0].part.whole, res, r0)
-	for k, s := range three {
-		sameCells(t, fmt.Sprintf("2 processes resumed on 3, process %d", k), one, s)
+	r0, err := whole.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "2 processes resumed on 3", one, whole, res, r0)
+	for k, q := range three {
+		sameCells(t, fmt.Sprintf("2 processes resumed on 3, process %d", k), one, q.s)
 		if k == 0 {
 			continue
 		}
-		if _, err := s.Result(); !errors.Is(err, ErrPart) {
-			t.Errorf("Result of process %d after Gather: got %v, want an error wrapping ErrPart", k, err)
-		}
-		if _, err := s.MarshalBinary(); !errors.Is(err, ErrPart) {
-			t.Errorf("MarshalBinary of process %d after Gather: got %v, want an error wrapping ErrPart", k, err)
+		if _, err := q.Whole(); !errors.Is(err, ErrPart) {
+			t.Errorf("Whole of process %d after Gather: got %v, want an error wrapping ErrPart", k, err)
 		}
 	}
 	// The first's gathered state restores on any number of processes.
-	final, err := three[0].MarshalBinary()
+	final, err := whole.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,11 +408,11 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 	if b, err := one.MarshalBinary(); err != nil || !bytes.Equal(reencode(b), reencode(final)) {
 		t.Errorf("the gathered state's encoding differs from the single process's (%v)", err)
 	}
-	for _, s := range newParts(t, data, cfg, []int{0, 192, n}) {
-		if err := s.UnmarshalBinary(final); err != nil {
+	for _, q := range newParts(t, data, cfg, []int{0, 192, n}) {
+		if err := q.UnmarshalBinary(final); err != nil {
 			t.Fatal(err)
 		}
-		sameCells(t, "the gathered state restored on 2 processes", one, s)
+		sameCells(t, "the gathered state restored on 2 processes", one, q.s)
 	}
 	single, err := NewSampler(data, cfg)
 	if err != nil {

@@ -16,22 +16,20 @@ import (
 
 const partMagic = "scpGPART"
 
-// MarshalShared encodes the sampler's state as MarshalBinary does, with
-// every cell's state (Z, levels, Z's posterior counts, of every chain and
-// retained sample) zero: the zeros take the whole fit's length, written
-// without being held. Without a part it is MarshalBinary.
-func (s *Sampler) MarshalShared() ([]byte, error) {
-	if s.part == nil {
-		return s.MarshalBinary()
-	}
-	return s.encode(true), nil
-}
+// MarshalShared encodes the sampler's state as Sampler.MarshalBinary
+// does, with every cell's state (Z, levels, Z's posterior counts, of every
+// chain and retained sample) zero: the zeros take the whole fit's length,
+// written without being held.
+func (q *PartSampler) MarshalShared() []byte { return q.s.encode(true) }
 
-// MarshalPart encodes the state of the process's cells [lo, hi) (all
-// cells without a part): of every chain and retained sample its Z words
-// and levels, and Z's posterior counts, with the sweep and the
-// configuration's fingerprint.
-func (s *Sampler) MarshalPart() (lo, hi int, b []byte) {
+// MarshalPart encodes the state of the process's cells [lo, hi): of every
+// chain and retained sample its Z words and levels, and Z's posterior
+// counts, with the sweep and the configuration's fingerprint.
+func (q *PartSampler) MarshalPart() (lo, hi int, b []byte) { return q.s.marshalPart() }
+
+// marshalPart is MarshalPart of the sampler's cells (all of them in a
+// single process).
+func (s *Sampler) marshalPart() (lo, hi int, b []byte) {
 	lo, hi = s.cellRange()
 	size := len(partMagic) + 8*(len(s.fingerprint())+6) + (len(s.chains)+len(s.kept))*8*len(s.chains[0].z) + 4*len(s.zCount)
 	if s.chains[0].level != nil {
@@ -64,10 +62,11 @@ func (s *Sampler) MarshalPart() (lo, hi int, b []byte) {
 	return lo, hi, b
 }
 
-// UnmarshalPart sets the cells of a part encoded by MarshalPart into the
-// sampler, whose shared state UnmarshalBinary has restored from the same
-// sweep's MarshalShared: those of its cells that the sampler holds (all of
-// them in a single process). It checks the configuration, the sweep and
+// UnmarshalPart sets the cells of a part encoded by PartSampler.MarshalPart
+// into the sampler, whose shared state UnmarshalBinary has restored from
+// the same sweep's MarshalShared, so that a single process resumes a
+// partitioned fit's checkpoint: those of its cells that the sampler holds
+// (all of them in a single process). It checks the configuration, the sweep and
 // the numbers of chains and retained samples, and returns the part's
 // cells.
 func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {

@@ -93,7 +93,7 @@ func TestCompletion(t *testing.T) {
 				}
 			}
 			for _, m := range []Method{PlugIn, SampleMean} {
-				entries, pr, err := res.PredictMask(held, m)
+				entries, pr, err := res.predictMask(held, m)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -160,7 +160,7 @@ func TestReseedTakesLostProgram(t *testing.T) {
 				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Seed, cfg.Starts, cfg.Workers = tc.L, 5, 1, 7, 1, 2
 				cfg.PriorU, cfg.PriorZ = EmpiricalPrior(), EmpiricalPrior()
 				if tc.levels > 0 {
-					cfg.Noise, cfg.CellLevelBits = Dropout, tc.levels
+					cfg.Noise, cfg.CellLevels = Dropout, 1<<tc.levels
 				}
 				s, err := NewSampler(data, cfg)
 				if err != nil {
@@ -205,11 +205,11 @@ func TestReseedTakesLostProgram(t *testing.T) {
 // reseedConfig is a fit whose chain re-seeds an idle code during its
 // burn-in on newPlanted(11, 450, 300, 4, 0.4, 0.08): the fit's model
 // (dropout noise with cell and gene levels, a housekeeping code, the
-// cell-type start) at L = 6.
+// cell-type start) at L = 5.
 func reseedConfig() Config {
 	cfg := DefaultConfig()
-	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = 6, 12, 4, 1, 2
-	cfg.Init, cfg.Noise, cfg.Housekeeping, cfg.CellLevelBits, cfg.GeneLevelBits = InitCluster, Dropout, true, 3, 2
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = 5, 12, 4, 1, 2
+	cfg.Init, cfg.Noise, cfg.Housekeeping, cfg.CellLevels, cfg.GeneLevels = InitCluster, Dropout, true, 8, 4
 	cfg.KeepSamples = true
 	return cfg
 }
@@ -304,7 +304,7 @@ func TestReseedOnlyInBurnIn(t *testing.T) {
 		{6, 1, 0, true, []int{1}},
 		{25, 4, 5, false, nil},
 	} {
-		s := &Sampler{cfg: Config{BurnIn: tc.burnIn, Starts: tc.starts, StartSweeps: tc.startSweeps, Reseed: tc.reseed}}
+		s := &Sampler{cfg: config{Config: Config{BurnIn: tc.burnIn, Starts: tc.starts, StartSweeps: tc.startSweeps, Reseed: tc.reseed}}}
 		var got []int
 		for sweep := range tc.burnIn + 10 {
 			if s.reseedDue(sweep) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // ErrNoSamples is returned when a posterior summary or a sample average is
@@ -14,11 +13,15 @@ var ErrNoSamples = errors.New("gibbs: no retained samples")
 
 // Result is the posterior summary of a run.
 type Result struct {
-	// N cells, D genes and L codes.
+	// N cells, D genes and L codes: the sampler's, the housekeeping code
+	// (the last) among them.
 	N, D, L int
 	// ZMean[n*L+l] is the posterior mean of z_nl, UMean[d*L+l] that of u_ld,
 	// averaged over the retained samples.
 	ZMean, UMean []float64
+	// Housekeeping says whether code L−1 is a housekeeping code
+	// (Config.Housekeeping), which Codes lists apart.
+	Housekeeping bool
 	// Samples is the number of retained samples behind the means.
 	Samples int
 	// Noise is the likelihood the chain ran with.
@@ -29,11 +32,11 @@ type Result struct {
 	Lambda              float64
 	Dropout, Background float64
 	// CellDropout and CellBackground are each cell's rates (with per-cell
-	// levels, Config.CellLevelBits > 0; nil otherwise).
+	// levels, Config.CellLevels > 1; nil otherwise).
 	CellDropout, CellBackground []float64
 	// GeneLift is each gene's offset to the gain of a covered one, log
 	// P(x = 1 | covered)/P(x = 1 | not covered) (with per-gene levels,
-	// Config.GeneLevelBits > 0; nil otherwise): the rates of cell n and
+	// Config.GeneLevels > 1; nil otherwise): the rates of cell n and
 	// gene d are those of the gain log(1 − CellDropout[n]) −
 	// log CellBackground[n] + GeneLift[d] under the cell's ρ =
 	// CellDropout[n]/(1 − CellBackground[n]) (EntryRates). CellDropout and
@@ -50,15 +53,8 @@ func (s *Sampler) Result() (*Result, error) {
 	if s.retained == 0 {
 		return nil, ErrNoSamples
 	}
-	if s.part != nil {
-		w, err := s.gatheredWhole("Result")
-		if err != nil {
-			return nil, err
-		}
-		return w.Result()
-	}
 	c := s.chains[0]
-	r := &Result{N: s.n, D: s.d, L: s.l, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
+	r := &Result{N: s.n, D: s.d, L: s.l, Housekeeping: s.cfg.Housekeeping, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
 		Dropout: 1 - c.rates.on, Background: c.rates.off,
 		Trace: append([]SweepStats(nil), s.trace...), kept: s.kept}
 	if s.cfg.Noise == Symmetric {
@@ -82,6 +78,30 @@ func (s *Sampler) Result() (*Result, error) {
 	return r, nil
 }
 
+// Codes returns the posterior means of the Config's L codes, U's (genes
+// × L) and Z's (cells × L), and of the housekeeping code's u (one per
+// gene; nil without one), whose z are all 1.
+func (r *Result) Codes() (L int, uMean, zMean, housekeeping []float64) {
+	if !r.Housekeeping {
+		return r.L, r.UMean, r.ZMean, nil
+	}
+	uMean, housekeeping = dropLastCol(r.UMean, r.L)
+	zMean, _ = dropLastCol(r.ZMean, r.L)
+	return r.L - 1, uMean, zMean, housekeeping
+}
+
+// dropLastCol splits the rows × L matrix m into its first L−1 columns and
+// its last.
+func dropLastCol(m []float64, L int) (rest, last []float64) {
+	rows := len(m) / L
+	rest, last = make([]float64, 0, rows*(L-1)), make([]float64, rows)
+	for i := range rows {
+		rest = append(rest, m[i*L:i*L+L-1]...)
+		last[i] = m[i*L+L-1]
+	}
+	return rest, last
+}
+
 func means(count []uint32, n int) []float64 {
 	out := make([]float64, len(count))
 	for i, c := range count {
@@ -90,17 +110,17 @@ func means(count []uint32, n int) []float64 {
 	return out
 }
 
-// ZMAP reports whether z_nl is on in the MAP estimate (posterior mean ≥ 1/2).
-func (r *Result) ZMAP(n, l int) bool { return r.ZMean[n*r.L+l] >= 0.5 }
+// zMAP reports whether z_nl is on in the MAP estimate (posterior mean ≥ 1/2).
+func (r *Result) zMAP(n, l int) bool { return r.ZMean[n*r.L+l] >= 0.5 }
 
-// UMAP reports whether u_ld is on in the MAP estimate (posterior mean ≥ 1/2).
-func (r *Result) UMAP(d, l int) bool { return r.UMean[d*r.L+l] >= 0.5 }
+// uMAP reports whether u_ld is on in the MAP estimate (posterior mean ≥ 1/2).
+func (r *Result) uMAP(d, l int) bool { return r.UMean[d*r.L+l] >= 0.5 }
 
 // Reconstruct reports whether x_nd is on in the Boolean product of the MAP
 // estimates of Z and U.
 func (r *Result) Reconstruct(n, d int) bool {
 	for l := range r.L {
-		if r.ZMAP(n, l) && r.UMAP(d, l) {
+		if r.zMAP(n, l) && r.uMAP(d, l) {
 			return true
 		}
 	}
@@ -123,18 +143,18 @@ const (
 	SampleMean
 )
 
-// Entry is one matrix entry: a cell (row of X) and a gene (column of X).
-type Entry struct{ Cell, Gene int }
+// entry is one matrix entry: a cell (row of X) and a gene (column of X).
+type entry struct{ Cell, Gene int }
 
 // Predict returns P(x_nd = 1) under method.
 func (r *Result) Predict(n, d int, method Method) (float64, error) {
 	var p [1]float64
-	_, err := r.PredictEntries(p[:0], []Entry{{n, d}}, method)
+	_, err := r.predictEntries(p[:0], []entry{{n, d}}, method)
 	return p[0], err
 }
 
-// PredictEntries appends P(x = 1) for each entry to dst and returns it.
-func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) ([]float64, error) {
+// predictEntries appends P(x = 1) for each entry to dst and returns it.
+func (r *Result) predictEntries(dst []float64, entries []entry, method Method) ([]float64, error) {
 	for _, e := range entries {
 		if uint(e.Cell) >= uint(r.N) || uint(e.Gene) >= uint(r.D) {
 			return dst, fmt.Errorf("gibbs: entry (%d, %d) outside %d × %d", e.Cell, e.Gene, r.N, r.D)
@@ -156,27 +176,6 @@ func (r *Result) PredictEntries(dst []float64, entries []Entry, method Method) (
 		return dst, nil
 	}
 	return dst, fmt.Errorf("gibbs: unknown prediction method %d", method)
-}
-
-// PredictMask returns the entries where mask (N × D, for example the held-out
-// entries) is 1, in row-major order, with P(x = 1) for each.
-func (r *Result) PredictMask(mask BitMatrix, method Method) ([]Entry, []float64, error) {
-	if err := checkMatrix("mask", mask, r.N, r.D); err != nil {
-		return nil, nil, err
-	}
-	var entries []Entry
-	b := mask.Segments()
-	for n := 0; n < r.N; n++ {
-		for s := 0; s+1 < len(b); s++ {
-			for k, w := range mask.Segment(n, s) {
-				for ; w != 0; w &= w - 1 {
-					entries = append(entries, Entry{n, b[s] + 64*k + bits.TrailingZeros64(w)})
-				}
-			}
-		}
-	}
-	p, err := r.PredictEntries(make([]float64, 0, len(entries)), entries, method)
-	return entries, p, err
 }
 
 // plugIn is the plug-in predictive of (n, d). The explicit conversions

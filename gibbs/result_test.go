@@ -3,6 +3,7 @@ package gibbs
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"testing"
 )
 
@@ -82,21 +83,21 @@ func TestTraceAndSummary(t *testing.T) {
 	}
 	// Plug-in predictive and the batch forms agree with the formula.
 	heldOut := NewMatrix(130, 90)
-	var entries []Entry
+	var entries []entry
 	for n := range 130 {
 		for d := range 90 {
 			if !mask.Get(n, d) {
 				heldOut.Set(n, d, true)
-				entries = append(entries, Entry{n, d})
+				entries = append(entries, entry{n, d})
 			}
 		}
 	}
-	got, probs, err := res.PredictMask(heldOut, PlugIn)
+	got, probs, err := res.predictMask(heldOut, PlugIn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != len(entries) {
-		t.Fatalf("PredictMask returned %d entries, want %d", len(got), len(entries))
+		t.Fatalf("predictMask returned %d entries, want %d", len(got), len(entries))
 	}
 	for i, e := range entries {
 		prod := 1.0
@@ -108,7 +109,7 @@ func TestTraceAndSummary(t *testing.T) {
 			t.Fatalf("entry %d: %v P = %v, want %v P = %v", i, got[i], probs[i], e, want)
 		}
 	}
-	sm, err := res.PredictEntries(nil, entries, SampleMean)
+	sm, err := res.predictEntries(nil, entries, SampleMean)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,4 +138,25 @@ func TestTraceAndSummary(t *testing.T) {
 	if _, err := fresh.Result(); !errors.Is(err, ErrNoSamples) {
 		t.Errorf("Result before sampling: %v, want ErrNoSamples", err)
 	}
+}
+
+// predictMask returns the entries where mask (N × D, for example the held-out
+// entries) is 1, in row-major order, with P(x = 1) for each.
+func (r *Result) predictMask(mask BitMatrix, method Method) ([]entry, []float64, error) {
+	if err := checkMatrix("mask", mask, r.N, r.D); err != nil {
+		return nil, nil, err
+	}
+	var entries []entry
+	b := mask.Segments()
+	for n := 0; n < r.N; n++ {
+		for s := 0; s+1 < len(b); s++ {
+			for k, w := range mask.Segment(n, s) {
+				for ; w != 0; w &= w - 1 {
+					entries = append(entries, entry{n, b[s] + 64*k + bits.TrailingZeros64(w)})
+				}
+			}
+		}
+	}
+	p, err := r.predictEntries(make([]float64, 0, len(entries)), entries, method)
+	return entries, p, err
 }

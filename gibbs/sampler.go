@@ -74,7 +74,7 @@ type chain struct {
 // safe for concurrent use; its methods must be called from one goroutine.
 type Sampler struct {
 	data     Data
-	cfg      Config
+	cfg      config
 	n, d, l  int
 	nw, dw   int   // words per bitset of cells and of genes
 	cnw      int   // words per bitset of the cells this process holds (nw without a part)
@@ -137,9 +137,10 @@ func NewSampler(data Data, cfg Config) (*Sampler, error) {
 }
 
 // newSampler is NewSampler, for the cells of p when it is not nil
-// (NewPartSampler).
-func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
-	if err := cfg.validate(); err != nil {
+// (PartSampler).
+func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
+	cfg, err := given.resolve()
+	if err != nil {
 		return nil, err
 	}
 	if data.X == nil || data.XT == nil {
@@ -192,10 +193,10 @@ func newSampler(data Data, cfg Config, p *Part) (*Sampler, error) {
 	if s.observed > 0 {
 		density = float64(ones) / float64(s.observed)
 	}
-	s.logitZ = cfg.PriorZ.Resolve(cfg.Noise).logits(cfg.L, density)
-	s.logitU = cfg.PriorU.Resolve(cfg.Noise).logits(cfg.L, density)
+	s.logitZ = cfg.PriorZ.logits(cfg.L, density)
+	s.logitU = cfg.PriorU.logits(cfg.L, density)
 	s.obsOnes = ones
-	s.start = initialRates(&s.cfg, density)
+	s.start = initialRates(&s.cfg.Config, density)
 	if cfg.Housekeeping {
 		s.clamped = 1 << uint(cfg.L-1)
 	}
@@ -360,35 +361,35 @@ func (s *Sampler) Sweep() int { return s.sweep }
 // Sweeps returns the total number of sweeps, BurnIn + Samples.
 func (s *Sampler) Sweeps() int { return s.cfg.BurnIn + s.cfg.Samples }
 
-// Trace returns the statistics of the completed sweeps. The caller must not
-// modify the returned slice.
-func (s *Sampler) Trace() []SweepStats { return s.trace }
-
 // Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
-// returns the posterior summary: nil in the processes of a partitioned fit
-// that Gather left without the whole fit (all but the first). Cancellation of ctx is checked between
+// returns the posterior summary. Cancellation of ctx is checked between
 // sweeps: Run then returns ctx.Err() and the sampler is left at a sweep
 // boundary, ready to be marshalled or run again. An error from onSweep stops
 // the run the same way and is returned wrapped.
 func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) (*Result, error) {
+	if err := s.run(ctx, onSweep); err != nil {
+		return nil, err
+	}
+	return s.Result()
+}
+
+// run is Run without the summary.
+func (s *Sampler) run(ctx context.Context, onSweep func(SweepStats) error) error {
 	for s.sweep < s.Sweeps() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		st, err := s.Step()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if onSweep != nil {
 			if err := onSweep(st); err != nil {
-				return nil, fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
+				return fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
 			}
 		}
 	}
-	if p := s.part; p != nil && p.gathered == s.sweep && p.whole == nil {
-		return nil, nil
-	}
-	return s.Result()
+	return nil
 }
 
 // Step runs one sweep: a Z step, a U step and the λ update on every chain,

@@ -143,6 +143,9 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = tc.L, 4, 4, 1, 3
 			cfg.FixLambda, cfg.Lambda, cfg.Noise, cfg.Housekeeping = tc.fix, 1.3, tc.noise, tc.housekeeping
+			if tc.housekeeping {
+				cfg.L-- // and the housekeeping code
+			}
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
 			s, err := NewSampler(data, cfg)
 			if err != nil {
@@ -294,8 +297,8 @@ func TestCountedData(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := DefaultConfig()
-		cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 3, 4, 4, 2, 2, 2
-		cfg.Noise, cfg.CellLevelBits, cfg.Init, cfg.Housekeeping = Dropout, tc.levels, InitCluster, true
+		cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps, cfg.Workers = 2, 4, 4, 2, 2, 2
+		cfg.Noise, cfg.CellLevels, cfg.Init, cfg.Housekeeping = Dropout, 1<<tc.levels, InitCluster, true
 		a, resA := runAll(t, data, cfg)
 		b, resB := runAll(t, counted, cfg)
 		name := fmt.Sprintf("masked %v, levels %d", tc.masked, tc.levels)

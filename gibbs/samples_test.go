@@ -24,7 +24,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 		{"symmetric", func(c *Config) { c.Noise = Symmetric }},
 		{"dropout", func(c *Config) { c.Noise = Dropout }},
 		{"cell and gene levels, housekeeping", func(c *Config) {
-			c.Noise, c.CellLevelBits, c.GeneLevelBits, c.Housekeeping, c.L = Dropout, 2, 2, true, 4
+			c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = Dropout, 4, 4, true, 3
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,19 +21,11 @@ const stateVersion = 4
 // trace. A Sampler built by NewSampler from the same Data and Config and then
 // given these bytes by UnmarshalBinary continues exactly as this one would:
 // everything but the trace's Seconds is bit-identical to an uninterrupted run.
-// The encoding is little-endian and versioned. The first process of a
-// partitioned fit (NewPartSampler) encodes the whole fit's state once
-// Gather has collected it there; every process can restore it, on any
-// number of processes.
+// The encoding is little-endian and versioned. A partitioned fit's whole
+// state (PartSampler.Whole) restores on any number of processes
+// (PartSampler.UnmarshalBinary).
 func (s *Sampler) MarshalBinary() ([]byte, error) {
-	if s.part == nil {
-		return s.encode(false), nil
-	}
-	w, err := s.gatheredWhole("MarshalBinary")
-	if err != nil {
-		return nil, err
-	}
-	return w.encode(false), nil
+	return s.encode(false), nil
 }
 
 // encode is MarshalBinary of the sampler's state, with every cell's state

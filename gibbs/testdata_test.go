@@ -83,7 +83,7 @@ func (p *planted) worstJaccard(res *Result) float64 {
 		for k := range res.L {
 			inter, union := 0, 0
 			for d := range p.u {
-				a, b := p.u[d][l], res.UMAP(d, k)
+				a, b := p.u[d][l], res.uMAP(d, k)
 				if a && b {
 					inter++
 				}

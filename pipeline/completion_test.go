@@ -60,7 +60,7 @@ func TestCompletionThroughDefaults(t *testing.T) {
 		shards, tr := plantedShards(t, completionParams(seed))
 		chance := majority(tr)
 		for _, holdout := range []float64{0.995, 0.99} {
-			for _, prior := range []gibbs.Prior{DefaultFitConfig().PriorU, {}} {
+			for _, prior := range []PriorSetting{DefaultFitConfig().PriorU, GivenPrior(gibbs.Prior{})} {
 				cfg := DefaultFitConfig()
 				cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 				cfg.L, cfg.Chains, cfg.Holdout, cfg.Seed = LSizes{5}, 1, holdout, seed
@@ -72,7 +72,7 @@ func TestCompletionThroughDefaults(t *testing.T) {
 				a := rep.Summary[0].HeldoutAccuracy
 				gain[key{holdout, prior.String()}] += (a - chance) / 3
 				t.Logf("seed %d, %.1f%% observed, %v prior: held-out accuracy %.3f (chance %.3f)", seed, 100*(1-holdout), prior, a, chance)
-				if prior.Kind == gibbs.Auto && a < chance+0.05 {
+				if prior.Auto && a < chance+0.05 {
 					t.Errorf("seed %d, %.1f%% observed: held-out accuracy %.3f, chance %.3f", seed, 100*(1-holdout), a, chance)
 				}
 			}

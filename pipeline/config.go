@@ -23,21 +23,21 @@ var ErrConfig = errors.New("invalid configuration")
 // so that a run can be reproduced exactly. Every field can be set in a TOML
 // file (--config) under the name in its tag, and by the flag of the same name.
 type FitConfig struct {
-	Shards  string      `toml:"shards"`  // input shard folder
-	Output  string      `toml:"output"`  // run directory
-	L       LSizes      `toml:"L"`       // latent sizes: "5", "2..10" or "2,4,8"
-	Chains  int         `toml:"chains"`  // independent chains per L
-	BurnIn  int         `toml:"burn_in"` // discarded sweeps
-	Samples int         `toml:"samples"` // sweeps after burn-in
-	Thin    int         `toml:"thin"`    // keep every Thin-th sample
-	Seed    uint64      `toml:"seed"`    // master seed; chain c of size L uses a seed derived from (Seed, L, c)
-	PriorU  gibbs.Prior `toml:"prior_u"` // "auto", "uniform", "empirical" or a probability such as "0.05"
-	PriorZ  gibbs.Prior `toml:"prior_z"` // likewise for Z
-	Holdout float64     `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
+	Shards  string       `toml:"shards"`  // input shard folder
+	Output  string       `toml:"output"`  // run directory
+	L       LSizes       `toml:"L"`       // latent sizes: "5", "2..10" or "2,4,8"
+	Chains  int          `toml:"chains"`  // independent chains per L
+	BurnIn  int          `toml:"burn_in"` // discarded sweeps
+	Samples int          `toml:"samples"` // sweeps after burn-in
+	Thin    int          `toml:"thin"`    // keep every Thin-th sample
+	Seed    uint64       `toml:"seed"`    // master seed; chain c of size L uses a seed derived from (Seed, L, c)
+	PriorU  PriorSetting `toml:"prior_u"` // "auto", "uniform", "empirical" or a probability such as "0.05"
+	PriorZ  PriorSetting `toml:"prior_z"` // likewise for Z
+	Holdout float64      `toml:"holdout"` // fraction of observed entries hidden from every fit for model selection
 	// Noise is the likelihood: "dropout" (separate dropout and background
 	// rates, for single-cell data), "symmetric" (the paper's single λ) or
 	// "auto": dropout for data binarised from counts, symmetric for binary
-	// data and ratings (ResolveModel, when the shards are read; the run's
+	// data and ratings (Resolve, when the shards are read; the run's
 	// config.toml records the choice).
 	Noise NoiseSetting `toml:"noise"`
 	// CellLevels is the number of per-cell background levels of dropout
@@ -62,7 +62,7 @@ type FitConfig struct {
 	// Housekeeping adds a code that every cell uses, beside the L codes: it
 	// takes the genes detected everywhere (ribosomal, mitochondrial, …) so
 	// that none of the L codes is spent on them. "auto" adds it for data
-	// binarised from counts and not for binary data (ResolveModel).
+	// binarised from counts and not for binary data (Resolve).
 	Housekeeping HousekeepingSetting `toml:"housekeeping"`
 	// Reseed re-seeds, during the burn-in, every code that covers nothing
 	// from the cells and genes the state leaves unexplained
@@ -102,11 +102,11 @@ type FitConfig struct {
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
 // single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
-// two chains (for the convergence checks), the auto model (ResolveModel:
+// two chains (for the convergence checks), the auto model (Resolve:
 // for data binarised from counts, dropout noise with 8 per-cell and 8
 // per-gene levels and a housekeeping code; for binary data and ratings, the paper's symmetric
 // noise and no housekeeping code), the auto prior (uniform under dropout
-// noise, empirical under symmetric noise: gibbs.Prior.Resolve), 1% of
+// noise, empirical under symmetric noise: PriorSetting.Resolve), 1% of
 // entries held out, codes seeded from cell types and idle codes re-seeded
 // during the burn-in. gibbs.DefaultConfig
 // says why they differ from the sampler's own.
@@ -118,8 +118,8 @@ func DefaultFitConfig() FitConfig {
 		Samples:           100,
 		Thin:              1,
 		Seed:              1,
-		PriorU:            gibbs.AutoPrior(),
-		PriorZ:            gibbs.AutoPrior(),
+		PriorU:            AutoPrior(),
+		PriorZ:            AutoPrior(),
 		Holdout:           0.01,
 		Noise:             AutoNoise(),
 		CellLevels:        8,
@@ -201,7 +201,7 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout = %v outside [0, 1)", c.Holdout)
-	case !c.Noise.Auto && c.Noise.Noise != gibbs.Symmetric && c.Noise.Noise != gibbs.Dropout:
+	case !c.Noise.Auto && !knownNoise(c.Noise.Noise):
 		return bad("noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
 	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
 		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
@@ -210,8 +210,6 @@ func (c FitConfig) Validate() ([]int, error) {
 
 	case c.Init > gibbs.InitCluster:
 		return bad("init = %v: want cluster, data or random", c.Init)
-	case c.Housekeeping.On && !c.Housekeeping.Auto && Ls[len(Ls)-1] >= MaxL:
-		return bad("L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", Ls[len(Ls)-1], Ls[len(Ls)-1]+1, MaxL)
 	case c.Starts < 1:
 		return bad("starts = %d: need at least 1", c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
@@ -225,14 +223,17 @@ func (c FitConfig) Validate() ([]int, error) {
 	case c.Threads > MaxThreads():
 		return bad("threads = %d: at most %d (%s)", c.Threads, MaxThreads(), MaxThreadsReason())
 	}
+	if err := c.checkHousekeeping(); err != nil {
+		return nil, err
+	}
 	if err := c.validateLayers(Ls); err != nil {
 		return nil, err
 	}
 	for _, p := range []struct {
 		name string
 		pr   gibbs.Prior
-	}{{"prior_u", c.PriorU}, {"prior_z", c.PriorZ}} {
-		if p.pr.Kind > gibbs.Auto {
+	}{{"prior_u", c.PriorU.Prior}, {"prior_z", c.PriorZ.Prior}} {
+		if p.pr.Kind > gibbs.Empirical {
 			return bad("%s: unknown prior", p.name)
 		}
 		for _, q := range p.pr.P {
@@ -247,8 +248,21 @@ func (c FitConfig) Validate() ([]int, error) {
 	return Ls, nil
 }
 
-// MaxL is the largest latent size scpipe fits.
-const MaxL = 64
+// knownNoise reports whether n is one of the sampler's likelihoods, which
+// gibbs alone lists.
+func knownNoise(n gibbs.Noise) bool {
+	_, err := n.MarshalText()
+	return err == nil
+}
+
+// checkHousekeeping refuses a given housekeeping code beside the largest
+// L when the two make more codes than the sampler holds.
+func (c FitConfig) checkHousekeeping() error {
+	if top := c.L[len(c.L)-1]; c.Housekeeping.On && !c.Housekeeping.Auto && top >= gibbs.MaxL {
+		return fmt.Errorf("%w: L = %d with a housekeeping code needs %d codes, more than %d (lower L or set housekeeping = false)", ErrConfig, top, top+1, gibbs.MaxL)
+	}
+	return nil
+}
 
 // ParseLSpec parses a set of latent sizes: "5", "2..10" (inclusive) or a
 // comma list "2,4,8"; the result is sorted and without repeats.
@@ -276,8 +290,8 @@ func ParseLSpec(spec string) ([]int, error) {
 				return bad(fmt.Sprintf("range %d..%d runs backwards", a, b))
 			}
 		}
-		if a < 1 || b > MaxL {
-			return bad(fmt.Sprintf("L must be in 1..%d", MaxL))
+		if a < 1 || b > gibbs.MaxL {
+			return bad(fmt.Sprintf("L must be in 1..%d", gibbs.MaxL))
 		}
 		for L := a; L <= b; L++ {
 			Ls = append(Ls, L)
@@ -327,6 +341,16 @@ func (ls *LSizes) UnmarshalText(text []byte) error {
 func (ls LSizes) String() string {
 	b, _ := ls.MarshalText()
 	return string(b)
+}
+
+// threads resolves a Threads or Workers setting once, where a command's
+// options enter the package: n, or every core GOMAXPROCS lets the process
+// use when n is 0. What runs below takes the count as it is.
+func threads(n int) int {
+	if n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // MaxThreads is the most workers (-j, threads) a command accepts: 16 per

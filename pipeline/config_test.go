@@ -89,7 +89,7 @@ func TestLoadFitConfig(t *testing.T) {
 func TestConfigRoundTrip(t *testing.T) {
 	c := DefaultFitConfig()
 	c.Shards, c.Output, c.L, c.Seed = "shards", "run", LSizes{3, 5}, 42
-	c.PriorU, c.PriorZ = gibbs.FixedPrior(0.05), gibbs.EmpiricalPrior()
+	c.PriorU, c.PriorZ = GivenPrior(gibbs.FixedPrior(0.05)), GivenPrior(gibbs.EmpiricalPrior())
 	data, err := c.EncodeTOML()
 	if err != nil {
 		t.Fatal(err)

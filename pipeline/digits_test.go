@@ -35,7 +35,7 @@ func TestDigitsRecoverSegments(t *testing.T) {
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{7}, 8, 100, 50, 0, 2
 	cfg.Init = gibbs.InitRandom // the model: auto, symmetric noise and no housekeeping code for simulated binary data
-	cfg.PriorU, cfg.PriorZ = gibbs.FixedPrior(0.01), gibbs.Prior{}
+	cfg.PriorU, cfg.PriorZ = GivenPrior(gibbs.FixedPrior(0.01)), GivenPrior(gibbs.Prior{})
 	cfg.Starts, cfg.StartSweeps = 16, 50
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {

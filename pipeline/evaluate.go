@@ -9,7 +9,6 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 
@@ -131,6 +130,7 @@ func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	o.Workers = threads(o.Workers)
 	in, err := openEvalInput(ctx, o)
 	if err != nil {
 		return nil, err
@@ -249,7 +249,7 @@ func openEvalInput(ctx context.Context, o EvaluateOptions) (*evalInput, error) {
 	}
 	m := src.Manifest()
 	in.words = (m.Genes + 63) / 64
-	fmDir := filepath.Join(o.Run, FitMaskDir)
+	fmDir := filepath.Join(o.Run, fitMaskDir)
 	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
 		if in.fm, err = openFitMask(ctx, fmDir); err != nil {
 			in.close()
@@ -506,14 +506,11 @@ func eachBit(a, b []uint64, andNot bool, n int, f func(d int)) {
 }
 
 // orderedChunks runs work on the cell chunks [k·cellChunk, …) on workers
-// goroutines (all cores when workers ≤ 0) and hands each chunk's result to
+// goroutines and hands each chunk's result to
 // merge in chunk order. Each worker owns two results made by newResult,
 // which merge must leave ready for reuse: memory stays O(workers) whatever
 // the number of chunks.
 func orderedChunks[R any](ctx context.Context, cells, workers int, newResult func() R, work func(r R, lo, hi int), merge func(R)) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	chunks := (cells + cellChunk - 1) / cellChunk
 	W := max(1, min(workers, chunks))
 	ctx, cancel := context.WithCancel(ctx)

@@ -30,7 +30,7 @@ func evalPlanted(t *testing.T, noise gibbs.Noise, keep bool) (FitConfig, *FitRep
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{4}, 1, 50, 50, 0.2, 2
 	cfg.Noise, cfg.Housekeeping = GivenNoise(noise), GivenHousekeeping(false)
-	cfg.PriorU, cfg.PriorZ = gibbs.EmpiricalPrior(), gibbs.EmpiricalPrior()
+	cfg.PriorU, cfg.PriorZ = GivenPrior(gibbs.EmpiricalPrior()), GivenPrior(gibbs.EmpiricalPrior())
 	cfg.KeepSamples = keep
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {
@@ -62,7 +62,7 @@ func TestEvaluatePlanted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fm, err := shard.Open(filepath.Join(cfg.Output, FitMaskDir))
+			fm, err := shard.Open(filepath.Join(cfg.Output, fitMaskDir))
 			if err != nil {
 				t.Fatal(err)
 			}

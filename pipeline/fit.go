@@ -10,10 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/bits"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"scpipe/codematch"
@@ -24,9 +22,9 @@ import (
 	"scpipe/shard"
 )
 
-// FitMaskDir is the shard folder inside a run directory that holds the
+// fitMaskDir is the shard folder inside a run directory that holds the
 // observed-entry mask of the fits when entries are held out.
-const FitMaskDir = "fitmask"
+const fitMaskDir = "fitmask"
 
 // FitOptions are the operational settings of Fit that do not change its
 // results.
@@ -93,70 +91,18 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockRun(cfg, o.Log)
+	r, err := openRun(ctx, cfg, Ls, o, wholeRun, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer lk.Release()
-	// The shards are checked before the run directory is touched, so that
-	// bad input never costs an existing run (not even with --force).
-	src, err := shard.Open(cfg.Shards)
+	defer r.Close()
+	r.o.run = newRunProgress(o.Log, r.cfg, Ls)
+	rep, err := r.fitAll(ctx, r.fitProcess)
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
-	defer src.Close()
 	start := time.Now()
-	if err := src.Verify(ctx); err != nil {
-		return nil, err
-	}
-	o.Timings.since(phaseVerify, start)
-	if cfg, err = cfg.ResolveModel(src.Manifest(), o.Log); err != nil {
-		return nil, err
-	}
-	fixed, err := fixedCodeSets(cfg, src.Manifest(), Ls, o.Resume, o.Log)
-	if err != nil {
-		return nil, err
-	}
-	if err := prepareRunDir(cfg, o, shardsIdentity(cfg.Shards, src.Manifest())); err != nil {
-		return nil, err
-	}
-	if err := writeConfig(cfg); err != nil {
-		return nil, err
-	}
-	if err := writeFixedCodes(cfg.Output, fixed); err != nil {
-		return nil, err
-	}
-	start = time.Now()
-	data, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
-	if err != nil {
-		return nil, err
-	}
-	defer closeMask()
-	o.Timings.since(phaseMask, start)
-	start = time.Now()
-	if data, err = data.Counted(cfg.Threads); err != nil {
-		return nil, err
-	}
-	o.Timings.since(phaseSetup, start)
-	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
-	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
-	o.run = newRunProgress(o.Log, cfg, Ls)
-	for _, L := range Ls {
-		for chain := 1; chain <= cfg.Chains; chain++ {
-			done, err := fitOne(ctx, src, data, cfg, o, L, chain, resume)
-			if err != nil {
-				return rep, err
-			}
-			if done {
-				rep.Skipped++
-			} else {
-				rep.Fitted++
-				o.run.finish()
-			}
-		}
-	}
-	start = time.Now()
-	rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+	rep.Summary, err = writeSummary(ctx, r.cfg.Output, r.src, holdout{Seed: r.cfg.Seed, Frac: r.cfg.Holdout}, r.cfg.Threads)
 	o.Timings.since(phaseScoring, start)
 	if err == nil {
 		logSelection(o.Log, rep.Summary)
@@ -249,7 +195,7 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 	if cfg.Holdout == 0 {
 		return data, func() {}, 0, nil
 	}
-	dir := filepath.Join(cfg.Output, FitMaskDir)
+	dir := filepath.Join(cfg.Output, fitMaskDir)
 	h := holdout{Seed: cfg.Seed, Frac: cfg.Holdout}
 	var held int64
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); err != nil {
@@ -291,22 +237,11 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.L, c.BurnIn, c.Samples, c.Thin = L, cfg.BurnIn, cfg.Samples, cfg.Thin
 	c.Seed = chainSeed(cfg.Seed, L, chain)
 	c.Workers = cfg.Threads
-	if c.Workers == 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
-	}
 	c.Starts, c.StartSweeps = cfg.Starts, cfg.StartSweeps
-	c.PriorU, c.PriorZ = cfg.PriorU, cfg.PriorZ
-	c.Noise = cfg.Noise.Noise
-	if c.Noise == gibbs.Dropout {
-		c.CellLevelBits = bits.Len(uint(cfg.CellLevels)) - 1
-		if c.CellLevelBits > 0 {
-			c.GeneLevelBits = bits.Len(uint(max(cfg.GeneLevels, 1))) - 1
-		}
-	}
+	c.PriorU, c.PriorZ = cfg.PriorU.Resolve(cfg.Noise.Noise), cfg.PriorZ.Resolve(cfg.Noise.Noise)
+	c.Noise, c.CellLevels, c.GeneLevels = cfg.Noise.Noise, cfg.CellLevels, cfg.GeneLevels
+	c.Housekeeping = cfg.Housekeeping.On
 	c.Init, c.KeepSamples, c.Reseed = cfg.Init, cfg.KeepSamples, cfg.Reseed
-	if cfg.Housekeeping.On {
-		c.L, c.Housekeeping = L+1, true
-	}
 	return c
 }
 
@@ -317,9 +252,10 @@ func chainSeed(seed uint64, L, chain int) uint64 {
 }
 
 // fitOne runs (or resumes, or skips when complete) the fit of one
-// (L, chain). It reports whether the fit was already complete. resume is
-// the command that continues the fit after an interruption.
-func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, L, chain int, resume string) (bool, error) {
+// (L, chain) in this process. It reports whether the fit was already
+// complete.
+func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
+	cfg, o, src, data := r.cfg, r.o, r.src, r.data
 	dir := rundir.FitDir(cfg.Output, L, chain)
 	if complete(dir) {
 		o.Log.Info("fit already complete", "L", L, "chain", chain)
@@ -329,26 +265,20 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 		return false, err
 	}
 	label := o.run.begin(cfg, L, chain)
+	resume := r.resumeCommand(L, chain)
 	if len(cfg.Layers) > 0 {
 		return false, fitLayers(ctx, src, data, cfg, o, L, chain, dir, resume)
 	}
-	if !cfg.resolved() {
-		return false, fmt.Errorf("fit: L=%d chain %d: the model is not resolved (noise = %v, housekeeping = %v): resolve it from the shards first (FitConfig.ResolveModel)", L, chain, cfg.Noise, cfg.Housekeeping)
-	}
 	start := time.Now()
 	sc := samplerConfig(cfg, L, chain)
-	fixed, err := runFixedCodes(cfg, src.Manifest())
-	if err != nil {
-		return false, err
-	}
-	sc.FixedCodes = fixed
+	sc.FixedCodes = r.fixed
 	s, err := gibbs.NewSampler(data, sc)
 	if err != nil {
 		return false, err
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
-	if err := restore(s, ckpt, meta, cfg.Shards); err != nil {
+	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: r.hash, Shards: src.Manifest().Fingerprint()}
+	if err := restore(s, ckpt, meta, cfg.Shards, 0, data.X.Rows()); err != nil {
 		return false, err
 	}
 	o.Timings.since(phaseSetup, start)
@@ -416,7 +346,7 @@ func fitOne(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfi
 	if err != nil {
 		return false, err
 	}
-	return false, writeFit(dir, src.Manifest(), res, score, cfg.Housekeeping.On, len(sc.FixedCodes))
+	return false, writeFit(dir, src.Manifest(), res, score, len(sc.FixedCodes))
 }
 
 // complete reports whether a fit's result tables are all written; the trace
@@ -430,9 +360,10 @@ func complete(dir string) bool {
 	return true
 }
 
-// restore loads a checkpoint into s when one exists, after checking that it
-// belongs to this fit, configuration and shards (those at shards).
-func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMeta, shards string) error {
+// restore loads a checkpoint into s, which sweeps cells lo … hi−1, when
+// one exists, after checking that it belongs to this fit, configuration
+// and shards (those at shards).
+func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMeta, shards string, lo, hi int) error {
 	meta, payload, err := rundir.ReadCheckpoint(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -452,11 +383,11 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 		return fmt.Errorf("fit: checkpoint %s: %w", path, err)
 	}
 	if meta.Parts > 0 {
-		gs, ok := s.(*gibbs.Sampler)
+		ps, ok := s.(partRestorer)
 		if !ok {
 			return fmt.Errorf("fit: checkpoint %s is in parts (fit --mpi), which only a single-layer fit writes", path)
 		}
-		return restoreParts(gs, path, meta) // a checkpoint of fit --mpi
+		return restoreParts(ps, lo, hi, path, meta) // a checkpoint of fit --mpi
 	}
 	return nil
 }
@@ -464,20 +395,13 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 // writeFit writes a finished fit's tables, codes ordered by decreasing
 // number of genes (MAP) so that code_1 is the broadest program in every run.
 // A code that no cell uses counts as having no genes and comes last: its
-// genes' posterior means stay at the prior and say nothing. With a
-// housekeeping code (the sampler's last), that code goes to the
-// housekeeping column of codes.parquet and not among the codes. The fixed
-// codes (the sampler's first, fixed of them) come first, in their order.
-// score holds the genes' scores for the codes but the housekeeping one, in
-// the sampler's order (fitScores).
-func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, score []float64, housekeeping bool, fixed int) error {
-	L, uMean, zMean := res.L, res.UMean, res.ZMean
-	var hk []float64
-	if housekeeping {
-		L--
-		uMean, hk = dropLastCol(uMean, res.L)
-		zMean, _ = dropLastCol(zMean, res.L)
-	}
+// genes' posterior means stay at the prior and say nothing. A
+// housekeeping code goes to the housekeeping column of codes.parquet and
+// not among the codes. The fixed codes (the sampler's first, fixed of
+// them) come first, in their order. score holds the genes' scores for the
+// codes but the housekeeping one, in the sampler's order (fitScores).
+func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, score []float64, fixed int) error {
+	L, uMean, zMean, hk := res.Codes()
 	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
 	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk,
 		Score: permuteCols(score, L, order), GeneLift: res.GeneLift}
@@ -531,18 +455,6 @@ func rateText(lambda, dropout, background float64) string {
 		return fmt.Sprintf("λ=%.3f", lambda)
 	}
 	return fmt.Sprintf("dropout=%.3f background=%.4f", dropout, background)
-}
-
-// dropLastCol splits the rows × L matrix m into its first L−1 columns and
-// its last.
-func dropLastCol(m []float64, L int) (rest, last []float64) {
-	rows := len(m) / L
-	rest, last = make([]float64, 0, rows*(L-1)), make([]float64, rows)
-	for i := range rows {
-		rest = append(rest, m[i*L:i*L+L-1]...)
-		last[i] = m[i*L+L-1]
-	}
-	return rest, last
 }
 
 // permuteCols returns the rows × L matrix m with column k taken from

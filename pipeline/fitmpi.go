@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,14 +28,14 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // differ). Ranks other than 0 map only their cell blocks of the shards
 // (shard.OpenBlocks), and every rank holds the sampler's state of its own
 // cells only, so that its memory follows its share of the cells. Rank 0
-// checks the shards and prepares the run directory; each rank writes its
+// opens the run as Fit does (openRun); each rank writes its
 // cells' part of a checkpoint and rank 0 the shared rest, so that a run
 // resumes on any number of ranks or without MPI; the end of each fit
 // gathers the whole of it into rank 0, which writes the results. The run
 // directory must be on a file system every rank sees. Each fit logs
 // every rank's CPU time a sweep and peak anonymous memory. Every rank
-// must call FitMPI with the same cfg.
-// Every setting of Fit is supported.
+// must call FitMPI with the same cfg. It fits single-layer models without
+// fixed codes or kept samples.
 func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ *FitReport, err error) {
 	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --mpi --resume", cfg.Shards, cfg.Output))
 	root := comm.Rank() == 0
@@ -48,109 +49,55 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
 		return nil, fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes or kept samples; run --layers, --fixed-codes or --keep-samples without --mpi", ErrConfig)
 	}
-	// Rank 0 prepares the run as Fit does; the others wait for it.
-	var src *shard.Shard
-	var data gibbs.Data
-	closeMask := func() {}
-	rep := &FitReport{Run: cfg.Output}
+	// Rank 0 opens the run as Fit does; the others wait for it.
+	var r *openedRun
 	if root {
-		lk, err := lockRun(cfg, o.Log)
-		if err != nil {
-			return nil, agree(ctx, comm, err)
-		}
-		defer lk.Release()
-		src, data, closeMask, rep.HeldOut, err = openRun(ctx, &cfg, o)
-		if err = agree(ctx, comm, err); err != nil {
-			return nil, err
-		}
-	} else if err := agree(ctx, comm, nil); err != nil {
+		r, err = openRun(ctx, cfg, Ls, o, mpiRun, 0)
+	}
+	if err = agree(ctx, comm, err); err != nil {
 		return nil, err
+	}
+	if root {
+		defer r.Close()
 	}
 	// Rank 0 tells the others how many cell blocks the shards have: each
 	// maps only its own.
 	blocks := []int64{0}
 	if root {
-		blocks[0] = int64(src.Manifest().Layout.CellBlocks)
+		blocks[0] = int64(r.src.Manifest().Layout.CellBlocks)
 	}
 	if err := comm.SumInt64(context.WithoutCancel(ctx), blocks); err != nil {
 		return nil, err
 	}
 	b0, b1, err := rankBlocks(int(blocks[0]), comm.Rank(), comm.Size())
 	if err != nil {
-		if root {
-			src.Close()
-			closeMask()
-		}
 		return nil, err // the same in every rank
 	}
 	if !root {
-		src, data, closeMask, err = openBlocks(cfg, b0, b1)
+		r, err = openRank(cfg, Ls, o, b0, b1)
 		if err == nil {
-			// The same manifest gives every rank rank 0's model.
-			cfg, err = cfg.ResolveModel(src.Manifest(), o.Log)
+			defer r.Close()
 		}
 	}
-	if src != nil {
-		defer src.Close()
-	}
-	defer func() { closeMask() }()
 	if err := agree(ctx, comm, err); err != nil {
 		return nil, err
 	}
-	l := src.Manifest().Layout
+	l := r.src.Manifest().Layout
 	lo, hi := l.Block(b0).Lo, l.Block(b1-1).Hi
 	o.Log.Info("fitting across MPI ranks", "ranks", comm.Size(), "cells", l.Cells, "cell_blocks", l.CellBlocks, "rank0_cells", hi-lo)
-	resume := fmt.Sprintf("mpirun … scpipe fit --mpi %s -o %s --resume", cfg.Shards, cfg.Output)
-	for _, L := range Ls {
-		for chain := 1; chain <= cfg.Chains; chain++ {
-			done, err := fitOnePart(ctx, src, data, cfg, o, comm, L, chain, lo, hi, resume)
-			if err != nil {
-				return rep, err
-			}
-			if done {
-				rep.Skipped++
-			} else {
-				rep.Fitted++
-			}
-		}
+	rep, err := r.fitAll(ctx, func(ctx context.Context, L, chain int) (bool, error) {
+		return r.fitPart(ctx, comm, L, chain, lo, hi)
+	})
+	if err != nil {
+		return rep, err
 	}
 	if root {
-		rep.Summary, err = Summarise(ctx, cfg.Output, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, cfg.Threads)
+		rep.Summary, err = writeSummary(ctx, r.cfg.Output, r.src, holdout{Seed: r.cfg.Seed, Frac: r.cfg.Holdout}, r.cfg.Threads)
 		if err == nil {
 			logSelection(o.Log, rep.Summary)
 		}
 	}
 	return rep, agree(ctx, comm, err)
-}
-
-// openRun does what Fit does before its first fit: check the shards,
-// prepare the run directory and the held-out mask.
-func openRun(ctx context.Context, cfg *FitConfig, o FitOptions) (*shard.Shard, gibbs.Data, func(), int64, error) {
-	src, err := shard.Open(cfg.Shards)
-	if err != nil {
-		return nil, gibbs.Data{}, func() {}, 0, err
-	}
-	fail := func(err error) (*shard.Shard, gibbs.Data, func(), int64, error) {
-		src.Close()
-		return nil, gibbs.Data{}, func() {}, 0, err
-	}
-	if err := src.Verify(ctx); err != nil {
-		return fail(err)
-	}
-	if *cfg, err = cfg.ResolveModel(src.Manifest(), o.Log); err != nil {
-		return fail(err)
-	}
-	if err := prepareRunDir(*cfg, o, shardsIdentity(cfg.Shards, src.Manifest())); err != nil {
-		return fail(err)
-	}
-	if err := writeConfig(*cfg); err != nil {
-		return fail(err)
-	}
-	data, closeMask, held, err := fitData(ctx, src, *cfg, o, true)
-	if err != nil {
-		return fail(err)
-	}
-	return src, data, closeMask, held, nil
 }
 
 // agree tells every rank whether any rank's err is not nil: it returns err
@@ -196,7 +143,7 @@ func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), er
 	if cfg.Holdout == 0 {
 		return src, data, func() {}, nil
 	}
-	fm, err := shard.OpenBlocks(filepath.Join(cfg.Output, FitMaskDir), b0, b1)
+	fm, err := shard.OpenBlocks(filepath.Join(cfg.Output, fitMaskDir), b0, b1)
 	if err == nil {
 		err = checkFitMask(fm, src, cfg)
 		if err != nil {
@@ -214,14 +161,14 @@ func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), er
 // errStopped ends a fit's sweeps in every rank when one was asked to stop.
 var errStopped = errors.New("stopped")
 
-// fitOnePart is fitOne for one rank of FitMPI. The ranks agree after
-// every sweep on whether to stop (a signal may reach one rank only) and
-// whether to checkpoint (by rank 0's clock), so that all take the same
-// collectives. Each rank holds its own cells' state only; the end of the
-// fit gathers the whole into rank 0, which writes the results (Run returns
-// no Result in the others).
-func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, comm mpi.Comm,
-	L, chain, lo, hi int, resume string) (bool, error) {
+// fitPart is fitOne for one rank of FitMPI, which sweeps cells lo … hi−1.
+// The ranks agree after every sweep on whether to stop (a signal may
+// reach one rank only) and whether to checkpoint (by rank 0's clock), so
+// that all take the same collectives. Each rank holds its own cells'
+// state only; the end of the fit gathers the whole into rank 0, which
+// writes the results.
+func (r *openedRun) fitPart(ctx context.Context, comm mpi.Comm, L, chain, lo, hi int) (bool, error) {
+	cfg, o, src, data := r.cfg, r.o, r.src, r.data
 	root := comm.Rank() == 0
 	dir := rundir.FitDir(cfg.Output, L, chain)
 	done := []int64{0}
@@ -239,8 +186,8 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		return false, err // the same in every rank
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
-	if err := agree(ctx, comm, restore(s, ckpt, meta, cfg.Shards)); err != nil {
+	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: r.hash, Shards: src.Manifest().Fingerprint()}
+	if err := agree(ctx, comm, restore(s, ckpt, meta, cfg.Shards, lo, hi)); err != nil {
 		return false, err
 	}
 	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel(), "ranks", comm.Size())
@@ -270,10 +217,13 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		if root {
 			var payload []byte
 			if last {
-				payload, err = s.MarshalBinary()
+				var whole *gibbs.Sampler
+				if whole, err = s.Whole(); err == nil {
+					payload, err = whole.MarshalBinary()
+				}
 			} else {
 				m.Parts = comm.Size()
-				payload, err = s.MarshalShared()
+				payload = s.MarshalShared()
 			}
 			if err == nil {
 				err = rundir.WriteCheckpoint(ckpt, m, payload)
@@ -286,7 +236,7 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	}
 	lastSave := time.Now()
 	cost.startSweep()
-	res, err := s.Run(bg, func(st gibbs.SweepStats) error {
+	err = s.Run(bg, func(st gibbs.SweepStats) error {
 		cost.endSweep()
 		defer cost.startSweep()
 		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
@@ -313,7 +263,7 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	})
 	if errors.Is(err, errStopped) {
 		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (a rank was stopped); checkpoint written; resume with: %s",
-			ErrInterrupted, L, chain, s.Sweep(), resume)
+			ErrInterrupted, L, chain, s.Sweep(), r.resumeCommand(L, chain))
 	}
 	if err != nil {
 		return false, err
@@ -321,11 +271,17 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 	if err := cost.log(ctx, o.Log, L, chain); err != nil {
 		return false, err
 	}
-	var res0 *gibbs.Result
+	var res *gibbs.Result // the whole fit's, in rank 0
 	if root {
-		res0 = res
+		whole, err := s.Whole()
+		if err == nil {
+			res, err = whole.Result()
+		}
+		if err != nil {
+			return false, err
+		}
 	}
-	score, err := partScores(bg, comm, data, res0, L, lo, hi, cfg.Threads)
+	score, err := partScores(bg, comm, data, res, L, lo, hi, cfg.Threads)
 	if err != nil {
 		return false, err
 	}
@@ -335,7 +291,7 @@ func fitOnePart(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitC
 		calls, words, secs := s.Reductions()
 		o.Log.Info("fit's reductions in rank 0 (this run's part)", "L", L, "chain", chain, "calls", calls,
 			"MiB", float64(8*words)/(1<<20), "seconds", secs)
-		werr = writeFit(dir, src.Manifest(), res, score, cfg.Housekeeping.On, 0)
+		werr = writeFit(dir, src.Manifest(), res, score, 0)
 	}
 	return false, agree(ctx, comm, werr)
 }
@@ -358,11 +314,18 @@ func removeParts(dir string, meta rundir.CheckpointMeta) error {
 	return nil
 }
 
+// partRestorer is a sampler that a checkpoint of fit --mpi restores: a
+// rank's gibbs.PartSampler, or a gibbs.Sampler (every cell).
+type partRestorer interface {
+	encoding.BinaryUnmarshaler
+	UnmarshalPart([]byte) (lo, hi int, err error)
+}
+
 // restoreParts completes the state that s restored from a checkpoint of
-// fit --mpi (path, meta) with the part files that hold the cells s sweeps
-// (all of them in a single process), after checking that the sweep's
-// parts are all there and tile the cells from the first.
-func restoreParts(s *gibbs.Sampler, path string, meta rundir.CheckpointMeta) error {
+// fit --mpi (path, meta) with the part files that hold the cells lo … hi−1
+// that s sweeps (all of them in a single process), after checking that
+// the sweep's parts are all there and tile the cells from the first.
+func restoreParts(s partRestorer, lo, hi int, path string, meta rundir.CheckpointMeta) error {
 	all, err := rundir.CheckpointParts(filepath.Dir(path))
 	if err != nil {
 		return err
@@ -373,7 +336,6 @@ func restoreParts(s *gibbs.Sampler, path string, meta rundir.CheckpointMeta) err
 			parts = append(parts, p)
 		}
 	}
-	lo, hi, _ := s.Part()
 	at := 0
 	for _, p := range parts {
 		if p.Lo != at {

@@ -16,7 +16,7 @@ type FitTimings struct {
 	Sweeps      time.Duration
 	Checkpoints time.Duration // the checkpoints written during and after the sweeps
 	Outputs     time.Duration // each fit's codes, cells and trace tables
-	// Scoring is Summarise: reading the fits' tables, scoring the held-out
+	// Scoring is writeSummary: reading the fits' tables, scoring the held-out
 	// entries, chain matching, summary.tsv and selection.svg.
 	Scoring time.Duration
 	Total   time.Duration // the whole Fit

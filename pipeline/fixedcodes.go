@@ -21,7 +21,7 @@ import (
 // sets of a GMT file, or the MAP codes of another fit. They are resolved
 // against the shards once, when the run starts, and kept in the run
 // directory (rundir.FixedCodesFile, with the shards' gene ids), which every
-// later fit, resume and --chain process reads: the source may change or
+// later fit, resume and --chain-index process reads: the source may change or
 // move without changing the run. They are codes 0 … F−1 of the sampler and
 // the first F codes of every fit's tables; L counts them.
 

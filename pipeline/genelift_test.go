@@ -37,18 +37,18 @@ func TestPlugInGeneLift(t *testing.T) {
 }
 
 // TestGeneLevelsSetting checks gene_levels: 1, 2, 4 and 8 are taken and
-// reach the sampler as bits under dropout noise with cell levels (none
-// under symmetric noise or without cell levels), other values are
-// refused, and a run's config.toml written before the key existed reads
-// as none, while a fresh run's default is 8.
+// reach the sampler as they are (which ignores them under symmetric noise
+// or without cell levels: gibbs.TestLevelsNeedTheirLikelihood), other
+// values are refused, and a run's config.toml written before the key
+// existed reads as none, while a fresh run's default is 8.
 func TestGeneLevelsSetting(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		genes, cells, bits int
-		ok                 bool
+		genes, cells int
+		ok           bool
 	}{
-		{1, 8, 0, true}, {2, 8, 1, true}, {4, 8, 2, true}, {8, 8, 3, true}, {8, 2, 3, true},
-		{0, 8, 0, true}, {8, 1, 0, true}, {3, 8, 0, false}, {16, 8, 0, false}, {-1, 8, 0, false},
+		{1, 8, true}, {2, 8, true}, {4, 8, true}, {8, 8, true}, {8, 2, true},
+		{0, 8, true}, {8, 1, true}, {3, 8, false}, {16, 8, false}, {-1, 8, false},
 	} {
 		c := DefaultFitConfig().Resolve(CountData)
 		c.Shards, c.Output = "s", "o"
@@ -60,12 +60,8 @@ func TestGeneLevelsSetting(t *testing.T) {
 		if !tc.ok {
 			continue
 		}
-		if got := samplerConfig(c, 5, 1).GeneLevelBits; got != tc.bits {
-			t.Errorf("gene_levels %d: %d bits, want %d", tc.genes, got, tc.bits)
-		}
-		c.Noise = GivenNoise(gibbs.Symmetric)
-		if got := samplerConfig(c, 5, 1).GeneLevelBits; got != 0 {
-			t.Errorf("gene_levels %d under symmetric noise: %d bits, want 0", tc.genes, got)
+		if got := samplerConfig(c, 5, 1); got.GeneLevels != tc.genes || got.CellLevels != tc.cells {
+			t.Errorf("gene_levels %d, cell_levels %d: the sampler's %d and %d", tc.genes, tc.cells, got.GeneLevels, got.CellLevels)
 		}
 	}
 	p := filepath.Join(t.TempDir(), "old.toml")
@@ -77,8 +73,8 @@ func TestGeneLevelsSetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Shards, c.Output, c.Noise = "s", "o", GivenNoise(gibbs.Dropout)
-	if got := samplerConfig(c, 5, 1).GeneLevelBits; got != 0 {
-		t.Errorf("a run's config without gene_levels fits with %d gene level bits, want 0", got)
+	if got := samplerConfig(c, 5, 1).GeneLevels; got > 1 {
+		t.Errorf("a run's config without gene_levels fits with %d gene levels, want none", got)
 	}
 	if d := DefaultFitConfig().GeneLevels; d != 8 {
 		t.Errorf("default gene_levels %d, want 8", d)

@@ -26,7 +26,7 @@ func openHeldOut(ctx context.Context, run string, src *shard.Shard, h holdout) (
 	if h.Frac == 0 {
 		return heldOut{holdout: h}, nil
 	}
-	dir := filepath.Join(run, FitMaskDir)
+	dir := filepath.Join(run, fitMaskDir)
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
 		return heldOut{holdout: h}, nil
 	}

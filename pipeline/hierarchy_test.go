@@ -247,7 +247,7 @@ func TestEvaluateHierarchyImages(t *testing.T) {
 	cfg := DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{3, 4}, 1, 30, 20, 0, 1
-	cfg.Init, cfg.PriorU, cfg.Starts = gibbs.InitRandom, gibbs.FixedPrior(0.01), 1
+	cfg.Init, cfg.PriorU, cfg.Starts = gibbs.InitRandom, GivenPrior(gibbs.FixedPrior(0.01)), 1
 	if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
 		t.Fatal(err)
 	}

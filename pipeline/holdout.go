@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -30,7 +29,7 @@ type holdout struct {
 // Its stream is math/rand/v2's PCG keyed by (Seed, n) rather than
 // SplitMix64 (package splitmix): bernoulli.Each draws from a *rand.Rand,
 // as the simulations' rows do, and the entries must stay those that runs
-// already on disk held out, since Summarise regenerates them to score the
+// already on disk held out, since writeSummary regenerates them to score the
 // fits; another generator would score entries the fits had seen
 // (TestHoldoutPinned).
 func (h holdout) row(n, D int, observed, dst []uint64) {
@@ -73,9 +72,6 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, 
 	}
 	defer w.Abort()
 	l := w.Layout()
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	// Each cell block is built in memory and written whole (WriteBlock),
 	// which writes its files directly and transposes it at once, instead
 	// of faulting in the shard's mapped files row by row: at 1.3M cells ×
@@ -130,13 +126,10 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, 
 const cellChunk = 4096
 
 // forCellChunks runs the chunks [k·cellChunk, min((k+1)·cellChunk, cells))
-// on workers goroutines (all cores when workers ≤ 0), each of which gets its
+// on workers goroutines, each of which gets its
 // own chunk function from newWorker (and so its own scratch space). It stops
 // early when ctx is cancelled and returns ctx's error.
 func forCellChunks(ctx context.Context, cells, workers int, newWorker func() func(k, lo, hi int)) error {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	chunks := (cells + cellChunk - 1) / cellChunk
 	var next atomic.Int64
 	var g errgroup.Group

@@ -164,7 +164,7 @@ func TestFitMaskBits(t *testing.T) {
 }
 
 // TestHoldoutPinned pins the entries that earlier versions held out of a
-// few cells: Summarise regenerates them to score a run's fits, so a change
+// few cells: writeSummary regenerates them to score a run's fits, so a change
 // of the generator would score entries the fits had seen.
 func TestHoldoutPinned(t *testing.T) {
 	const genes = 256

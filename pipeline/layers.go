@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -45,8 +44,8 @@ func (ls *LayerSizes) UnmarshalText(text []byte) error {
 	var out LayerSizes
 	for part := range strings.SplitSeq(s, ",") {
 		L, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || L < 1 || L > MaxL {
-			return fmt.Errorf("%w: layers %q: %q is not a size in 1..%d (example: 7,4,2)", ErrConfig, text, part, MaxL)
+		if err != nil || L < 1 || L > gibbs.MaxL {
+			return fmt.Errorf("%w: layers %q: %q is not a size in 1..%d (example: 7,4,2)", ErrConfig, text, part, gibbs.MaxL)
 		}
 		out = append(out, L)
 	}
@@ -120,7 +119,7 @@ func (c FitConfig) validateLayers(Ls []int) error {
 	case !c.Noise.Auto && c.Noise.Noise != gibbs.Symmetric:
 		return bad("the multi-layer OrMachine is the paper's symmetric-noise model: use --noise symmetric (noise = %v)", c.Noise)
 	case !c.Housekeeping.Auto && c.Housekeeping.On:
-		return bad("a housekeeping code is not part of the multi-layer model: use --housekeeping=false")
+		return bad("a housekeeping code is not part of the multi-layer model: use --housekeeping off")
 	case c.FixedCodes != "":
 		return bad("fixed codes are not part of the multi-layer model: leave out --fixed-codes")
 	case c.Starts != 1:
@@ -129,7 +128,7 @@ func (c FitConfig) validateLayers(Ls []int) error {
 		return bad("re-seeding idle codes is not part of the multi-layer model: use --reseed=false")
 	case c.KeepSamples:
 		return bad("a multi-layer fit keeps no samples: leave out --keep-samples")
-	case c.PriorZ.Kind == gibbs.Empirical || len(c.PriorZ.P) > 1:
+	case c.PriorZ.Prior.Kind == gibbs.Empirical || len(c.PriorZ.Prior.P) > 1:
 		return bad("prior_z (the top layer's Z) must be uniform or one probability (%v)", c.PriorZ)
 	case len(c.LayerPriorU) > 0 && len(c.LayerPriorU) != len(c.Layers):
 		return bad("layer_prior_u has %d priors for %d layers", len(c.LayerPriorU), len(c.Layers))
@@ -152,16 +151,10 @@ func layersConfig(cfg FitConfig, L, chain int) gibbs.LayersConfig {
 	c.BurnIn, c.Samples, c.Thin = cfg.BurnIn, cfg.Samples, cfg.Thin
 	c.Seed = chainSeed(cfg.Seed, L, chain)
 	c.Workers = cfg.Threads
-	if c.Workers == 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
-	}
-	c.PriorZ, c.Init = cfg.PriorZ, cfg.Init
-	if c.PriorZ.Kind == gibbs.Auto {
-		// The top layer's Z has no data of its own to set an empirical
-		// prior by: auto stands for the uniform prior there.
-		c.PriorZ = gibbs.Prior{}
-	}
-	c.Layers[0].PriorU = cfg.PriorU
+	// The top layer's Z has no data of its own to set an empirical prior
+	// by: auto stands for the uniform prior there.
+	c.PriorZ, c.Init = cfg.PriorZ.Prior, cfg.Init
+	c.Layers[0].PriorU = cfg.PriorU.Resolve(gibbs.Symmetric) // the multi-layer model's likelihood
 	for k, p := range cfg.LayerPriorU {
 		c.Layers[k].PriorU = p
 	}
@@ -177,7 +170,7 @@ func fitLayers(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitCo
 	}
 	ckpt := filepath.Join(dir, rundir.CheckpointFile)
 	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
-	if err := restore(s, ckpt, meta, cfg.Shards); err != nil {
+	if err := restore(s, ckpt, meta, cfg.Shards, 0, data.X.Rows()); err != nil {
 		return err
 	}
 	o.Log.Info("fitting layers", "layers", cfg.Layers.String(), "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
@@ -282,7 +275,7 @@ func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult, scor
 	if err := rundir.WriteLayers(filepath.Join(dir, rundir.LayersFile), rows); err != nil {
 		return err
 	}
-	return writeFit(dir, m, first, score, false, 0)
+	return writeFit(dir, m, first, score, 0)
 }
 
 // writeUpperLayer writes the codes (over the layer below's codes), usage

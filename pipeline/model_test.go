@@ -242,3 +242,33 @@ func TestResumedRunKeepsModel(t *testing.T) {
 		t.Errorf("resumed: %d fitted, model %v, housekeeping %v; want 1, symmetric, false", rep.Fitted, stored.Noise, stored.Housekeeping)
 	}
 }
+
+// TestAutoPrior checks the rule of PriorSetting.Resolve, that the sampler
+// is given the prior auto stands for under the fit's likelihood (the one
+// place it is resolved), and the setting's text.
+func TestAutoPrior(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		noise gibbs.Noise
+		want  gibbs.PriorKind
+	}{{gibbs.Symmetric, gibbs.Empirical}, {gibbs.Dropout, gibbs.Uniform}} {
+		if got := AutoPrior().Resolve(tc.noise); got.Kind != tc.want {
+			t.Errorf("auto under %v is %v", tc.noise, got)
+		}
+		if got := GivenPrior(gibbs.FixedPrior(0.2)).Resolve(tc.noise); got.Kind != gibbs.Fixed {
+			t.Errorf("a given prior resolves to %v under %v", got, tc.noise)
+		}
+		c := DefaultFitConfig()
+		c.Noise = GivenNoise(tc.noise)
+		if sc := samplerConfig(c, 3, 1); sc.PriorU.Kind != tc.want || sc.PriorZ.Kind != tc.want {
+			t.Errorf("under %v the sampler is given priors %v and %v", tc.noise, sc.PriorU, sc.PriorZ)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{{"auto", "auto"}, {" AUTO", "auto"}, {"Uniform", "uniform"}, {"0.05", "0.05"}, {"sometimes", ""}} {
+		var s PriorSetting
+		err := s.UnmarshalText([]byte(tc.in))
+		if (err == nil) != (tc.want != "") || err == nil && s.String() != tc.want {
+			t.Errorf("%q: read as %v (%v), want %q", tc.in, s, err, tc.want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func TestRatingsFitSeesOnlyRatedEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	fm, err := shard.Open(filepath.Join(cfg.Output, FitMaskDir))
+	fm, err := shard.Open(filepath.Join(cfg.Output, fitMaskDir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 // 1's (mean Jaccard of the matched program gene sets), as the Stan and
 // cNMF guides use.
 const (
-	MaxRHat      = 1.1
-	MinAgreement = 0.9
+	maxRHat      = 1.1
+	minAgreement = 0.9
 )
 
 // Converged tells whether the chains of one L found the same programs and
@@ -27,8 +27,8 @@ const (
 // codematch.WithinRHat of the traced quantities. It returns "yes" when
 //
 //   - the chains found the same programs: every chain's agreement is at
-//     least MinAgreement and every program of every chain is stable, and
-//   - each chain has reached a level: the within-chain R̂ is below MaxRHat;
+//     least 0.9 (minAgreement) and every program of every chain is stable, and
+//   - each chain has reached a level: the within-chain R̂ is below 1.1 (maxRHat);
 //
 // "no" when either fails, and "" (unknown) with a single chain or no
 // R̂ (fewer than four sampling sweeps).
@@ -46,11 +46,11 @@ func Converged(agreement []float64, programs []int, stable int, rhatWithin float
 	if len(agreement) < 2 || math.IsNaN(rhatWithin) {
 		return ""
 	}
-	if rhatWithin >= MaxRHat {
+	if rhatWithin >= maxRHat {
 		return "no"
 	}
 	for _, a := range agreement {
-		if !(a >= MinAgreement) {
+		if !(a >= minAgreement) {
 			return "no"
 		}
 	}
@@ -62,9 +62,9 @@ func Converged(agreement []float64, programs []int, stable int, rhatWithin float
 	return "yes"
 }
 
-// ElbowShare is the share of the held-out gain across the fitted L that
+// elbowShare is the share of the held-out gain across the fitted L that
 // RecommendL lets a smaller L forgo.
-const ElbowShare = 0.05
+const elbowShare = 0.05
 
 // Selection is the choice of L and the numbers behind it, in nats per
 // held-out entry.
@@ -76,7 +76,7 @@ type Selection struct {
 	// error over cells, paired: from each cell's difference between the two
 	// fits. Both have an entry for every L scored.
 	Gap, GapSE map[int]float64
-	// Elbow is ElbowShare of the gain from the worst L to the best.
+	// Elbow is elbowShare of the gain from the worst L to the best.
 	Elbow float64
 }
 
@@ -107,7 +107,7 @@ func (s Selection) Within(L int) bool {
 // the best L's by no more than one standard error of their paired
 // difference (the one-standard-error rule of cross-validation, with cells
 // as the independent units: a cell's held-out entries share its codes, so
-// they are not independent of each other) or ElbowShare of the gain from
+// they are not independent of each other) or elbowShare of the gain from
 // the worst fitted L to the best, whichever is larger. The second bound is
 // the elbow of the curve: past the L that captures the data's programs,
 // more codes keep improving the held-out score a little (they split
@@ -136,7 +136,7 @@ func RecommendL(perCell map[int][]float32, entries []int32) Selection {
 		}
 		worst = min(worst, m)
 	}
-	sel.Elbow = ElbowShare * (bestMean - worst)
+	sel.Elbow = elbowShare * (bestMean - worst)
 	best := perCell[sel.Best]
 	diff := make([]float64, len(best))
 	for _, L := range Ls {
@@ -244,7 +244,7 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 				level = slog.LevelWarn
 			}
 			log.Log(context.Background(), level, "chains have not converged: they found different programs or still drift; read the stable programs, or run more sweeps or starts",
-				append(attrs, "agreement", worst, "min_agreement", MinAgreement, "rhat_within", r.RHatWithin, "max_rhat", MaxRHat,
+				append(attrs, "agreement", worst, "min_agreement", minAgreement, "rhat_within", r.RHatWithin, "max_rhat", maxRHat,
 					"rhat", r.RHat, "stable_programs", r.StablePrograms, "programs_per_chain", strings.Join(programs, ","),
 					"stable_codes", stableCodes(rs))...)
 		default:
@@ -263,7 +263,7 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 			break
 		}
 	}
-	log.Info(fmt.Sprintf("recommended L: the smallest whose held-out log predictive is below the best L's by at most one standard error of the paired difference over cells or %g%% of the gain across L (the elbow), whichever is larger", 100*ElbowShare),
+	log.Info(fmt.Sprintf("recommended L: the smallest whose held-out log predictive is below the best L's by at most one standard error of the paired difference over cells or %g%% of the gain across L (the elbow), whichever is larger", 100*elbowShare),
 		"L", recommended, "best_L", best, "gap", r.LogPredGap, "gap_se", r.LogPredGapSE, "elbow", byL[best][0].LogPredTolerance,
 		"converged", r.Converged, "stable_programs", r.StablePrograms, "programs", r.Programs)
 }

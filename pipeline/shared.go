@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"scpipe/gibbs"
-	"scpipe/internal/outlock"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
@@ -49,59 +47,14 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, er
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockRun(cfg, o.Log)
+	r, err := openRun(ctx, cfg, Ls, o, prepareRun, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer lk.Release()
-	src, err := openVerified(ctx, cfg.Shards)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	if cfg, err = cfg.ResolveModel(src.Manifest(), o.Log); err != nil {
-		return nil, err
-	}
-	id := shardsIdentity(cfg.Shards, src.Manifest())
-	stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
-	existing := err == nil && !o.Force
-	switch {
-	case existing:
-		if d := configDiff(stored, cfg); len(d) > 0 {
-			return nil, fmt.Errorf("fit: --prepare: %s was prepared with other settings (%s; see its %s): use another -o, or --force to replace it",
-				cfg.Output, strings.Join(d, ", "), rundir.ConfigFile)
-		}
-		if err := sameShards(cfg.Output, id, o.Log); err != nil {
-			return nil, fmt.Errorf("fit: --prepare: %w", err)
-		}
-		o.Log.Info("the run is already prepared with these settings and shards", "run", cfg.Output)
-	case err != nil && !errors.Is(err, os.ErrNotExist) && !o.Force:
-		return nil, fmt.Errorf("fit: --prepare: %w", err)
-	}
-	o.Resume = existing // checks the run again and removes what killed writers left
-	fixed, err := fixedCodeSets(cfg, src.Manifest(), Ls, existing, o.Log)
-	if err != nil {
-		return nil, err
-	}
-	if err := prepareRunDir(cfg, o, id); err != nil {
-		return nil, err
-	}
-	if !existing {
-		if err := writeConfig(cfg); err != nil {
-			return nil, err
-		}
-	}
-	if err := writeFixedCodes(cfg.Output, fixed); err != nil {
-		return nil, err
-	}
-	_, closeMask, heldOut, err := fitData(ctx, src, cfg, o, true)
-	if err != nil {
-		return nil, err
-	}
-	closeMask()
-	o.Log.Info("run prepared: fit each (L, chain) with scpipe fit SHARDS -o RUN --L l --chain c, then scpipe summarize RUN",
+	defer r.Close()
+	o.Log.Info("run prepared: fit each (L, chain) with scpipe fit SHARDS -o RUN --L l --chain-index c, then scpipe summarize RUN",
 		"run", cfg.Output, "L", cfg.L.String(), "chains", cfg.Chains, "fits", len(Ls)*cfg.Chains)
-	return &FitReport{Run: cfg.Output, HeldOut: heldOut}, nil
+	return &FitReport{Run: cfg.Output, HeldOut: r.heldOut}, nil
 }
 
 // FitChain runs (or resumes, with o.Resume) the fits of chain in each L of
@@ -111,7 +64,7 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, er
 // the thread count and checkpoint cadence. It writes no summary (see
 // Summarize).
 func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *FitReport, err error) {
-	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --chain %d --resume", cfg.Shards, cfg.Output, chain))
+	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --chain-index %d --resume", cfg.Shards, cfg.Output, chain))
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -119,76 +72,12 @@ func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *F
 	if err != nil {
 		return nil, err
 	}
-	if chain < 1 {
-		return nil, fmt.Errorf("%w: --chain %d: chains are numbered from 1", ErrConfig, chain)
-	}
-	if o.Force {
-		return nil, fmt.Errorf("fit: --force replaces a whole run and cannot go with --chain (to fit one (L, chain) again, delete its folder, such as %s)", rundir.FitDir(cfg.Output, Ls[0], chain))
-	}
-	if err := checkRunInputs(cfg); err != nil {
-		return nil, err
-	}
-	lk, err := outlock.AcquireShared(cfg.Output, o.Log)
-	if err != nil {
-		return nil, fmt.Errorf("fit: run directory %w", err)
-	}
-	defer lk.Release()
-	run, err := preparedConfig(cfg, chain, Ls)
+	r, err := openRun(ctx, cfg, Ls, o, chainRun, chain)
 	if err != nil {
 		return nil, err
 	}
-	src, err := openVerified(ctx, cfg.Shards)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	if err := sameShards(cfg.Output, shardsIdentity(cfg.Shards, src.Manifest()), o.Log); err != nil {
-		return nil, fmt.Errorf("fit: %w", err)
-	}
-	if !o.Resume {
-		if err := refuseStarted(cfg.Output, Ls, chain); err != nil {
-			return nil, err
-		}
-	}
-	data, closeMask, heldOut, err := fitData(ctx, src, run, o, false)
-	if err != nil {
-		return nil, err
-	}
-	defer closeMask()
-	if data, err = data.Counted(run.Threads); err != nil {
-		return nil, err
-	}
-	rep := &FitReport{Run: cfg.Output, HeldOut: heldOut}
-	for _, L := range Ls {
-		resume := fmt.Sprintf("scpipe fit %s -o %s --L %d --chain %d --resume", cfg.Shards, cfg.Output, L, chain)
-		done, err := fitLocked(ctx, src, data, run, o, L, chain, resume)
-		if err != nil {
-			return rep, err
-		}
-		if done {
-			rep.Skipped++
-		} else {
-			rep.Fitted++
-		}
-	}
-	return rep, nil
-}
-
-// fitLocked runs fitOne holding the fit folder's lock, after removing the
-// temporaries that a killed writer of this fit left in it.
-func fitLocked(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, L, chain int, resume string) (bool, error) {
-	dir := rundir.FitDir(cfg.Output, L, chain)
-	lk, err := outlock.Acquire(dir, o.Log)
-	if err != nil {
-		return false, fmt.Errorf("fit: L=%d chain %d: %w", L, chain, err)
-	}
-	defer lk.Release()
-	if _, err := os.Stat(dir); err == nil && lk.Held() {
-		if err := removeLeftovers(dir, o.Log); err != nil {
-			return false, err
-		}
-	}
-	return fitOne(ctx, src, data, cfg, o, L, chain, resume)
+	defer r.Close()
+	return r.fitAll(ctx, r.fitProcess)
 }
 
 // preparedConfig reads the configuration of the prepared run cfg.Output
@@ -206,7 +95,7 @@ func preparedConfig(cfg FitConfig, chain int, Ls []int) (FitConfig, error) {
 		return cfg, fmt.Errorf("fit: --chain: %w", err)
 	}
 	if chain > stored.Chains {
-		return cfg, fmt.Errorf("%w: --chain %d: %s has %d chains per L (chains in its %s)", ErrConfig, chain, cfg.Output, stored.Chains, rundir.ConfigFile)
+		return cfg, fmt.Errorf("%w: --chain-index %d: %s has %d chains per L (chains in its %s)", ErrConfig, chain, cfg.Output, stored.Chains, rundir.ConfigFile)
 	}
 	for _, L := range Ls {
 		if !slices.Contains(stored.L, L) {

@@ -115,7 +115,7 @@ func TestFitChainMatchesFit(t *testing.T) {
 			cctx, cancel := context.WithCancel(ctx)
 			_, err := FitChain(cctx, task, 2, FitOptions{afterSweep: cancelAfter(3, cancel)})
 			cancel()
-			if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "--L 3 --chain 2 --resume") {
+			if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "--L 3 --chain-index 2 --resume") {
 				t.Fatalf("interrupted FitChain: %v (want ErrInterrupted naming the command that resumes it)", err)
 			}
 			if finish == "Fit" {

@@ -48,7 +48,7 @@ type SummaryReport struct {
 }
 
 // Summarize writes summary.tsv and selection.svg of the run directory run
-// (see Summarise) from the fits that have finished, and reports which of
+// (see writeSummary) from the fits that have finished, and reports which of
 // the (L, chain) of its configuration have not. Once every fit has
 // finished, it writes what Fit writes at its end, byte for byte. It holds
 // the run's lock shared, so it may run while other processes fit the run
@@ -57,6 +57,7 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	o.Threads = threads(o.Threads)
 	lk, err := outlock.AcquireShared(run, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: run directory %w", err)
@@ -89,7 +90,7 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 	if err := sameShards(run, shardsIdentity(path, src.Manifest()), o.Log); err != nil {
 		return rep, fmt.Errorf("summarize: %w", err)
 	}
-	rep.Summary, err = Summarise(ctx, run, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, o.Threads)
+	rep.Summary, err = writeSummary(ctx, run, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, o.Threads)
 	if err != nil {
 		return rep, err
 	}

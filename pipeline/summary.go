@@ -15,12 +15,12 @@ import (
 	"scpipe/shard"
 )
 
-// Summarise reads every complete fit of a run directory and writes
+// writeSummary reads every complete fit of a run directory and writes
 // summary.tsv and selection.svg, scoring held-out entries on workers
-// goroutines (all cores when workers ≤ 0). Everything it reports is computed
+// goroutines. Everything it reports is computed
 // from the fits' tables and the shards, in an order that does not depend on
 // workers, so a resumed run summarises exactly as an uninterrupted one.
-func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, workers int) ([]rundir.SummaryRow, error) {
+func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, workers int) ([]rundir.SummaryRow, error) {
 	fits, err := rundir.Fits(run)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func Summarise(ctx context.Context, run string, src *shard.Shard, h holdout, wor
 	if err := rundir.WriteSummary(filepath.Join(run, rundir.SummaryFile), rows); err != nil {
 		return nil, err
 	}
-	svg, err := figure.Selection(rows, MinAgreement)
+	svg, err := figure.Selection(rows, minAgreement)
 	if err != nil {
 		return nil, err
 	}

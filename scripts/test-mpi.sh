@@ -67,7 +67,7 @@ cd "$state"
 # start reads its cells the same way (summed from their ranks) but takes
 # 15 s a fit at this size; pipeline's TestFitMPIMatchesFit runs it.
 fit=(--L 3..4 --chains 1 --burn-in 6 --samples 4 --starts 2 --start-sweeps 2 --init data --checkpoint-every 3 -j 1 --quiet
-  --noise dropout --housekeeping=true)
+  --noise dropout --housekeeping on)
 ./scpipe fit sim/shards -o direct "${fit[@]}" 2>direct.log || fail "the direct fit failed: $(cat direct.log)"
 timeless() { awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "seconds") s = i } { if (s) $s = ""; print }' "$1"; }
 for np in 1 2 3; do
@@ -97,7 +97,7 @@ say "a 2-rank run resumed by one process: identical"
 # pre-emption does): the ranks checkpoint their cells and stop; 3 ranks
 # resume and finish as one process does.
 long=(--L 3 --chains 1 --burn-in 1500 --samples 20 --starts 2 --start-sweeps 2 --init data --checkpoint-every 1000 -j 1
-  --noise dropout --housekeeping=true)
+  --noise dropout --housekeeping on)
 ./scpipe fit sim/shards -o direct-long "${long[@]}" --quiet 2>direct-long.log || fail "the direct fit failed: $(cat direct-long.log)"
 "${run_mpi[@]}" -np 2 ./scpipe fit --mpi sim/shards -o stopped "${long[@]}" >stopped.log 2>&1 &
 mpirun_pid=$!

@@ -15,7 +15,7 @@ func TestEvaluateCLI(t *testing.T) {
 	sim, runDir, out := filepath.Join(dir, "calc"), filepath.Join(dir, "run"), filepath.Join(dir, "eval")
 	for _, args := range [][]string{
 		{"simulate", "-o", sim, "--kind", "digits", "--cells", "20", "--flip", "0.02", "--missing", "0.3", "--shards", "--quiet"},
-		{"fit", filepath.Join(sim, "shards"), "-o", runDir, "--L", "7", "--noise", "symmetric", "--housekeeping=false", "--init", "random",
+		{"fit", filepath.Join(sim, "shards"), "-o", runDir, "--L", "7", "--noise", "symmetric", "--housekeeping", "off", "--init", "random",
 			"--prior-u", "0.01", "--prior-z", "0.5", "--holdout", "0.2", "--burn-in", "30", "--samples", "20", "--starts", "1", "--chains", "1", "-j", "2", "--keep-samples", "--quiet"},
 		{"evaluate", runDir, "-o", out, "--truth", filepath.Join(sim, "truth"), "--images", "--image-cells", "3", "--fpr", "0.05,0.1", "-j", "2", "--quiet"},
 		{"evaluate", runDir, "-o", out + "-samples", "--truth", filepath.Join(sim, "truth"), "--predictive", "samples", "--quiet"},

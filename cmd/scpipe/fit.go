@@ -87,7 +87,7 @@ finished. Each fit is identical to the same fit of a single process.
 			inCategory("Model",
 				&cli.StringFlag{Name: "L", Value: d.L.String(), Usage: `latent sizes: "5", "2..10" or "2,4,8"`},
 				&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: auto (from the shards), dropout (counts) or symmetric (binary data)"},
-				&cli.BoolFlag{Name: "housekeeping", DefaultText: d.Housekeeping.String(), Usage: "add a code every cell uses, for the genes detected everywhere (--housekeeping=false: none); auto: one for data binarised from counts, none for binary data (as --noise auto)"},
+				&cli.StringFlag{Name: "housekeeping", Value: d.Housekeeping.String(), Usage: "a code every cell uses, for the genes detected everywhere: auto, on or off"},
 				&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8"},
 				&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1, 2, 4 or 8 (with --cell-levels > 1)"},
 				&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto, uniform, empirical or a probability"},
@@ -112,7 +112,7 @@ finished. Each fit is identical to the same fit of a single process.
 				&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain-index processes and fit nothing"},
 				&cli.IntFlag{Name: "chain-index", Usage: "fit only chain `K` of each --L of a prepared run (one task of a job array)"},
 				// The name of --chain-index before it was told apart from
-				// --chains; the commands that pipeline's messages print use it.
+				// --chains, kept for the job scripts written with it.
 				&cli.IntFlag{Name: "chain", Hidden: true},
 				&cli.BoolFlag{Name: "mpi", Usage: "spread every fit over the ranks of mpirun (a build with -tags mpi)"},
 			),
@@ -122,11 +122,11 @@ finished. Each fit is identical to the same fit of a single process.
 			if err != nil {
 				return err
 			}
-			env, err := newEnv(c)
+			cfg, err := fitConfig(c, shards)
 			if err != nil {
 				return err
 			}
-			cfg, err := fitConfig(c, shards)
+			env, err := newEnvThreads(c, cfg.Threads)
 			if err != nil {
 				return err
 			}
@@ -210,7 +210,7 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	for _, t := range []struct {
 		flag string
 		dst  encoding.TextUnmarshaler
-	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"init", &cfg.Init},
+	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"housekeeping", &cfg.Housekeeping}, {"init", &cfg.Init},
 		{"layers", &cfg.Layers}, {"layer-prior-u", &cfg.LayerPriorU}} {
 		if c.IsSet(t.flag) {
 			if err := t.dst.UnmarshalText([]byte(c.String(t.flag))); err != nil {
@@ -228,7 +228,6 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("fixed-codes", func() { cfg.FixedCodes = c.String("fixed-codes") })
 	set("keep-samples", func() { cfg.KeepSamples = c.Bool("keep-samples") })
 
-	set("housekeeping", func() { cfg.Housekeeping = pipeline.GivenHousekeeping(c.Bool("housekeeping")) })
 	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })
 	set("gene-levels", func() { cfg.GeneLevels = c.Int("gene-levels") })
 	set("reseed", func() { cfg.Reseed = c.Bool("reseed") })

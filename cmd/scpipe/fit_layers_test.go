@@ -82,7 +82,7 @@ func TestFitLayersCLI(t *testing.T) {
 		want string
 	}{
 		{[]string{"--noise", "dropout"}, "--noise symmetric"},
-		{[]string{"--housekeeping"}, "--housekeeping=false"},
+		{[]string{"--housekeeping", "on"}, "--housekeeping off"},
 		{[]string{"--starts", "3"}, "--starts 1"},
 		{[]string{"--L", "5"}, "leave --L out"},
 		{[]string{"--layer-prior-u", "0.1,empirical,0.2"}, "only the first layer"},

@@ -93,7 +93,15 @@ type runEnv struct {
 }
 
 func newEnv(c *cli.Context) (runEnv, error) {
-	threads := c.Int("threads")
+	return newEnvThreads(c, c.Int("threads"))
+}
+
+// newEnvThreads is newEnv for a command whose own configuration may set
+// the thread count (fit's threads key), resolved by the caller with -j
+// first. It is the one place the count is set: as GOMAXPROCS, which
+// bounds every package's goroutines, and as env.threads, which the
+// commands pass down as their options' Threads or Workers.
+func newEnvThreads(c *cli.Context, threads int) (runEnv, error) {
 	if threads < 1 {
 		return runEnv{}, fmt.Errorf("--threads must be at least 1 (got %d)", threads)
 	}

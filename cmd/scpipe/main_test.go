@@ -344,6 +344,38 @@ func TestFitConfigPrecedence(t *testing.T) {
 	}
 }
 
+// TestFitThreadsOneChannel: fit's thread count, from -j, SCPIPE_THREADS
+// or the configuration's threads key, is the process's GOMAXPROCS, which
+// bounds every package's goroutines (ingest, shard and the HDF5 reader
+// read it), not the sampler's alone.
+func TestFitThreadsOneChannel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(cfgFile, []byte("threads = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SCPIPE_THREADS", "")
+	os.Unsetenv("SCPIPE_THREADS")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--config", cfgFile}, 1},
+		{[]string{"--config", cfgFile, "-j", "3"}, 3},
+	} {
+		runtime.GOMAXPROCS(2)
+		// The fit fails on the missing shards, after the count is set.
+		args := append([]string{"fit", filepath.Join(dir, "no-shards"), "-o", filepath.Join(dir, "run"), "-q"}, tc.args...)
+		if err := run(t, args...); err == nil {
+			t.Fatalf("%v: fitted missing shards", tc.args)
+		}
+		if got := runtime.GOMAXPROCS(0); got != tc.want {
+			t.Errorf("%v: GOMAXPROCS %d, want %d", tc.args, got, tc.want)
+		}
+	}
+}
+
 // TestNoDirectIO: --no-direct-io (and SCPIPE_NO_DIRECT_IO) writes the
 // same shards as the default, for ingest and for simulate --shards; only
 // the route to the disk differs.
@@ -439,7 +471,7 @@ func TestSharedRunThroughCLI(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"fit", shards, "-o", shared, "--chain-index", "1", "--quiet"}, // every L of the run
-		{"fit", shards, "-o", shared, "--L", "2", "--chain", "2", "--quiet"},
+		{"fit", shards, "-o", shared, "--L", "2", "--chain-index", "2", "--quiet"},
 		{"summarize", shared, "--strict", "--quiet"},
 	} {
 		if err := run(t, args...); err != nil {

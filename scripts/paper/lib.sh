@@ -13,10 +13,10 @@ SCPIPE=${SCPIPE:-scpipe}
 # priors set by empirical Bayes from the observed density. They are spelled
 # out, rather than left to scpipe fit's defaults (which serve single-cell
 # data and may change), so that the numbers do not move with the defaults.
-# --starts 1: no short pilot chains; --housekeeping=false: no extra code.
+# --starts 1: no short pilot chains; --housekeeping off: no extra code.
 PAPER_FIT=(--chains 1 --burn-in 100 --samples 100 --thin 1
   --prior-u empirical --prior-z empirical --noise symmetric --cell-levels 1
-  --init random --housekeeping=false --starts 1)
+  --init random --housekeeping off --starts 1)
 
 # die prints its arguments as an error and exits.
 die() {
