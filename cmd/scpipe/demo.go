@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/pipeline"
+	"scpipe/demo"
 )
 
 func demoCommand() *cli.Command {
@@ -31,7 +31,7 @@ that recovered it with its adjusted p, and the path of the report.
 			if err != nil {
 				return err
 			}
-			return pipeline.Demo(c.Context, os.Stdout, pipeline.DemoOptions{
+			return demo.Run(c.Context, os.Stdout, demo.Options{
 				Dir: c.String("output"), Force: c.Bool("force"), Threads: env.threads,
 				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr, Cached: env.cached,
 			})

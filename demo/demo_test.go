@@ -1,4 +1,4 @@
-package pipeline
+package demo
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestDemo(t *testing.T) {
 	}
 	var out bytes.Buffer
 	dir := t.TempDir() + "/demo"
-	if err := Demo(context.Background(), &out, DemoOptions{Dir: dir, Threads: 2}); err != nil {
+	if err := Run(context.Background(), &out, Options{Dir: dir, Threads: 2}); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()

@@ -1,4 +1,9 @@
-package pipeline
+// Package demo runs the whole pipeline on an embedded default, as
+// scpipe demo does: a planted single-cell-like dataset simulated as a 10x
+// MTX folder, ingested, fitted, enriched against a library of its planted
+// programs and decoys, and reported, with how well each planted program
+// was recovered.
+package demo
 
 import (
 	"cmp"
@@ -15,14 +20,15 @@ import (
 	"scpipe/codematch"
 	"scpipe/enrich"
 	"scpipe/ingest"
+	"scpipe/pipeline"
 	"scpipe/progress"
 	"scpipe/report"
 	"scpipe/rundir"
 	"scpipe/simulate"
 )
 
-// DemoOptions configure Demo.
-type DemoOptions struct {
+// Options configure Run.
+type Options struct {
 	Dir        string // working folder; "" makes a new one under the system's temporary folder
 	Force      bool   // replace an existing Dir
 	Threads    int
@@ -32,23 +38,23 @@ type DemoOptions struct {
 	Cached     bool // ingest through the page cache (ingest.Options.Cached)
 }
 
-// DemoFitConfig is the fit the demo runs: L = 2..8 with two chains, short
+// FitConfig is the fit the demo runs: L = 2..8 with two chains, short
 // enough for a laptop.
-func DemoFitConfig() FitConfig {
-	c := DefaultFitConfig()
-	c.L, c.Chains, c.BurnIn, c.Samples = LSizes{2, 3, 4, 5, 6, 7, 8}, 2, 25, 25
+func FitConfig() pipeline.FitConfig {
+	c := pipeline.DefaultFitConfig()
+	c.L, c.Chains, c.BurnIn, c.Samples = pipeline.LSizes{2, 3, 4, 5, 6, 7, 8}, 2, 25, 25
 	return c
 }
 
-// Demo runs the whole pipeline on an embedded default: it simulates a
+// Run runs the whole pipeline on an embedded default: it simulates a
 // planted single-cell-like dataset (simulate.DefaultParams) as a 10x MTX
-// folder, ingests it, fits DemoFitConfig, writes a gene-set library of the
+// folder, ingests it, fits FitConfig, writes a gene-set library of the
 // planted programs and decoys, runs enrich and report, and prints on w
 // where the results are, the model-selection summary, for each planted
 // program the best-matching code of the fit at the planted L and their
 // overlap, and the best term of the program that recovered it with its
 // adjusted p; last, the path of the report.
-func Demo(ctx context.Context, w io.Writer, o DemoOptions) error {
+func Run(ctx context.Context, w io.Writer, o Options) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -81,9 +87,9 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) error {
 	if _, err := ingest.Run(ctx, in); err != nil {
 		return err
 	}
-	cfg := DemoFitConfig()
+	cfg := FitConfig()
 	cfg.Shards, cfg.Output, cfg.Threads = shards, run, o.Threads
-	rep, err := Fit(ctx, cfg, FitOptions{Log: o.Log, Progress: o.Progress, ProgressTo: o.ProgressTo})
+	rep, err := pipeline.Fit(ctx, cfg, pipeline.FitOptions{Log: o.Log, Progress: o.Progress, ProgressTo: o.ProgressTo})
 	if err != nil {
 		return err
 	}
@@ -106,14 +112,14 @@ const demoDecoys = 3
 // none can be significant), runs enrich and report, and prints for each
 // planted program the top term of the program of the fit that best
 // recovered it.
-func demoEnrichReport(ctx context.Context, w io.Writer, dir, run string, truth *simulate.Truth, o DemoOptions) error {
+func demoEnrichReport(ctx context.Context, w io.Writer, dir, run string, truth *simulate.Truth, o Options) error {
 	gmt := filepath.Join(dir, "planted.gmt")
 	if err := writeDemoLibrary(gmt, truth); err != nil {
 		return err
 	}
 	eo := enrich.DefaultOptions()
 	eo.Run, eo.Out, eo.Libraries, eo.Log = run, run+"-enrich", []string{gmt}, o.Log
-	eo.Hierarchy, eo.Linker = DefaultHierarchy, HierarchyLinker(DefaultHierarchyOptions())
+	eo.Hierarchy, eo.Linker = pipeline.DefaultHierarchy, pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
 	er, err := enrich.Run(ctx, eo)
 	if err != nil {
 		return err
