@@ -101,8 +101,10 @@ func TestAmbientBinarisation(t *testing.T) {
 		"ranges":         rangeSource{batchSource: batchSource{batches: batches}},
 		"runs":           batchSource{batches: withRuns(batches)},
 		"ranges of runs": rangeSource{batchSource: batchSource{batches: withRuns(batches)}},
+		// Ranges shorter than a cell: a cell spans three or more of them.
+		"short ranges of runs": rangeSource{batchSource: batchSource{batches: withRuns(toBatches(es, []int{100, 37}))}},
 	}
-	for name, reads := range map[string]int{"unsorted": 2, "entries": 1, "ranges of runs": 1} {
+	for name, reads := range map[string]int{"unsorted": 2, "entries": 1, "ranges of runs": 1, "short ranges of runs": 1} {
 		amb, err := measureAmbient(context.Background(), sources[name], ambientCells, ambientGenes, allGenes(), DefaultAmbient, passSplit{3, 8}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
