@@ -302,7 +302,7 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	rows, dirty := p.rows[:sp.rows], make([]uint64, (sp.rows+63)/64)
 	for i := range rows {
 		r, w, bit := &rows[i], i/64, uint(i%64)
-		r.a, r.want, r.next, r.flips = 0, sp.live, 0, 0
+		r.a, r.want, r.next, r.flips, r.lifted = 0, sp.live, 0, 0, lift
 		for l := range L {
 			r.a |= (sp.own[w*L+l] >> bit & 1) << uint(l)
 		}
