@@ -437,23 +437,27 @@ func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	if sp.fixed>>uint(l)&1 != 0 {
 		return false, true
 	}
+	// The logit grows with the level when the code is off and falls when
+	// it is on; most proposals are refused at the end that favours them.
 	ones, _ := splitCounts(r.acc[l])
-	lo, hi := sp.proposal(r, l, i, 0), sp.proposal(r, l, i, uint64(ones)*sp.maxLevel)
-	if math.IsNaN(lo) || math.IsNaN(hi) {
+	loLev, hiLev := uint64(0), uint64(ones)*sp.maxLevel
+	if r.a>>uint(l)&1 != 0 {
+		loLev, hiLev = hiLev, loLev
+	}
+	hi := sp.proposal(r, l, i, hiLev)
+	if math.IsNaN(hi) {
 		return false, false
 	}
-	if lo > hi {
-		lo, hi = hi, lo
-	}
-	switch {
-	case sp.accepts(lo-expMargin(lo), l, i):
-		r.a ^= 1 << uint(l)
-		r.flips++
-		return true, true
-	case !sp.accepts(hi+expMargin(hi), l, i):
+	if !sp.accepts(hi+expMargin(hi), l, i) {
 		return false, true
 	}
-	return false, false
+	lo := sp.proposal(r, l, i, loLev)
+	if math.IsNaN(lo) || !sp.accepts(lo-expMargin(lo), l, i) {
+		return false, false
+	}
+	r.a ^= 1 << uint(l)
+	r.flips++
+	return true, true
 }
 
 // expMargin returns a step from c across which math.Exp, accurate to an
