@@ -12,7 +12,9 @@ import (
 // (runStep, rowsRange), 16 rows at a time (updateRows): a scan sums the
 // conditionals of the rows' pending codes (scan, with the Go or the vector
 // kernel), then the codes are decided in turn (decide, conditional,
-// accept) until a flip changes a row's coverage.
+// accept) until a flip changes a row's coverage. With level planes a row
+// is scanned without its ones' levels until a decision needs them
+// (decideBounded).
 
 // stepSpec describes one step: the rows to update (cells or genes), their own
 // codes, the other factor's codes and the data in the rows' orientation.
@@ -329,7 +331,8 @@ type rowState struct {
 	want  uint64       // codes whose sums the next scan adds to acc
 	next  int          // next code to decide
 	flips int64        // accepted flips
-	// lifted: the row's next scan sums the levels of its ones (lev) too.
+	// lifted: the row's scans sum the levels of its ones (lev) too, and
+	// its decisions use them; otherwise they are bounded (decideBounded).
 	lifted bool
 	// counts holds the observed entries that a mispredicts and covers
 	// (packCounts), as of the last scan.
