@@ -100,13 +100,13 @@ func BenchmarkSweep(b *testing.B) {
 }
 
 // BenchmarkCondSums measures the kernel alone on one row of a Z step (32
-// words: 2 000 genes) and of a U step (1 563 words: 100 000 cells), with
+// words: 2 000 genes; L = 3 is the single-cell model's L = 2) and of a U step (1 563 words: 100 000 cells), with
 // codes of density 10%, x of density 7% and every entry observed, with the
 // Go kernel and, where the build and CPU have it, the vector kernel.
 // entries/s counts the row's columns once per call (every code summed).
 func BenchmarkCondSums(b *testing.B) {
 	for _, words := range []int{32, 1563} {
-		for _, L := range []int{2, 5, 10} {
+		for _, L := range []int{2, 3, 5, 10} {
 			r := &testRNG{s: uint64(words*L + 1)}
 			sparse := func(p float64) uint64 {
 				var w uint64

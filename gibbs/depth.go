@@ -110,22 +110,18 @@ func (s *Sampler) cellCounts(n int, counts uint64) levelCounts {
 // any number of workers. With fixed, only the log-likelihood is computed.
 func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	K := s.levels()
-	// A partitioned fit's process sets its own cells' levels (cells[i] is
-	// its i-th cell); the percentiles and totals are over every cell.
-	cells := make([]levelCounts, len(c.level))
-	s.forBlocks(len(cells), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			cells[i] = s.cellCounts(i, counts[i])
-		}
-	})
+	// A partitioned fit's process sets its own cells' levels (counts[i] is
+	// its i-th cell's); the percentiles and totals are over every cell.
+	// Each cell's levelCounts are taken from its counts where needed: kept
+	// for every cell, they would be 32 bytes a cell of garbage a sweep.
 	if !fixed {
-		g := make([]float64, len(cells))
+		g := make([]float64, len(c.level))
 		for range 2 {
 			rho := c.rates.rho
-			s.forBlocks(len(cells), func(lo, hi int) {
-				for i, cc := range cells[lo:hi] {
-					b := cellBackground(cc, rho)
-					g[lo+i] = math.Log1p(-rho*(1-b)) - math.Log(b)
+			s.forBlocks(len(g), func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					b := cellBackground(s.cellCounts(i, counts[i]), rho)
+					g[i] = math.Log1p(-rho*(1-b)) - math.Log(b)
 				}
 			})
 			q := s.orderStats(g, []int{s.n * 2 / 100, (s.n - 1) * 98 / 100})
@@ -136,7 +132,7 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 					c.level[a+i] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
 				}
 			})
-			byLevel := s.levelTotals(c, cells)
+			byLevel := s.levelTotals(c, counts)
 			c.rates.rho = goldenMax(1e-3, 1-1e-3, func(rho float64) float64 {
 				t := 0.0
 				for k, lc := range byLevel {
@@ -148,7 +144,7 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 		s.setLiftPlanes(c)
 	}
 	t := 0.0
-	for k, lc := range s.levelTotals(c, cells) {
+	for k, lc := range s.levelTotals(c, counts) {
 		t += lc.logLik(c.rates.rho, c.rates.lift(uint8(k)))
 	}
 	return t
@@ -170,13 +166,15 @@ func (s *Sampler) forBlocks(n int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
-// levelTotals adds up the cells' counts by level (cells[i] is the
-// process's i-th cell; across the processes of a partitioned fit).
-func (s *Sampler) levelTotals(c *chain, cells []levelCounts) []levelCounts {
+// levelTotals adds up the cells' counts by level (counts[i] is the
+// process's i-th cell's, as the Z step left them; across the processes of
+// a partitioned fit).
+func (s *Sampler) levelTotals(c *chain, counts []uint64) []levelCounts {
 	out := make([]levelCounts, s.levels())
 	defer s.sumLevelCounts(out)
-	for i, cc := range cells {
-		o := &out[c.level[i]]
+	for i, k := range c.level {
+		cc := s.cellCounts(i, counts[i])
+		o := &out[k]
 		o.covOnes += cc.covOnes
 		o.covZeros += cc.covZeros
 		o.uncOnes += cc.uncOnes

@@ -187,11 +187,17 @@ func (s *Sampler) calibrate(genes []levelCounts, level []uint8, rho, ref, lo, st
 	for _, g := range genes {
 		ones += g.uncOnes
 	}
+	// A gene's background depends on its level alone: computed once per
+	// level rather than per gene, and summed in gene order as before.
+	var back [1 << MaxGeneLevelBits]float64
 	expect := func(shift float64) float64 {
+		for k := range s.geneLevels() {
+			back[k] = levelBackground(rho, max(ref+lo+step*float64(k)+shift, minLift))
+		}
 		t := 0.0
 		for d, g := range genes {
 			if n := g.uncOnes + g.uncZeros; n > 0 {
-				t += n * levelBackground(rho, max(ref+lo+step*float64(level[d])+shift, minLift))
+				t += n * back[level[d]]
 			}
 		}
 		return t

@@ -109,6 +109,9 @@ func condSumsMode(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs [
 		// keepN is all ones for an inactive code: S excludes cov1 as well as cov2.
 		return condSums2(acc, active, want, codes, x, obs, active&1-1, active>>1&1-1, full)
 	}
+	if L == 3 {
+		return condSums3(acc, active, want, codes, x, obs, full)
+	}
 	return condSumsL(acc, active, want, L, codes, x, obs, full)
 }
 
@@ -182,6 +185,42 @@ func condSums2(acc *[MaxL]uint64, active, want uint64, codes, x, obs []uint64, k
 	}
 	if want&2 != 0 {
 		acc[1] += packCounts(int64(ones1), int64(all1))
+	}
+	return packCounts(int64(miss), int64(covered))
+}
+
+// condSums3 is condSums for L = 3, the single-cell model's L = 2 with its
+// housekeeping code, with the loop over codes unrolled as condSums2's:
+// 1.6–2× faster than condSumsL at that size.
+func condSums3(acc *[MaxL]uint64, active, want uint64, codes, x, obs []uint64, full bool) uint64 {
+	a0, a1, a2 := -(active & 1), -(active >> 1 & 1), -(active >> 2 & 1) // all ones if code N is active
+	k0, k1, k2 := active&1-1, active>>1&1-1, active>>2&1-1              // all ones if code N is inactive
+	var ones0, ones1, ones2, all0, all1, all2 int
+	var miss, covered int
+	for w, xw := range x {
+		cw := codes[3*w : 3*w+3]
+		u0, u1, u2 := cw[0]&a0, cw[1]&a1, cw[2]&a2
+		c2 := u0&u1 | u2&(u0|u1) // covered by at least two active codes
+		c1 := (u0 | u1 | u2) &^ c2
+		ow := obs[w]
+		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
+		covered += bits.OnesCount64((c1 | c2) & ow)
+		t0 := cw[0] &^ (c2 | c1&k0) & ow
+		t1 := cw[1] &^ (c2 | c1&k1) & ow
+		t2 := cw[2] &^ (c2 | c1&k2) & ow
+		ones0 += bits.OnesCount64(xw & t0)
+		ones1 += bits.OnesCount64(xw & t1)
+		ones2 += bits.OnesCount64(xw & t2)
+		if full {
+			all0 += bits.OnesCount64(t0)
+			all1 += bits.OnesCount64(t1)
+			all2 += bits.OnesCount64(t2)
+		}
+	}
+	for l, c := range [3][2]int{{ones0, all0}, {ones1, all1}, {ones2, all2}} {
+		if want>>uint(l)&1 != 0 {
+			acc[l] += packCounts(int64(c[0]), int64(c[1]))
+		}
 	}
 	return packCounts(int64(miss), int64(covered))
 }

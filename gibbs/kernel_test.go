@@ -209,6 +209,36 @@ func TestCondSums2MatchesGeneral(t *testing.T) {
 	}
 }
 
+// TestCondSums3MatchesGeneral checks the unrolled L = 3 kernel against
+// condSumsL for every set of active and wanted codes.
+func TestCondSums3MatchesGeneral(t *testing.T) {
+	t.Parallel()
+	r := &testRNG{s: 98}
+	for _, words := range []int{0, 1, 2, 3, 17} {
+		codes := make([]uint64, 3*words)
+		x, obs := make([]uint64, words), make([]uint64, words)
+		for trial := range 40 {
+			for i := range codes {
+				codes[i] = r.next() & r.next()
+			}
+			for i := range x {
+				x[i], obs[i] = r.next(), r.next()|r.next()
+			}
+			active := uint64(trial % 8)
+			for want := range uint64(8) {
+				for _, full := range []bool{true, false} {
+					var a, b [MaxL]uint64
+					ma := condSums3(&a, active, want, codes, x, obs, full)
+					mb := condSumsL(&b, active, want, 3, codes, x, obs, full)
+					if a != b || ma != mb {
+						t.Fatalf("words %d active %b codes %b full %v: unrolled %v/%d, general %v/%d", words, active, want, full, a[:3], ma, b[:3], mb)
+					}
+				}
+			}
+		}
+	}
+}
+
 // FuzzCondSums compares the kernel with Algorithm 1 on fuzzed rows.
 func FuzzCondSums(f *testing.F) {
 	f.Add(uint64(1), uint8(2), uint16(65), uint64(3))
