@@ -42,9 +42,10 @@ func TestLevelsDigestsPinned(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := DefaultConfig()
-			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = tc.L, 8, 6, 2, 3
+			// tc.L counts the housekeeping code, which Config.L does not.
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = tc.L-1, 8, 6, 2, 3
 			cfg.Workers, cfg.Init, cfg.Seed = tc.workers, tc.init, 7
-			cfg.Noise, cfg.CellLevelBits, cfg.GeneLevelBits, cfg.Housekeeping = Dropout, 3, 3, true
+			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping = Dropout, 8, 8, true
 			for _, kernel := range Kernels() {
 				cfg.Kernel = kernel
 				s, err := NewSampler(data, cfg)
