@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -110,25 +111,17 @@ func writeAll(dir string, o Options, rep *Report) error {
 	return writeFile(filepath.Join(dir, HierarchyJSON), func(w *bufio.Writer) { w.Write(js) })
 }
 
-// writeFile writes and syncs one file of the temporary output folder. The
-// folder as a whole is renamed into place, so the file needs no rename of
-// its own.
+// writeFile writes and syncs one file of the temporary output folder,
+// buffered (outlock.WriteFile). The folder as a whole is renamed into
+// place, so the file needs no rename of its own.
 func writeFile(path string, write func(w *bufio.Writer)) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	err := outlock.WriteFile(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		write(bw)
+		return bw.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("enrich: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<16)
-	write(bw)
-	err = bw.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("enrich: %s: %w", path, err)
 	}
 	return nil
 }
