@@ -57,7 +57,7 @@ outputs, scoring. The shards and the run go in a temporary folder in --work
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the planted data and the sampler"},
 			&cli.StringFlag{Name: "prior", Value: d.Prior, Usage: "prior of Z and U: uniform (as fit), empirical or a probability"},
 			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (as fit) or symmetric (the paper's)"},
-			&cli.BoolFlag{Name: "housekeeping", Value: d.Housekeeping, Usage: "time a housekeeping code beside the L codes, as fit does (--housekeeping=false: none)"},
+			&cli.StringFlag{Name: "housekeeping", Value: onOff(d.Housekeeping), Usage: "time a housekeeping code beside the L codes, as fit does: on or off"},
 			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise, as fit (1, 2, 4 or 8)"},
 			&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise, as fit (1: none, 2, 4 or 8)"},
 			&cli.StringFlag{Name: "work", Value: d.Work, Usage: "folder caching the generated shards"},
@@ -90,7 +90,14 @@ outputs, scoring. The shards and the run go in a temporary folder in --work
 			}
 			o.Workers, o.Sweeps, o.Warmup, o.StreamReps = env.threads, c.Int("sweeps"), c.Int("warmup"), c.Int("stream-passes")
 			o.Density, o.Seed, o.Prior, o.Work = c.Float64("density"), c.Uint64("seed"), c.String("prior"), c.String("work")
-			o.Housekeeping, o.CellLevels, o.GeneLevels = c.Bool("housekeeping"), c.Int("cell-levels"), c.Int("gene-levels")
+			o.CellLevels, o.GeneLevels = c.Int("cell-levels"), c.Int("gene-levels")
+			// The words of fit's --housekeeping, less auto: the bench's data
+			// are generated, so there is nothing to resolve it from.
+			var hk pipeline.HousekeepingSetting
+			if err := hk.UnmarshalText([]byte(c.String("housekeeping"))); err != nil || hk.Auto {
+				return fmt.Errorf("bench: --housekeeping %q: want on or off", c.String("housekeeping"))
+			}
+			o.Housekeeping = hk.On
 			if err := o.Noise.UnmarshalText([]byte(c.String("noise"))); err != nil {
 				return fmt.Errorf("bench: --noise: %w", err)
 			}
@@ -142,4 +149,12 @@ func benchE2E(c *cli.Context, env runEnv) error {
 		return rep.WriteJSON(os.Stdout)
 	}
 	return rep.WriteTable(os.Stdout)
+}
+
+// onOff names a setting as fit's flags do.
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }
