@@ -80,8 +80,11 @@ func ambientKappa(rho float64) float64 { return (1 - rho) / math.Log(1/rho) }
 // it. Where a run of entries is the cell's whole (a run inside its range,
 // in an input that stores each cell's entries together: 10x, AnnData CSR,
 // sorted Matrix Market), the run holds the total and the size is taken at
-// once; the runs at the edges of ranges, which a cell may continue past,
-// are kept aside and weighed once every total is in. An input that shows
+// once. A run at the edge of its range, which the cell may continue past,
+// holds part of the total: its counts at most dominantShare of its own sum
+// count in the size whatever the rest (the total is no smaller), and the
+// few above it, at most 1/dominantShare of them, are kept aside and
+// weighed once every total is in. An input that shows
 // a cell in more than one run beside a whole one (stored gene by gene, or
 // unsorted) is read once more for the sizes.
 func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept []bool, rho float64, split passSplit, log *slog.Logger) (*ambientLevels, error) {
@@ -101,7 +104,7 @@ func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept 
 			atomic.AddInt64(&size[cell], cellSize(gene, val, typeKept, sum))
 			return
 		}
-		p.edges = append(p.edges, edgeRun{cell, slices.Clone(gene), slices.Clone(val)})
+		atomic.AddInt64(&size[cell], p.holdLarge(cell, gene, val, typeKept, sum))
 	})
 	if err != nil {
 		return nil, err
@@ -125,8 +128,10 @@ func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept 
 	}
 	if grouped {
 		for _, p := range parts {
-			for _, e := range p.edges {
-				size[e.cell] += cellSize(e.gene, e.val, typeKept, total[e.cell])
+			for _, e := range p.held {
+				if float64(e.q) <= float64(total[e.cell])*dominantShare {
+					size[e.cell] += e.q
+				}
 			}
 		}
 	} else {
@@ -173,7 +178,32 @@ func cellSize(gene []int32, val []float64, typeKept []bool, total int64) int64 {
 type ambientPart struct {
 	geneTotal []int64
 	aboveOne  bool
-	edges     []edgeRun // runs at the edges of ranges, weighed once the totals are in
+	held      []heldCount // counts of edge runs weighed once the totals are in
+}
+
+// heldCount is a count (× valueScale) of cell kept aside by holdLarge.
+type heldCount struct {
+	cell int32
+	q    int64
+}
+
+// holdLarge returns the part of an edge run of cell, of sum sum, that
+// counts in the cell's size whatever the cell's total, and keeps aside the
+// counts above dominantShare of sum, which only the total decides.
+func (p *ambientPart) holdLarge(cell int32, gene []int32, val []float64, typeKept []bool, sum int64) int64 {
+	limit := float64(sum) * dominantShare
+	var sure int64
+	for i, v := range val {
+		if !typeKept[gene[i]] {
+			continue
+		}
+		if q := quant(v); float64(q) <= limit {
+			sure += q
+		} else {
+			p.held = append(p.held, heldCount{cell, q})
+		}
+	}
+	return sure
 }
 
 // add adds a run's values of kept genes to the genes' totals and returns
@@ -189,13 +219,6 @@ func (p *ambientPart) add(gene []int32, val []float64, typeKept []bool) int64 {
 		}
 	}
 	return sum
-}
-
-// edgeRun is a copy of a run of one cell's entries.
-type edgeRun struct {
-	cell int32
-	gene []int32
-	val  []float64
 }
 
 // runFn is handed a run of entries of one cell by worker r; inside says

@@ -167,10 +167,24 @@ func checkAmbientBits(t *testing.T, es []refEntry, bits [][]int32) {
 func TestAmbientLimit(t *testing.T) {
 	es := ambientCounts(2, false)
 	kept := allGenes()
-	amb, err := measureAmbient(context.Background(), batchSource{batches: toBatches(es, []int{9999})}, ambientCells, ambientGenes, kept, 0.1, passSplit{2, 8}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
+	for _, src := range []source{
+		batchSource{batches: toBatches(es, []int{9999})},
+		// Cells cut by range edges, the hormone cells' dominant count
+		// among the pieces: the edges' counts are weighed afterwards.
+		rangeSource{batchSource: batchSource{batches: withRuns(toBatches(es, []int{100, 37}))}},
+	} {
+		amb, err := measureAmbient(context.Background(), src, ambientCells, ambientGenes, kept, 0.1, passSplit{2, 8}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAmbientLimits(t, es, amb)
 	}
+}
+
+// checkAmbientLimits checks amb's limits at ρ = 0.1 against the formula
+// computed directly from the entries es.
+func checkAmbientLimits(t *testing.T, es []refEntry, amb *ambientLevels) {
+	t.Helper()
 	total := make([]float64, ambientCells)
 	gene := make([]float64, ambientGenes)
 	for _, e := range es {
