@@ -1,10 +1,6 @@
 package gibbs
 
-import (
-	"context"
-	"fmt"
-	"testing"
-)
+import "testing"
 
 // TestLevelsDigestsPinned pins fixed small runs of scpipe fit's single-cell
 // model (Dropout noise, 8 cell and 8 gene levels, a housekeeping code),
@@ -17,49 +13,17 @@ import (
 // into FMAs and give other digests, the same before and after that change.
 func TestLevelsDigestsPinned(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		n, d, L, seg, workers int
-		masked                bool
-		init                  Init
-		want                  string
-	}{
+	// L counts the housekeeping code, which Config.L does not.
+	cases := []pinCase{
 		{700, 300, 3, 0, 1, false, InitData, "bc07424aa1623ba7f457808dbd32ce50c5df5a0292b7ba41cb689da65a9c9f02"},
 		{900, 500, 6, 128, 2, true, InitData, "1f3b95c7543a9b31d8d372b5d6ec7a0aec1a9293e95774bd9e2a2d60da8227f8"},
 		{1100, 600, 11, 192, 3, false, InitRandom, "00b989d7aedab95fa00358a1b3ab22bf220fec45356a6e8343c4e909b9a0480a"},
 		{800, 400, 7, 64, 2, true, InitCluster, "294d043f99fe02879b93d29edff2d300287a59b1e1c6d30ca53a9568807405ee"},
 	}
 	for _, tc := range cases {
-		name := fmt.Sprintf("%dx%d/L%d/seg%d/w%d/masked=%v/init%d", tc.n, tc.d, tc.L, tc.seg, tc.workers, tc.masked, tc.init)
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			p := newPlanted(uint64(tc.n+tc.d+tc.L), tc.n, tc.d, tc.L-1, 0.1, 0.05)
-			var mask BitMatrix
-			if tc.masked {
-				mask = randomMatrix(&testRNG{s: uint64(tc.n)}, tc.n, tc.d, 0.9, 0)
-			}
-			data, err := NewData(p.noisy, mask, tc.seg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := DefaultConfig()
-			// tc.L counts the housekeeping code, which Config.L does not.
-			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = tc.L-1, 8, 6, 2, 3
-			cfg.Workers, cfg.Init, cfg.Seed = tc.workers, tc.init, 7
+		tc.run(t, pinData{programs: tc.L - 1, noise: 0.05, observed: 0.9}, func(cfg *Config) {
+			cfg.L, cfg.Seed = tc.L-1, 7
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping = Dropout, 8, 8, true
-			for _, kernel := range Kernels() {
-				cfg.Kernel = kernel
-				s, err := NewSampler(data, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := s.Run(context.Background(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := runDigest(s, res); got != tc.want {
-					t.Errorf("%s, kernel %s: digest %s, want %s", name, kernel, got, tc.want)
-				}
-			}
 		})
 	}
 }

@@ -53,12 +53,7 @@ func runDigest(s *Sampler, res *Result) string {
 // with GOAMD64=v3, whose FMAs must not change a result.
 func TestSweepDigestsPinned(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		n, d, L, seg, workers int
-		masked                bool
-		init                  Init
-		want                  string
-	}{
+	cases := []pinCase{
 		{700, 300, 2, 0, 1, false, InitData, "de5f223b175c4ed4f71a26e37d2c7cf7b012686f776135b10e95bc31f3ae9df5"},
 		{700, 300, 5, 128, 2, false, InitData, "b2833de22d2c3dba722fc65343eb632763071288a772e00ec388dc06c77b6ef1"},
 		{700, 300, 10, 0, 3, true, InitData, "4a1619f0e04a6012f707ef33f231b01b02930a08440c8ed4ea0d7b05e272549b"},
@@ -68,41 +63,67 @@ func TestSweepDigestsPinned(t *testing.T) {
 		{800, 400, 6, 128, 3, true, InitCluster, "02743aaf2d2f1a03396fb35452045bb929a8cde699e8796b7f919ae4042d4db3"},
 	}
 	for _, tc := range cases {
-		name := fmt.Sprintf("%dx%d/L%d/seg%d/w%d/masked=%v/init%d", tc.n, tc.d, tc.L, tc.seg, tc.workers, tc.masked, tc.init)
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			p := newPlanted(uint64(tc.n+tc.d+tc.L), tc.n, tc.d, tc.L, 0.1, 0.02)
-			x := p.noisy
-			var mask BitMatrix
-			if tc.masked {
-				mask = randomMatrix(&testRNG{s: uint64(tc.n)}, tc.n, tc.d, 0.85, 0)
-			}
-			data, err := NewData(x, mask, tc.seg)
+		tc.run(t, pinData{programs: tc.L, noise: 0.02, observed: 0.85}, func(cfg *Config) {
+			cfg.L, cfg.Seed = tc.L, 42
+			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
+		})
+	}
+}
+
+// pinCase is one pinned run: n × d planted data with L codes, cut in
+// segments of seg rows (0: one), fitted by workers goroutines from init;
+// want is the digest of its result (runDigest) with every kernel.
+type pinCase struct {
+	n, d, L, seg, workers int
+	masked                bool
+	init                  Init
+	want                  string
+}
+
+// pinData is the planted data of a pinCase: programs codes, entries
+// flipped with probability noise, and where masked a fraction observed of
+// the entries observed.
+type pinData struct {
+	programs        int
+	noise, observed float64
+}
+
+// run fits tc's data with a short run's settings, which configure
+// completes, with every kernel this CPU runs (the default, the other
+// assembly variants and the Go kernel), and compares each digest with
+// tc.want, in a parallel subtest.
+func (tc pinCase) run(t *testing.T, data pinData, configure func(*Config)) {
+	name := fmt.Sprintf("%dx%d/L%d/seg%d/w%d/masked=%v/init%d", tc.n, tc.d, tc.L, tc.seg, tc.workers, tc.masked, tc.init)
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		p := newPlanted(uint64(tc.n+tc.d+tc.L), tc.n, tc.d, data.programs, 0.1, data.noise)
+		var mask BitMatrix
+		if tc.masked {
+			mask = randomMatrix(&testRNG{s: uint64(tc.n)}, tc.n, tc.d, data.observed, 0)
+		}
+		d, err := NewData(p.noisy, mask, tc.seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = 8, 6, 2, 3
+		cfg.Workers, cfg.Init = tc.workers, tc.init
+		configure(&cfg)
+		for _, kernel := range Kernels() {
+			cfg.Kernel = kernel
+			s, err := NewSampler(d, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := DefaultConfig()
-			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = tc.L, 8, 6, 2, 3
-			cfg.Workers, cfg.Init, cfg.Seed = tc.workers, tc.init, 42
-			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
-			// Every kernel this CPU runs: the default, the other assembly
-			// variants, and the Go kernel.
-			for _, kernel := range Kernels() {
-				cfg.Kernel = kernel
-				s, err := NewSampler(data, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := s.Run(context.Background(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := runDigest(s, res); got != tc.want {
-					t.Errorf("%s, kernel %s: digest %s, want %s", name, kernel, got, tc.want)
-				}
+			res, err := s.Run(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			if got := runDigest(s, res); got != tc.want {
+				t.Errorf("%s, kernel %s: digest %s, want %s", name, kernel, got, tc.want)
+			}
+		}
+	})
 }
 
 // TestStepTotalsFull runs a pinned case with the kernels that take Σ
