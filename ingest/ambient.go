@@ -296,7 +296,7 @@ func batchRuns(b *batch, r, lo, hi int, fn runFn) {
 
 // medianSize returns the median of the cells' sizes, in counts, for the log.
 func medianSize(size []int64) float64 {
-	s := append([]int64(nil), size...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s := slices.Clone(size)
+	slices.Sort(s)
 	return float64(s[len(s)/2]) / valueScale
 }

@@ -57,7 +57,7 @@ outputs, scoring. The shards and the run go in a temporary folder in --work
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "seed of the planted data and the sampler"},
 			&cli.StringFlag{Name: "prior", Value: d.Prior, Usage: "prior of Z and U: uniform (as fit), empirical or a probability"},
 			&cli.StringFlag{Name: "noise", Value: d.Noise.String(), Usage: "likelihood: dropout (as fit) or symmetric (the paper's)"},
-			&cli.StringFlag{Name: "housekeeping", Value: onOff(d.Housekeeping), Usage: "time a housekeeping code beside the L codes, as fit does: on or off"},
+			&cli.StringFlag{Name: "housekeeping", Value: pipeline.GivenHousekeeping(d.Housekeeping).String(), Usage: "time a housekeeping code beside the L codes, as fit does: on or off"},
 			&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise, as fit (1, 2, 4 or 8)"},
 			&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise, as fit (1: none, 2, 4 or 8)"},
 			&cli.StringFlag{Name: "work", Value: d.Work, Usage: "folder caching the generated shards"},
@@ -149,12 +149,4 @@ func benchE2E(c *cli.Context, env runEnv) error {
 		return rep.WriteJSON(os.Stdout)
 	}
 	return rep.WriteTable(os.Stdout)
-}
-
-// onOff names a setting as fit's flags do.
-func onOff(on bool) string {
-	if on {
-		return "on"
-	}
-	return "off"
 }
