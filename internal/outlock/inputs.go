@@ -23,12 +23,20 @@ func (e *overlapError) Is(target error) bool { return target == ErrOverlap }
 // Resolve returns the absolute path of p with every symbolic link resolved,
 // those of its existing ancestors included when p itself does not exist
 // yet (so that an output not yet created resolves to where it would be
-// created).
+// created). A ".." is taken after the link before it is resolved, as the
+// system takes it: link/../out lies beside the link's target, not beside
+// the link.
 func Resolve(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
+	abs := p
+	if !filepath.IsAbs(p) {
+		// Not filepath.Abs: it cleans link/.. away before any link is read.
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		abs = wd + string(filepath.Separator) + p
 	}
+	abs = trimSeparators(abs)
 	var rest []string // the missing tail, innermost last
 	for {
 		r, err := filepath.EvalSymlinks(abs)
@@ -42,13 +50,22 @@ func Resolve(p string) (string, error) {
 			return "", err
 		}
 		dir, base := filepath.Split(abs)
-		dir = filepath.Clean(dir)
-		if dir == abs || base == "" { // the root itself does not resolve
+		if base == "" { // the root itself does not resolve
 			return "", err
 		}
 		rest = append(rest, base)
-		abs = dir
+		abs = trimSeparators(dir)
 	}
+}
+
+// trimSeparators removes p's trailing separators but the root's. Only
+// they go: Clean would also take a "..", before the link it follows is
+// resolved.
+func trimSeparators(p string) string {
+	if t := strings.TrimRight(p, string(filepath.Separator)); t != "" {
+		return t
+	}
+	return string(filepath.Separator)
 }
 
 // CheckInputs refuses an output that is one of a command's inputs, holds

@@ -23,7 +23,7 @@ func TestCheckInputs(t *testing.T) {
 	if err := os.WriteFile(h5, []byte("x"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range [][2]string{{run, "run-link"}, {h5, "raw-link.h5"}, {dir, "dir-link"}} {
+	for _, l := range [][2]string{{run, "run-link"}, {h5, "raw-link.h5"}, {dir, "dir-link"}, {fit, "fit-link"}} {
 		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
 			t.Fatal(err)
 		}
@@ -46,6 +46,13 @@ func TestCheckInputs(t *testing.T) {
 		{filepath.Join("run-link", "L02"), run, "lies inside the input"},
 		{filepath.Join("dir-link", "run", "L02", "chain1", "new"), run, "lies inside the input"},
 		{filepath.Join(run, "new", "deeper"), "run-link", "lies inside the input"},
+		// The system resolves fit-link before its "..": the output is
+		// run/L02/new, not dir/new as the cleaned text reads.
+		{"fit-link/../new", run, "lies inside the input"},
+		{"fit-link/../../../new", run, ""},
+		{"new-dir/", run, ""},
+		{"run-link/", run, "is the input"},
+		{"fit-link/../", run, "lies inside the input"},
 		{dir, run, "holds the input"},
 		{"dir-link", filepath.Join("run-link", "L02"), "holds the input"},
 		{filepath.Join(dir, "run2"), run, ""},
