@@ -52,7 +52,8 @@ func layersDigest(t *testing.T, run string, layers int) string {
 			}
 		}
 		for _, name := range files {
-			data, err := os.ReadFile(name)
+			// Every file of a layer is in its folder's checksums.
+			data, err := rundir.ReadChecksummed(name)
 			if err != nil {
 				t.Fatal(err)
 			}

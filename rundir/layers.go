@@ -34,9 +34,10 @@ type LayerRow struct {
 
 var layersHeader = "layer\tL\tlambda\tsigma_lambda\taccuracy\tloglik\tsamples\n"
 
-// WriteLayers writes rows to path as layers.tsv, atomically.
+// WriteLayers writes rows to path as layers.tsv, atomically, its SHA-256
+// recorded in the folder's ChecksumsFile as a table's is.
 func WriteLayers(path string, rows []LayerRow) error {
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return WriteChecksummed(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		bw.WriteString(layersHeader)
 		var line []byte
@@ -60,12 +61,13 @@ func WriteLayers(path string, rows []LayerRow) error {
 // WriteLayerCodes writes the codes of a layer above the first to path as
 // a TSV, atomically: a header "unit" then code_1 … code_L, then one line
 // per unit of the layer below (named units[i]) holding the posterior mean
-// of its u in each code (mean is units × L, row-major).
+// of its u in each code (mean is units × L, row-major); its SHA-256 is
+// recorded in the folder's ChecksumsFile.
 func WriteLayerCodes(path string, units []string, L int, mean []float64) error {
 	if len(mean) != len(units)*L {
 		return fmt.Errorf("rundir: %s: %d means for %d units × %d codes", path, len(mean), len(units), L)
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return WriteChecksummed(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		bw.WriteString("unit")
 		for k := range L {
