@@ -19,7 +19,8 @@ import (
 // validated configuration, takes the run's lock, verifies the shards,
 // resolves the model, prepares the run directory (or checks the prepared
 // run it shares), reads the fixed codes and opens the data the fits
-// sweep, once; fitAll then fits the process's (L, chain) in turn, and
+// sweep, once; fitAll then fits the process's (L, chain) in turn, each
+// with fitOne (fitone.go), the one loop of a fit whatever its crew, and
 // Close lets the run go. The ways differ in what they open and fit:
 //
 //   - Fit (wholeRun): every fit, in one process, the run's lock held
@@ -28,8 +29,9 @@ import (
 //     it; nothing is fitted.
 //   - FitChain (chainRun): one chain of some L of a prepared run, beside
 //     other processes: the run's lock shared, each fit's folder locked.
-//   - FitMPI (mpiRun): every fit spread over MPI ranks; rank 0 opens the
-//     run as Fit does, the other ranks their cell blocks (openRank).
+//   - FitMPI (mpiRun): every fit spread over MPI ranks (the crew ranks);
+//     rank 0 opens the run as Fit does, the other ranks their cell blocks
+//     (openRank).
 
 // runMode is how a process takes part in a run.
 type runMode uint8
@@ -55,12 +57,13 @@ type openedRun struct {
 	heldOut   int64
 	fixed     []gibbs.FixedCode // the run's fixed codes (runFixedCodes), read once
 	hash      string            // cfg.hash(), the key of the run's checkpoints
+	crew      crew              // the processes that run each fit together
 }
 
 // openRun opens the run cfg.Output, whose latent sizes cfg.Validate
 // returned as Ls, for mode; chain is the chain a chainRun fits.
 func openRun(ctx context.Context, cfg FitConfig, Ls []int, o FitOptions, mode runMode, chain int) (_ *openedRun, err error) {
-	r := &openedRun{mode: mode, Ls: Ls, o: o}
+	r := &openedRun{mode: mode, Ls: Ls, o: o, crew: alone{}}
 	defer func() {
 		if err != nil {
 			r.Close()
