@@ -17,7 +17,7 @@ import (
 // matched by id or symbol, and the genes the run does not hold (filtered
 // out by ingest) get NaN rows in varm.
 func into(o Options, f *Fit) (*anndata.Writer, error) {
-	obs, vars, ids, err := ingest.AnnDataNames(o.Into)
+	obs, vars, ids, err := ingest.AnnDataNames(o.Into, o.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("export: --into: %w", err)
 	}

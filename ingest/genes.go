@@ -138,7 +138,7 @@ func (p *filterPlan) selectGenes(ctx context.Context, opt *Options, src source, 
 	if dev.unsorted.Load() {
 		log.Info("ingest: the input does not store each cell's entries together: reading it again for the genes' deviance", "matrix", matrix)
 	}
-	scores, err := dev.finish(ctx, matrix, src.scan, defaultSplit())
+	scores, err := dev.finish(ctx, matrix, src.scan, newSplit(opt.Workers))
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ func TestSharedData(t *testing.T) {
 			if m.Source.Format != c.format.String() || len(m.Source.SHA256) != 64 || m.Source.Bytes <= 0 {
 				t.Errorf("manifest source %+v", m.Source)
 			}
-			if err := s.Verify(context.Background()); err != nil {
+			if err := s.Verify(context.Background(), 0); err != nil {
 				t.Error(err)
 			}
 		})

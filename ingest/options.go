@@ -68,6 +68,10 @@ type Options struct {
 	// shard.CreateOptions.Cached): on network file systems such as NFS
 	// each direct write waits for the server.
 	Cached bool
+	// Workers is the number of goroutines of each pass (decoding HDF5
+	// chunks, counting, writing shards); 0 means GOMAXPROCS. The shards do
+	// not depend on it.
+	Workers int
 	// GenesFile and BarcodesFile name the side files of a bare Matrix Market
 	// file; they override the files found beside a matrix.mtx(.gz).
 	GenesFile    string

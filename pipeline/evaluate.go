@@ -251,7 +251,7 @@ func openEvalInput(ctx context.Context, o EvaluateOptions) (*evalInput, error) {
 	in.words = (m.Genes + 63) / 64
 	fmDir := filepath.Join(o.Run, fitMaskDir)
 	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
-		if in.fm, err = openFitMask(ctx, fmDir); err != nil {
+		if in.fm, err = openFitMask(ctx, fmDir, o.Workers); err != nil {
 			in.close()
 			return nil, fmt.Errorf("evaluate: %w", err)
 		}

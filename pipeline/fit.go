@@ -215,7 +215,7 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 		fm.Close()
 		return data, nil, 0, err
 	}
-	if err := fm.Verify(ctx); err != nil {
+	if err := fm.Verify(ctx, cfg.Threads); err != nil {
 		fm.Close()
 		return data, nil, 0, fmt.Errorf("fit: the run's fit mask: %w", err)
 	}

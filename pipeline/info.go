@@ -37,8 +37,9 @@ type ShardInfo struct {
 
 // InfoOptions select what Info does.
 type InfoOptions struct {
-	JSON   bool // print JSON instead of a table
-	Verify bool // recompute every checksum first
+	JSON    bool // print JSON instead of a table
+	Verify  bool // recompute every checksum first
+	Threads int  // the goroutines that verify; 0: GOMAXPROCS
 }
 
 // Info summarises the shards in dir on w, after verifying every checksum
@@ -53,7 +54,7 @@ func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
 	}
 	defer s.Close()
 	if o.Verify {
-		if err := s.Verify(ctx); err != nil {
+		if err := s.Verify(ctx, o.Threads); err != nil {
 			return err
 		}
 	}

@@ -172,13 +172,14 @@ func orNone(v string) string {
 	return v
 }
 
-// openVerified opens the shards at path and checks every checksum.
-func openVerified(ctx context.Context, path string) (*shard.Shard, error) {
+// openVerified opens the shards at path and checks every checksum on
+// workers goroutines.
+func openVerified(ctx context.Context, path string, workers int) (*shard.Shard, error) {
 	src, err := shard.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := src.Verify(ctx); err != nil {
+	if err := src.Verify(ctx, workers); err != nil {
 		src.Close()
 		return nil, err
 	}

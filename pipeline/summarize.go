@@ -82,7 +82,7 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 	if err != nil {
 		return rep, err
 	}
-	src, err := openVerified(ctx, path)
+	src, err := openVerified(ctx, path, o.Threads)
 	if err != nil {
 		return rep, fmt.Errorf("summarize: %w", err)
 	}

@@ -25,7 +25,7 @@ func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, 
 	if err != nil {
 		return nil, err
 	}
-	held, err := openHeldOut(ctx, run, src, h)
+	held, err := openHeldOut(ctx, run, src, h, workers)
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := openShard(t, dir)
-			err = s.Verify(t.Context())
+			err = s.Verify(t.Context(), 0)
 			if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "crc32c") {
 				t.Fatalf("Verify after flipping a bit of %s: %v", name, err)
 			}
@@ -155,7 +155,7 @@ func TestVerifyDetectsPaddingBits(t *testing.T) {
 			}
 		}
 	})
-	err = openShard(t, dir).Verify(t.Context())
+	err = openShard(t, dir).Verify(t.Context(), 0)
 	if err == nil || !strings.Contains(err.Error(), "row 0 segment 0: padding bit 127 set") {
 		t.Fatalf("Verify with a padding bit set: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestVerifyCancelled(t *testing.T) {
 	s := openShard(t, smallShard(t))
 	ctx, cancel := contextWithCancel(t)
 	cancel()
-	if err := s.Verify(ctx); err == nil {
+	if err := s.Verify(ctx, 0); err == nil {
 		t.Fatal("Verify with a cancelled context succeeded")
 	}
 }

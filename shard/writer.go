@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -29,6 +28,9 @@ type CreateOptions struct {
 	// systems such as NFS, where each direct write waits for the server
 	// (the CLI's --no-direct-io).
 	Cached bool
+	// Workers bounds the goroutines that finish cell blocks at Commit and
+	// the transposed tiles in flight; 0 means GOMAXPROCS.
+	Workers int
 }
 
 // Writer builds a shard folder. Bits are set by cell into row blocks that are
@@ -46,6 +48,7 @@ type Writer struct {
 	dst, tmp string
 	force    bool
 	cached   bool // see CreateOptions.Cached
+	workers  int  // see CreateOptions.Workers
 	layout   Layout
 	x, mask  []mmap.MMap // one mapping per cell block; nil once unmapped
 	xw, mw   [][]uint64  // the same mappings as words; nil once unmapped
@@ -94,7 +97,8 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
 	}
-	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, cached: opts.Cached, layout: l, blocks: make([]finished, l.CellBlocks), tiles: make(chan []byte, runtime.GOMAXPROCS(0))}
+	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, cached: opts.Cached, layout: l, blocks: make([]finished, l.CellBlocks), workers: goroutines(opts.Workers)}
+	w.tiles = make(chan []byte, w.workers)
 	w.x, w.xw, err = w.mapBlocks(KindX)
 	if err == nil && l.Masked {
 		w.mask, w.mw, err = w.mapBlocks(KindMask)
@@ -238,7 +242,7 @@ func (w *Writer) commit(m *Manifest) error {
 		return err
 	}
 	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	g.SetLimit(w.workers)
 	for b := range w.blocks {
 		if !w.blocks[b].done {
 			g.Go(func() error { return w.FinishBlock(b) })

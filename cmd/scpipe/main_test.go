@@ -344,34 +344,28 @@ func TestFitConfigPrecedence(t *testing.T) {
 	}
 }
 
-// TestFitThreadsOneChannel: fit's thread count, from -j, SCPIPE_THREADS
-// or the configuration's threads key, is the process's GOMAXPROCS, which
-// bounds every package's goroutines (ingest, shard and the HDF5 reader
-// read it), not the sampler's alone.
-func TestFitThreadsOneChannel(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+// TestThreadsLeaveGOMAXPROCS: the thread count, from -j, SCPIPE_THREADS
+// or fit's threads key, travels to every package as its options' Threads
+// or Workers (TestFitConfigPrecedence checks that fit's reaches its
+// configuration); no command sets a process-wide switch such as
+// GOMAXPROCS instead.
+func TestThreadsLeaveGOMAXPROCS(t *testing.T) {
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "c.toml")
 	if err := os.WriteFile(cfgFile, []byte("threads = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SCPIPE_THREADS", "")
-	os.Unsetenv("SCPIPE_THREADS")
-	for _, tc := range []struct {
-		args []string
-		want int
-	}{
-		{[]string{"--config", cfgFile}, 1},
-		{[]string{"--config", cfgFile, "-j", "3"}, 3},
+	want := runtime.GOMAXPROCS(0)
+	for _, args := range [][]string{
+		{"fit", filepath.Join(dir, "no-shards"), "-o", filepath.Join(dir, "run"), "-q", "--config", cfgFile},
+		{"info", "-j", "1", filepath.Join(dir, "no-shards")},
 	} {
-		runtime.GOMAXPROCS(2)
-		// The fit fails on the missing shards, after the count is set.
-		args := append([]string{"fit", filepath.Join(dir, "no-shards"), "-o", filepath.Join(dir, "run"), "-q"}, tc.args...)
+		// Each fails on the missing shards, after the count is decided.
 		if err := run(t, args...); err == nil {
-			t.Fatalf("%v: fitted missing shards", tc.args)
+			t.Fatalf("%v: read missing shards", args)
 		}
-		if got := runtime.GOMAXPROCS(0); got != tc.want {
-			t.Errorf("%v: GOMAXPROCS %d, want %d", tc.args, got, tc.want)
+		if got := runtime.GOMAXPROCS(0); got != want {
+			t.Errorf("%v: GOMAXPROCS %d, want it left at %d", args, got, want)
 		}
 	}
 }
