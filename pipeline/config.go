@@ -118,14 +118,14 @@ func DefaultFitConfig() FitConfig {
 		Samples:           100,
 		Thin:              1,
 		Seed:              1,
-		PriorU:            AutoPrior(),
-		PriorZ:            AutoPrior(),
+		PriorU:            autoPrior(),
+		PriorZ:            autoPrior(),
 		Holdout:           0.01,
-		Noise:             AutoNoise(),
+		Noise:             autoNoise(),
 		CellLevels:        8,
 		GeneLevels:        8,
 		Init:              gibbs.InitCluster,
-		Housekeeping:      AutoHousekeeping(),
+		Housekeeping:      autoHousekeeping(),
 		Reseed:            true,
 		Starts:            4,
 		StartSweeps:       5,
@@ -169,8 +169,8 @@ func configKeys() []string {
 	return keys
 }
 
-// EncodeTOML returns c as TOML.
-func (c FitConfig) EncodeTOML() ([]byte, error) {
+// encodeTOML returns c as TOML.
+func (c FitConfig) encodeTOML() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("# scpipe fit: resolved configuration (scpipe fit --config this-file reproduces the run)\n")
 	err := toml.NewEncoder(&buf).Encode(c)

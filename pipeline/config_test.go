@@ -89,8 +89,8 @@ func TestLoadFitConfig(t *testing.T) {
 func TestConfigRoundTrip(t *testing.T) {
 	c := DefaultFitConfig()
 	c.Shards, c.Output, c.L, c.Seed = "shards", "run", LSizes{3, 5}, 42
-	c.PriorU, c.PriorZ = GivenPrior(gibbs.FixedPrior(0.05)), GivenPrior(gibbs.EmpiricalPrior())
-	data, err := c.EncodeTOML()
+	c.PriorU, c.PriorZ = givenPrior(gibbs.FixedPrior(0.05)), givenPrior(gibbs.EmpiricalPrior())
+	data, err := c.encodeTOML()
 	if err != nil {
 		t.Fatal(err)
 	}

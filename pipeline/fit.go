@@ -167,13 +167,13 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity) error 
 func (c FitConfig) hash() string {
 	c.Shards, c.Output, c.Threads = "", "", 0
 	c.CheckpointEvery, c.CheckpointMinutes = 0, 0
-	b, _ := c.EncodeTOML()
+	b, _ := c.encodeTOML()
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
 func writeConfig(cfg FitConfig) error {
-	b, err := cfg.EncodeTOML()
+	b, err := cfg.encodeTOML()
 	if err != nil {
 		return err
 	}

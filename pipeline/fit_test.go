@@ -66,7 +66,7 @@ func smallConfig(shards, out string) FitConfig {
 	c.Holdout, c.CheckpointEvery, c.Threads = 0.02, 5, 2
 	// The single-cell model these tests were written for, given: the auto
 	// model of simulated binary data is the paper's (model_test.go).
-	c.Noise, c.Housekeeping = GivenNoise(gibbs.Dropout), GivenHousekeeping(true)
+	c.Noise, c.Housekeeping = givenNoise(gibbs.Dropout), GivenHousekeeping(true)
 	return c
 }
 

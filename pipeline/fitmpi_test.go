@@ -72,7 +72,7 @@ func TestFitMPIMatchesFit(t *testing.T) {
 	}{
 		{"fit defaults", func(*FitConfig) {}},
 		{"symmetric, random start", func(c *FitConfig) {
-			c.Noise, c.Init, c.Housekeeping = GivenNoise(gibbs.Symmetric), gibbs.InitRandom, GivenHousekeeping(false)
+			c.Noise, c.Init, c.Housekeeping = givenNoise(gibbs.Symmetric), gibbs.InitRandom, GivenHousekeeping(false)
 		}},
 	} {
 		cfg := smallConfig(shards, filepath.Join(t.TempDir(), "single"))

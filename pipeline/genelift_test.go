@@ -72,7 +72,7 @@ func TestGeneLevelsSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Shards, c.Output, c.Noise = "s", "o", GivenNoise(gibbs.Dropout)
+	c.Shards, c.Output, c.Noise = "s", "o", givenNoise(gibbs.Dropout)
 	if got := samplerConfig(c, 5, 1).GeneLevels; got > 1 {
 		t.Errorf("a run's config without gene_levels fits with %d gene levels, want none", got)
 	}

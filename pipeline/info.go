@@ -10,8 +10,8 @@ import (
 	"scpipe/shard"
 )
 
-// ShardInfo is the summary `scpipe info` prints.
-type ShardInfo struct {
+// shardInfo is the summary `scpipe info` prints.
+type shardInfo struct {
 	Path              string  `json:"path"`
 	Cells             int     `json:"cells"`
 	Genes             int     `json:"genes"`
@@ -59,7 +59,7 @@ func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
 		}
 	}
 	m := s.Manifest()
-	info := ShardInfo{
+	info := shardInfo{
 		Path: dir, Cells: m.Cells, Genes: m.Genes, NNZ: m.Ones, Density: m.Density, Observed: m.Observed,
 		GenesBeforeFilter: m.Filters.GenesBefore, CellsBeforeFilter: m.Filters.CellsBefore,
 		MinCellFrac: m.Filters.MinCellFrac, Threshold: m.Filters.Threshold,

@@ -143,7 +143,7 @@ func configDiff(a, b FitConfig) []string {
 	kv := func(c FitConfig) map[string]string {
 		c.Shards, c.Output, c.Threads = "", "", 0
 		c.CheckpointEvery, c.CheckpointMinutes = 0, 0
-		enc, _ := c.EncodeTOML()
+		enc, _ := c.encodeTOML()
 		m := map[string]string{}
 		for line := range strings.Lines(string(enc)) {
 			if k, v, ok := strings.Cut(strings.TrimSpace(line), " = "); ok {
