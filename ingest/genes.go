@@ -148,7 +148,7 @@ func (p *filterPlan) selectGenes(ctx context.Context, opt *Options, src source, 
 			"select_genes", n, "genes", candidates)
 	}
 	least := p.selectTop(scores, n)
-	sel := &shard.GeneSelection{Method: DevianceMethod, N: n, Candidates: candidates, Scores: make([]float64, len(p.genes))}
+	sel := &shard.GeneSelection{Method: devianceMethod, N: n, Candidates: candidates, Scores: make([]float64, len(p.genes))}
 	for i, g := range p.genes {
 		sel.Scores[i] = scores[g]
 	}

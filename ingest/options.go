@@ -8,9 +8,9 @@ import (
 // GeneExpression is the 10x feature type of ordinary genes, kept by default.
 const GeneExpression = "Gene Expression"
 
-// DefaultMinCellFrac is the paper's gene filter (section 5.2): drop genes
+// defaultMinCellFrac is the paper's gene filter (section 5.2): drop genes
 // expressed in fewer than 1% of cells.
-const DefaultMinCellFrac = 0.01
+const defaultMinCellFrac = 0.01
 
 // Options configures Run. The zero value of every filter field means "no
 // filter"; DefaultOptions returns the paper's defaults.
@@ -85,13 +85,13 @@ type Options struct {
 
 // DefaultOptions returns the default settings: keep Gene Expression
 // features, binarise counts > 0 that ambient RNA does not explain (at an
-// ambient fraction of DefaultAmbient), keep genes expressed in at least 1%
+// ambient fraction of defaultAmbient), keep genes expressed in at least 1%
 // of cells.
 func DefaultOptions() Options {
 	return Options{
 		FeatureType: GeneExpression,
-		Ambient:     DefaultAmbient,
-		MinCellFrac: DefaultMinCellFrac,
+		Ambient:     defaultAmbient,
+		MinCellFrac: defaultMinCellFrac,
 	}
 }
 

@@ -53,19 +53,19 @@ func TestOpenErrors(t *testing.T) {
 			os.Remove(filepath.Join(dir, "mask.000002.bin"))
 		}, []string{"mask.000002.bin", "missing"}},
 		{"missing side file", func(t *testing.T, dir string) {
-			os.Remove(filepath.Join(dir, BarcodesName))
-		}, []string{BarcodesName, "missing"}},
+			os.Remove(filepath.Join(dir, barcodesName))
+		}, []string{barcodesName, "missing"}},
 		{"short side file", func(t *testing.T, dir string) {
-			p := filepath.Join(dir, BarcodesName)
+			p := filepath.Join(dir, barcodesName)
 			os.WriteFile(p, []byte("a\nb\n"), 0o644)
 			editManifest(t, dir, func(m map[string]any) {
 				for _, f := range m["files"].([]any) {
-					if f := f.(map[string]any); f["name"] == BarcodesName {
+					if f := f.(map[string]any); f["name"] == barcodesName {
 						f["bytes"] = 4
 					}
 				}
 			})
-		}, []string{BarcodesName, "2 lines, want 150"}},
+		}, []string{barcodesName, "2 lines, want 150"}},
 		{"file not listed", func(t *testing.T, dir string) {
 			editManifest(t, dir, func(m map[string]any) { m["files"] = m["files"].([]any)[1:] })
 		}, []string{"x.000000.bin", "not listed"}},

@@ -154,11 +154,11 @@ func (m *Manifest) loadSideFiles(dir string) error {
 		}
 		for j, c := range m.GeneColumns {
 			switch c {
-			case ColumnID:
+			case columnID:
 				m.GeneIDs = cols[j]
-			case ColumnName:
+			case columnName:
 				m.GeneNames = cols[j]
-			case ColumnFeatureType:
+			case columnFeatureType:
 				m.FeatureTypes = cols[j]
 			}
 		}

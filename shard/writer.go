@@ -261,7 +261,7 @@ func (w *Writer) commit(m *Manifest) error {
 		m.Files = append(m.Files, r.files...)
 	}
 	m.Density = float64(m.Ones) / (float64(l.Cells) * float64(l.Genes))
-	m.Checksum = ChecksumAlgorithm
+	m.Checksum = checksumAlgorithm
 	if m.Created == "" {
 		m.Created = time.Now().UTC().Format(time.RFC3339)
 	}
@@ -275,12 +275,12 @@ func (w *Writer) commit(m *Manifest) error {
 		m.Files = append(m.Files, File{Name: GenesName, Kind: KindGenes, Bytes: int64(len(genes)), CRC32C: crcHex(crc)})
 	}
 	if barcodes != nil {
-		crc, err := w.writeSide(BarcodesName, barcodes)
+		crc, err := w.writeSide(barcodesName, barcodes)
 		if err != nil {
 			return err
 		}
-		m.BarcodesFile = BarcodesName
-		m.Files = append(m.Files, File{Name: BarcodesName, Kind: KindBarcodes, Bytes: int64(len(barcodes)), CRC32C: crcHex(crc)})
+		m.BarcodesFile = barcodesName
+		m.Files = append(m.Files, File{Name: barcodesName, Kind: KindBarcodes, Bytes: int64(len(barcodes)), CRC32C: crcHex(crc)})
 	}
 	if err := m.validate(); err != nil {
 		return fmt.Errorf("shard: %s: internal error: manifest fails validation: %w", w.dst, err)
@@ -315,12 +315,12 @@ func (w *Writer) writeSide(name string, data []byte) (uint32, error) {
 
 // geneColumns lists the columns genes.tsv holds for m's annotations.
 func geneColumns(m *Manifest) []string {
-	cols := []string{ColumnID}
+	cols := []string{columnID}
 	if len(m.GeneNames) > 0 {
-		cols = append(cols, ColumnName)
+		cols = append(cols, columnName)
 	}
 	if len(m.FeatureTypes) > 0 {
-		cols = append(cols, ColumnFeatureType)
+		cols = append(cols, columnFeatureType)
 	}
 	return cols
 }
@@ -359,7 +359,7 @@ func (w *Writer) encodeSideFiles(m *Manifest) (genes, barcodes []byte, err error
 		}
 	}
 	if len(m.Barcodes) > 0 {
-		if barcodes, err = encodeTSV(BarcodesName, l.Cells, m.Barcodes); err != nil {
+		if barcodes, err = encodeTSV(barcodesName, l.Cells, m.Barcodes); err != nil {
 			return nil, nil, err
 		}
 	}
