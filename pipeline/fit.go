@@ -36,6 +36,12 @@ type FitOptions struct {
 	// ProgressTo receives the progress meters (os.Stderr in the CLI).
 	ProgressTo io.Writer
 	Timings    *FitTimings // when not nil, Fit adds where its time went
+	// Given names the settings of the configuration (their TOML keys) that
+	// the caller chose, by its flags or a --config file; nil: all of them.
+	// A resumed run and a chain process (FitChain) take the others from
+	// the run's own configuration (config.toml), read once, under the
+	// run's lock.
+	Given []string
 
 	// run, set by Fit, tells the progress of the run's fits as a whole.
 	run *runProgress
@@ -87,16 +93,12 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	defer o.Timings.since(phaseTotal, time.Now())
-	Ls, err := cfg.Validate()
-	if err != nil {
-		return nil, err
-	}
-	r, err := openRun(ctx, cfg, Ls, o, wholeRun, 0)
+	r, err := openRun(ctx, cfg, o, wholeRun, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	r.o.run = newRunProgress(o.Log, r.cfg, Ls)
+	r.o.run = newRunProgress(o.Log, r.cfg, r.Ls)
 	rep, err := r.fitAll(ctx, r.fitProcess)
 	if err != nil {
 		return rep, err
@@ -112,10 +114,10 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 
 // prepareRunDir creates the run directory and records the shards it is
 // fitted to (id), refusing to touch an existing one unless resuming (then
-// its configuration and shards must match) or forced. A folder that a
-// failed start left without a configuration is started afresh. The caller
-// holds the run's lock.
-func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity) error {
+// its configuration, stored, and shards must match) or forced. A folder
+// that a failed start left without a configuration is started afresh. The
+// caller holds the run's lock.
+func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored *FitConfig) error {
 	_, err := os.Stat(cfg.Output)
 	fresh := false
 	if err == nil {
@@ -136,9 +138,8 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity) error 
 			return err
 		}
 	case o.Resume:
-		stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
-		if err != nil {
-			return fmt.Errorf("fit: --resume: %w", err)
+		if stored == nil {
+			return fmt.Errorf("fit: --resume: %s holds no %s: not a run to resume (use --force to replace it)", cfg.Output, rundir.ConfigFile)
 		}
 		if stored.hash() != cfg.hash() {
 			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (see its %s; only --threads may change)", cfg.Output, rundir.ConfigFile)

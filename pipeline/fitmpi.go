@@ -32,48 +32,56 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // gathers the whole of it into rank 0, which writes the results. The run
 // directory must be on a file system every rank sees. Each fit logs
 // every rank's CPU time a sweep and peak anonymous memory. Every rank
-// must call FitMPI with the same cfg. It fits single-layer models without
-// fixed codes or kept samples.
+// must call FitMPI with the same cfg; rank 0 hands the others the
+// configuration it opened the run with (the run's own, on --resume). It
+// fits single-layer models without fixed codes or kept samples.
 func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ *FitReport, err error) {
 	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --mpi --resume", cfg.Shards, cfg.Output))
 	root := comm.Rank() == 0
 	if o.Log == nil || !root {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	Ls, err := cfg.Validate()
-	if err != nil {
+	if err := mpiRefuses(cfg); err != nil {
 		return nil, err // every rank has the same cfg and fails alike
-	}
-	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
-		return nil, fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes or kept samples; run --layers, --fixed-codes or --keep-samples without --mpi", ErrConfig)
 	}
 	// Rank 0 opens the run as Fit does; the others wait for it.
 	team := &ranks{comm: comm}
 	var r *openedRun
 	if root {
-		r, err = openRun(ctx, cfg, Ls, o, mpiRun, 0)
+		if r, err = openRun(ctx, cfg, o, mpiRun, 0); err == nil {
+			defer r.Close()
+			err = mpiRefuses(r.cfg) // a resumed run's own settings
+		}
 	}
 	if err = agree(ctx, team, err); err != nil {
 		return nil, err
 	}
+	// Rank 0 tells the others how many cell blocks the shards have, each
+	// to map only its own, and the configuration it opened the run with.
+	var sent []byte
+	sizes := []int64{0, 0}
 	if root {
-		defer r.Close()
+		if sent, err = r.cfg.encodeTOML(); err != nil {
+			return nil, err
+		}
+		sizes[0], sizes[1] = int64(r.src.Manifest().Layout.CellBlocks), int64(len(sent))
 	}
-	// Rank 0 tells the others how many cell blocks the shards have: each
-	// maps only its own.
-	blocks := []int64{0}
-	if root {
-		blocks[0] = int64(r.src.Manifest().Layout.CellBlocks)
-	}
-	if err := comm.SumInt64(context.WithoutCancel(ctx), blocks); err != nil {
+	bg := context.WithoutCancel(ctx)
+	if err := comm.SumInt64(bg, sizes); err != nil {
 		return nil, err
 	}
-	b0, b1, err := rankBlocks(int(blocks[0]), comm.Rank(), comm.Size())
+	if !root {
+		sent = make([]byte, sizes[1])
+	}
+	if err := comm.Broadcast(bg, 0, sent); err != nil {
+		return nil, err
+	}
+	b0, b1, err := rankBlocks(int(sizes[0]), comm.Rank(), comm.Size())
 	if err != nil {
 		return nil, err // the same in every rank
 	}
 	if !root {
-		r, err = openRank(cfg, Ls, o, b0, b1)
+		r, err = openRank(sent, o, b0, b1)
 		if err == nil {
 			defer r.Close()
 		}
@@ -96,6 +104,14 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 		}
 	}
 	return rep, agree(ctx, team, err)
+}
+
+// mpiRefuses refuses the settings that fit --mpi does not spread.
+func mpiRefuses(cfg FitConfig) error {
+	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
+		return fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes or kept samples; run --layers, --fixed-codes or --keep-samples without --mpi", ErrConfig)
+	}
+	return nil
 }
 
 // rankBlocks returns the cell blocks b0 … b1−1 of rank r of n: a

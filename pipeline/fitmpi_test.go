@@ -121,7 +121,11 @@ func TestFitMPIMatchesFit(t *testing.T) {
 				t.Fatalf("%s: the run stopped after %d sweeps left part files %v (%v), want 2 of that sweep", tc.name, stop.sweep, parts, err)
 			}
 			if resumeRanks > 0 {
-				err = errors.Join(fitRanks(c, FitOptions{Resume: true}, resumeRanks, nil)...)
+				// As scpipe fit --mpi --resume gives it: the run's own
+				// configuration, which rank 0 reads and hands the others.
+				cmd := DefaultFitConfig()
+				cmd.Shards, cmd.Output = c.Shards, c.Output
+				err = errors.Join(fitRanks(cmd, FitOptions{Resume: true, Given: []string{}}, resumeRanks, nil)...)
 			} else {
 				_, err = Fit(context.Background(), c, FitOptions{Resume: true})
 			}

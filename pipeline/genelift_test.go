@@ -68,7 +68,7 @@ func TestGeneLevelsSetting(t *testing.T) {
 	if err := os.WriteFile(p, []byte("cell_levels = 8\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadFitConfig(p, FitConfig{}) // as --resume reads a run's
+	c, _, err := LoadFitConfig(p, FitConfig{}) // as --resume reads a run's
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func TestLayersConfig(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadFitConfig(path, FitConfig{})
+	back, _, err := LoadFitConfig(path, FitConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestModelSettingsText(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o666); err != nil {
 			t.Fatal(err)
 		}
-		back, err := LoadFitConfig(path, FitConfig{})
+		back, _, err := LoadFitConfig(path, FitConfig{})
 		if err != nil || back.hash() != cfg.hash() {
 			t.Errorf("%v %v: TOML round trip gave %v %v (%v)", tc.noise, tc.hk, back.Noise, back.Housekeeping, err)
 		}
@@ -122,7 +122,7 @@ func TestModelSettingsText(t *testing.T) {
 		if err := os.WriteFile(path, []byte(bad), 0o666); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadFitConfig(path, DefaultFitConfig()); err == nil {
+		if _, _, err := LoadFitConfig(path, DefaultFitConfig()); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -167,7 +167,7 @@ func TestAutoModelFits(t *testing.T) {
 		if _, err := Fit(context.Background(), given, FitOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		stored, err := LoadFitConfig(filepath.Join(auto.Output, rundir.ConfigFile), FitConfig{})
+		stored, _, err := LoadFitConfig(filepath.Join(auto.Output, rundir.ConfigFile), FitConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestResumedRunKeepsModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := LoadFitConfig(filepath.Join(run.Output, rundir.ConfigFile), FitConfig{})
+	stored, _, err := LoadFitConfig(filepath.Join(run.Output, rundir.ConfigFile), FitConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -314,11 +314,13 @@ func TestFitConfigPrecedence(t *testing.T) {
 		wantL      string
 		wantChains int
 		wantThread int
+		wantGiven  string // the settings a resumed run takes from the command, not from its config.toml
 	}{
-		{[]string{"--config", cfgFile}, "", "3,5", 3, 1},
-		{[]string{"--config", cfgFile, "--L", "4", "-j", "2"}, "", "4", 3, 2},
-		{[]string{"--config", cfgFile}, "2", "3,5", 3, 2},
-		{[]string{"--chains", "2"}, "", "2..10", 2, runtime.NumCPU()},
+		{[]string{"--config", cfgFile}, "", "3,5", 3, 1, "L chains threads"},
+		{[]string{"--config", cfgFile, "--L", "4", "-j", "2"}, "", "4", 3, 2, "L chains threads"},
+		{[]string{"--config", cfgFile}, "2", "3,5", 3, 2, "L chains threads"},
+		{[]string{"--chains", "2"}, "", "2..10", 2, runtime.NumCPU(), "chains"},
+		{nil, "", "2..10", 2, runtime.NumCPU(), ""},
 	}
 	for _, tt := range tests {
 		if tt.env != "" {
@@ -328,10 +330,11 @@ func TestFitConfigPrecedence(t *testing.T) {
 			os.Unsetenv("SCPIPE_THREADS")
 		}
 		var got pipeline.FitConfig
+		var given []string
 		app := newApp()
 		app.Command("fit").Action = func(c *cli.Context) error {
 			var err error
-			got, err = fitConfig(c, "shards")
+			got, given, err = fitConfig(c, "shards")
 			return err
 		}
 		args := append([]string{"scpipe", "fit", "shards", "-o", filepath.Join(dir, "run")}, tt.args...)
@@ -340,6 +343,9 @@ func TestFitConfigPrecedence(t *testing.T) {
 		}
 		if got.L.String() != tt.wantL || got.Chains != tt.wantChains || got.Threads != tt.wantThread {
 			t.Errorf("%v (SCPIPE_THREADS=%q): L=%q chains=%d threads=%d; want %q, %d, %d", tt.args, tt.env, got.L, got.Chains, got.Threads, tt.wantL, tt.wantChains, tt.wantThread)
+		}
+		if given == nil || strings.Join(given, " ") != tt.wantGiven {
+			t.Errorf("%v (SCPIPE_THREADS=%q): given %q, want %q (not nil)", tt.args, tt.env, given, tt.wantGiven)
 		}
 	}
 }
