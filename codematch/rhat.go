@@ -82,8 +82,8 @@ func splitRHat(halves [][]float64) float64 {
 	return math.Sqrt((float64((nf-1)/nf*w) + bOverN) / w)
 }
 
-// Precision is the relative resolution at which RankRHat and
-// WithinRHat compare draws: two draws closer than Precision times the
+// precision is the relative resolution at which RankRHat and
+// WithinRHat compare draws: two draws closer than precision times the
 // largest magnitude among the draws are the same value. A fit's
 // log-likelihood is a sum over millions of entries, whose last digits
 // depend on the order of the codes, and its rates come from searches that
@@ -92,7 +92,7 @@ func splitRHat(halves [][]float64) float64 {
 // resolution that difference would rank as a disagreement. A millionth is
 // far above those errors and far below the spread of a chain that moves
 // (hundreds of nats in a log-likelihood of a million).
-const Precision = 1e-6
+const precision = 1e-6
 
 // RankRHat returns the rank-normalised split-R̂ of a scalar quantity traced
 // by several chains (Vehtari, Gelman, Simpson, Carpenter and Bürkner,
@@ -105,7 +105,7 @@ const Precision = 1e-6
 //     chains that differ in spread rather than location.
 //
 // Ranks make R̂ blind to the scale and the outliers of the draws, and
-// well defined for any distribution. Draws equal at Precision (see
+// well defined for any distribution. Draws equal at precision (see
 // there) tie and share their mean rank, so that chains constant at one
 // value give 1, and chains constant at different values +Inf (each half
 // has no spread, but the halves differ): a quantity the chains hold fixed
@@ -116,7 +116,7 @@ func RankRHat(chains [][]float64) float64 {
 	if halves == nil || !allFinite(halves) {
 		return math.NaN()
 	}
-	tol := Precision * maxAbs(halves)
+	tol := precision * maxAbs(halves)
 	pooled := slices.Concat(halves...)
 	bulk := normalScores(pooled, tol)
 	tail := normalScores(folded(pooled, tol), tol)
@@ -136,7 +136,7 @@ func WithinRHat(chains [][]float64) float64 {
 	if halves == nil || !allFinite(halves) {
 		return math.NaN()
 	}
-	tol := Precision * maxAbs(halves)
+	tol := precision * maxAbs(halves)
 	bulk := make([][]float64, 0, len(halves))
 	tail := make([][]float64, 0, len(halves))
 	for c := 0; c < len(halves); c += 2 {
