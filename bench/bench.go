@@ -51,14 +51,14 @@ type Options struct {
 
 // DefaultOptions returns the benchmark: the paper's 1.3M × 11k
 // cells × genes at 7% ones, L = 2 and 10, every core, 5 warm-up and 5 timed
-// sweeps, 3 timed stream passes, data cached under DefaultWork.
+// sweeps, 3 timed stream passes, data cached under defaultWork.
 func DefaultOptions() Options {
 	sizes, _ := ParseSizes(DefaultSizes)
 	fit := pipeline.DefaultFitConfig().Resolve(pipeline.CountData) // timed as on the paper's 1.3M cells of expression counts
 	return Options{
 		Sizes: sizes, Ls: []int{2, 10}, Workers: runtime.NumCPU(),
 		Warmup: 5, Sweeps: 5, StreamReps: 3,
-		Density: DefaultDensity, Seed: 1, Work: DefaultWork(),
+		Density: defaultDensity, Seed: 1, Work: defaultWork(),
 		Prior: fit.PriorU.Resolve(fit.Noise.Noise).String(), Noise: fit.Noise.Noise, Housekeeping: fit.Housekeeping.On, CellLevels: fit.CellLevels,
 		GeneLevels: fit.GeneLevels,
 	}
@@ -94,7 +94,7 @@ func (o Options) Validate() error {
 		}
 	}
 	for _, s := range o.Sizes {
-		if _, err := PlantedParams(s, o.Density, o.Seed); err != nil {
+		if _, err := plantedParams(s, o.Density, o.Seed); err != nil {
 			return err
 		}
 	}

@@ -189,7 +189,7 @@ func TestOptionsValidate(t *testing.T) {
 func TestDefaultOptionsArePapers(t *testing.T) {
 	t.Parallel()
 	o := DefaultOptions()
-	if len(o.Sizes) != 1 || o.Sizes[0] != (Size{PaperCells, PaperGenes}) || o.Sizes[0].Entries() < 1.4e10 {
+	if len(o.Sizes) != 1 || o.Sizes[0] != (Size{paperCells, paperGenes}) || o.Sizes[0].Entries() < 1.4e10 {
 		t.Errorf("default sizes %v, want the paper's 1.3M × 11k", o.Sizes)
 	}
 	if len(o.Ls) != 2 || o.Ls[0] != 2 || o.Ls[1] != 10 || o.Density != 0.07 {
@@ -201,7 +201,7 @@ func TestStateBytesAndMedian(t *testing.T) {
 	t.Parallel()
 	// 1.3M cells and 11k genes at L = 2: 2·(20313 + 172) words of bits plus
 	// 2·1,311,000 counts of 4 bytes.
-	if got, want := StateBytes(Size{PaperCells, PaperGenes}, 2), int64(2*(20313+172)*8+2*1_311_000*4); got != want {
+	if got, want := StateBytes(Size{paperCells, paperGenes}, 2), int64(2*(20313+172)*8+2*1_311_000*4); got != want {
 		t.Errorf("StateBytes = %d, want %d", got, want)
 	}
 	for _, tt := range []struct {

@@ -5,13 +5,13 @@
 // # Inputs
 //
 // Datasets are generated, never downloaded: planted single-cell-like data
-// (PlantedParams: ten programs of 3% of the genes, 20% dropout, background
+// (plantedParams: ten programs of 3% of the genes, 20% dropout, background
 // ones, usage solved so that the expected fraction of ones is the paper's 7%)
 // written by simulate.WriteShards in bounded memory. Each dataset is cached in
 // a folder of Options.Work named by its size, density, seed and the planted
 // model's version, so repeated runs skip the minutes of generating the 3.6 GB
 // of the paper's 1.3M × 11k cells × genes. Sizes are shapes or entry counts
-// laid out at the paper's 11,000 genes (ParseSizes, ShapeFor).
+// laid out at the paper's 11,000 genes (ParseSizes, shapeFor).
 //
 // # Measurements
 //

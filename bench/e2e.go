@@ -167,7 +167,7 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 // into rep, and returns out.
 func ingestInput(ctx context.Context, o E2EOptions, rep *E2EReport, out string) (string, error) {
 	in := ingest.DefaultOptions()
-	in.Input, in.Output, in.Cached, in.Logger = rep.Input, out, o.Cached, o.Log
+	in.Input, in.Output, in.Cached, in.Workers, in.Logger = rep.Input, out, o.Cached, o.Workers, o.Log
 	o.Log.Info("ingesting", "input", rep.Input)
 	ir, err := ingest.Run(ctx, in)
 	if err != nil {
@@ -202,7 +202,7 @@ func generateInput(ctx context.Context, o E2EOptions, rep *E2EReport) error {
 	}
 	o.Log.Info("generating a 10x HDF5 file", "file", rep.Input, "cells", o.Size.Cells, "genes", o.Size.Genes, "density", o.Density)
 	start := time.Now()
-	nnz, err := ingest.GenerateTenXV2(ctx, rep.Input, o.Size.Genes, o.Size.Cells, o.Density, o.Seed)
+	nnz, err := ingest.GenerateTenXV2(ctx, rep.Input, o.Size.Genes, o.Size.Cells, o.Density, o.Seed, o.Workers)
 	if err != nil {
 		return fmt.Errorf("bench: generating the e2e input: %w", err)
 	}

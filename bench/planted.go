@@ -18,27 +18,27 @@ import (
 // dropout and a fifth of them background. Only the programs' usage is solved
 // for, to reach the requested density.
 const (
-	PlantedPrograms  = 10
-	PlantedCodeFrac  = 0.03
-	PlantedDropout   = 0.2
+	plantedPrograms  = 10
+	plantedCodeFrac  = 0.03
+	plantedDropout   = 0.2
 	backgroundShare  = 0.2 // P(background 1) = backgroundShare · density
 	plantedVersion   = 1   // part of the cache key: bump when the model changes
 	defaultCacheName = "scpipe-bench-sweeps"
 )
 
-// DefaultDensity is the fraction of ones of the paper's mouse brain data.
-const DefaultDensity = 0.07
+// defaultDensity is the fraction of ones of the paper's mouse brain data.
+const defaultDensity = 0.07
 
-// PlantedParams returns the simulate parameters of a single-cell-like
+// plantedParams returns the simulate parameters of a single-cell-like
 // planted dataset of the given size whose expected fraction of ones is
-// density: PlantedPrograms programs of PlantedCodeFrac of the genes,
-// dropout PlantedDropout, background ones at a fifth of density, and the
+// density: plantedPrograms programs of plantedCodeFrac of the genes,
+// dropout plantedDropout, background ones at a fifth of density, and the
 // usage u of every program solved from
 //
 //	density = background + (1 − background − dropout) · (1 − (1 − code·u)^programs).
 //
 // With the defaults at density 0.07 each cell uses about 2.4 programs.
-func PlantedParams(size Size, density float64, seed uint64) (simulate.Params, error) {
+func plantedParams(size Size, density float64, seed uint64) (simulate.Params, error) {
 	if size.Cells < 1 || size.Genes < 1 {
 		return simulate.Params{}, fmt.Errorf("%w: size %v has no entries", ErrOptions, size)
 	}
@@ -46,30 +46,30 @@ func PlantedParams(size Size, density float64, seed uint64) (simulate.Params, er
 		return simulate.Params{}, fmt.Errorf("%w: density %v outside (0, 1)", ErrOptions, density)
 	}
 	on := backgroundShare * density
-	clean := (density - on) / (1 - on - PlantedDropout)
-	usage := (1 - math.Pow(1-clean, 1.0/PlantedPrograms)) / PlantedCodeFrac
+	clean := (density - on) / (1 - on - plantedDropout)
+	usage := (1 - math.Pow(1-clean, 1.0/plantedPrograms)) / plantedCodeFrac
 	if !(usage > 0 && usage <= 1) {
 		return simulate.Params{}, fmt.Errorf("%w: density %v is out of reach of the planted model (%d programs of %.0f%% of genes, %.0f%% dropout)",
-			ErrOptions, density, PlantedPrograms, 100*PlantedCodeFrac, 100*PlantedDropout)
+			ErrOptions, density, plantedPrograms, 100*plantedCodeFrac, 100*plantedDropout)
 	}
 	return simulate.Params{
-		Cells: size.Cells, Genes: size.Genes, L: PlantedPrograms,
-		CodeDensity: PlantedCodeFrac, UsageDensity: usage,
-		FlipOn: on, FlipOff: PlantedDropout,
+		Cells: size.Cells, Genes: size.Genes, L: plantedPrograms,
+		CodeDensity: plantedCodeFrac, UsageDensity: usage,
+		FlipOn: on, FlipOff: plantedDropout,
 		Seed: seed,
 	}, nil
 }
 
-// ExpectedDensity returns the expected fraction of ones of data drawn with p
+// expectedDensity returns the expected fraction of ones of data drawn with p
 // (over the draw of programs, usage and noise).
-func ExpectedDensity(p simulate.Params) float64 {
+func expectedDensity(p simulate.Params) float64 {
 	clean := 1 - math.Pow(1-p.CodeDensity*p.UsageDensity, float64(p.L))
 	return clean*(1-p.FlipOff) + (1-clean)*p.FlipOn
 }
 
-// DefaultWork returns the default cache folder of generated datasets, under
+// defaultWork returns the default cache folder of generated datasets, under
 // the system's temporary folder.
-func DefaultWork() string { return filepath.Join(os.TempDir(), defaultCacheName) }
+func defaultWork() string { return filepath.Join(os.TempDir(), defaultCacheName) }
 
 // datasetDir returns the cache folder of one dataset, named by everything
 // that determines its content.
@@ -89,7 +89,7 @@ type dataset struct {
 // generating it first (and replacing a damaged or mismatched cache entry)
 // when needed.
 func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, pageCached bool, log *slog.Logger) (*dataset, error) {
-	p, err := PlantedParams(size, density, seed)
+	p, err := plantedParams(size, density, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
 	log.Info("generating planted dataset", "dir", dir, "cells", size.Cells, "genes", size.Genes,
-		"expected_density", ExpectedDensity(p), "bytes", 2*size.Entries()/8)
+		"expected_density", expectedDensity(p), "bytes", 2*size.Entries()/8)
 	start := time.Now()
 	if err := simulate.WriteShards(ctx, dir, truth, shard.CreateOptions{Force: replace, Cached: pageCached}); err != nil {
 		return nil, fmt.Errorf("bench: generating %v into %s: %w", size, dir, err)

@@ -19,18 +19,18 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 
 func TestPlantedParamsHitDensity(t *testing.T) {
 	t.Parallel()
-	for _, d := range []float64{0.01, 0.03, DefaultDensity, 0.15, 0.2} {
-		p, err := PlantedParams(Size{100, 100}, d, 1)
+	for _, d := range []float64{0.01, 0.03, defaultDensity, 0.15, 0.2} {
+		p, err := plantedParams(Size{100, 100}, d, 1)
 		if err != nil {
 			t.Fatalf("density %v: %v", d, err)
 		}
 		if err := p.Validate(); err != nil {
 			t.Fatalf("density %v: %v", d, err)
 		}
-		if got := ExpectedDensity(p); math.Abs(got-d) > 1e-12 {
+		if got := expectedDensity(p); math.Abs(got-d) > 1e-12 {
 			t.Errorf("density %v: expected density of the planted model is %v", d, got)
 		}
-		if p.FlipOn >= d || p.FlipOff != PlantedDropout || p.L != PlantedPrograms {
+		if p.FlipOn >= d || p.FlipOff != plantedDropout || p.L != plantedPrograms {
 			t.Errorf("density %v: params %+v", d, p)
 		}
 	}
@@ -46,7 +46,7 @@ func TestPlantedParamsErrors(t *testing.T) {
 		{Size{100, 100}, 0.95}, // beyond what 10 programs of 3% of the genes can cover
 		{Size{0, 100}, 0.07}, {Size{100, 0}, 0.07},
 	} {
-		if _, err := PlantedParams(tt.size, tt.density, 1); !errors.Is(err, ErrOptions) {
+		if _, err := plantedParams(tt.size, tt.density, 1); !errors.Is(err, ErrOptions) {
 			t.Errorf("PlantedParams(%v, %v) = %v, want ErrOptions", tt.size, tt.density, err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestPlantedParamsErrors(t *testing.T) {
 // of the density.
 func TestPlantedDataDensity(t *testing.T) {
 	t.Parallel()
-	p, err := PlantedParams(Size{4000, 2000}, DefaultDensity, 11)
+	p, err := plantedParams(Size{4000, 2000}, defaultDensity, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +78,8 @@ func TestPlantedDataDensity(t *testing.T) {
 		}
 	}
 	got := float64(ones) / float64(p.Cells*p.Genes)
-	if math.Abs(got-DefaultDensity) > 0.01 {
-		t.Errorf("planted data have density %.4f, want %.2f ± 0.01", got, DefaultDensity)
+	if math.Abs(got-defaultDensity) > 0.01 {
+		t.Errorf("planted data have density %.4f, want %.2f ± 0.01", got, defaultDensity)
 	}
 	// Single-cell-like: cells use a few programs each, not none or all.
 	if per := float64(programs) / float64(p.Cells); per < 1.5 || per > 4 {
@@ -92,7 +92,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	ctx := context.Background()
 	work := t.TempDir()
 	size := Size{150, 70}
-	d, err := openDataset(ctx, work, size, DefaultDensity, 3, false, discard())
+	d, err := openDataset(ctx, work, size, defaultDensity, 3, false, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	}
 	d.shards.Close()
 
-	d, err = openDataset(ctx, work, size, DefaultDensity, 3, false, discard())
+	d, err = openDataset(ctx, work, size, defaultDensity, 3, false, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	if err := os.Remove(filepath.Join(d.dir, simulate.ShardsDir, shard.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	d, err = openDataset(ctx, work, size, DefaultDensity, 3, true, discard())
+	d, err = openDataset(ctx, work, size, defaultDensity, 3, true, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	}
 
 	// Another seed or size is another folder.
-	if a, b := datasetDir(work, size, DefaultDensity, 3), datasetDir(work, size, DefaultDensity, 4); a == b {
+	if a, b := datasetDir(work, size, defaultDensity, 3), datasetDir(work, size, defaultDensity, 4); a == b {
 		t.Errorf("seeds 3 and 4 share the cache folder %s", a)
 	}
 }

@@ -14,8 +14,8 @@ var ErrOptions = errors.New("bench: invalid options")
 
 // The paper's mouse brain atlas after the gene filter: the default size.
 const (
-	PaperCells = 1_300_000
-	PaperGenes = 11_000
+	paperCells = 1_300_000
+	paperGenes = 11_000
 )
 
 // DefaultSizes is the default size ladder: the paper's data alone.
@@ -41,20 +41,20 @@ func (s Size) Entries() int64 { return int64(s.Cells) * int64(s.Genes) }
 // String returns the shape as "CELLSxGENES", the form ParseSizes reads back.
 func (s Size) String() string { return fmt.Sprintf("%dx%d", s.Cells, s.Genes) }
 
-// ShapeFor lays out an entry count as a dataset: the paper's 11,000 genes
+// shapeFor lays out an entry count as a dataset: the paper's 11,000 genes
 // and entries/11,000 cells (rounded), so that a ladder of entry counts grows
 // the number of cells as real atlases do; counts too small for a thousand
 // cells at that width become a near-square matrix.
-func ShapeFor(entries int64) Size {
-	if entries >= int64(PaperGenes)*minCellsAtPaperGenes {
-		return Size{Cells: int(math.Round(float64(entries) / PaperGenes)), Genes: PaperGenes}
+func shapeFor(entries int64) Size {
+	if entries >= int64(paperGenes)*minCellsAtPaperGenes {
+		return Size{Cells: int(math.Round(float64(entries) / paperGenes)), Genes: paperGenes}
 	}
 	g := max(1, int(math.Round(math.Sqrt(float64(entries)))))
 	return Size{Cells: max(1, int(math.Round(float64(entries)/float64(g)))), Genes: g}
 }
 
 // ParseSizes parses a comma-separated ladder of dataset sizes. Each item is
-// an entry count ("1e8", "1.4e10", "100000000", laid out by ShapeFor) or a
+// an entry count ("1e8", "1.4e10", "100000000", laid out by shapeFor) or a
 // shape "CELLSxGENES" (also "CELLS×GENES"; each side a whole number, which
 // may be written as "1.3e6"). The ladder keeps the order given.
 func ParseSizes(spec string) ([]Size, error) {
@@ -76,7 +76,7 @@ func ParseSizes(spec string) ([]Size, error) {
 			if err != nil {
 				return bad(item, err.Error())
 			}
-			sizes = append(sizes, ShapeFor(e))
+			sizes = append(sizes, shapeFor(e))
 			continue
 		}
 		cells, err := wholeNumber(n)

@@ -14,10 +14,10 @@ func TestParseSizes(t *testing.T) {
 		spec string
 		want []Size
 	}{
-		{"1300000x11000", []Size{{PaperCells, PaperGenes}}},
-		{"1300000×11000", []Size{{PaperCells, PaperGenes}}},
+		{"1300000x11000", []Size{{paperCells, paperGenes}}},
+		{"1300000×11000", []Size{{paperCells, paperGenes}}},
 		{"500X300", []Size{{500, 300}}},
-		{"1.3e6x1.1e4", []Size{{PaperCells, PaperGenes}}},
+		{"1.3e6x1.1e4", []Size{{paperCells, paperGenes}}},
 		{"1e8", []Size{{9091, 11000}}},
 		{"1e8, 1e9 ,1.4e10", []Size{{9091, 11000}, {90909, 11000}, {1272727, 11000}}},
 		{"100000000", []Size{{9091, 11000}}},
@@ -72,14 +72,14 @@ func TestParseSizesErrors(t *testing.T) {
 func TestShapeForKeepsEntries(t *testing.T) {
 	t.Parallel()
 	for _, e := range []int64{1, 7, 1000, 12345, 1e6, 11e6, 1e8, 1e9, 14e9, 1 << 40} {
-		s := ShapeFor(e)
+		s := shapeFor(e)
 		if s.Cells < 1 || s.Genes < 1 {
 			t.Fatalf("ShapeFor(%d) = %v", e, s)
 		}
 		if d := math.Abs(float64(s.Entries() - e)); d > float64(s.Genes)/2+0.5 {
 			t.Errorf("ShapeFor(%d) = %v: %d entries, off by %v", e, s, s.Entries(), d)
 		}
-		if wide := e >= PaperGenes*minCellsAtPaperGenes; wide != (s.Genes == PaperGenes) {
+		if wide := e >= paperGenes*minCellsAtPaperGenes; wide != (s.Genes == paperGenes) {
 			t.Errorf("ShapeFor(%d) = %v: genes %d", e, s, s.Genes)
 		}
 		back, err := ParseSizes(s.String())

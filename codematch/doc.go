@@ -13,7 +13,7 @@
 //
 // Match pairs the codes of one fit with those of another one-to-one so that
 // the total Jaccard agreement is largest, by the Hungarian algorithm
-// (Hungarian, an O(n²m) Kuhn–Munkres with potentials that also takes
+// (hungarian, an O(n²m) Kuhn–Munkres with potentials that also takes
 // rectangular costs). ChainAgreement summarises a set of chains by the
 // mean matched agreement of each with the first. Parents links each code of
 // a finer fit (larger L) to the code of a coarser fit that contains most of
@@ -29,7 +29,7 @@
 // the chains sample one distribution. WithinRHat ranks each chain on its
 // own: whether each has settled. Both count draws equal to Precision as
 // ties, so that chains held at one value converge and chains held at
-// different values do not. GelmanRubin is the classic split-R̂ on the raw
+// different values do not. gelmanRubin is the classic split-R̂ on the raw
 // draws.
 //
 //	a := codematch.MAPSets(codesChain1.Mean, L)

@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Hungarian solves the assignment problem: it returns assign with
+// hungarian solves the assignment problem: it returns assign with
 // assign[i] the column given to row i, such that no column is given twice
 // and the total cost Σ cost[i][assign[i]] is smallest. The matrix may be
 // rectangular: with more rows than columns, the rows left without a column
@@ -15,8 +15,8 @@ import (
 // It is the Kuhn–Munkres algorithm with row and column potentials (as
 // refined by Jonker and Volgenant), O(n²m) for n = min and m = max of the
 // dimensions. Rows must all have the same length and costs must be finite;
-// Hungarian panics otherwise, as for an index out of range.
-func Hungarian(cost [][]float64) []int {
+// hungarian panics otherwise, as for an index out of range.
+func hungarian(cost [][]float64) []int {
 	n := len(cost)
 	if n == 0 {
 		return []int{}

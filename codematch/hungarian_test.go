@@ -94,7 +94,7 @@ func TestHungarianBruteForce(t *testing.T) {
 							cost[i][j] = d.draw()
 						}
 					}
-					got := assignmentCost(t, cost, Hungarian(cost))
+					got := assignmentCost(t, cost, hungarian(cost))
 					want := bruteForce(cost)
 					if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
 						t.Fatalf("%s %d×%d: Hungarian cost %v, brute force %v\ncost %v", d.name, n, m, got, want, cost)
@@ -125,7 +125,7 @@ func TestHungarianDegenerate(t *testing.T) {
 		{"negative", [][]float64{{-1, -5}, {-3, -2}}, []int{1, 0}},
 		{"zeros", [][]float64{{0, 0}, {0, 0}}, nil},
 	} {
-		got := Hungarian(tc.cost)
+		got := hungarian(tc.cost)
 		if tc.want != nil && !slices.Equal(got, tc.want) {
 			t.Errorf("%s: Hungarian = %v, want %v", tc.name, got, tc.want)
 		}
@@ -153,7 +153,7 @@ func TestHungarianPanics(t *testing.T) {
 					t.Errorf("%s: no panic", tc.name)
 				}
 			}()
-			Hungarian(tc.cost)
+			hungarian(tc.cost)
 		}()
 	}
 }

@@ -37,7 +37,7 @@ func Match(a, b []Set) Matching {
 			cost[k][i] = 1 - x
 		}
 	}
-	m := Matching{To: Hungarian(cost), Agreement: make([]float64, len(b))}
+	m := Matching{To: hungarian(cost), Agreement: make([]float64, len(b))}
 	for k, i := range m.To {
 		if i >= 0 {
 			m.Agreement[k] = J[k][i]

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// GelmanRubin returns the split-R̂ of a scalar quantity traced by several
+// gelmanRubin returns the split-R̂ of a scalar quantity traced by several
 // chains (Gelman et al., Bayesian Data Analysis, 3rd ed., §11.4): each chain
 // is cut into a first and a second half (the middle draw of an odd-length
 // chain is dropped), and the classic potential scale reduction factor is
@@ -28,7 +28,7 @@ import (
 // that sit at one state whose log-likelihoods differ in the twelfth digit
 // (the same codes summed in another order) give W ≈ 0 and R̂ in the
 // thousands. RankRHat is the diagnostic to decide with.
-func GelmanRubin(chains [][]float64) float64 {
+func gelmanRubin(chains [][]float64) float64 {
 	halves := splitHalves(chains)
 	if halves == nil {
 		return math.NaN()
@@ -60,7 +60,7 @@ func splitHalves(chains [][]float64) [][]float64 {
 }
 
 // splitRHat is the potential scale reduction factor of half-chains of
-// equal length (at least two draws each), as GelmanRubin documents.
+// equal length (at least two draws each), as gelmanRubin documents.
 func splitRHat(halves [][]float64) float64 {
 	means := make([]float64, len(halves))
 	w := 0.0
@@ -82,8 +82,8 @@ func splitRHat(halves [][]float64) float64 {
 	return math.Sqrt((float64((nf-1)/nf*w) + bOverN) / w)
 }
 
-// Precision is the relative resolution at which RankRHat and
-// WithinRHat compare draws: two draws closer than Precision times the
+// precision is the relative resolution at which RankRHat and
+// WithinRHat compare draws: two draws closer than precision times the
 // largest magnitude among the draws are the same value. A fit's
 // log-likelihood is a sum over millions of entries, whose last digits
 // depend on the order of the codes, and its rates come from searches that
@@ -92,31 +92,31 @@ func splitRHat(halves [][]float64) float64 {
 // resolution that difference would rank as a disagreement. A millionth is
 // far above those errors and far below the spread of a chain that moves
 // (hundreds of nats in a log-likelihood of a million).
-const Precision = 1e-6
+const precision = 1e-6
 
 // RankRHat returns the rank-normalised split-R̂ of a scalar quantity traced
 // by several chains (Vehtari, Gelman, Simpson, Carpenter and Bürkner,
 // Bayesian Analysis 16(2), 2021): the larger of
 //
-//   - bulk-R̂: split-R̂ (GelmanRubin) of the normal scores of the draws'
+//   - bulk-R̂: split-R̂ (gelmanRubin) of the normal scores of the draws'
 //     ranks, z = Φ⁻¹((r − 3/8) / (S + 1/4)) over all S draws of the 2m
 //     halves pooled, and
 //   - tail-R̂: the same of the folded draws |θ − median θ|, which sees
 //     chains that differ in spread rather than location.
 //
 // Ranks make R̂ blind to the scale and the outliers of the draws, and
-// well defined for any distribution. Draws equal at Precision (see
+// well defined for any distribution. Draws equal at precision (see
 // there) tie and share their mean rank, so that chains constant at one
 // value give 1, and chains constant at different values +Inf (each half
 // has no spread, but the halves differ): a quantity the chains hold fixed
 // has converged only when they hold it at the same value. The result is
-// NaN as for GelmanRubin, and when a draw is NaN or infinite.
+// NaN as for gelmanRubin, and when a draw is NaN or infinite.
 func RankRHat(chains [][]float64) float64 {
 	halves := splitHalves(chains)
 	if halves == nil || !allFinite(halves) {
 		return math.NaN()
 	}
-	tol := Precision * maxAbs(halves)
+	tol := precision * maxAbs(halves)
 	pooled := slices.Concat(halves...)
 	bulk := normalScores(pooled, tol)
 	tail := normalScores(folded(pooled, tol), tol)
@@ -136,7 +136,7 @@ func WithinRHat(chains [][]float64) float64 {
 	if halves == nil || !allFinite(halves) {
 		return math.NaN()
 	}
-	tol := Precision * maxAbs(halves)
+	tol := precision * maxAbs(halves)
 	bulk := make([][]float64, 0, len(halves))
 	tail := make([][]float64, 0, len(halves))
 	for c := 0; c < len(halves); c += 2 {

@@ -8,7 +8,7 @@ import (
 )
 
 // splitRHatBySums computes split-R̂ from the analysis-of-variance sums
-// (total and within sums of squares), a different route from GelmanRubin's
+// (total and within sums of squares), a different route from gelmanRubin's
 // per-half variances: with M half-chains of n draws,
 // W = SSW / (M(n-1)) and B/n = (SST - SSW) / (n(M-1)).
 func splitRHatBySums(chains [][]float64) float64 {
@@ -67,7 +67,7 @@ func TestGelmanRubinByHand(t *testing.T) {
 		{"constant", [][]float64{{3, 3, 3, 3}, {3, 3, 3, 3}}, 1},
 		{"constant halves that differ", [][]float64{{1, 1, 2, 2}}, math.Inf(1)},
 	} {
-		if got := GelmanRubin(tc.chains); math.Abs(got-tc.want) > 1e-12 && got != tc.want {
+		if got := gelmanRubin(tc.chains); math.Abs(got-tc.want) > 1e-12 && got != tc.want {
 			t.Errorf("%s: R̂ = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -76,7 +76,7 @@ func TestGelmanRubinByHand(t *testing.T) {
 func TestGelmanRubinUndefined(t *testing.T) {
 	t.Parallel()
 	for _, chains := range [][][]float64{nil, {{1, 2, 3}}, {{1, 2, 3, 4}, {1}}, {{}}} {
-		if got := GelmanRubin(chains); !math.IsNaN(got) {
+		if got := gelmanRubin(chains); !math.IsNaN(got) {
 			t.Errorf("GelmanRubin(%v) = %v, want NaN", chains, got)
 		}
 	}
@@ -93,7 +93,7 @@ func TestGelmanRubinAgainstSums(t *testing.T) {
 				chains[c] = append(chains[c], off+rng.NormFloat64()*2)
 			}
 		}
-		got, want := GelmanRubin(chains), splitRHatBySums(chains)
+		got, want := gelmanRubin(chains), splitRHatBySums(chains)
 		if math.Abs(got-want) > 1e-10*want {
 			t.Errorf("%d chains × %d: R̂ = %v, sums give %v", shape.m, shape.n, got, want)
 		}
@@ -118,21 +118,21 @@ func TestGelmanRubinStatistical(t *testing.T) {
 		return chains
 	}
 	mixed := draw(func(c, i int) float64 { return -1e6 }) // a log-likelihood scale offset
-	if r := GelmanRubin(mixed); math.Abs(r-1) > 0.01 {
+	if r := gelmanRubin(mixed); math.Abs(r-1) > 0.01 {
 		t.Errorf("iid chains: R̂ = %v, want within 0.01 of 1", r)
 	}
 	same := [][]float64{mixed[0], mixed[0], mixed[0]}
-	if r := GelmanRubin(same); math.Abs(r-1) > 0.01 {
+	if r := gelmanRubin(same); math.Abs(r-1) > 0.01 {
 		t.Errorf("identical chains: R̂ = %v, want within 0.01 of 1", r)
 	}
 	apart := draw(func(c, i int) float64 { return 3 * float64(c) })
-	if r := GelmanRubin(apart); r < 2 {
+	if r := gelmanRubin(apart); r < 2 {
 		t.Errorf("chains 3 sd apart: R̂ = %v, want > 2", r)
 	}
 	// A drift of 4 sd over each chain: half means 1 and 3, W ≈ 1 + 4/12,
 	// B/n ≈ 8/7, so R̂ ≈ sqrt(1 + (8/7)/(4/3)) ≈ 1.36; only splitting sees it.
 	drift := draw(func(c, i int) float64 { return 4 * float64(i) / n })
-	if r := GelmanRubin(drift); math.Abs(r-1.36) > 0.05 {
+	if r := gelmanRubin(drift); math.Abs(r-1.36) > 0.05 {
 		t.Errorf("drifting chains: R̂ = %v, want 1.36 ± 0.05", r)
 	}
 }
@@ -250,8 +250,8 @@ func TestRankRHatByHand(t *testing.T) {
 		if !ok(got, tc.rank, tc.rankSet) || !ok(gotW, tc.within, tc.wSet) {
 			t.Errorf("%s: rank R̂ %v, within %v; want %v, %v", tc.name, got, gotW, tc.rank, tc.within)
 		}
-		if tc.name == "one state, rounding apart" && GelmanRubin(tc.chains) < 2 {
-			t.Errorf("%s: the classic split-R̂ is %v; the case no longer shows what it was made for", tc.name, GelmanRubin(tc.chains))
+		if tc.name == "one state, rounding apart" && gelmanRubin(tc.chains) < 2 {
+			t.Errorf("%s: the classic split-R̂ is %v; the case no longer shows what it was made for", tc.name, gelmanRubin(tc.chains))
 		}
 	}
 }

@@ -77,13 +77,14 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	if err != nil {
 		return err
 	}
+	truth.Workers = o.Threads
 	data, shards, run := filepath.Join(dir, "data"), filepath.Join(dir, "shards"), filepath.Join(dir, "run")
 	o.Log.Info("demo: simulating", "cells", p.Cells, "genes", p.Genes, "programs", p.L, "to", data)
 	if err := simulate.WriteMTX(ctx, data, truth, false); err != nil {
 		return err
 	}
 	in := ingest.DefaultOptions()
-	in.Input, in.Output, in.Logger, in.Cached = data, shards, o.Log, o.Cached
+	in.Input, in.Output, in.Logger, in.Cached, in.Workers = data, shards, o.Log, o.Cached, o.Threads
 	if _, err := ingest.Run(ctx, in); err != nil {
 		return err
 	}

@@ -16,9 +16,9 @@ type Universe struct {
 	index   map[string]int
 }
 
-// NewUniverse makes a universe of the distinct symbols, compared
+// newUniverse makes a universe of the distinct symbols, compared
 // case-insensitively; empty symbols are left out.
-func NewUniverse(symbols []string) *Universe {
+func newUniverse(symbols []string) *Universe {
 	u := &Universe{index: make(map[string]int, len(symbols))}
 	for _, s := range symbols {
 		if s == "" {

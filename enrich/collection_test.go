@@ -10,7 +10,7 @@ import (
 
 func TestUniverse(t *testing.T) {
 	t.Parallel()
-	u := NewUniverse([]string{"Cd3e", "CD3E", "", "Actb", "cd3e"})
+	u := newUniverse([]string{"Cd3e", "CD3E", "", "Actb", "cd3e"})
 	if u.Len() != 2 || !slices.Equal(u.Symbols, []string{"Cd3e", "Actb"}) {
 		t.Errorf("universe %q, want [Cd3e Actb]", u.Symbols)
 	}
@@ -32,7 +32,7 @@ func TestCollectionTest(t *testing.T) {
 	for i := range 100 {
 		bg = append(bg, fmt.Sprintf("g%03d", i))
 	}
-	u := NewUniverse(bg)
+	u := newUniverse(bg)
 	lib := &Library{Name: "lib", Sets: []GeneSet{
 		{Name: "hit", Genes: []string{bg[0], bg[1], bg[2], bg[3], "NOT_IN_BACKGROUND"}}, // K = 4 after restriction
 		{Name: "miss", Genes: []string{bg[50], bg[51]}},                                 // no overlap: not tested
@@ -104,7 +104,7 @@ func TestLibrarySymbol(t *testing.T) {
 		{"HLA-A.0", "HLA-A.0"}, // no count of make.unique starts at 0
 		{".1", ".1"},
 	} {
-		if got := LibrarySymbol(tc.in); got != tc.want {
+		if got := librarySymbol(tc.in); got != tc.want {
 			t.Errorf("LibrarySymbol(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 type Genes struct {
 	IDs []string // gene_id, e.g. the Ensembl id
 	// Names is the symbol the input gives (gene_name), or the id where the
-	// name is empty, as LibrarySymbol reads it: what libraries are matched
+	// name is empty, as librarySymbol reads it: what libraries are matched
 	// against, and what the Enrichr lists and GMT files hold.
 	Names []string
 	// Symbols is Names made unique, case-insensitively: the first gene of a
@@ -31,7 +31,7 @@ func NewGenes(ids, names []string) Genes {
 		if g.Names[i] == "" {
 			g.Names[i] = ids[i]
 		}
-		g.Names[i] = LibrarySymbol(g.Names[i])
+		g.Names[i] = librarySymbol(g.Names[i])
 		taken[foldSymbol(g.Names[i])] = true
 	}
 	first := make(map[string]bool, len(ids))
@@ -70,14 +70,14 @@ var madeUnique = regexp.MustCompile(`^(.+)\.[1-9][0-9]*$`)
 // XXbac-B461K10.4).
 var versioned = regexp.MustCompile(`^([A-Z]{1,2}[0-9]{5,}|[A-Za-z0-9]+-[A-Z]?[0-9]+[A-Z][0-9]+)$`)
 
-// LibrarySymbol returns the symbol that gene-set libraries (Enrichr, MSigDB)
+// librarySymbol returns the symbol that gene-set libraries (Enrichr, MSigDB)
 // know a gene by, given its name in the input: the name less the ".N" that
 // make.unique appended to a repeated symbol (TMBIM4.1 is TMBIM4), unless
 // the stem is an accession or a clone name, whose ".N" is their own
 // (AL627309.1 stays). Approved symbols (HGNC, MGI) hold no dot, so no
 // symbol loses a part of its own; a suffix "-N" (scanpy's
 // var_names_make_unique) is kept, since symbols such as NKX2-1 end so.
-func LibrarySymbol(name string) string {
+func librarySymbol(name string) string {
 	m := madeUnique.FindStringSubmatch(name)
 	if m == nil || versioned.MatchString(m[1]) {
 		return name

@@ -92,7 +92,7 @@ func readLibraries(paths []string) ([]*Library, error) {
 // symbols of a file, which must share at least one gene with the run.
 func background(spec string, genes Genes) (*Universe, error) {
 	if spec == BackgroundKept {
-		return NewUniverse(genes.Names), nil
+		return newUniverse(genes.Names), nil
 	}
 	f, err := os.Open(spec)
 	if err != nil {
@@ -111,7 +111,7 @@ func background(spec string, genes Genes) (*Universe, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("enrich: background %s: %w", spec, err)
 	}
-	u := NewUniverse(symbols)
+	u := newUniverse(symbols)
 	for _, n := range genes.Names {
 		if _, ok := u.Lookup(n); ok {
 			return u, nil

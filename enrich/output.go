@@ -18,22 +18,22 @@ import (
 // describes their columns).
 const (
 	IndexFile     = "index.tsv"           // one row per (L, code)
-	ChainsFile    = "chains.tsv"          // one row per (L, code, chain)
+	chainsFile    = "chains.tsv"          // one row per (L, code, chain)
 	GMTFile       = "programs.gmt"        // every program of every L
-	UniqueGMTFile = "programs_unique.gmt" // the unique genes of every program that has some
-	TopGMTFile    = "programs_top.gmt"    // the top genes of every program, by score
-	FDRGMTFile    = "programs_fdr.gmt"    // every program's gene set at the false discovery rate
+	uniqueGMTFile = "programs_unique.gmt" // the unique genes of every program that has some
+	topGMTFile    = "programs_top.gmt"    // the top genes of every program, by score
+	fdrGMTFile    = "programs_fdr.gmt"    // every program's gene set at the false discovery rate
 	HierarchyTSV  = "hierarchy.tsv"       // one row per program: order, parent, event
 	HierarchyJSON = "hierarchy.json"      // nodes, edges and the gene order
 	LogFile       = "enrich.log"          // settings and notes on the inputs
-	GenesDir      = "genes"               // per program: NAME.txt, NAME.unique.txt, NAME.tsv, NAME.top.txt, NAME.top.tsv, NAME.fdr.txt
+	genesDir      = "genes"               // per program: NAME.txt, NAME.unique.txt, NAME.tsv, NAME.top.txt, NAME.top.tsv, NAME.fdr.txt
 	EnrichmentDir = "enrichment"          // per library: LIBRARY.tsv
 )
 
 // programFiles returns the files of a program, relative to the output:
 // all genes, unique genes (one symbol per line) and the members table.
 func programFiles(p *Program) (all, unique, members string) {
-	base := filepath.Join(GenesDir, p.Name())
+	base := filepath.Join(genesDir, p.Name())
 	return base + ".txt", base + ".unique.txt", base + ".tsv"
 }
 
@@ -41,7 +41,7 @@ func programFiles(p *Program) (all, unique, members string) {
 // output: its top genes (one symbol per line, and as a table with their
 // scores) and its set at the false discovery rate.
 func rankFiles(p *Program) (top, topTable, fdr string) {
-	base := filepath.Join(GenesDir, p.Name())
+	base := filepath.Join(genesDir, p.Name())
 	return base + ".top.txt", base + ".top.tsv", base + ".fdr.txt"
 }
 
@@ -61,20 +61,20 @@ type outFile struct {
 
 // writeAll writes every output file under dir.
 func writeAll(dir string, o Options, rep *Report) error {
-	for _, sub := range []string{GenesDir, EnrichmentDir} {
+	for _, sub := range []string{genesDir, EnrichmentDir} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
 			return fmt.Errorf("enrich: %w", err)
 		}
 	}
 	files := []outFile{
 		{IndexFile, func(w *bufio.Writer) { writeIndex(w, rep) }},
-		{ChainsFile, func(w *bufio.Writer) { writeChains(w, rep) }},
+		{chainsFile, func(w *bufio.Writer) { writeChains(w, rep) }},
 		{GMTFile, func(w *bufio.Writer) { writeProgramsGMT(w, rep, false) }},
-		{UniqueGMTFile, func(w *bufio.Writer) { writeProgramsGMT(w, rep, true) }},
-		{TopGMTFile, func(w *bufio.Writer) {
+		{uniqueGMTFile, func(w *bufio.Writer) { writeProgramsGMT(w, rep, true) }},
+		{topGMTFile, func(w *bufio.Writer) {
 			writeSetsGMT(w, rep, "top", func(p *Program) []int { return rankedGenes(p.Top) })
 		}},
-		{FDRGMTFile, func(w *bufio.Writer) { writeSetsGMT(w, rep, "fdr", func(p *Program) []int { return p.FDRGenes }) }},
+		{fdrGMTFile, func(w *bufio.Writer) { writeSetsGMT(w, rep, "fdr", func(p *Program) []int { return p.FDRGenes }) }},
 		{HierarchyTSV, func(w *bufio.Writer) { writeHierarchyTSV(w, rep.Hierarchy) }},
 		{LogFile, func(w *bufio.Writer) { writeLog(w, o, rep) }},
 	}

@@ -6,13 +6,13 @@ import (
 )
 
 // Bins is the number of bins of predicted probabilities on the logit scale
-// that a Tally counts positives and negatives in: logit(p) from −LogitMax
-// to LogitMax in steps of 2·LogitMax/Bins ≈ 0.0006 (a step of less than
-// 0.015% in p around ½). Predictions beyond ±LogitMax fall into the end
+// that a Tally counts positives and negatives in: logit(p) from −logitMax
+// to logitMax in steps of 2·logitMax/Bins ≈ 0.0006 (a step of less than
+// 0.015% in p around ½). Predictions beyond ±logitMax fall into the end
 // bins.
 const (
 	Bins     = 1 << 16
-	LogitMax = 20.0
+	logitMax = 20.0
 )
 
 // Tally accumulates predicted probabilities p of binary outcomes y. Counts
@@ -66,7 +66,7 @@ func bin(p float64) int {
 	case p >= 1:
 		return Bins - 1
 	}
-	k := math.Floor((math.Log(p) - math.Log1p(-p) + LogitMax) * (Bins / (2 * LogitMax)))
+	k := math.Floor((math.Log(p) - math.Log1p(-p) + logitMax) * (Bins / (2 * logitMax)))
 	return int(max(0, min(Bins-1, k)))
 }
 
@@ -77,7 +77,7 @@ func threshold(k int) float64 {
 	if k == 0 {
 		return 0
 	}
-	e := -LogitMax + float64(k)*(2*LogitMax/Bins)
+	e := -logitMax + float64(k)*(2*logitMax/Bins)
 	return 1 / (1 + math.Exp(-e))
 }
 
@@ -232,16 +232,16 @@ func (t *Tally) Calibration() []CalibrationBin {
 		if b.N > 0 {
 			b.MeanPredicted = t.calSum[c] / float64(b.N)
 			b.Observed = float64(b.Positives) / float64(b.N)
-			b.ObservedLow, b.ObservedHigh = Wilson(b.Positives, b.N, 1.959963984540054)
+			b.ObservedLow, b.ObservedHigh = wilson(b.Positives, b.N, 1.959963984540054)
 		}
 		out[c] = b
 	}
 	return out
 }
 
-// Wilson returns the Wilson score interval of a binomial proportion with k
+// wilson returns the Wilson score interval of a binomial proportion with k
 // successes in n trials at z standard errors (1.96 for 95%).
-func Wilson(k, n int64, z float64) (lo, hi float64) {
+func wilson(k, n int64, z float64) (lo, hi float64) {
 	if n == 0 {
 		return math.NaN(), math.NaN()
 	}

@@ -15,15 +15,15 @@ import (
 // CNMFName is the run name in the cNMF file names (cNMF's --name).
 const CNMFName = "scpipe"
 
-// CNMFDensity is the density-threshold part of the cNMF file names: cNMF
+// cnmfDensity is the density-threshold part of the cNMF file names: cNMF
 // names its consensus by the threshold of its outlier filter; ours is the
 // posterior mean at which genes and cells count (½), written as cNMF
 // writes 0.5.
-const CNMFDensity = "0_5"
+const cnmfDensity = "0_5"
 
 // CNMFFiles returns the names of the cNMF tables of L inside DIR/NAME/.
 func CNMFFiles(L int) (usages, score, spectra, top string) {
-	p := fmt.Sprintf("%s.%%s.k_%d.dt_%s", CNMFName, L, CNMFDensity)
+	p := fmt.Sprintf("%s.%%s.k_%d.dt_%s", CNMFName, L, cnmfDensity)
 	return fmt.Sprintf(p, "usages") + ".consensus.txt",
 		fmt.Sprintf(p, "gene_spectra_score") + ".txt",
 		fmt.Sprintf(p, "spectra") + ".consensus.txt",

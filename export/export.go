@@ -44,7 +44,10 @@ type Options struct {
 	// TopTerms is the number of terms kept per program, query and library
 	// (default 5).
 	TopTerms int
-	Log      *slog.Logger // nil: discard
+	// Threads is the number of goroutines that read Into; 0 means
+	// GOMAXPROCS.
+	Threads int
+	Log     *slog.Logger // nil: discard
 }
 
 // DefaultOptions returns the defaults of the optional settings.

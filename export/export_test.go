@@ -430,7 +430,7 @@ func TestExportInto(t *testing.T) {
 		if _, err := export.Export(o); err != nil {
 			t.Fatalf("export %d: %v", i, err)
 		}
-		obs, vars, _, err := ingest.AnnDataNames(out)
+		obs, vars, _, err := ingest.AnnDataNames(out, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -101,7 +101,7 @@ func fresh(o Options, f *Fit, src *shard.Shard) (*anndata.Writer, error) {
 	L := f.L
 	usage := make([]anndata.Column, L)
 	for k := range L {
-		usage[k] = anndata.Column{Name: UsageColumn(k), Float64: column(f.Cells.Mean, L, k)}
+		usage[k] = anndata.Column{Name: usageColumn(k), Float64: column(f.Cells.Mean, L, k)}
 	}
 	if src != nil {
 		w.BinaryCSR("/X", len(f.Cells.Barcodes), len(f.Codes.GeneIDs), binaryRow(src))
@@ -111,25 +111,25 @@ func fresh(o Options, f *Fit, src *shard.Shard) (*anndata.Writer, error) {
 		anndata.Column{Name: "gene_ids", Strings: f.Codes.GeneIDs},
 		anndata.Column{Name: "gene_symbols", Strings: f.Genes.Names})
 	w.Dict("/obsm")
-	w.Matrix("/obsm/"+ObsmKey, len(f.Cells.Barcodes), L, f.Cells.Mean)
+	w.Matrix("/obsm/"+obsmKey, len(f.Cells.Barcodes), L, f.Cells.Mean)
 	w.Dict("/varm")
-	w.Matrix("/varm/"+VarmMean, len(f.Codes.GeneIDs), L, f.Codes.Mean)
+	w.Matrix("/varm/"+varmMean, len(f.Codes.GeneIDs), L, f.Codes.Mean)
 	if f.Score != nil {
-		w.Matrix("/varm/"+VarmScore, len(f.Codes.GeneIDs), L, f.Score)
+		w.Matrix("/varm/"+varmScore, len(f.Codes.GeneIDs), L, f.Score)
 	}
 	return w, nil
 }
 
 // The keys of the export.
 const (
-	ObsmKey   = "X_scpipe"     // obsm: cells × L usage (posterior mean of z)
-	VarmMean  = "scpipe_mean"  // varm: genes × L posterior mean of u
-	VarmScore = "scpipe_score" // varm: genes × L score, when codes.parquet has one
-	UnsKey    = "scpipe"       // uns: the run's settings and programs
+	obsmKey   = "X_scpipe"     // obsm: cells × L usage (posterior mean of z)
+	varmMean  = "scpipe_mean"  // varm: genes × L posterior mean of u
+	varmScore = "scpipe_score" // varm: genes × L score, when codes.parquet has one
+	unsKey    = "scpipe"       // uns: the run's settings and programs
 )
 
-// UsageColumn is the obs column of code k (0-based): scpipe_1, ….
-func UsageColumn(k int) string { return "scpipe_" + strconv.Itoa(k+1) }
+// usageColumn is the obs column of code k (0-based): scpipe_1, ….
+func usageColumn(k int) string { return "scpipe_" + strconv.Itoa(k+1) }
 
 func withDefaults(o Options) Options {
 	d := DefaultOptions()
@@ -164,7 +164,7 @@ func column(m []float64, L, k int) []float64 {
 // program its MAP and top genes (symbols as the input gave them) and best
 // enrichment terms.
 func writeUns(w *anndata.Writer, o Options, f *Fit, rec int, config string, terms map[string][]LibraryTerm) {
-	u := "/uns/" + UnsKey
+	u := "/uns/" + unsKey
 	w.Dict("/uns")
 	w.Dict(u)
 	w.String(u+"/run", o.Run)

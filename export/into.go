@@ -17,7 +17,7 @@ import (
 // matched by id or symbol, and the genes the run does not hold (filtered
 // out by ingest) get NaN rows in varm.
 func into(o Options, f *Fit) (*anndata.Writer, error) {
-	obs, vars, ids, err := ingest.AnnDataNames(o.Into)
+	obs, vars, ids, err := ingest.AnnDataNames(o.Into, o.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("export: --into: %w", err)
 	}
@@ -52,15 +52,15 @@ func into(o Options, f *Fit) (*anndata.Writer, error) {
 		}
 		return out
 	}
-	for _, p := range []string{"/obsm/" + ObsmKey, "/varm/" + VarmMean, "/varm/" + VarmScore, "/uns/" + UnsKey} {
+	for _, p := range []string{"/obsm/" + obsmKey, "/varm/" + varmMean, "/varm/" + varmScore, "/uns/" + unsKey} {
 		w.Remove(p) // an earlier export's
 	}
 	w.Dict("/obsm")
-	w.Matrix("/obsm/"+ObsmKey, len(obs), L, usage)
+	w.Matrix("/obsm/"+obsmKey, len(obs), L, usage)
 	w.Dict("/varm")
-	w.Matrix("/varm/"+VarmMean, len(vars), L, byGene(f.Codes.Mean))
+	w.Matrix("/varm/"+varmMean, len(vars), L, byGene(f.Codes.Mean))
 	if f.Score != nil {
-		w.Matrix("/varm/"+VarmScore, len(vars), L, byGene(f.Score))
+		w.Matrix("/varm/"+varmScore, len(vars), L, byGene(f.Score))
 	}
 	return w, nil
 }

@@ -46,9 +46,9 @@ import (
 // Every sum is an integer (values taken to 1/valueScale), so the thresholds
 // do not depend on the number of workers or how the input is cut.
 
-// DefaultAmbient is the ambient fraction ρ ingest assumes by default: the
+// defaultAmbient is the ambient fraction ρ ingest assumes by default: the
 // middle of what SoupX and CellBender report for droplet data.
-const DefaultAmbient = 0.05
+const defaultAmbient = 0.05
 
 // dominantShare is the share of a cell's total above which a count is left
 // out of the cell's size.

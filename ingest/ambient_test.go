@@ -105,7 +105,7 @@ func TestAmbientBinarisation(t *testing.T) {
 		"short ranges of runs": rangeSource{batchSource: batchSource{batches: withRuns(toBatches(es, []int{100, 37}))}},
 	}
 	for name, reads := range map[string]int{"unsorted": 2, "entries": 1, "ranges of runs": 1, "short ranges of runs": 1} {
-		amb, err := measureAmbient(context.Background(), sources[name], ambientCells, ambientGenes, allGenes(), DefaultAmbient, passSplit{3, 8}, slog.New(slog.DiscardHandler))
+		amb, err := measureAmbient(context.Background(), sources[name], ambientCells, ambientGenes, allGenes(), defaultAmbient, passSplit{3, 8}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestAmbientBinarisation(t *testing.T) {
 	var want [][]int32
 	for name, src := range sources {
 		for _, split := range []passSplit{{1, 8}, {3, 8}, {7, 512}} {
-			bits := ambientBits(t, src, split, DefaultAmbient)
+			bits := ambientBits(t, src, split, defaultAmbient)
 			if want == nil {
 				want = bits
 				checkAmbientBits(t, es, bits)
@@ -132,7 +132,7 @@ func TestAmbientBinarisation(t *testing.T) {
 		name   string
 		binary bool
 		rho    float64
-	}{{"ambient 0", false, 0}, {"0/1 input", true, DefaultAmbient}} {
+	}{{"ambient 0", false, 0}, {"0/1 input", true, defaultAmbient}} {
 		es := ambientCounts(1, tc.binary)
 		bits := ambientBits(t, batchSource{batches: toBatches(es, []int{5120})}, passSplit{2, 8}, tc.rho)
 		n := 0

@@ -39,8 +39,8 @@ const (
 	maxDevValue = 1 << 31
 )
 
-// DevianceMethod names the selection --select-genes makes in the manifest.
-const DevianceMethod = "binomial-deviance"
+// devianceMethod names the selection --select-genes makes in the manifest.
+const devianceMethod = "binomial-deviance"
 
 // devAccum gathers the deviance's sums in the counting pass, for genes of
 // the kept feature types. Each worker (devPart) adds the terms of the cells

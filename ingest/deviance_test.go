@@ -500,8 +500,8 @@ func TestSelectGenesFormats(t *testing.T) {
 					t.Fatalf("kept %v, want %v", gotNames, wantNames)
 				}
 				sel := man.Filters.Selection
-				if sel == nil || sel.Method != DevianceMethod || sel.N != n || sel.Candidates != len(candidates) || len(sel.Scores) != len(top) {
-					t.Fatalf("manifest selection %+v, want %s of n %d among %d", sel, DevianceMethod, n, len(candidates))
+				if sel == nil || sel.Method != devianceMethod || sel.N != n || sel.Candidates != len(candidates) || len(sel.Scores) != len(top) {
+					t.Fatalf("manifest selection %+v, want %s of n %d among %d", sel, devianceMethod, n, len(candidates))
 				}
 				for i, g := range top {
 					if !closeDeviance(sel.Scores[i], want[g]) {

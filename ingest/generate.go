@@ -14,8 +14,9 @@ import (
 // memory for O(genes + cells) and a few batches of cells, whatever the
 // size, so `scpipe bench --e2e` can generate the input of a whole analysis
 // of the paper's size. It returns the number of nonzeros; cancelling ctx
-// stops it while it draws the cells, leaving no file.
-func GenerateTenXV2(ctx context.Context, path string, genes, cells int, density float64, seed uint64) (int64, error) {
+// stops it while it draws the cells, leaving no file. It draws and
+// compresses on workers goroutines (0: GOMAXPROCS).
+func GenerateTenXV2(ctx context.Context, path string, genes, cells int, density float64, seed uint64, workers int) (int64, error) {
 	return h5gen.GenerateTenXV2Stream(ctx, path, genes, cells, density, seed,
-		h5gen.Options{Chunk: 8192, Deflate: 4, Shuffle: true})
+		h5gen.Options{Chunk: 8192, Deflate: 4, Shuffle: true, Workers: workers})
 }

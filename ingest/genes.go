@@ -138,7 +138,7 @@ func (p *filterPlan) selectGenes(ctx context.Context, opt *Options, src source, 
 	if dev.unsorted.Load() {
 		log.Info("ingest: the input does not store each cell's entries together: reading it again for the genes' deviance", "matrix", matrix)
 	}
-	scores, err := dev.finish(ctx, matrix, src.scan, defaultSplit())
+	scores, err := dev.finish(ctx, matrix, src.scan, newSplit(opt.Workers))
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func (p *filterPlan) selectGenes(ctx context.Context, opt *Options, src source, 
 			"select_genes", n, "genes", candidates)
 	}
 	least := p.selectTop(scores, n)
-	sel := &shard.GeneSelection{Method: DevianceMethod, N: n, Candidates: candidates, Scores: make([]float64, len(p.genes))}
+	sel := &shard.GeneSelection{Method: devianceMethod, N: n, Candidates: candidates, Scores: make([]float64, len(p.genes))}
 	for i, g := range p.genes {
 		sel.Scores[i] = scores[g]
 	}

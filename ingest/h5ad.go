@@ -60,7 +60,7 @@ func h5adMatrix(f *h5.File, layer string) (matrix, varPath string, err error) {
 
 func openH5AD(opt *Options) (src source, err error) {
 	path := opt.Input
-	f, size, err := openHDF5(path)
+	f, size, err := openHDF5(path, opt.Workers)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func isHDF5(path string) (bool, error) {
 // detectHDF5 tells 10x v3 (/matrix), 10x v2 (genome groups holding indptr)
 // and AnnData (X, obs or an anndata encoding-type) apart.
 func detectHDF5(path string) (Format, error) {
-	f, err := h5.Open(path)
+	f, err := h5.Open(path, 1) // the metadata only
 	if err != nil {
 		return FormatUnknown, fmt.Errorf("ingest: %w", err)
 	}

@@ -125,7 +125,7 @@ func TestSharedData(t *testing.T) {
 			if m.Source.Format != c.format.String() || len(m.Source.SHA256) != 64 || m.Source.Bytes <= 0 {
 				t.Errorf("manifest source %+v", m.Source)
 			}
-			if err := s.Verify(context.Background()); err != nil {
+			if err := s.Verify(context.Background(), 0); err != nil {
 				t.Error(err)
 			}
 		})
@@ -297,7 +297,7 @@ func TestGeneFilter(t *testing.T) {
 	in := filepath.Join(sharedData(t), "scanpy-10x", "10x_data", "3.0.0", "filtered_feature_bc_matrix.h5")
 	// The filters are decided on the bits the default binarisation sets.
 	all := exact(in, filepath.Join(t.TempDir(), "full"))
-	all.Ambient = DefaultAmbient
+	all.Ambient = defaultAmbient
 	_, full := ingest(t, all)
 	fm := full.Manifest()
 	cellsPerGene := make([]int, fm.Genes)
@@ -316,7 +316,7 @@ func TestGeneFilter(t *testing.T) {
 		minCells int
 		minGenes int
 	}{
-		{"default 1%", DefaultMinCellFrac, 0, 0},
+		{"default 1%", defaultMinCellFrac, 0, 0},
 		{"5%", 0.05, 0, 0},
 		{"min cells 30", 0, 30, 0},
 		{"min genes 40", 0, 0, 40},

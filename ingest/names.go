@@ -5,9 +5,10 @@ import "fmt"
 // AnnDataNames reads the cell and gene names of an AnnData file: obs's
 // index, and var's index with its gene_ids column when it has one (nil
 // otherwise), in any layout ingest reads (anndata 0.5 to 0.11). scpipe
-// export matches a run's cells and genes to a user's file by them.
-func AnnDataNames(path string) (obs, vars, geneIDs []string, err error) {
-	f, _, err := openHDF5(path)
+// export matches a run's cells and genes to a user's file by them. Reads
+// decode chunks on workers goroutines (0: GOMAXPROCS).
+func AnnDataNames(path string, workers int) (obs, vars, geneIDs []string, err error) {
+	f, _, err := openHDF5(path, workers)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -58,7 +58,7 @@ func TestAppendKeepsFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obs, vars, ids, err := AnnDataNames(in)
+		obs, vars, ids, err := AnnDataNames(in, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestAppendKeepsFile(t *testing.T) {
 			if err := w.Commit(); err != nil {
 				t.Fatalf("%s round %d: %v", in, round, err)
 			}
-			o2, v2, i2, err := AnnDataNames(out)
+			o2, v2, i2, err := AnnDataNames(out, 0)
 			if err != nil {
 				t.Fatalf("%s round %d: %v", in, round, err)
 			}

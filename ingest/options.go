@@ -8,9 +8,9 @@ import (
 // GeneExpression is the 10x feature type of ordinary genes, kept by default.
 const GeneExpression = "Gene Expression"
 
-// DefaultMinCellFrac is the paper's gene filter (section 5.2): drop genes
+// defaultMinCellFrac is the paper's gene filter (section 5.2): drop genes
 // expressed in fewer than 1% of cells.
-const DefaultMinCellFrac = 0.01
+const defaultMinCellFrac = 0.01
 
 // Options configures Run. The zero value of every filter field means "no
 // filter"; DefaultOptions returns the paper's defaults.
@@ -68,6 +68,10 @@ type Options struct {
 	// shard.CreateOptions.Cached): on network file systems such as NFS
 	// each direct write waits for the server.
 	Cached bool
+	// Workers is the number of goroutines of each pass (decoding HDF5
+	// chunks, counting, writing shards); 0 means GOMAXPROCS. The shards do
+	// not depend on it.
+	Workers int
 	// GenesFile and BarcodesFile name the side files of a bare Matrix Market
 	// file; they override the files found beside a matrix.mtx(.gz).
 	GenesFile    string
@@ -81,13 +85,13 @@ type Options struct {
 
 // DefaultOptions returns the default settings: keep Gene Expression
 // features, binarise counts > 0 that ambient RNA does not explain (at an
-// ambient fraction of DefaultAmbient), keep genes expressed in at least 1%
+// ambient fraction of defaultAmbient), keep genes expressed in at least 1%
 // of cells.
 func DefaultOptions() Options {
 	return Options{
 		FeatureType: GeneExpression,
-		Ambient:     DefaultAmbient,
-		MinCellFrac: DefaultMinCellFrac,
+		Ambient:     defaultAmbient,
+		MinCellFrac: defaultMinCellFrac,
 	}
 }
 

@@ -28,6 +28,9 @@ type RatingsOptions struct {
 	Threshold float64
 	// Force replaces an existing Output.
 	Force bool
+	// Workers is the number of goroutines that write the shards; 0 means
+	// GOMAXPROCS.
+	Workers int
 	// Logger receives a summary line; nil discards it.
 	Logger *slog.Logger
 }
@@ -116,7 +119,7 @@ func RunRatings(ctx context.Context, opt RatingsOptions) (*RatingsReport, error)
 	if err := t.duplicates(opt.Input, rows, itemRank).err("duplicate ratings (a user rates an item twice)"); err != nil {
 		return nil, err
 	}
-	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.Users, Genes: rep.Items, Masked: true}, shard.CreateOptions{Force: opt.Force})
+	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.Users, Genes: rep.Items, Masked: true}, shard.CreateOptions{Force: opt.Force, Workers: opt.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}

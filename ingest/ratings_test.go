@@ -123,7 +123,7 @@ func ingestRatings(t *testing.T, path string, threshold float64) (*RatingsReport
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if err := s.Verify(context.Background()); err != nil {
+	if err := s.Verify(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
 	return rep, s, nil

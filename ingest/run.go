@@ -32,6 +32,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
+	opt.Workers = goroutines(opt.Workers)
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -102,14 +103,14 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	defer spill.remove()
 	var amb *ambientLevels
 	if opt.Ambient > 0 {
-		if amb, err = measureAmbient(ctx, src, cells, genes, typeKept, opt.Ambient, defaultSplit(), log); err != nil {
+		if amb, err = measureAmbient(ctx, src, cells, genes, typeKept, opt.Ambient, newSplit(opt.Workers), log); err != nil {
 			return nil, err
 		}
 		if amb != nil {
 			rep.Ambient = opt.Ambient
 		}
 	}
-	c, err := countPass(ctx, src, cells, genes, typeKept, binariser{opt.Threshold, amb}, spill, prog, defaultSplit(), dev)
+	c, err := countPass(ctx, src, cells, genes, typeKept, binariser{opt.Threshold, amb}, spill, prog, newSplit(opt.Workers), dev)
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +144,12 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		"genes_kept", rep.GenesOut, "cells_kept", rep.CellsOut, "dropped_by_feature_type", dropped, "elapsed", rep.Count)
 
 	t1 := time.Now()
-	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force, Cached: opt.Cached})
+	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force, Cached: opt.Cached, Workers: opt.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	defer w.Abort()
-	ones, dups, err := writePass(ctx, spill, w, plan, c, prog)
+	ones, dups, err := writePass(ctx, spill, w, plan, c, prog, opt.Workers)
 	if err != nil {
 		return nil, err
 	}

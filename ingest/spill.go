@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -427,18 +426,15 @@ var errSpill = errors.New("temporary entry file corrupt")
 // genes read. It stops when ctx is done. It reads a spill once: frames
 // held in memory are released as they are decoded, for the memory the
 // caller builds from them. When the spill is sorted, frames
-// are decoded on all cores and the runFuncs are called concurrently for
+// are decoded on workers goroutines and the runFuncs are called concurrently for
 // runs of different cells (newFn gives each worker, with its decoder, its
 // own), and written (when not nil) is told, in increasing order and never
 // concurrently, each cell such that every run of it and of the cells
 // before it has been through a runFunc; otherwise one runFunc sees every
 // run in order and written is not called.
-func readSpill(ctx context.Context, s *spillWriter, cells, genes int, newFn func(d *spillDecoder) runFunc, written func(cell int32)) (int64, error) {
-	workers := 1
+func readSpill(ctx context.Context, s *spillWriter, cells, genes, workers int, newFn func(d *spillDecoder) runFunc, written func(cell int32)) (int64, error) {
 	if !s.sorted {
-		written = nil
-	} else {
-		workers = runtime.GOMAXPROCS(0)
+		workers, written = 1, nil
 	}
 	// Sorted frames may arrive in any order, so several readers keep the
 	// device busy: a direct read waits for it.

@@ -108,7 +108,7 @@ func TestSpillRoundTrip(t *testing.T) {
 			var mu sync.Mutex
 			var calls int
 			var checked int32 // cells below it were complete when written said so
-			n, err := readSpill(context.Background(), s, cells, genes, func(d *spillDecoder) runFunc {
+			n, err := readSpill(context.Background(), s, cells, genes, 4, func(d *spillDecoder) runFunc {
 				mu.Lock()
 				calls++
 				mu.Unlock()
@@ -188,7 +188,7 @@ func TestSpillCorrupt(t *testing.T) {
 			if _, err := f.WriteAt(b, off); err != nil {
 				t.Fatal(err)
 			}
-			_, err = readSpill(context.Background(), s, 20, 400, func(d *spillDecoder) runFunc {
+			_, err = readSpill(context.Background(), s, 20, 400, 4, func(d *spillDecoder) runFunc {
 				return d.listing(func(int32, []int32) {})
 			}, nil)
 			if err == nil {

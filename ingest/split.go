@@ -15,10 +15,19 @@ type passSplit struct {
 	block   int
 }
 
-// defaultSplit uses every core, in blocks large enough that a range's
+// newSplit divides among workers, in blocks large enough that a range's
 // setup (a binary search, a goroutine) is noise beside its entries.
-func defaultSplit() passSplit {
-	return passSplit{workers: runtime.GOMAXPROCS(0), block: 1 << 12}
+func newSplit(workers int) passSplit {
+	return passSplit{workers: workers, block: 1 << 12}
+}
+
+// goroutines is a Workers setting as a count: n, or GOMAXPROCS when n is
+// 0, the default of a caller that names none.
+func goroutines(n int) int {
+	if n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // ranges returns how many ranges [0, n) is divided into: 1 when n spans

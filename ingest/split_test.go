@@ -131,7 +131,7 @@ func runCountPass(t *testing.T, src source, cells, genes int, kept []bool, split
 			frameOf[r.cell] = r.frame
 		}
 	}
-	n, err := readSpill(context.Background(), s, cells, genes, func(d *spillDecoder) runFunc { return d.listing(func(int32, []int32) {}) }, nil)
+	n, err := readSpill(context.Background(), s, cells, genes, 4, func(d *spillDecoder) runFunc { return d.listing(func(int32, []int32) {}) }, nil)
 	if err != nil || n != c.ones || n != s.entries {
 		t.Fatalf("split %+v: spill read back %d entries (%v), counted %d, wrote %d", split, n, err, c.ones, s.entries)
 	}
@@ -380,7 +380,7 @@ func TestOrient(t *testing.T) {
 		}
 		m.Indptr = append(m.Indptr, int64(len(m.Indices)))
 	}
-	f, err := h5.Open(writeTenXV3(t, m))
+	f, err := h5.Open(writeTenXV3(t, m), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestOrient(t *testing.T) {
 	}
 	// Bad values at 9 and 40: the scan must report 9.
 	m.Data[9], m.Data[40] = -1, math.NaN()
-	f2, err := h5.Open(writeTenXV3(t, m))
+	f2, err := h5.Open(writeTenXV3(t, m), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,9 +40,10 @@ func tenxGenomes(f *h5.File) []string {
 	return out
 }
 
-// openHDF5 opens an HDF5 input and returns it with its size in bytes.
-func openHDF5(path string) (*h5.File, int64, error) {
-	f, err := h5.Open(path)
+// openHDF5 opens an HDF5 input, whose reads decode chunks on workers
+// goroutines, and returns it with its size in bytes.
+func openHDF5(path string, workers int) (*h5.File, int64, error) {
+	f, err := h5.Open(path, workers)
 	if err != nil {
 		return nil, 0, fmt.Errorf("ingest: %w", err)
 	}
@@ -56,7 +57,7 @@ func openHDF5(path string) (*h5.File, int64, error) {
 
 func openTenX(opt *Options, format Format) (src source, err error) {
 	path := opt.Input
-	f, size, err := openHDF5(path)
+	f, size, err := openHDF5(path, opt.Workers)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,8 +19,8 @@ import (
 // mapped files instead. A variable so that tests can lower it.
 var blockBudget = 256 << 20
 
-// writePass reads the spilled entries back and sets the kept bits, on all
-// cores when the spill's frames hold disjoint cells. Such a spill is in
+// writePass reads the spilled entries back and sets the kept bits, on
+// workers goroutines when the spill's frames hold disjoint cells. Such a spill is in
 // cell order: cell blocks are then built in memory (blockRows) and each is
 // written and finished (transposed, checksummed, written back) as soon as all
 // its cells are set, while later blocks are being set. Otherwise bits go
@@ -29,18 +28,18 @@ var blockBudget = 256 << 20
 // advances from the input's entries to twice them, in proportion to the
 // spilled entries read. It returns the bits set and what repeated an entry
 // already stored (which the caller must refuse).
-func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress) (int64, repeats, error) {
+func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress, workers int) (int64, repeats, error) {
 	l := w.Layout()
 	br := &blockRows{w: w, rows: l.RowsPerBlock, wpr: l.WordsPerRow, cells: l.Cells,
 		state: make([]blockState, l.CellBlocks), live: map[int][]uint64{},
 		budget: max(blockBudget/(8*l.RowsPerBlock*l.WordsPerRow), 1)}
 	if !spill.sorted {
-		r, err := setSpilled(ctx, spill, p, c, prog, br.setMapped, nil, nil)
+		r, err := setSpilled(ctx, spill, p, c, prog, workers, br.setMapped, nil, nil)
 		return r.set, r.repeats, checkSpilled(spill, c, r.read, err)
 	}
 	parent := ctx
 	fin, ctx := errgroup.WithContext(ctx)
-	blocks := make(chan int, runtime.GOMAXPROCS(0))
+	blocks := make(chan int, workers)
 	for range cap(blocks) {
 		fin.Go(func() error {
 			for b := range blocks {
@@ -67,7 +66,7 @@ func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filt
 			}
 		}
 	}
-	r, err := setSpilled(ctx, spill, p, c, prog, br.setBuffered, br.rowWords, func(cell int32) {
+	r, err := setSpilled(ctx, spill, p, c, prog, workers, br.setBuffered, br.rowWords, func(cell int32) {
 		done, _ := slices.BinarySearch(p.cells, int(cell)+1) // kept cells up to cell
 		complete(done)
 	})
@@ -118,15 +117,15 @@ type spilled struct {
 // setSpilled reads the spill back, setting each run's genes in its output
 // row: straight from their encoding in the row's words when rows gives
 // them and the genes rise (see setRising), and otherwise through set.
-// written is passed on to readSpill.
-func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *counts, prog *progress, set setter, rows func(row int) []uint64, written func(int32)) (spilled, error) {
+// workers and written are passed on to readSpill.
+func setSpilled(ctx context.Context, spill *spillWriter, p *filterPlan, c *counts, prog *progress, workers int, set setter, rows func(row int) []uint64, written func(int32)) (spilled, error) {
 	var mu sync.Mutex // guards prog, read and rep
 	var ones atomic.Int64
 	var read int64
 	rep := repeats{row: -1}
 	scale := float64(c.entries) / float64(max(c.ones, 1))
 	base := prog.done
-	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), func(d *spillDecoder) runFunc {
+	n, err := readSpill(ctx, spill, len(p.cellMap), len(p.geneMap), workers, func(d *spillDecoder) runFunc {
 		var seen int64 // genes read since this worker last reported progress
 		scratch := make([]int32, 0, 1024)
 		rise := risingRow{cell: -1}

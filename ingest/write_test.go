@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -69,7 +68,6 @@ func TestWritePassBlocks(t *testing.T) {
 		} {
 			t.Run(fmt.Sprintf("drop-cells=%v/%s/procs=%d", dropCells, tc.name, tc.procs), func(t *testing.T) {
 				blockBudget = tc.budget
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
 				dir := t.TempDir()
 				order := rand.New(rand.NewPCG(1, 1)).Perm(cells)
 				if !tc.shuffled {
@@ -81,7 +79,7 @@ func TestWritePassBlocks(t *testing.T) {
 						runs = append(runs, cellGenes{int32(c), input[c]})
 					}
 				}
-				w, sorted, ones, dups := writeRuns(t, dir, runs, p)
+				w, sorted, ones, dups := writeRuns(t, dir, runs, p, tc.procs)
 				if sorted == tc.shuffled {
 					t.Fatalf("spill sorted = %v, want %v", sorted, !tc.shuffled)
 				}
@@ -164,7 +162,7 @@ func TestWritePassRepeats(t *testing.T) {
 			if shuffled {
 				slices.Reverse(order)
 			}
-			_, _, ones, dups := writeRuns(t, t.TempDir(), order, p)
+			_, _, ones, dups := writeRuns(t, t.TempDir(), order, p, 4)
 			if ones != entries-4 || dups.n != 4 || dups.row != 3 {
 				t.Errorf("set %d bits, repeats %+v; want %d bits, 4 repeats first in row 3", ones, dups, entries-4)
 			}
@@ -182,7 +180,7 @@ type cellGenes struct {
 // writePass to a new shard at dir/s of p's kept cells and genes, in blocks
 // of 64 cells. It returns the writer, not yet committed, whether the spill
 // was sorted, the bits set and the repeats.
-func writeRuns(t *testing.T, dir string, runs []cellGenes, p *filterPlan) (w *shard.Writer, sorted bool, ones int64, dups repeats) {
+func writeRuns(t *testing.T, dir string, runs []cellGenes, p *filterPlan, workers int) (w *shard.Writer, sorted bool, ones int64, dups repeats) {
 	t.Helper()
 	spill, err := createSpill(filepath.Join(dir, "s"), 3*spillFrameCap(), false) // three frames in memory, the rest in the file
 	if err != nil {
@@ -204,7 +202,7 @@ func writeRuns(t *testing.T, dir string, runs []cellGenes, p *filterPlan) (w *sh
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Abort() })
-	ones, dups, err = writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{})
+	ones, dups, err = writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{}, workers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestCompletionThroughDefaults(t *testing.T) {
 		shards, tr := plantedShards(t, completionParams(seed))
 		chance := majority(tr)
 		for _, holdout := range []float64{0.995, 0.99} {
-			for _, prior := range []PriorSetting{DefaultFitConfig().PriorU, GivenPrior(gibbs.Prior{})} {
+			for _, prior := range []PriorSetting{DefaultFitConfig().PriorU, givenPrior(gibbs.Prior{})} {
 				cfg := DefaultFitConfig()
 				cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 				cfg.L, cfg.Chains, cfg.Holdout, cfg.Seed = LSizes{5}, 1, holdout, seed

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"scpipe/gibbs"
+	"scpipe/rundir"
 )
 
 // ErrConfig is wrapped by every error about an invalid fit configuration.
@@ -118,14 +120,14 @@ func DefaultFitConfig() FitConfig {
 		Samples:           100,
 		Thin:              1,
 		Seed:              1,
-		PriorU:            AutoPrior(),
-		PriorZ:            AutoPrior(),
+		PriorU:            autoPrior(),
+		PriorZ:            autoPrior(),
 		Holdout:           0.01,
-		Noise:             AutoNoise(),
+		Noise:             autoNoise(),
 		CellLevels:        8,
 		GeneLevels:        8,
 		Init:              gibbs.InitCluster,
-		Housekeeping:      AutoHousekeeping(),
+		Housekeeping:      autoHousekeeping(),
 		Reseed:            true,
 		Starts:            4,
 		StartSweeps:       5,
@@ -135,25 +137,66 @@ func DefaultFitConfig() FitConfig {
 }
 
 // LoadFitConfig reads a TOML file over base: keys present in the file
-// replace base's values; an unknown key is an error naming it.
-func LoadFitConfig(path string, base FitConfig) (FitConfig, error) {
+// replace base's values, and are returned; an unknown key is an error
+// naming it.
+func LoadFitConfig(path string, base FitConfig) (FitConfig, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return base, fmt.Errorf("config: %w", err)
+		return base, nil, fmt.Errorf("config: %w", err)
 	}
+	return decodeFitConfig(data, path, base)
+}
+
+// decodeFitConfig is LoadFitConfig of the TOML data, named path in
+// errors.
+func decodeFitConfig(data []byte, path string, base FitConfig) (FitConfig, []string, error) {
 	md, err := toml.Decode(string(data), &base)
 	if err != nil {
-		return base, fmt.Errorf("config %s: %w: %w", path, ErrConfig, err)
+		return base, nil, fmt.Errorf("config %s: %w: %w", path, ErrConfig, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return base, fmt.Errorf("config %s: %w: unknown key %s (known keys: %s)", path, ErrConfig,
+		return base, nil, fmt.Errorf("config %s: %w: unknown key %s (known keys: %s)", path, ErrConfig,
 			strings.Join(keys, ", "), strings.Join(configKeys(), ", "))
 	}
-	return base, nil
+	var keys []string
+	for _, k := range md.Keys() {
+		keys = append(keys, k.String())
+	}
+	return base, keys, nil
+}
+
+// over returns base with c's paths and the settings of c that keys names
+// (TOML keys; every setting when keys is nil): what a command gave, over
+// the configuration of the run it continues.
+func (c FitConfig) over(base FitConfig, keys []string) FitConfig {
+	if keys == nil {
+		return c
+	}
+	b, v := reflect.ValueOf(&base).Elem(), reflect.ValueOf(c)
+	for i, f := range slices.Collect(reflect.TypeFor[FitConfig]().Fields()) {
+		if k, _, _ := strings.Cut(f.Tag.Get("toml"), ","); slices.Contains(keys, k) {
+			b.Field(i).Set(v.Field(i))
+		}
+	}
+	base.Shards, base.Output = c.Shards, c.Output
+	return base
+}
+
+// storedConfig reads the configuration of the run directory run, whose
+// lock the caller holds: nil when it has none (a run not yet started).
+func storedConfig(run string) (*FitConfig, error) {
+	c, _, err := LoadFitConfig(filepath.Join(run, rundir.ConfigFile), FitConfig{})
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	return &c, nil
 }
 
 // configKeys lists the TOML keys of FitConfig, from its fields' tags: an
@@ -169,8 +212,8 @@ func configKeys() []string {
 	return keys
 }
 
-// EncodeTOML returns c as TOML.
-func (c FitConfig) EncodeTOML() ([]byte, error) {
+// encodeTOML returns c as TOML.
+func (c FitConfig) encodeTOML() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("# scpipe fit: resolved configuration (scpipe fit --config this-file reproduces the run)\n")
 	err := toml.NewEncoder(&buf).Encode(c)

@@ -69,7 +69,7 @@ func TestLoadFitConfig(t *testing.T) {
 		return p
 	}
 	good := write("good.toml", "L = \"2,3\"\nchains = 4\nholdout = 0.05\n")
-	c, err := LoadFitConfig(good, DefaultFitConfig())
+	c, _, err := LoadFitConfig(good, DefaultFitConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +77,11 @@ func TestLoadFitConfig(t *testing.T) {
 		t.Errorf("loaded %+v", c)
 	}
 	unknown := write("unknown.toml", "L = \"2\"\nchain = 4\n")
-	if _, err := LoadFitConfig(unknown, DefaultFitConfig()); err == nil || !strings.Contains(err.Error(), "unknown key chain") || !strings.Contains(err.Error(), "unknown.toml") {
+	if _, _, err := LoadFitConfig(unknown, DefaultFitConfig()); err == nil || !strings.Contains(err.Error(), "unknown key chain") || !strings.Contains(err.Error(), "unknown.toml") {
 		t.Errorf("unknown key: %v", err)
 	}
 	badType := write("badtype.toml", "chains = \"four\"\n")
-	if _, err := LoadFitConfig(badType, DefaultFitConfig()); err == nil || !errors.Is(err, ErrConfig) {
+	if _, _, err := LoadFitConfig(badType, DefaultFitConfig()); err == nil || !errors.Is(err, ErrConfig) {
 		t.Errorf("bad type: %v", err)
 	}
 }
@@ -89,14 +89,14 @@ func TestLoadFitConfig(t *testing.T) {
 func TestConfigRoundTrip(t *testing.T) {
 	c := DefaultFitConfig()
 	c.Shards, c.Output, c.L, c.Seed = "shards", "run", LSizes{3, 5}, 42
-	c.PriorU, c.PriorZ = GivenPrior(gibbs.FixedPrior(0.05)), GivenPrior(gibbs.EmpiricalPrior())
-	data, err := c.EncodeTOML()
+	c.PriorU, c.PriorZ = givenPrior(gibbs.FixedPrior(0.05)), givenPrior(gibbs.EmpiricalPrior())
+	data, err := c.encodeTOML()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(t.TempDir(), "config.toml")
 	os.WriteFile(p, data, 0o644)
-	got, err := LoadFitConfig(p, FitConfig{})
+	got, _, err := LoadFitConfig(p, FitConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestShippedConfigs(t *testing.T) {
 		t.Fatal("no configs/*.toml shipped")
 	}
 	for _, p := range paths {
-		c, err := LoadFitConfig(p, DefaultFitConfig())
+		c, _, err := LoadFitConfig(p, DefaultFitConfig())
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
 			continue

@@ -35,7 +35,7 @@ func TestDigitsRecoverSegments(t *testing.T) {
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{7}, 8, 100, 50, 0, 2
 	cfg.Init = gibbs.InitRandom // the model: auto, symmetric noise and no housekeeping code for simulated binary data
-	cfg.PriorU, cfg.PriorZ = GivenPrior(gibbs.FixedPrior(0.01)), GivenPrior(gibbs.Prior{})
+	cfg.PriorU, cfg.PriorZ = givenPrior(gibbs.FixedPrior(0.01)), givenPrior(gibbs.Prior{})
 	cfg.Starts, cfg.StartSweeps = 16, 50
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {
@@ -87,7 +87,7 @@ func TestDigitsRecoverSegments(t *testing.T) {
 			t.Errorf("best chain against the truth: %+v", r)
 		}
 	}
-	f, err := os.Open(filepath.Join(o.Out, EvalImagesDir, fmt.Sprintf("L07_chain%d.png", bestChain)))
+	f, err := os.Open(filepath.Join(o.Out, evalImagesDir, fmt.Sprintf("L07_chain%d.png", bestChain)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,11 +51,11 @@ const (
 
 // The files Evaluate writes (see docs/commands.md, "scpipe evaluate").
 const (
-	EvalScoresFile      = "scores.tsv"
-	EvalROCFile         = "roc.tsv"
-	EvalCalibrationFile = "calibration.tsv"
-	EvalThresholdsFile  = "thresholds.tsv"
-	EvalImagesDir       = "images"
+	evalScoresFile      = "scores.tsv"
+	evalROCFile         = "roc.tsv"
+	evalCalibrationFile = "calibration.tsv"
+	evalThresholdsFile  = "thresholds.tsv"
+	evalImagesDir       = "images"
 )
 
 // EvaluateOptions configure Evaluate.
@@ -79,7 +79,7 @@ type EvaluateOptions struct {
 	// Images draws each fit's codes and the reconstructions of the first
 	// ImageCells cells as images (genes must be pixels named r<row>c<col>),
 	// and with two or more L the programs of every L linked by the
-	// hierarchy by fixed codes (HierarchyImagesFile).
+	// hierarchy by fixed codes (hierarchyImagesFile).
 	Images     bool
 	ImageCells int
 	Force      bool // replace an existing Out
@@ -169,7 +169,7 @@ func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 			if err != nil {
 				return nil, err
 			}
-			base := filepath.Join(EvalImagesDir, fmt.Sprintf("L%02d_chain%d", f.L, f.Chain))
+			base := filepath.Join(evalImagesDir, fmt.Sprintf("L%02d_chain%d", f.L, f.Chain))
 			figures[base+".png"], figures[base+".svg"] = fig.WritePNG, fig.WriteSVG
 		}
 		o.Log.Info("evaluated", "L", f.L, "chain", f.Chain)
@@ -251,7 +251,7 @@ func openEvalInput(ctx context.Context, o EvaluateOptions) (*evalInput, error) {
 	in.words = (m.Genes + 63) / 64
 	fmDir := filepath.Join(o.Run, fitMaskDir)
 	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
-		if in.fm, err = openFitMask(ctx, fmDir); err != nil {
+		if in.fm, err = openFitMask(ctx, fmDir, o.Workers); err != nil {
 			in.close()
 			return nil, fmt.Errorf("evaluate: %w", err)
 		}
@@ -572,10 +572,10 @@ func writeEvaluation(o EvaluateOptions, series [][]evaluate.Series, images map[s
 	}
 	keys := []string{"L", "chain", "target"}
 	files := map[string]func(io.Writer) error{
-		EvalScoresFile:      func(w io.Writer) error { return evaluate.WriteScores(w, keys, all) },
-		EvalROCFile:         func(w io.Writer) error { return evaluate.WriteROC(w, keys, all) },
-		EvalCalibrationFile: func(w io.Writer) error { return evaluate.WriteCalibration(w, keys, all) },
-		EvalThresholdsFile:  func(w io.Writer) error { return evaluate.WriteThresholds(w, keys, all, o.FPRs) },
+		evalScoresFile:      func(w io.Writer) error { return evaluate.WriteScores(w, keys, all) },
+		evalROCFile:         func(w io.Writer) error { return evaluate.WriteROC(w, keys, all) },
+		evalCalibrationFile: func(w io.Writer) error { return evaluate.WriteCalibration(w, keys, all) },
+		evalThresholdsFile:  func(w io.Writer) error { return evaluate.WriteThresholds(w, keys, all, o.FPRs) },
 	}
 	what := map[string]string{TargetHeldOut: "held-out entries", TargetTruth: "every entry against the truth", TargetTruthUnseen: "unseen entries against the truth"}
 	for t, ss := range series {

@@ -29,8 +29,8 @@ func evalPlanted(t *testing.T, noise gibbs.Noise, keep bool) (FitConfig, *FitRep
 	cfg := DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{4}, 1, 50, 50, 0.2, 2
-	cfg.Noise, cfg.Housekeeping = GivenNoise(noise), GivenHousekeeping(false)
-	cfg.PriorU, cfg.PriorZ = GivenPrior(gibbs.EmpiricalPrior()), GivenPrior(gibbs.EmpiricalPrior())
+	cfg.Noise, cfg.Housekeeping = givenNoise(noise), GivenHousekeeping(false)
+	cfg.PriorU, cfg.PriorZ = givenPrior(gibbs.EmpiricalPrior()), givenPrior(gibbs.EmpiricalPrior())
 	cfg.KeepSamples = keep
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {
@@ -127,7 +127,7 @@ func TestEvaluatePlanted(t *testing.T) {
 			if _, err := Evaluate(context.Background(), o3); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range []string{EvalScoresFile, EvalROCFile, EvalCalibrationFile, EvalThresholdsFile, "roc_heldout.svg", "calibration_truth_unseen.svg"} {
+			for _, f := range []string{evalScoresFile, evalROCFile, evalCalibrationFile, evalThresholdsFile, "roc_heldout.svg", "calibration_truth_unseen.svg"} {
 				a, err1 := os.ReadFile(filepath.Join(o.Out, f))
 				b, err2 := os.ReadFile(filepath.Join(o3.Out, f))
 				if err1 != nil || err2 != nil || !bytes.Equal(a, b) {

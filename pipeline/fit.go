@@ -36,6 +36,12 @@ type FitOptions struct {
 	// ProgressTo receives the progress meters (os.Stderr in the CLI).
 	ProgressTo io.Writer
 	Timings    *FitTimings // when not nil, Fit adds where its time went
+	// Given names the settings of the configuration (their TOML keys) that
+	// the caller chose, by its flags or a --config file; nil: all of them.
+	// A resumed run and a chain process (FitChain) take the others from
+	// the run's own configuration (config.toml), read once, under the
+	// run's lock.
+	Given []string
 
 	// run, set by Fit, tells the progress of the run's fits as a whole.
 	run *runProgress
@@ -87,16 +93,12 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	defer o.Timings.since(phaseTotal, time.Now())
-	Ls, err := cfg.Validate()
-	if err != nil {
-		return nil, err
-	}
-	r, err := openRun(ctx, cfg, Ls, o, wholeRun, 0)
+	r, err := openRun(ctx, cfg, o, wholeRun, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	r.o.run = newRunProgress(o.Log, r.cfg, Ls)
+	r.o.run = newRunProgress(o.Log, r.cfg, r.Ls)
 	rep, err := r.fitAll(ctx, r.fitProcess)
 	if err != nil {
 		return rep, err
@@ -112,10 +114,10 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 
 // prepareRunDir creates the run directory and records the shards it is
 // fitted to (id), refusing to touch an existing one unless resuming (then
-// its configuration and shards must match) or forced. A folder that a
-// failed start left without a configuration is started afresh. The caller
-// holds the run's lock.
-func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity) error {
+// its configuration, stored, and shards must match) or forced. A folder
+// that a failed start left without a configuration is started afresh. The
+// caller holds the run's lock.
+func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored *FitConfig) error {
 	_, err := os.Stat(cfg.Output)
 	fresh := false
 	if err == nil {
@@ -136,9 +138,8 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity) error 
 			return err
 		}
 	case o.Resume:
-		stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
-		if err != nil {
-			return fmt.Errorf("fit: --resume: %w", err)
+		if stored == nil {
+			return fmt.Errorf("fit: --resume: %s holds no %s: not a run to resume (use --force to replace it)", cfg.Output, rundir.ConfigFile)
 		}
 		if stored.hash() != cfg.hash() {
 			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (see its %s; only --threads may change)", cfg.Output, rundir.ConfigFile)
@@ -167,13 +168,13 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity) error 
 func (c FitConfig) hash() string {
 	c.Shards, c.Output, c.Threads = "", "", 0
 	c.CheckpointEvery, c.CheckpointMinutes = 0, 0
-	b, _ := c.EncodeTOML()
+	b, _ := c.encodeTOML()
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
 func writeConfig(cfg FitConfig) error {
-	b, err := cfg.EncodeTOML()
+	b, err := cfg.encodeTOML()
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 		fm.Close()
 		return data, nil, 0, err
 	}
-	if err := fm.Verify(ctx); err != nil {
+	if err := fm.Verify(ctx, cfg.Threads); err != nil {
 		fm.Close()
 		return data, nil, 0, fmt.Errorf("fit: the run's fit mask: %w", err)
 	}
@@ -249,104 +250,6 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 // the SplitMix64 finaliser, so that fits are independent streams.
 func chainSeed(seed uint64, L, chain int) uint64 {
 	return splitmix.Mix(seed ^ uint64(L)<<32 ^ uint64(chain))
-}
-
-// fitOne runs (or resumes, or skips when complete) the fit of one
-// (L, chain) in this process. It reports whether the fit was already
-// complete.
-func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
-	cfg, o, src, data := r.cfg, r.o, r.src, r.data
-	dir := rundir.FitDir(cfg.Output, L, chain)
-	if complete(dir) {
-		o.Log.Info("fit already complete", "L", L, "chain", chain)
-		return true, nil
-	}
-	if err := mkdir(dir); err != nil {
-		return false, err
-	}
-	label := o.run.begin(cfg, L, chain)
-	resume := r.resumeCommand(L, chain)
-	if len(cfg.Layers) > 0 {
-		return false, fitLayers(ctx, src, data, cfg, o, L, chain, dir, resume)
-	}
-	start := time.Now()
-	sc := samplerConfig(cfg, L, chain)
-	sc.FixedCodes = r.fixed
-	s, err := gibbs.NewSampler(data, sc)
-	if err != nil {
-		return false, err
-	}
-	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: r.hash, Shards: src.Manifest().Fingerprint()}
-	if err := restore(s, ckpt, meta, cfg.Shards, 0, data.X.Rows()); err != nil {
-		return false, err
-	}
-	o.Timings.since(phaseSetup, start)
-	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
-	meter := progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
-	var saving time.Duration
-	cw := &checkpointer{path: ckpt}
-	defer cw.wait()
-	// save encodes the state now; the file is written while the sweeps go
-	// on, unless wait asks for it to be on disk before save returns.
-	save := func(wait bool) error {
-		defer func(start time.Time) { saving += time.Since(start) }(time.Now())
-		payload, err := s.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		meta.Sweep, meta.Created = int64(s.Sweep()), time.Now().UTC()
-		if err := cw.write(meta, payload); err != nil || !wait {
-			return err
-		}
-		return cw.wait()
-	}
-	lastSave := time.Now()
-	start = time.Now()
-	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
-		meter.Set(int64(st.Sweep+1), joinNotes(fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy),
-			o.run.status(float64(st.Sweep+1)/float64(s.Sweeps()))))
-		o.sweepDone(L, chain, st.Sweep)
-		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
-			lastSave = time.Now()
-			return save(false)
-		}
-		return nil
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			return false, err
-		}
-		if serr := save(true); serr != nil {
-			return false, errors.Join(err, serr)
-		}
-		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: %s",
-			ErrInterrupted, L, chain, s.Sweep(), ctx.Err(), resume)
-	}
-	o.Timings.add(phaseSweeps, time.Since(start)-saving)
-	if err := save(true); err != nil {
-		return false, err
-	}
-	o.Timings.add(phaseCheckpoints, saving)
-	meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
-	defer o.Timings.since(phaseOutputs, time.Now())
-	if cfg.KeepSamples {
-		b, err := res.MarshalSamples()
-		if err != nil {
-			return false, err
-		}
-		if err := rundir.WriteChecksummed(filepath.Join(dir, rundir.SamplesFile), func(w io.Writer) error {
-			_, err := w.Write(b)
-			return err
-		}); err != nil {
-			return false, err
-		}
-	}
-	score, err := fitScores(data, res, L, sc.Workers)
-	if err != nil {
-		return false, err
-	}
-	return false, writeFit(dir, src.Manifest(), res, score, len(sc.FixedCodes))
 }
 
 // complete reports whether a fit's result tables are all written; the trace

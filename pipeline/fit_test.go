@@ -66,7 +66,7 @@ func smallConfig(shards, out string) FitConfig {
 	c.Holdout, c.CheckpointEvery, c.Threads = 0.02, 5, 2
 	// The single-cell model these tests were written for, given: the auto
 	// model of simulated binary data is the paper's (model_test.go).
-	c.Noise, c.Housekeeping = GivenNoise(gibbs.Dropout), GivenHousekeeping(true)
+	c.Noise, c.Housekeeping = givenNoise(gibbs.Dropout), GivenHousekeeping(true)
 	return c
 }
 
@@ -247,7 +247,16 @@ func TestFitInterruptAndResume(t *testing.T) {
 		if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "--resume") {
 			t.Fatalf("interrupted fit returned %v", err)
 		}
-		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true, Log: childLog()}); err != nil {
+		// As scpipe fit --resume gives it: the defaults, and the settings
+		// the command chose (Given); the rest comes from the run's own
+		// configuration. A chosen setting that changes results is refused.
+		cmd := DefaultFitConfig()
+		cmd.Shards, cmd.Output, cmd.BurnIn = cfg.Shards, cfg.Output, cfg.BurnIn+1
+		if _, err := Fit(context.Background(), cmd, FitOptions{Resume: true, Given: []string{"burn_in"}}); err == nil || !strings.Contains(err.Error(), "differs") {
+			t.Fatalf("resumed with another burn_in: %v", err)
+		}
+		cmd.Threads = 1
+		if _, err := Fit(context.Background(), cmd, FitOptions{Resume: true, Given: []string{"threads"}, Log: childLog()}); err != nil {
 			t.Fatal(err)
 		}
 		if digest(t, cfg.Output) != want {

@@ -8,11 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"scpipe/gibbs"
 	"scpipe/internal/mpi"
-	"scpipe/progress"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
@@ -34,60 +32,68 @@ var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in i
 // gathers the whole of it into rank 0, which writes the results. The run
 // directory must be on a file system every rank sees. Each fit logs
 // every rank's CPU time a sweep and peak anonymous memory. Every rank
-// must call FitMPI with the same cfg. It fits single-layer models without
-// fixed codes or kept samples.
+// must call FitMPI with the same cfg; rank 0 hands the others the
+// configuration it opened the run with (the run's own, on --resume). It
+// fits single-layer models without fixed codes or kept samples.
 func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ *FitReport, err error) {
 	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --mpi --resume", cfg.Shards, cfg.Output))
 	root := comm.Rank() == 0
 	if o.Log == nil || !root {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	Ls, err := cfg.Validate()
-	if err != nil {
+	if err := mpiRefuses(cfg); err != nil {
 		return nil, err // every rank has the same cfg and fails alike
 	}
-	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
-		return nil, fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes or kept samples; run --layers, --fixed-codes or --keep-samples without --mpi", ErrConfig)
-	}
 	// Rank 0 opens the run as Fit does; the others wait for it.
+	team := &ranks{comm: comm}
 	var r *openedRun
 	if root {
-		r, err = openRun(ctx, cfg, Ls, o, mpiRun, 0)
+		if r, err = openRun(ctx, cfg, o, mpiRun, 0); err == nil {
+			defer r.Close()
+			err = mpiRefuses(r.cfg) // a resumed run's own settings
+		}
 	}
-	if err = agree(ctx, comm, err); err != nil {
+	if err = agree(ctx, team, err); err != nil {
 		return nil, err
 	}
+	// Rank 0 tells the others how many cell blocks the shards have, each
+	// to map only its own, and the configuration it opened the run with.
+	var sent []byte
+	sizes := []int64{0, 0}
 	if root {
-		defer r.Close()
+		if sent, err = r.cfg.encodeTOML(); err != nil {
+			return nil, err
+		}
+		sizes[0], sizes[1] = int64(r.src.Manifest().Layout.CellBlocks), int64(len(sent))
 	}
-	// Rank 0 tells the others how many cell blocks the shards have: each
-	// maps only its own.
-	blocks := []int64{0}
-	if root {
-		blocks[0] = int64(r.src.Manifest().Layout.CellBlocks)
-	}
-	if err := comm.SumInt64(context.WithoutCancel(ctx), blocks); err != nil {
+	bg := context.WithoutCancel(ctx)
+	if err := comm.SumInt64(bg, sizes); err != nil {
 		return nil, err
 	}
-	b0, b1, err := rankBlocks(int(blocks[0]), comm.Rank(), comm.Size())
+	if !root {
+		sent = make([]byte, sizes[1])
+	}
+	if err := comm.Broadcast(bg, 0, sent); err != nil {
+		return nil, err
+	}
+	b0, b1, err := rankBlocks(int(sizes[0]), comm.Rank(), comm.Size())
 	if err != nil {
 		return nil, err // the same in every rank
 	}
 	if !root {
-		r, err = openRank(cfg, Ls, o, b0, b1)
+		r, err = openRank(sent, o, b0, b1)
 		if err == nil {
 			defer r.Close()
 		}
 	}
-	if err := agree(ctx, comm, err); err != nil {
+	if err := agree(ctx, team, err); err != nil {
 		return nil, err
 	}
 	l := r.src.Manifest().Layout
-	lo, hi := l.Block(b0).Lo, l.Block(b1-1).Hi
-	o.Log.Info("fitting across MPI ranks", "ranks", comm.Size(), "cells", l.Cells, "cell_blocks", l.CellBlocks, "rank0_cells", hi-lo)
-	rep, err := r.fitAll(ctx, func(ctx context.Context, L, chain int) (bool, error) {
-		return r.fitPart(ctx, comm, L, chain, lo, hi)
-	})
+	team.lo, team.hi = l.Block(b0).Lo, l.Block(b1-1).Hi
+	r.crew = team
+	o.Log.Info("fitting across MPI ranks", "ranks", comm.Size(), "cells", l.Cells, "cell_blocks", l.CellBlocks, "rank0_cells", team.hi-team.lo)
+	rep, err := r.fitAll(ctx, r.fitOne)
 	if err != nil {
 		return rep, err
 	}
@@ -97,25 +103,13 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 			logSelection(o.Log, rep.Summary)
 		}
 	}
-	return rep, agree(ctx, comm, err)
+	return rep, agree(ctx, team, err)
 }
 
-// agree tells every rank whether any rank's err is not nil: it returns err
-// in a rank that failed, ErrOtherRank in the others, nil when none did.
-// Every rank must call it at the same point.
-func agree(ctx context.Context, comm mpi.Comm, err error) error {
-	v := []int64{0}
-	if err != nil {
-		v[0] = 1
-	}
-	if rerr := comm.SumInt64(context.WithoutCancel(ctx), v); rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	switch {
-	case err != nil:
-		return err
-	case v[0] > 0:
-		return ErrOtherRank
+// mpiRefuses refuses the settings that fit --mpi does not spread.
+func mpiRefuses(cfg FitConfig) error {
+	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
+		return fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes or kept samples; run --layers, --fixed-codes or --keep-samples without --mpi", ErrConfig)
 	}
 	return nil
 }
@@ -158,143 +152,127 @@ func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), er
 	return src, data, func() { fm.Close() }, nil
 }
 
-// errStopped ends a fit's sweeps in every rank when one was asked to stop.
-var errStopped = errors.New("stopped")
+// ranks is the crew of an MPI rank: every rank of comm sweeps its share
+// of the cells, lo … hi−1, and rank 0 leads.
+type ranks struct {
+	comm   mpi.Comm
+	lo, hi int
+}
 
-// fitPart is fitOne for one rank of FitMPI, which sweeps cells lo … hi−1.
-// The ranks agree after every sweep on whether to stop (a signal may
-// reach one rank only) and whether to checkpoint (by rank 0's clock), so
-// that all take the same collectives. Each rank holds its own cells'
-// state only; the end of the fit gathers the whole into rank 0, which
-// writes the results.
-func (r *openedRun) fitPart(ctx context.Context, comm mpi.Comm, L, chain, lo, hi int) (bool, error) {
-	cfg, o, src, data := r.cfg, r.o, r.src, r.data
-	root := comm.Rank() == 0
-	dir := rundir.FitDir(cfg.Output, L, chain)
-	done := []int64{0}
-	if root && complete(dir) {
-		done[0] = 1
-		o.Log.Info("fit already complete", "L", L, "chain", chain)
+func (c *ranks) lead() bool { return c.comm.Rank() == 0 }
+
+func (c *ranks) any(ctx context.Context, flags ...bool) ([]bool, error) {
+	v := make([]int64, len(flags))
+	for i, f := range flags {
+		if f {
+			v[i] = 1
+		}
 	}
-	if err := comm.SumInt64(context.WithoutCancel(ctx), done); err != nil || done[0] > 0 {
-		return err == nil, err
+	if err := c.comm.SumInt64(context.WithoutCancel(ctx), v); err != nil {
+		return nil, err
 	}
-	bg := context.WithoutCancel(ctx)
-	cost := newRankCost(comm, hi-lo)
-	s, err := gibbs.NewPartSampler(data, samplerConfig(cfg, L, chain), gibbs.Part{Lo: lo, Hi: hi, Reduce: cost, Ctx: bg})
+	for i := range flags {
+		flags[i] = v[i] > 0
+	}
+	return flags, nil
+}
+
+func (c *ranks) sampler(data gibbs.Data, cfg gibbs.Config, ckpt string, log *slog.Logger) (fitSampler, error) {
+	cost := newRankCost(c.comm, c.hi-c.lo)
+	q, err := gibbs.NewPartSampler(data, cfg, gibbs.Part{Lo: c.lo, Hi: c.hi, Reduce: cost, Ctx: context.Background()})
 	if err != nil {
-		return false, err // the same in every rank
+		return nil, err
 	}
-	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: r.hash, Shards: src.Manifest().Fingerprint()}
-	if err := agree(ctx, comm, restore(s, ckpt, meta, cfg.Shards, lo, hi)); err != nil {
-		return false, err
-	}
-	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel(), "ranks", comm.Size())
-	var meter *progress.Meter // nil: silent
-	if root {
-		meter = progress.New(o.ProgressTo, fmt.Sprintf("L=%d chain %d", L, chain), int64(s.Sweeps()), o.Progress)
-	}
-	// A checkpoint is written in pieces, each rank its cells' state
-	// beside rank 0's state.ckpt of the rest, except the last, which
-	// gathers the whole fit (as its results need) into state.ckpt alone.
-	save := func(last bool) error {
-		if last {
-			if err := s.Gather(); err != nil {
-				return err
-			}
-		}
-		m := meta
-		m.Sweep, m.Created = int64(s.Sweep()), time.Now().UTC()
-		err := os.MkdirAll(dir, 0o777)
-		if !last && err == nil {
-			lo, hi, part := s.MarshalPart()
-			err = rundir.WriteCheckpoint(filepath.Join(dir, rundir.CheckpointPartName(lo, hi, m.Sweep)), m, part)
-		}
-		if err := agree(ctx, comm, err); err != nil {
-			return err
-		}
-		if root {
-			var payload []byte
-			if last {
-				var whole *gibbs.Sampler
-				if whole, err = s.Whole(); err == nil {
-					payload, err = whole.MarshalBinary()
-				}
-			} else {
-				m.Parts = comm.Size()
-				payload = s.MarshalShared()
-			}
-			if err == nil {
-				err = rundir.WriteCheckpoint(ckpt, m, payload)
-			}
-			if err == nil {
-				err = removeParts(dir, m)
-			}
-		}
-		return agree(ctx, comm, err)
-	}
-	lastSave := time.Now()
-	cost.startSweep()
-	err = s.Run(bg, func(st gibbs.SweepStats) error {
-		cost.endSweep()
-		defer cost.startSweep()
-		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy))
-		flags := []int64{0, 0}
-		if ctx.Err() != nil {
-			flags[0] = 1
-		}
-		if root && ((st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes) {
-			flags[1] = 1
-		}
-		if err := comm.SumInt64(bg, flags); err != nil {
-			return err
-		}
-		if last := st.Sweep+1 == s.Sweeps(); flags[0] > 0 || flags[1] > 0 || last {
-			lastSave = time.Now()
-			if err := save(last); err != nil {
-				return err
-			}
-		}
-		if flags[0] > 0 {
-			return errStopped
-		}
-		return nil
+	return &rankFit{PartSampler: q, team: c, cost: cost, data: data, L: cfg.L, workers: cfg.Workers, ckpt: ckpt, log: log}, nil
+}
+
+// rankFit is the fitSampler of an MPI rank. Each rank holds its own
+// cells' state only; the last checkpoint gathers the whole fit into rank
+// 0, which alone has the results.
+type rankFit struct {
+	*gibbs.PartSampler
+	team       *ranks
+	cost       *rankCost
+	data       gibbs.Data
+	L, workers int
+	ckpt       string
+	log        *slog.Logger // the fit's, with its L and chain
+}
+
+func (f *rankFit) restore(ctx context.Context, meta rundir.CheckpointMeta, shards string) error {
+	return agree(ctx, f.team, restore(f.PartSampler, f.ckpt, meta, shards, f.team.lo, f.team.hi))
+}
+
+// run brackets each sweep (not its checkpoint) for the rank's cost.
+func (f *rankFit) run(ctx context.Context, onSweep func(gibbs.SweepStats) error) error {
+	f.cost.startSweep()
+	return f.Run(context.WithoutCancel(ctx), func(st gibbs.SweepStats) error {
+		f.cost.endSweep()
+		defer f.cost.startSweep()
+		return onSweep(st)
 	})
-	if errors.Is(err, errStopped) {
-		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (a rank was stopped); checkpoint written; resume with: %s",
-			ErrInterrupted, L, chain, s.Sweep(), r.resumeCommand(L, chain))
+}
+
+// save writes a checkpoint in pieces, each rank its cells' state beside
+// rank 0's state.ckpt of the rest, except the last, which gathers the
+// whole fit (as its results need) into state.ckpt alone.
+func (f *rankFit) save(ctx context.Context, meta rundir.CheckpointMeta, k saveKind) error {
+	dir := filepath.Dir(f.ckpt)
+	var err error
+	if k == saveLast {
+		err = f.Gather()
+	} else {
+		lo, hi, part := f.MarshalPart()
+		err = rundir.WriteCheckpoint(filepath.Join(dir, rundir.CheckpointPartName(lo, hi, meta.Sweep)), meta, part)
 	}
-	if err != nil {
-		return false, err
+	if err := agree(ctx, f.team, err); err != nil {
+		return err
 	}
-	if err := cost.log(ctx, o.Log, L, chain); err != nil {
-		return false, err
+	if f.team.lead() {
+		var payload []byte
+		if k == saveLast {
+			var whole *gibbs.Sampler
+			if whole, err = f.Whole(); err == nil {
+				payload, err = whole.MarshalBinary()
+			}
+		} else {
+			meta.Parts = f.team.comm.Size()
+			payload = f.MarshalShared()
+		}
+		if err == nil {
+			err = rundir.WriteCheckpoint(f.ckpt, meta, payload)
+		}
+		if err == nil {
+			err = removeParts(dir, meta)
+		}
+	}
+	return agree(ctx, f.team, err)
+}
+
+// result logs every rank's cost and rank 0's reductions, and scores the
+// genes over every rank's cells (partScores).
+func (f *rankFit) result(ctx context.Context) (*gibbs.Result, []float64, error) {
+	if err := f.cost.log(ctx, f.log); err != nil {
+		return nil, nil, err
 	}
 	var res *gibbs.Result // the whole fit's, in rank 0
-	if root {
-		whole, err := s.Whole()
-		if err == nil {
+	var err error
+	if f.team.lead() {
+		var whole *gibbs.Sampler
+		if whole, err = f.Whole(); err == nil {
 			res, err = whole.Result()
 		}
-		if err != nil {
-			return false, err
-		}
+		calls, words, secs := f.Reductions()
+		f.log.Info("fit's reductions in rank 0 (this run's part)", "calls", calls, "MiB", float64(8*words)/(1<<20), "seconds", secs)
 	}
-	score, err := partScores(bg, comm, data, res, L, lo, hi, cfg.Threads)
-	if err != nil {
-		return false, err
+	if err := agree(ctx, f.team, err); err != nil {
+		return nil, nil, err
 	}
-	var werr error
-	if root {
-		meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
-		calls, words, secs := s.Reductions()
-		o.Log.Info("fit's reductions in rank 0 (this run's part)", "L", L, "chain", chain, "calls", calls,
-			"MiB", float64(8*words)/(1<<20), "seconds", secs)
-		werr = writeFit(dir, src.Manifest(), res, score, 0)
-	}
-	return false, agree(ctx, comm, werr)
+	score, err := f.team.partScores(ctx, f.data, res, f.L, f.workers)
+	return res, score, err
 }
+
+func (f *rankFit) close() {}
 
 // removeParts removes the part files in a fit's folder dir that the
 // checkpoint just written (meta) does not use: those of other sweeps, all

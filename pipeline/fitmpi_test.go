@@ -72,7 +72,7 @@ func TestFitMPIMatchesFit(t *testing.T) {
 	}{
 		{"fit defaults", func(*FitConfig) {}},
 		{"symmetric, random start", func(c *FitConfig) {
-			c.Noise, c.Init, c.Housekeeping = GivenNoise(gibbs.Symmetric), gibbs.InitRandom, GivenHousekeeping(false)
+			c.Noise, c.Init, c.Housekeeping = givenNoise(gibbs.Symmetric), gibbs.InitRandom, GivenHousekeeping(false)
 		}},
 	} {
 		cfg := smallConfig(shards, filepath.Join(t.TempDir(), "single"))
@@ -93,26 +93,39 @@ func TestFitMPIMatchesFit(t *testing.T) {
 				t.Errorf("%s, %d ranks: the run differs from a single process's", tc.name, ranks)
 			}
 		}
-		// Rank 1 of 2 is stopped before its first sweep: both checkpoint
-		// after it, each its cells, and stop; 3 ranks resume one such run,
-		// a single process another.
-		for _, resumeRanks := range []int{3, 0} {
+		// Rank 1 of 2 is stopped, before its first sweep or after its
+		// fourth (between two checkpoints of the cadence): both
+		// checkpoint there, each its cells, and stop; 3 ranks resume the
+		// first such run, a single process the second.
+		for _, stop := range []struct {
+			sweep       int // the sweeps done when rank 1 is stopped
+			resumeRanks int // 0: without MPI
+		}{{0, 3}, {4, 0}} {
+			resumeRanks := stop.resumeRanks
 			c := cfg
 			c.Output = filepath.Join(t.TempDir(), "stopped")
 			stopped, cancel := context.WithCancel(context.Background())
+			o := FitOptions{afterSweep: cancelAfter(stop.sweep-1, cancel)}
+			if stop.sweep == 0 {
+				cancel()
+			}
+			errs := fitRanks(c, o, 2, []context.Context{context.Background(), stopped})
 			cancel()
-			errs := fitRanks(c, FitOptions{}, 2, []context.Context{context.Background(), stopped})
 			for r, err := range errs {
 				if !errors.Is(err, ErrInterrupted) {
-					t.Fatalf("%s: rank %d of the stopped run: got %v, want ErrInterrupted", tc.name, r, err)
+					t.Fatalf("%s: rank %d of the run stopped after %d sweeps: got %v, want ErrInterrupted", tc.name, r, stop.sweep, err)
 				}
 			}
 			parts, err := rundir.CheckpointParts(rundir.FitDir(c.Output, 3, 1))
-			if err != nil || len(parts) != 2 {
-				t.Fatalf("%s: the stopped run left %d part files (%v), want 2", tc.name, len(parts), err)
+			if err != nil || len(parts) != 2 || parts[0].Sweep != int64(stop.sweep) {
+				t.Fatalf("%s: the run stopped after %d sweeps left part files %v (%v), want 2 of that sweep", tc.name, stop.sweep, parts, err)
 			}
 			if resumeRanks > 0 {
-				err = errors.Join(fitRanks(c, FitOptions{Resume: true}, resumeRanks, nil)...)
+				// As scpipe fit --mpi --resume gives it: the run's own
+				// configuration, which rank 0 reads and hands the others.
+				cmd := DefaultFitConfig()
+				cmd.Shards, cmd.Output = c.Shards, c.Output
+				err = errors.Join(fitRanks(cmd, FitOptions{Resume: true, Given: []string{}}, resumeRanks, nil)...)
 			} else {
 				_, err = Fit(context.Background(), c, FitOptions{Resume: true})
 			}

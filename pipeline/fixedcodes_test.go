@@ -115,7 +115,7 @@ func TestFitFixedCodesGMT(t *testing.T) {
 	if err != nil || len(lib.Sets) != 3 || lib.Sets[0].Name != "programA" {
 		t.Fatalf("the run's copy of the fixed codes: %v, %+v", err, lib)
 	}
-	stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
+	stored, _, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
 	if err != nil || stored.FixedCodes != gmt {
 		t.Fatalf("config.toml records fixed codes %q (%v), want %q", stored.FixedCodes, err, gmt)
 	}

@@ -68,11 +68,11 @@ func TestGeneLevelsSetting(t *testing.T) {
 	if err := os.WriteFile(p, []byte("cell_levels = 8\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadFitConfig(p, FitConfig{}) // as --resume reads a run's
+	c, _, err := LoadFitConfig(p, FitConfig{}) // as --resume reads a run's
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Shards, c.Output, c.Noise = "s", "o", GivenNoise(gibbs.Dropout)
+	c.Shards, c.Output, c.Noise = "s", "o", givenNoise(gibbs.Dropout)
 	if got := samplerConfig(c, 5, 1).GeneLevels; got > 1 {
 		t.Errorf("a run's config without gene_levels fits with %d gene levels, want none", got)
 	}

@@ -22,7 +22,7 @@ type heldOut struct {
 
 // openHeldOut opens the fit mask of run when entries are held out and the
 // run has one.
-func openHeldOut(ctx context.Context, run string, src *shard.Shard, h holdout) (heldOut, error) {
+func openHeldOut(ctx context.Context, run string, src *shard.Shard, h holdout, workers int) (heldOut, error) {
 	if h.Frac == 0 {
 		return heldOut{holdout: h}, nil
 	}
@@ -30,7 +30,7 @@ func openHeldOut(ctx context.Context, run string, src *shard.Shard, h holdout) (
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
 		return heldOut{holdout: h}, nil
 	}
-	fm, err := openFitMask(ctx, dir)
+	fm, err := openFitMask(ctx, dir, workers)
 	if err != nil {
 		return heldOut{}, err
 	}
@@ -42,14 +42,14 @@ func openHeldOut(ctx context.Context, run string, src *shard.Shard, h holdout) (
 }
 
 // openFitMask opens the fit mask in dir and checks every one of its
-// checksums: a changed bit would silently move entries between the
-// training and the held-out sets.
-func openFitMask(ctx context.Context, dir string) (*shard.Shard, error) {
+// checksums on workers goroutines: a changed bit would silently move
+// entries between the training and the held-out sets.
+func openFitMask(ctx context.Context, dir string, workers int) (*shard.Shard, error) {
 	fm, err := shard.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("the run's fit mask: %w", err)
 	}
-	if err := fm.Verify(ctx); err != nil {
+	if err := fm.Verify(ctx, workers); err != nil {
 		fm.Close()
 		return nil, fmt.Errorf("the run's fit mask: %w", err)
 	}

@@ -26,7 +26,7 @@ import (
 // Package enrich, which cannot run the sampler, defaults to overlap.
 const DefaultHierarchy = enrich.HierarchyFixedCodes
 
-// HierarchyOptions configure HierarchyLinks.
+// HierarchyOptions configure hierarchyLinks.
 type HierarchyOptions struct {
 	// Seed keys the sampler's draws: the links are a function of the sets
 	// and the seed.
@@ -50,11 +50,11 @@ func DefaultHierarchyOptions() HierarchyOptions {
 	return HierarchyOptions{Seed: 1, BurnIn: 100, Samples: 400, Starts: 8, StartSweeps: 10, Workers: 1}
 }
 
-// HierarchyLinker returns HierarchyLinks with o as the enrich.Linker of
+// HierarchyLinker returns hierarchyLinks with o as the enrich.Linker of
 // enrich.HierarchyFixedCodes.
 func HierarchyLinker(o HierarchyOptions) enrich.Linker {
 	return func(ctx context.Context, coarse, fine [][]int, D int) ([][]float64, error) {
-		l, err := HierarchyLinks(ctx, coarse, fine, D, o)
+		l, err := hierarchyLinks(ctx, coarse, fine, D, o)
 		if err != nil {
 			return nil, err
 		}
@@ -62,8 +62,8 @@ func HierarchyLinker(o HierarchyOptions) enrich.Linker {
 	}
 }
 
-// Links are the inferred links between two fits' codes.
-type Links struct {
+// links are the inferred links between two fits' codes.
+type links struct {
 	// Mean[i][j] is the posterior mean of z_ij: code j of the larger fit
 	// is a part of code i of the smaller.
 	Mean [][]float64
@@ -74,12 +74,12 @@ type Links struct {
 	Genes  int
 }
 
-// HierarchyLinks infers which of the fine gene sets (the codes of the
+// hierarchyLinks infers which of the fine gene sets (the codes of the
 // larger fit) make up each coarse one (the codes of the smaller) with the
 // OrMachine of the fine sets as fixed codes and the coarse sets as data.
 // Sets are gene indices in 0 … D−1; there must be at least one of each, at
 // most gibbs.MaxL fine ones, and every fine set must have a gene.
-func HierarchyLinks(ctx context.Context, coarse, fine [][]int, D int, o HierarchyOptions) (*Links, error) {
+func hierarchyLinks(ctx context.Context, coarse, fine [][]int, D int, o HierarchyOptions) (*links, error) {
 	switch {
 	case len(coarse) == 0 || len(fine) == 0:
 		return nil, fmt.Errorf("hierarchy: %d coarse and %d fine codes: want at least one of each", len(coarse), len(fine))
@@ -121,7 +121,7 @@ func HierarchyLinks(ctx context.Context, coarse, fine [][]int, D int, o Hierarch
 	if err != nil {
 		return nil, fmt.Errorf("hierarchy: %w", err)
 	}
-	l := &Links{Mean: make([][]float64, len(coarse)), Lambda: res.Lambda, Genes: len(genes)}
+	l := &links{Mean: make([][]float64, len(coarse)), Lambda: res.Lambda, Genes: len(genes)}
 	for i := range coarse {
 		l.Mean[i] = slices.Clone(res.ZMean[i*res.L : (i+1)*res.L])
 	}

@@ -13,10 +13,10 @@ import (
 	"scpipe/rundir"
 )
 
-// HierarchyImagesFile is the base name under EvalImagesDir of the
+// hierarchyImagesFile is the base name under evalImagesDir of the
 // hierarchy of image codes that scpipe evaluate --images draws for a run of
 // two or more L (.png and .svg).
-const HierarchyImagesFile = "hierarchy"
+const hierarchyImagesFile = "hierarchy"
 
 // hierarchyImages adds to figures, for fits of two or more L, the programs
 // of every L drawn as images, one row per L in the hierarchy's order, with
@@ -45,7 +45,7 @@ func hierarchyImages(ctx context.Context, o EvaluateOptions, fits []rundir.Fit, 
 	if err != nil {
 		return fmt.Errorf("evaluate: --images: %s: %w", o.Run, err)
 	}
-	base := filepath.Join(EvalImagesDir, HierarchyImagesFile)
+	base := filepath.Join(evalImagesDir, hierarchyImagesFile)
 	figures[base+".png"], figures[base+".svg"] = fig.WritePNG, fig.WriteSVG
 	return nil
 }

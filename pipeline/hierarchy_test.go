@@ -94,7 +94,7 @@ func TestHierarchyLinksExact(t *testing.T) {
 		genes(45, 53),                  // 8 of E's 15 genes: E is one wrong gene better than none
 	}
 	wantMAP := [][]int{{0, 1}, {2}, nil, {1, 2}, {4}}
-	l, err := HierarchyLinks(context.Background(), coarse, fine, D, DefaultHierarchyOptions())
+	l, err := hierarchyLinks(context.Background(), coarse, fine, D, DefaultHierarchyOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestHierarchyLinksReproducible(t *testing.T) {
 	for _, w := range []int{1, 3, 1} {
 		o := DefaultHierarchyOptions()
 		o.Workers = w
-		l, err := HierarchyLinks(context.Background(), coarse, fine, 20, o)
+		l, err := hierarchyLinks(context.Background(), coarse, fine, 20, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestHierarchyLinksErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := HierarchyLinks(context.Background(), tc.coarse, tc.fine, 10, DefaultHierarchyOptions())
+			_, err := hierarchyLinks(context.Background(), tc.coarse, tc.fine, 10, DefaultHierarchyOptions())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -247,7 +247,7 @@ func TestEvaluateHierarchyImages(t *testing.T) {
 	cfg := DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{3, 4}, 1, 30, 20, 0, 1
-	cfg.Init, cfg.PriorU, cfg.Starts = gibbs.InitRandom, GivenPrior(gibbs.FixedPrior(0.01)), 1
+	cfg.Init, cfg.PriorU, cfg.Starts = gibbs.InitRandom, givenPrior(gibbs.FixedPrior(0.01)), 1
 	if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestEvaluateHierarchyImages(t *testing.T) {
 		if _, err := Evaluate(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
-		svg, err := os.ReadFile(filepath.Join(o.Out, EvalImagesDir, HierarchyImagesFile+".svg"))
+		svg, err := os.ReadFile(filepath.Join(o.Out, evalImagesDir, hierarchyImagesFile+".svg"))
 		if Ls != nil {
 			if !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("L = %v: a hierarchy drawn (%v)", Ls, err)
@@ -285,7 +285,7 @@ func TestEvaluateHierarchyImages(t *testing.T) {
 		if title := fmt.Sprintf("%s is a part of %s: posterior mean %.3g", e.To, e.From, e.Link); !strings.Contains(s, title) {
 			t.Errorf("no arrow titled %q", title)
 		}
-		if _, err := os.Stat(filepath.Join(o.Out, EvalImagesDir, HierarchyImagesFile+".png")); err != nil {
+		if _, err := os.Stat(filepath.Join(o.Out, evalImagesDir, hierarchyImagesFile+".png")); err != nil {
 			t.Error(err)
 		}
 	}

@@ -66,7 +66,7 @@ func observedRow(s *shard.Shard, n int, dst []uint64) {
 func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, workers int) (int64, error) {
 	m := src.Manifest()
 	layout := shard.Layout{Cells: m.Cells, Genes: m.Genes, RowsPerBlock: m.Layout.RowsPerBlock, GenesPerTile: m.Layout.GenesPerTile}
-	w, err := shard.Create(dst, layout, shard.CreateOptions{Force: true, Cached: true})
+	w, err := shard.Create(dst, layout, shard.CreateOptions{Force: true, Cached: true, Workers: workers})
 	if err != nil {
 		return 0, err
 	}

@@ -10,8 +10,8 @@ import (
 	"scpipe/shard"
 )
 
-// ShardInfo is the summary `scpipe info` prints.
-type ShardInfo struct {
+// shardInfo is the summary `scpipe info` prints.
+type shardInfo struct {
 	Path              string  `json:"path"`
 	Cells             int     `json:"cells"`
 	Genes             int     `json:"genes"`
@@ -37,8 +37,9 @@ type ShardInfo struct {
 
 // InfoOptions select what Info does.
 type InfoOptions struct {
-	JSON   bool // print JSON instead of a table
-	Verify bool // recompute every checksum first
+	JSON    bool // print JSON instead of a table
+	Verify  bool // recompute every checksum first
+	Threads int  // the goroutines that verify; 0: GOMAXPROCS
 }
 
 // Info summarises the shards in dir on w, after verifying every checksum
@@ -53,12 +54,12 @@ func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
 	}
 	defer s.Close()
 	if o.Verify {
-		if err := s.Verify(ctx); err != nil {
+		if err := s.Verify(ctx, o.Threads); err != nil {
 			return err
 		}
 	}
 	m := s.Manifest()
-	info := ShardInfo{
+	info := shardInfo{
 		Path: dir, Cells: m.Cells, Genes: m.Genes, NNZ: m.Ones, Density: m.Density, Observed: m.Observed,
 		GenesBeforeFilter: m.Filters.GenesBefore, CellsBeforeFilter: m.Filters.CellsBefore,
 		MinCellFrac: m.Filters.MinCellFrac, Threshold: m.Filters.Threshold,

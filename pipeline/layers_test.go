@@ -17,7 +17,7 @@ import (
 func layersConfigFor(shards, out string) FitConfig {
 	c := smallConfig(shards, out)
 	c.Layers, c.L = LayerSizes{4, 2}, LSizes{4}
-	c.Noise, c.Housekeeping, c.Starts, c.Chains, c.Reseed = GivenNoise(gibbs.Symmetric), GivenHousekeeping(false), 1, 1, false
+	c.Noise, c.Housekeeping, c.Starts, c.Chains, c.Reseed = givenNoise(gibbs.Symmetric), GivenHousekeeping(false), 1, 1, false
 	c.BurnIn, c.Samples, c.CheckpointEvery = 20, 10, 3
 	c.LayerPriorU = LayerPriors{gibbs.FixedPrior(0.1), gibbs.FixedPrior(0.3)}
 	return c
@@ -133,12 +133,12 @@ func TestLayersConfig(t *testing.T) {
 	}{
 		{"one layer", "two layers or more", func(c *FitConfig) { c.Layers = LayerSizes{4}; c.LayerPriorU = nil }},
 		{"another L", "leave --L out", func(c *FitConfig) { c.L = LSizes{3, 4} }},
-		{"dropout noise", "--noise symmetric", func(c *FitConfig) { c.Noise = GivenNoise(gibbs.Dropout) }},
+		{"dropout noise", "--noise symmetric", func(c *FitConfig) { c.Noise = givenNoise(gibbs.Dropout) }},
 		{"housekeeping", "--housekeeping off", func(c *FitConfig) { c.Housekeeping = GivenHousekeeping(true) }},
 		{"starts", "--starts 1", func(c *FitConfig) { c.Starts = 4 }},
 		{"re-seeding", "--reseed=false", func(c *FitConfig) { c.Reseed = true }},
 		{"kept samples", "--keep-samples", func(c *FitConfig) { c.KeepSamples = true }},
-		{"empirical top Z", "prior_z", func(c *FitConfig) { c.PriorZ = GivenPrior(gibbs.EmpiricalPrior()) }},
+		{"empirical top Z", "prior_z", func(c *FitConfig) { c.PriorZ = givenPrior(gibbs.EmpiricalPrior()) }},
 		{"priors per layer", "2 priors for 3 layers", func(c *FitConfig) { c.Layers, c.L = LayerSizes{4, 2, 1}, LSizes{4} }},
 		{"empirical above", "only the first layer", func(c *FitConfig) { c.LayerPriorU[1] = gibbs.EmpiricalPrior() }},
 		{"priors without layers", "without layers", func(c *FitConfig) { c.Layers = nil }},
@@ -153,7 +153,7 @@ func TestLayersConfig(t *testing.T) {
 	if _, err := base.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := base.EncodeTOML()
+	b, err := base.encodeTOML()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestLayersConfig(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadFitConfig(path, FitConfig{})
+	back, _, err := LoadFitConfig(path, FitConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestLayersConfig(t *testing.T) {
 		t.Errorf("config.toml round trip: layers %q, priors %v", back.Layers, back.LayerPriorU)
 	}
 	// A single-layer configuration writes no layer keys.
-	if b, _ := smallConfig("s", "o").EncodeTOML(); strings.Contains(string(b), "layer") {
+	if b, _ := smallConfig("s", "o").encodeTOML(); strings.Contains(string(b), "layer") {
 		t.Errorf("a single-layer config.toml mentions layers:\n%s", b)
 	}
 }

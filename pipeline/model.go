@@ -18,7 +18,7 @@ import (
 // entries of sparse binary data at chance, where the paper's model
 // predicts them well above it.
 
-// NoiseSetting is fit's likelihood as configured: auto (AutoNoise), which
+// NoiseSetting is fit's likelihood as configured: auto (autoNoise), which
 // Resolve makes concrete, or a given gibbs.Noise. As text it is
 // "auto", "symmetric" or "dropout".
 type NoiseSetting struct {
@@ -26,11 +26,11 @@ type NoiseSetting struct {
 	Noise gibbs.Noise // the likelihood, when not Auto
 }
 
-// AutoNoise returns the likelihood chosen from the shards (Resolve).
-func AutoNoise() NoiseSetting { return NoiseSetting{Auto: true} }
+// autoNoise returns the likelihood chosen from the shards (Resolve).
+func autoNoise() NoiseSetting { return NoiseSetting{Auto: true} }
 
-// GivenNoise returns the likelihood n, whatever the shards.
-func GivenNoise(n gibbs.Noise) NoiseSetting { return NoiseSetting{Noise: n} }
+// givenNoise returns the likelihood n, whatever the shards.
+func givenNoise(n gibbs.Noise) NoiseSetting { return NoiseSetting{Noise: n} }
 
 // String returns "auto" or the likelihood's name.
 func (s NoiseSetting) String() string {
@@ -51,19 +51,19 @@ func (s NoiseSetting) MarshalText() ([]byte, error) {
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (s *NoiseSetting) UnmarshalText(b []byte) error {
 	if string(b) == "auto" {
-		*s = AutoNoise()
+		*s = autoNoise()
 		return nil
 	}
 	var n gibbs.Noise
 	if err := n.UnmarshalText(b); err != nil {
 		return fmt.Errorf("noise model %q: want auto, symmetric or dropout", b)
 	}
-	*s = GivenNoise(n)
+	*s = givenNoise(n)
 	return nil
 }
 
 // HousekeepingSetting says whether a fit adds a housekeeping code: auto
-// (AutoHousekeeping), which Resolve makes concrete, or given. As
+// (autoHousekeeping), which Resolve makes concrete, or given. As
 // text (--housekeeping) it is "auto", "on" or "off"; in TOML "auto", true
 // or false, as in configurations written before it could be auto.
 type HousekeepingSetting struct {
@@ -71,9 +71,9 @@ type HousekeepingSetting struct {
 	On   bool // when not Auto
 }
 
-// AutoHousekeeping returns the housekeeping code chosen from the shards
+// autoHousekeeping returns the housekeeping code chosen from the shards
 // (Resolve).
-func AutoHousekeeping() HousekeepingSetting { return HousekeepingSetting{Auto: true} }
+func autoHousekeeping() HousekeepingSetting { return HousekeepingSetting{Auto: true} }
 
 // GivenHousekeeping returns a housekeeping code when on, none otherwise,
 // whatever the shards.
@@ -109,7 +109,7 @@ func (s HousekeepingSetting) MarshalTOML() ([]byte, error) {
 func (s *HousekeepingSetting) UnmarshalText(b []byte) error {
 	switch string(b) {
 	case "auto":
-		*s = AutoHousekeeping()
+		*s = autoHousekeeping()
 	case "on", "true":
 		*s = GivenHousekeeping(true)
 	case "off", "false":
@@ -120,7 +120,7 @@ func (s *HousekeepingSetting) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// PriorSetting is a factor's prior as configured: auto (AutoPrior), the
+// PriorSetting is a factor's prior as configured: auto (autoPrior), the
 // prior that measured best for the likelihood (Resolve), or a given
 // gibbs.Prior. As text it is "auto" or the prior's text ("uniform",
 // "empirical", "0.05").
@@ -129,11 +129,11 @@ type PriorSetting struct {
 	Prior gibbs.Prior // when not Auto
 }
 
-// AutoPrior returns the prior chosen by the likelihood (Resolve).
-func AutoPrior() PriorSetting { return PriorSetting{Auto: true} }
+// autoPrior returns the prior chosen by the likelihood (Resolve).
+func autoPrior() PriorSetting { return PriorSetting{Auto: true} }
 
-// GivenPrior returns the prior p, whatever the likelihood.
-func GivenPrior(p gibbs.Prior) PriorSetting { return PriorSetting{Prior: p} }
+// givenPrior returns the prior p, whatever the likelihood.
+func givenPrior(p gibbs.Prior) PriorSetting { return PriorSetting{Prior: p} }
 
 // Resolve returns the prior s stands for under noise: a given prior as it
 // is; auto is the empirical prior under symmetric noise and the uniform
@@ -175,14 +175,14 @@ func (s PriorSetting) MarshalText() ([]byte, error) {
 // ignored, as gibbs.Prior's).
 func (s *PriorSetting) UnmarshalText(b []byte) error {
 	if strings.EqualFold(strings.TrimSpace(string(b)), "auto") {
-		*s = AutoPrior()
+		*s = autoPrior()
 		return nil
 	}
 	var p gibbs.Prior
 	if err := p.UnmarshalText(b); err != nil {
 		return fmt.Errorf("prior %q: want auto, uniform, empirical or probabilities in (0, 1)", b)
 	}
-	*s = GivenPrior(p)
+	*s = givenPrior(p)
 	return nil
 }
 
@@ -202,13 +202,13 @@ const (
 	BinaryData
 )
 
-// DataKindOf says what the shards with manifest m hold, and why, from
+// dataKindOf says what the shards with manifest m hold, and why, from
 // the manifest's Source.Values (and, for shards written before it was
 // recorded, from ratings' own fields): counts, or binary data. A manifest
 // that records neither (older ingests of 10x, MTX, h5ad, and older
 // simulations) resolves to counts, the single-cell model that was fit's
 // only default then, so that such runs fit as they did.
-func DataKindOf(m *shard.Manifest) (DataKind, string) {
+func dataKindOf(m *shard.Manifest) (DataKind, string) {
 	simulated := m.Source.Format == "simulate"
 	switch {
 	case m.Source.Values == shard.ValuesRatings || m.Ratings.Count > 0:
@@ -233,9 +233,9 @@ func (c FitConfig) Resolve(k DataKind) FitConfig {
 		k = BinaryData
 	}
 	if c.Noise.Auto {
-		c.Noise = GivenNoise(gibbs.Dropout)
+		c.Noise = givenNoise(gibbs.Dropout)
 		if k == BinaryData {
-			c.Noise = GivenNoise(gibbs.Symmetric)
+			c.Noise = givenNoise(gibbs.Symmetric)
 		}
 	}
 	if c.Housekeeping.Auto {
@@ -252,7 +252,7 @@ func (c FitConfig) resolved() bool { return !c.Noise.Auto && !c.Housekeeping.Aut
 // counts against gibbs.MaxL), and logs the model chosen and why.
 func (c FitConfig) resolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig, error) {
 	auto := !c.resolved()
-	k, why := DataKindOf(m)
+	k, why := dataKindOf(m)
 	if len(c.Layers) > 0 {
 		why = "a multi-layer fit: the paper's symmetric-noise model, with no housekeeping code"
 	}

@@ -49,24 +49,24 @@ func TestResolveModel(t *testing.T) {
 		{"values this build does not know", shard.Source{Format: "10x-mtx", Values: "probabilities"}, 0, singleCell},
 	} {
 		m := &shard.Manifest{Source: tc.source, Ratings: shard.Ratings{Count: tc.count}}
-		kind, why := DataKindOf(m)
+		kind, why := dataKindOf(m)
 		if why == "" {
 			t.Errorf("%s: no reason given", tc.name)
 		}
 		got := DefaultFitConfig().Resolve(kind)
-		if got.Noise != GivenNoise(tc.want.noise) || got.Housekeeping != GivenHousekeeping(tc.want.housekeeping) {
+		if got.Noise != givenNoise(tc.want.noise) || got.Housekeeping != GivenHousekeeping(tc.want.housekeeping) {
 			t.Errorf("%s: resolved to noise %v, housekeeping %v; want %v, %v", tc.name, got.Noise, got.Housekeeping, tc.want.noise, tc.want.housekeeping)
 		}
 		// Given settings win, each on its own.
 		for _, n := range []gibbs.Noise{gibbs.Symmetric, gibbs.Dropout} {
 			for _, hk := range []bool{false, true} {
 				cfg := DefaultFitConfig()
-				cfg.Noise = GivenNoise(n)
-				if r := cfg.Resolve(kind); r.Noise != GivenNoise(n) || r.Housekeeping != GivenHousekeeping(tc.want.housekeeping) {
+				cfg.Noise = givenNoise(n)
+				if r := cfg.Resolve(kind); r.Noise != givenNoise(n) || r.Housekeeping != GivenHousekeeping(tc.want.housekeeping) {
 					t.Errorf("%s: --noise %v resolved to noise %v, housekeeping %v", tc.name, n, r.Noise, r.Housekeeping)
 				}
 				cfg.Housekeeping = GivenHousekeeping(hk)
-				if r := cfg.Resolve(kind); r.Noise != GivenNoise(n) || r.Housekeeping != GivenHousekeeping(hk) {
+				if r := cfg.Resolve(kind); r.Noise != givenNoise(n) || r.Housekeeping != GivenHousekeeping(hk) {
 					t.Errorf("%s: --noise %v --housekeeping=%v resolved to noise %v, housekeeping %v", tc.name, n, hk, r.Noise, r.Housekeeping)
 				}
 			}
@@ -85,13 +85,13 @@ func TestModelSettingsText(t *testing.T) {
 		hk    HousekeepingSetting
 		toml  string
 	}{
-		{AutoNoise(), AutoHousekeeping(), "noise = \"auto\"\nhousekeeping = \"auto\"\n"},
-		{GivenNoise(gibbs.Symmetric), GivenHousekeeping(false), "noise = \"symmetric\"\nhousekeeping = false\n"},
-		{GivenNoise(gibbs.Dropout), GivenHousekeeping(true), "noise = \"dropout\"\nhousekeeping = true\n"},
+		{autoNoise(), autoHousekeeping(), "noise = \"auto\"\nhousekeeping = \"auto\"\n"},
+		{givenNoise(gibbs.Symmetric), GivenHousekeeping(false), "noise = \"symmetric\"\nhousekeeping = false\n"},
+		{givenNoise(gibbs.Dropout), GivenHousekeeping(true), "noise = \"dropout\"\nhousekeeping = true\n"},
 	} {
 		cfg := DefaultFitConfig()
 		cfg.Noise, cfg.Housekeeping = tc.noise, tc.hk
-		b, err := cfg.EncodeTOML()
+		b, err := cfg.encodeTOML()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestModelSettingsText(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o666); err != nil {
 			t.Fatal(err)
 		}
-		back, err := LoadFitConfig(path, FitConfig{})
+		back, _, err := LoadFitConfig(path, FitConfig{})
 		if err != nil || back.hash() != cfg.hash() {
 			t.Errorf("%v %v: TOML round trip gave %v %v (%v)", tc.noise, tc.hk, back.Noise, back.Housekeeping, err)
 		}
@@ -122,7 +122,7 @@ func TestModelSettingsText(t *testing.T) {
 		if err := os.WriteFile(path, []byte(bad), 0o666); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadFitConfig(path, DefaultFitConfig()); err == nil {
+		if _, _, err := LoadFitConfig(path, DefaultFitConfig()); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -163,11 +163,11 @@ func TestAutoModelFits(t *testing.T) {
 			t.Fatal(err)
 		}
 		given := tinyFit(shards, filepath.Join(dir, "given"))
-		given.Noise, given.Housekeeping = GivenNoise(tc.noise), GivenHousekeeping(tc.housekeeping)
+		given.Noise, given.Housekeeping = givenNoise(tc.noise), GivenHousekeeping(tc.housekeeping)
 		if _, err := Fit(context.Background(), given, FitOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		stored, err := LoadFitConfig(filepath.Join(auto.Output, rundir.ConfigFile), FitConfig{})
+		stored, _, err := LoadFitConfig(filepath.Join(auto.Output, rundir.ConfigFile), FitConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestResumedRunKeepsModel(t *testing.T) {
 	dir := t.TempDir()
 
 	prep := tinyFit(shards, filepath.Join(dir, "prepared"))
-	prep.Noise, prep.Housekeeping = GivenNoise(gibbs.Dropout), GivenHousekeeping(true)
+	prep.Noise, prep.Housekeeping = givenNoise(gibbs.Dropout), GivenHousekeeping(true)
 	if _, err := Prepare(context.Background(), prep, FitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -234,11 +234,11 @@ func TestResumedRunKeepsModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := LoadFitConfig(filepath.Join(run.Output, rundir.ConfigFile), FitConfig{})
+	stored, _, err := LoadFitConfig(filepath.Join(run.Output, rundir.ConfigFile), FitConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Fitted != 1 || stored.Noise != GivenNoise(gibbs.Symmetric) || stored.Housekeeping != GivenHousekeeping(false) {
+	if rep.Fitted != 1 || stored.Noise != givenNoise(gibbs.Symmetric) || stored.Housekeeping != GivenHousekeeping(false) {
 		t.Errorf("resumed: %d fitted, model %v, housekeeping %v; want 1, symmetric, false", rep.Fitted, stored.Noise, stored.Housekeeping)
 	}
 }
@@ -252,14 +252,14 @@ func TestAutoPrior(t *testing.T) {
 		noise gibbs.Noise
 		want  gibbs.PriorKind
 	}{{gibbs.Symmetric, gibbs.Empirical}, {gibbs.Dropout, gibbs.Uniform}} {
-		if got := AutoPrior().Resolve(tc.noise); got.Kind != tc.want {
+		if got := autoPrior().Resolve(tc.noise); got.Kind != tc.want {
 			t.Errorf("auto under %v is %v", tc.noise, got)
 		}
-		if got := GivenPrior(gibbs.FixedPrior(0.2)).Resolve(tc.noise); got.Kind != gibbs.Fixed {
+		if got := givenPrior(gibbs.FixedPrior(0.2)).Resolve(tc.noise); got.Kind != gibbs.Fixed {
 			t.Errorf("a given prior resolves to %v under %v", got, tc.noise)
 		}
 		c := DefaultFitConfig()
-		c.Noise = GivenNoise(tc.noise)
+		c.Noise = givenNoise(tc.noise)
 		if sc := samplerConfig(c, 3, 1); sc.PriorU.Kind != tc.want || sc.PriorZ.Kind != tc.want {
 			t.Errorf("under %v the sampler is given priors %v and %v", tc.noise, sc.PriorU, sc.PriorZ)
 		}

@@ -54,9 +54,9 @@ func (c *rankCost) endSweep() {
 	c.peakAnon = max(c.peakAnon, procStatusKB("RssAnon"))
 }
 
-// log sums every rank's figures into rank 0, which logs one line a rank.
-// Every rank must call it at the same point.
-func (c *rankCost) log(ctx context.Context, lg *slog.Logger, L, chain int) error {
+// log sums every rank's figures into rank 0, which logs one line a rank
+// to the fit's lg. Every rank must call it at the same point.
+func (c *rankCost) log(ctx context.Context, lg *slog.Logger) error {
 	const k = 7
 	n, r := c.Size(), c.Rank()
 	v := make([]int64, k*n)
@@ -68,7 +68,7 @@ func (c *rankCost) log(ctx context.Context, lg *slog.Logger, L, chain int) error
 	for q := range n {
 		f := v[k*q : k*q+k]
 		sweeps := float64(max(f[1], 1))
-		lg.Info("rank's cost", "L", L, "chain", chain, "rank", q, "cells", f[0], "sweeps", f[1],
+		lg.Info("rank's cost", "rank", q, "cells", f[0], "sweeps", f[1],
 			"cpu_s_per_sweep", float64(f[2])/1e6/sweeps, "in_collectives_cpu_s_per_sweep", float64(f[3])/1e6/sweeps,
 			"rss_anon_at_start_MiB", float64(f[4])/1024, "peak_rss_anon_MiB", float64(f[5])/1024, "vm_hwm_MiB", float64(f[6])/1024)
 	}

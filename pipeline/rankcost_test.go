@@ -45,7 +45,7 @@ func TestRankCost(t *testing.T) {
 				}
 				c.endSweep()
 			}
-			errs[r] = c.log(context.Background(), lg, 4, 1)
+			errs[r] = c.log(context.Background(), lg.With("L", 4, "chain", 1))
 		})
 	}
 	wg.Wait()

@@ -2,10 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,10 +14,13 @@ import (
 )
 
 // Every way of fitting a run goes through one lifecycle: openRun takes the
-// validated configuration, takes the run's lock, verifies the shards,
+// run's lock, reads the run's own configuration once where the command
+// continues it (a resumed run, a chain process: o.Given), validates the
+// configuration, verifies the shards,
 // resolves the model, prepares the run directory (or checks the prepared
 // run it shares), reads the fixed codes and opens the data the fits
-// sweep, once; fitAll then fits the process's (L, chain) in turn, and
+// sweep, once; fitAll then fits the process's (L, chain) in turn, each
+// with fitOne (fitone.go), the one loop of a fit whatever its crew, and
 // Close lets the run go. The ways differ in what they open and fit:
 //
 //   - Fit (wholeRun): every fit, in one process, the run's lock held
@@ -28,8 +29,9 @@ import (
 //     it; nothing is fitted.
 //   - FitChain (chainRun): one chain of some L of a prepared run, beside
 //     other processes: the run's lock shared, each fit's folder locked.
-//   - FitMPI (mpiRun): every fit spread over MPI ranks; rank 0 opens the
-//     run as Fit does, the other ranks their cell blocks (openRank).
+//   - FitMPI (mpiRun): every fit spread over MPI ranks (the crew ranks);
+//     rank 0 opens the run as Fit does, the other ranks their cell blocks
+//     (openRank).
 
 // runMode is how a process takes part in a run.
 type runMode uint8
@@ -44,9 +46,10 @@ const (
 // openedRun is a run opened for fitting by openRun (or openRank).
 type openedRun struct {
 	mode      runMode
-	cfg       FitConfig // validated, its model and thread count resolved
-	Ls        []int     // the latent sizes this process fits
-	chains    []int     // the chains of each L it fits
+	cfg       FitConfig  // validated, its model and thread count resolved
+	stored    *FitConfig // the run's configuration as the lock found it (nil: none, or not read)
+	Ls        []int      // the latent sizes this process fits
+	chains    []int      // the chains of each L it fits
 	o         FitOptions
 	lock      *outlock.Lock // nil in MPI ranks other than 0
 	src       *shard.Shard
@@ -55,32 +58,45 @@ type openedRun struct {
 	heldOut   int64
 	fixed     []gibbs.FixedCode // the run's fixed codes (runFixedCodes), read once
 	hash      string            // cfg.hash(), the key of the run's checkpoints
+	crew      crew              // the processes that run each fit together
 }
 
-// openRun opens the run cfg.Output, whose latent sizes cfg.Validate
-// returned as Ls, for mode; chain is the chain a chainRun fits.
-func openRun(ctx context.Context, cfg FitConfig, Ls []int, o FitOptions, mode runMode, chain int) (_ *openedRun, err error) {
-	r := &openedRun{mode: mode, Ls: Ls, o: o}
+// openRun opens the run cfg.Output for mode; chain is the chain a
+// chainRun fits.
+func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, chain int) (_ *openedRun, err error) {
+	r := &openedRun{mode: mode, o: o, crew: alone{}}
 	defer func() {
 		if err != nil {
 			r.Close()
 		}
 	}()
 	if mode == chainRun {
-		if err := checkChain(cfg, Ls, chain, o); err != nil {
+		if err := checkChain(cfg, chain, o); err != nil {
 			return nil, err
 		}
 		if r.lock, err = outlock.AcquireShared(cfg.Output, o.Log); err != nil {
 			return nil, fmt.Errorf("fit: run directory %w", err)
 		}
-		if cfg, err = preparedConfig(cfg, chain, Ls); err != nil {
+	} else if r.lock, err = lockRun(cfg, o.Log); err != nil {
+		return nil, err
+	}
+	if mode == chainRun || o.Resume || mode == prepareRun && !o.Force {
+		if r.stored, err = storedConfig(cfg.Output); err != nil {
+			return nil, err
+		}
+	}
+	if r.stored != nil && (mode == chainRun || o.Resume) {
+		cfg = cfg.over(*r.stored, o.Given)
+	}
+	if r.Ls, err = cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if mode == chainRun {
+		if cfg, err = preparedConfig(r.stored, cfg, chain, r.Ls); err != nil {
 			return nil, err
 		}
 		r.chains = []int{chain}
 	} else {
-		if r.lock, err = lockRun(cfg, o.Log); err != nil {
-			return nil, err
-		}
 		for c := 1; c <= cfg.Chains; c++ {
 			r.chains = append(r.chains, c)
 		}
@@ -88,7 +104,7 @@ func openRun(ctx context.Context, cfg FitConfig, Ls []int, o FitOptions, mode ru
 	// The shards are checked before the run directory is touched, so that
 	// bad input never costs an existing run (not even with --force).
 	start := time.Now()
-	if r.src, err = openVerified(ctx, cfg.Shards); err != nil {
+	if r.src, err = openVerified(ctx, cfg.Shards, threads(cfg.Threads)); err != nil {
 		return nil, err
 	}
 	o.Timings.since(phaseVerify, start)
@@ -98,7 +114,7 @@ func openRun(ctx context.Context, cfg FitConfig, Ls []int, o FitOptions, mode ru
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 		if !o.Resume {
-			if err := refuseStarted(cfg.Output, Ls, chain); err != nil {
+			if err := refuseStarted(cfg.Output, r.Ls, chain); err != nil {
 				return nil, err
 			}
 		}
@@ -133,12 +149,12 @@ func openRun(ctx context.Context, cfg FitConfig, Ls []int, o FitOptions, mode ru
 
 // checkChain refuses a chain process's settings that no prepared run
 // takes.
-func checkChain(cfg FitConfig, Ls []int, chain int, o FitOptions) error {
+func checkChain(cfg FitConfig, chain int, o FitOptions) error {
 	if chain < 1 {
 		return fmt.Errorf("%w: --chain-index %d: chains are numbered from 1", ErrConfig, chain)
 	}
 	if o.Force {
-		return fmt.Errorf("fit: --force replaces a whole run and cannot go with --chain-index (to fit one (L, chain) again, delete its folder, such as %s)", rundir.FitDir(cfg.Output, Ls[0], chain))
+		return fmt.Errorf("fit: --force replaces a whole run and cannot go with --chain-index (to fit one (L, chain) again, delete its folder, such as %s)", rundir.FitDir(cfg.Output, cfg.L[0], chain))
 	}
 	return checkRunInputs(cfg)
 }
@@ -151,7 +167,7 @@ func (r *openedRun) prepareDir(cfg FitConfig, id rundir.ShardsIdentity) error {
 	existing := false
 	if r.mode == prepareRun {
 		var err error
-		if existing, err = preparedBefore(cfg, id, r.o); err != nil {
+		if existing, err = preparedBefore(r.stored, cfg, id, r.o); err != nil {
 			return err
 		}
 	}
@@ -167,7 +183,7 @@ func (r *openedRun) prepareDir(cfg FitConfig, id rundir.ShardsIdentity) error {
 		}
 		return writeFixedCodes(cfg.Output, sets)
 	}
-	if err := prepareRunDir(cfg, r.o, id); err != nil {
+	if err := prepareRunDir(cfg, r.o, id, r.stored); err != nil {
 		return err
 	}
 	if err := writeConfig(cfg); err != nil {
@@ -177,20 +193,14 @@ func (r *openedRun) prepareDir(cfg FitConfig, id rundir.ShardsIdentity) error {
 }
 
 // preparedBefore reports whether the run cfg.Output was prepared before
-// with cfg's settings on the shards id, refusing one prepared with others
-// (unless forced, which replaces it).
-func preparedBefore(cfg FitConfig, id rundir.ShardsIdentity, o FitOptions) (bool, error) {
-	if o.Force {
+// (its configuration stored; nil: none) with cfg's settings on the shards
+// id, refusing one prepared with others (unless forced, which replaces
+// it).
+func preparedBefore(stored *FitConfig, cfg FitConfig, id rundir.ShardsIdentity, o FitOptions) (bool, error) {
+	if o.Force || stored == nil {
 		return false, nil
 	}
-	stored, err := LoadFitConfig(filepath.Join(cfg.Output, rundir.ConfigFile), FitConfig{})
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("fit: --prepare: %w", err)
-	}
-	if d := configDiff(stored, cfg); len(d) > 0 {
+	if d := configDiff(*stored, cfg); len(d) > 0 {
 		return false, fmt.Errorf("fit: --prepare: %s was prepared with other settings (%s; see its %s): use another -o, or --force to replace it",
 			cfg.Output, strings.Join(d, ", "), rundir.ConfigFile)
 	}
@@ -202,9 +212,17 @@ func preparedBefore(cfg FitConfig, id rundir.ShardsIdentity, o FitOptions) (bool
 }
 
 // openRank opens, for an MPI rank other than 0, its cell blocks b0 …
-// b1−1 of the shards and of the fit mask of the run that rank 0 opened.
-func openRank(cfg FitConfig, Ls []int, o FitOptions, b0, b1 int) (_ *openedRun, err error) {
-	r := &openedRun{mode: mpiRun, Ls: Ls, o: o}
+// b1−1 of the shards and of the fit mask of the run that rank 0 opened
+// with the configuration sent (its TOML).
+func openRank(sent []byte, o FitOptions, b0, b1 int) (_ *openedRun, err error) {
+	cfg, _, err := decodeFitConfig(sent, "rank 0's configuration", FitConfig{})
+	if err != nil {
+		return nil, err
+	}
+	r := &openedRun{mode: mpiRun, o: o}
+	if r.Ls, err = cfg.Validate(); err != nil {
+		return nil, err
+	}
 	for c := 1; c <= cfg.Chains; c++ {
 		r.chains = append(r.chains, c)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 
 	"scpipe/gibbs"
-	"scpipe/internal/mpi"
 )
 
 // useThreshold is the posterior mean of z at which a cell counts as using a
@@ -53,11 +52,12 @@ func fitScores(data gibbs.Data, res *gibbs.Result, L, workers int) ([]float64, e
 	return geneScores(t), nil
 }
 
-// partScores is fitScores for a fit spread over processes: rank 0 holds
+// partScores is fitScores for a fit spread over the ranks: rank 0 holds
 // the gathered result (res, nil elsewhere) and sends the codes' cells to
-// every rank, each counts its own cells lo to hi−1, and the sums of the
-// counts, integers, give rank 0 the scores fitScores gives.
-func partScores(ctx context.Context, comm mpi.Comm, data gibbs.Data, res *gibbs.Result, L, lo, hi, workers int) ([]float64, error) {
+// every rank, each counts its own cells, and the sums of the counts,
+// integers, give rank 0 the scores fitScores gives.
+func (c *ranks) partScores(ctx context.Context, data gibbs.Data, res *gibbs.Result, L, workers int) ([]float64, error) {
+	comm := c.comm
 	N := data.XT.Cols()
 	words := (N + 63) / 64
 	flat := make([]byte, 8*L*words)
@@ -78,8 +78,8 @@ func partScores(ctx context.Context, comm mpi.Comm, data gibbs.Data, res *gibbs.
 			uses[k][i] = binary.LittleEndian.Uint64(flat[8*(k*words+i):])
 		}
 	}
-	t, err := data.Detection(uses, lo, hi, workers)
-	if err := agree(ctx, comm, err); err != nil { // a rank that fails alone would leave the others in the sums
+	t, err := data.Detection(uses, c.lo, c.hi, workers)
+	if err := agree(ctx, c, err); err != nil { // a rank that fails alone would leave the others in the sums
 		return nil, err
 	}
 	for _, v := range [][]int64{t.Both, t.Used, t.Ones, t.Obs} {

@@ -63,12 +63,12 @@ func Converged(agreement []float64, programs []int, stable int, rhatWithin float
 }
 
 // elbowShare is the share of the held-out gain across the fitted L that
-// RecommendL lets a smaller L forgo.
+// recommendL lets a smaller L forgo.
 const elbowShare = 0.05
 
-// Selection is the choice of L and the numbers behind it, in nats per
+// lSelection is the choice of L and the numbers behind it, in nats per
 // held-out entry.
-type Selection struct {
+type lSelection struct {
 	L    int // the recommended L; 0 when nothing was held out
 	Best int // the L of the highest held-out log predictive
 	// Gap[L] is the best L's held-out log predictive less L's, over the
@@ -80,10 +80,10 @@ type Selection struct {
 	Elbow float64
 }
 
-// Tolerance returns the gap to the best L that the rule allows L: one
+// tolerance returns the gap to the best L that the rule allows L: one
 // standard error of the paired difference or the elbow, whichever is
 // larger.
-func (s Selection) Tolerance(L int) float64 {
+func (s lSelection) tolerance(L int) float64 {
 	tol := s.Elbow
 	if se := s.GapSE[L]; se > tol {
 		tol = se
@@ -91,13 +91,13 @@ func (s Selection) Tolerance(L int) float64 {
 	return tol
 }
 
-// Within reports whether L is within the tolerance of the rule.
-func (s Selection) Within(L int) bool {
+// within reports whether L is within the tolerance of the rule.
+func (s lSelection) within(L int) bool {
 	gap, ok := s.Gap[L]
-	return ok && gap <= s.Tolerance(L)
+	return ok && gap <= s.tolerance(L)
 }
 
-// RecommendL picks L from the held-out log predictive of each cell under
+// recommendL picks L from the held-out log predictive of each cell under
 // each L (perCell[L]: the log predictive summed over the cell's held-out
 // entries, from the L's chain of highest training log-likelihood: a chain
 // stuck in a poorer mode says nothing about what L codes can explain) and
@@ -114,8 +114,8 @@ func (s Selection) Within(L int) bool {
 // programs or fit what the model leaves out, such as genes' detection
 // rates), and with thousands of cells even that little is many standard
 // errors.
-func RecommendL(perCell map[int][]float32, entries []int32) Selection {
-	sel := Selection{Gap: map[int]float64{}, GapSE: map[int]float64{}}
+func recommendL(perCell map[int][]float32, entries []int32) lSelection {
+	sel := lSelection{Gap: map[int]float64{}, GapSE: map[int]float64{}}
 	var Ls []int
 	for L := range perCell {
 		Ls = append(Ls, L)
@@ -126,7 +126,7 @@ func RecommendL(perCell map[int][]float32, entries []int32) Selection {
 		total += float64(n)
 	}
 	if len(Ls) == 0 || total == 0 {
-		return Selection{}
+		return lSelection{}
 	}
 	bestMean, worst := math.Inf(-1), math.Inf(1)
 	for _, L := range Ls {
@@ -147,7 +147,7 @@ func RecommendL(perCell map[int][]float32, entries []int32) Selection {
 		sel.Gap[L], sel.GapSE[L] = sum64(diff)/total, ratioSE(diff, entries)
 	}
 	for _, L := range Ls {
-		if sel.Within(L) {
+		if sel.within(L) {
 			sel.L = L
 			break
 		}

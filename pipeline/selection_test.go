@@ -123,19 +123,19 @@ func TestRecommendL(t *testing.T) {
 		{"best is the largest", map[int][]float32{2: shift(-3, 1), 3: shift(-2, 1), 4: shift(-1, 1), 5: shift(0, 1)}, 5},
 	} {
 		for range 5 { // maps iterate in a different order each time
-			if got := RecommendL(tc.per, entries).L; got != tc.want {
+			if got := recommendL(tc.per, entries).L; got != tc.want {
 				t.Errorf("%s: RecommendL = %d, want %d", tc.name, got, tc.want)
 				break
 			}
 		}
 	}
-	if got := RecommendL(map[int][]float32{2: shift(0, 1)}, make([]int32, cells)); got.L != 0 {
+	if got := recommendL(map[int][]float32{2: shift(0, 1)}, make([]int32, cells)); got.L != 0 {
 		t.Errorf("no entry held out: RecommendL = %+v, want L = 0", got)
 	}
 	// Past the elbow: 6 captures 98% of the gain from 2; 8 is better by
 	// many standard errors but by under 5% of the gain, so 6.
 	per := map[int][]float32{2: shift(-4, 0.2), 4: shift(-1, 0.2), 6: shift(-0.08, 0.2), 8: shift(0, 0.2)}
-	sel := RecommendL(per, entries)
+	sel := recommendL(per, entries)
 	if sel.L != 6 || sel.Best != 8 {
 		t.Errorf("elbow: RecommendL = %d (best %d), want 6 (best 8)", sel.L, sel.Best)
 	}
@@ -155,7 +155,7 @@ func TestRecommendL(t *testing.T) {
 	if want := 0.2 * math.Sqrt2 / math.Sqrt(cells) / 20; math.Abs(sel.GapSE[6]/want-1) > 0.1 || sel.GapSE[8] != 0 {
 		t.Errorf("elbow: paired standard errors %v at 6 and %v at 8, want about %v and 0", sel.GapSE[6], sel.GapSE[8], want)
 	}
-	if !sel.Within(6) || sel.Within(4) || sel.Within(3) {
-		t.Errorf("elbow: within the tolerance 4 %v, 6 %v, 3 (not fitted) %v; want false, true, false", sel.Within(4), sel.Within(6), sel.Within(3))
+	if !sel.within(6) || sel.within(4) || sel.within(3) {
+		t.Errorf("elbow: within the tolerance 4 %v, 6 %v, 3 (not fitted) %v; want false, true, false", sel.within(4), sel.within(6), sel.within(3))
 	}
 }

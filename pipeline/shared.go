@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -43,17 +42,13 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, er
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	Ls, err := cfg.Validate()
-	if err != nil {
-		return nil, err
-	}
-	r, err := openRun(ctx, cfg, Ls, o, prepareRun, 0)
+	r, err := openRun(ctx, cfg, o, prepareRun, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	o.Log.Info("run prepared: fit each (L, chain) with scpipe fit SHARDS -o RUN --L l --chain-index c, then scpipe summarize RUN",
-		"run", cfg.Output, "L", cfg.L.String(), "chains", cfg.Chains, "fits", len(Ls)*cfg.Chains)
+		"run", cfg.Output, "L", r.cfg.L.String(), "chains", r.cfg.Chains, "fits", len(r.Ls)*r.cfg.Chains)
 	return &FitReport{Run: cfg.Output, HeldOut: r.heldOut}, nil
 }
 
@@ -68,11 +63,7 @@ func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *F
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	Ls, err := cfg.Validate()
-	if err != nil {
-		return nil, err
-	}
-	r, err := openRun(ctx, cfg, Ls, o, chainRun, chain)
+	r, err := openRun(ctx, cfg, o, chainRun, chain)
 	if err != nil {
 		return nil, err
 	}
@@ -80,19 +71,15 @@ func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *F
 	return r.fitAll(ctx, r.fitProcess)
 }
 
-// preparedConfig reads the configuration of the prepared run cfg.Output
-// and checks that cfg (and the fits it asks for, chain of each of Ls) is
-// of that run. It returns cfg with the run's L, so that checkpoints carry
-// the run's configuration hash whichever process writes them.
-func preparedConfig(cfg FitConfig, chain int, Ls []int) (FitConfig, error) {
-	path := filepath.Join(cfg.Output, rundir.ConfigFile)
-	stored, err := LoadFitConfig(path, FitConfig{})
-	if errors.Is(err, os.ErrNotExist) {
-		return cfg, fmt.Errorf("fit: --chain: %s is not a prepared run (it has no %s): prepare it first with scpipe fit %s -o %s --prepare and the run's settings (--config …)",
+// preparedConfig checks that cfg (and the fits it asks for, chain of
+// each of Ls) is of the prepared run cfg.Output, whose configuration is
+// stored (nil: none). It returns cfg with the run's L, so that
+// checkpoints carry the run's configuration hash whichever process writes
+// them.
+func preparedConfig(stored *FitConfig, cfg FitConfig, chain int, Ls []int) (FitConfig, error) {
+	if stored == nil {
+		return cfg, fmt.Errorf("fit: --chain-index: %s is not a prepared run (it has no %s): prepare it first with scpipe fit %s -o %s --prepare and the run's settings (--config …)",
 			cfg.Output, rundir.ConfigFile, cfg.Shards, cfg.Output)
-	}
-	if err != nil {
-		return cfg, fmt.Errorf("fit: --chain: %w", err)
 	}
 	if chain > stored.Chains {
 		return cfg, fmt.Errorf("%w: --chain-index %d: %s has %d chains per L (chains in its %s)", ErrConfig, chain, cfg.Output, stored.Chains, rundir.ConfigFile)
@@ -111,7 +98,7 @@ func preparedConfig(cfg FitConfig, chain int, Ls []int) (FitConfig, error) {
 	if run.Housekeeping.Auto {
 		run.Housekeeping = stored.Housekeeping
 	}
-	if d := configDiff(stored, run); len(d) > 0 {
+	if d := configDiff(*stored, run); len(d) > 0 {
 		return cfg, fmt.Errorf("%w: the settings differ from those %s was prepared with (%s; see its %s; only --L, --chain, --threads and the checkpoint cadence may differ)",
 			ErrConfig, cfg.Output, strings.Join(d, ", "), rundir.ConfigFile)
 	}
@@ -143,7 +130,7 @@ func configDiff(a, b FitConfig) []string {
 	kv := func(c FitConfig) map[string]string {
 		c.Shards, c.Output, c.Threads = "", "", 0
 		c.CheckpointEvery, c.CheckpointMinutes = 0, 0
-		enc, _ := c.EncodeTOML()
+		enc, _ := c.encodeTOML()
 		m := map[string]string{}
 		for line := range strings.Lines(string(enc)) {
 			if k, v, ok := strings.Cut(strings.TrimSpace(line), " = "); ok {
@@ -172,13 +159,14 @@ func orNone(v string) string {
 	return v
 }
 
-// openVerified opens the shards at path and checks every checksum.
-func openVerified(ctx context.Context, path string) (*shard.Shard, error) {
+// openVerified opens the shards at path and checks every checksum on
+// workers goroutines.
+func openVerified(ctx context.Context, path string, workers int) (*shard.Shard, error) {
 	src, err := shard.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := src.Verify(ctx); err != nil {
+	if err := src.Verify(ctx, workers); err != nil {
 		src.Close()
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 		return nil, fmt.Errorf("summarize: run directory %w", err)
 	}
 	defer lk.Release()
-	cfg, err := LoadFitConfig(filepath.Join(run, rundir.ConfigFile), FitConfig{})
+	cfg, _, err := LoadFitConfig(filepath.Join(run, rundir.ConfigFile), FitConfig{})
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("summarize: %s is not a run directory: it has no %s (scpipe fit writes it)", run, rundir.ConfigFile)
 	}
@@ -82,7 +82,7 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 	if err != nil {
 		return rep, err
 	}
-	src, err := openVerified(ctx, path)
+	src, err := openVerified(ctx, path, o.Threads)
 	if err != nil {
 		return rep, fmt.Errorf("summarize: %w", err)
 	}

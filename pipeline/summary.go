@@ -25,7 +25,7 @@ func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, 
 	if err != nil {
 		return nil, err
 	}
-	held, err := openHeldOut(ctx, run, src, h)
+	held, err := openHeldOut(ctx, run, src, h, workers)
 	if err != nil {
 		return nil, err
 	}
@@ -66,13 +66,13 @@ func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, 
 			r.Converged = d.converged
 		}
 	}
-	sel := RecommendL(perCell, entries)
+	sel := recommendL(perCell, entries)
 	for L, idx := range byL {
 		for _, i := range idx {
 			rows[i].Recommended = L == sel.L
 			rows[i].LogPredGap, rows[i].LogPredGapSE, rows[i].LogPredTolerance = math.NaN(), math.NaN(), math.NaN()
 			if gap, ok := sel.Gap[L]; ok {
-				rows[i].LogPredGap, rows[i].LogPredGapSE, rows[i].LogPredTolerance = gap, sel.GapSE[L], sel.Tolerance(L)
+				rows[i].LogPredGap, rows[i].LogPredGapSE, rows[i].LogPredTolerance = gap, sel.GapSE[L], sel.tolerance(L)
 			}
 		}
 	}

@@ -29,8 +29,8 @@ const (
 	Quiet             // nothing
 )
 
-// LineInterval is how often plain-line mode prints.
-var LineInterval = 10 * time.Second
+// lineInterval is how often plain-line mode prints.
+var lineInterval = 10 * time.Second
 
 // Meter shows the progress of one task. It is safe for concurrent use.
 type Meter struct {
@@ -69,7 +69,7 @@ func (m *Meter) Set(done int64, extra string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	interval := LineInterval
+	interval := lineInterval
 	if m.bar {
 		interval = 100 * time.Millisecond
 	}

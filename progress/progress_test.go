@@ -8,8 +8,8 @@ import (
 )
 
 func TestModes(t *testing.T) {
-	defer func(d time.Duration) { LineInterval = d }(LineInterval)
-	LineInterval = 0
+	defer func(d time.Duration) { lineInterval = d }(lineInterval)
+	lineInterval = 0
 	tests := []struct {
 		mode      Mode
 		wantLines int
@@ -39,8 +39,8 @@ func TestModes(t *testing.T) {
 }
 
 func TestLinesAreThrottled(t *testing.T) {
-	defer func(d time.Duration) { LineInterval = d }(LineInterval)
-	LineInterval = time.Hour
+	defer func(d time.Duration) { lineInterval = d }(lineInterval)
+	lineInterval = time.Hour
 	var buf bytes.Buffer
 	m := New(&buf, "task", 100, Lines)
 	for i := range int64(99) {

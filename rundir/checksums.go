@@ -16,7 +16,7 @@ import (
 	"sync"
 )
 
-// ChecksumsFile is the manifest, in each folder that holds Parquet tables
+// checksumsFile is the manifest, in each folder that holds Parquet tables
 // of a run (a fit folder, a layer folder), of the tables' SHA-256 sums, in
 // the format of sha256sum (one line per file, "<64 hex digits>  <name>",
 // sorted by name), so that `sha256sum -c SHA256SUMS` checks a fit by hand.
@@ -26,23 +26,23 @@ import (
 // against it before decoding, and a table without its line in a folder
 // that has the manifest is damaged. Runs written before the manifest existed have
 // none: their tables are read unverified.
-const ChecksumsFile = "SHA256SUMS"
+const checksumsFile = "SHA256SUMS"
 
 // ErrDamaged marks a table whose bytes are not the ones written: its
-// SHA-256 differs from the folder's ChecksumsFile, the manifest does not
+// SHA-256 differs from the folder's checksumsFile, the manifest does not
 // parse or lacks its line, or the Parquet decoder panicked on it. (A
 // damaged checkpoint wraps ErrDamaged or ErrTruncated instead.)
 var ErrDamaged = errors.New("damaged")
 
-// sumsMu serialises this process's updates of ChecksumsFile: the tables
+// sumsMu serialises this process's updates of checksumsFile: the tables
 // of one folder may be written by goroutines at once, and other processes
 // never write the same folder (they hold the fit's lock).
 var sumsMu sync.Mutex
 
-// readChecksums reads the ChecksumsFile of dir: name → hex digest. It
+// readChecksums reads the checksumsFile of dir: name → hex digest. It
 // returns nil and no error when the folder has none.
 func readChecksums(dir string) (map[string]string, error) {
-	path := filepath.Join(dir, ChecksumsFile)
+	path := filepath.Join(dir, checksumsFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -77,7 +77,7 @@ func isLowerHex(s string) bool {
 	return true
 }
 
-// recordChecksum sets the line of name in the ChecksumsFile of dir to
+// recordChecksum sets the line of name in the checksumsFile of dir to
 // digest, atomically.
 func recordChecksum(dir, name string, digest []byte) error {
 	sumsMu.Lock()
@@ -99,17 +99,17 @@ func recordChecksum(dir, name string, digest []byte) error {
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s  %s\n", sums[n], n)
 	}
-	return WriteFileAtomic(filepath.Join(dir, ChecksumsFile), func(w io.Writer) error {
+	return WriteFileAtomic(filepath.Join(dir, checksumsFile), func(w io.Writer) error {
 		_, err := w.Write(b.Bytes())
 		return err
 	})
 }
 
-// VerifyTable checks the file at path against the ChecksumsFile of its
+// verifyTable checks the file at path against the checksumsFile of its
 // folder. It returns nil when they agree, or when the folder has no
 // manifest (a run of an older version); an error wrapping ErrDamaged
 // names the file when the sums differ or the manifest has no line for it.
-func VerifyTable(path string) error {
+func verifyTable(path string) error {
 	dir, name := filepath.Split(path)
 	sums, err := readChecksums(filepath.Clean(dir))
 	if err != nil || sums == nil {
@@ -117,7 +117,7 @@ func VerifyTable(path string) error {
 	}
 	want, ok := sums[name]
 	if !ok {
-		return fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, ChecksumsFile)
+		return fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, checksumsFile)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -130,13 +130,13 @@ func VerifyTable(path string) error {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
 		return fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, replace its line in %[4]s with what `sha256sum %[5]s` prints in its folder)",
-			path, ErrDamaged, got, ChecksumsFile, want, filepath.Base(path))
+			path, ErrDamaged, got, checksumsFile, want, filepath.Base(path))
 	}
 	return nil
 }
 
 // WriteChecksummed is WriteFileAtomic that also records the file's SHA-256
-// in the ChecksumsFile of its folder before the file takes its name, as
+// in the checksumsFile of its folder before the file takes its name, as
 // the tables' writers do; ReadChecksummed reads it back verified. For a
 // fit's files other than its tables, such as its retained samples.
 func WriteChecksummed(path string, write func(w io.Writer) error) error {
@@ -147,7 +147,7 @@ func WriteChecksummed(path string, write func(w io.Writer) error) error {
 }
 
 // ReadChecksummed reads the file at path and checks it against the
-// ChecksumsFile of its folder, as VerifyTable does (no manifest: the
+// checksumsFile of its folder, as verifyTable does (no manifest: the
 // file of an older run, read unverified).
 func ReadChecksummed(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
@@ -161,11 +161,11 @@ func ReadChecksummed(path string) ([]byte, error) {
 	}
 	want, ok := sums[name]
 	if !ok {
-		return nil, fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, ChecksumsFile)
+		return nil, fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, checksumsFile)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want {
 		return nil, fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, replace its line in %[4]s with what `sha256sum %[5]s` prints in its folder)",
-			path, ErrDamaged, hex.EncodeToString(sum[:]), ChecksumsFile, want, filepath.Base(path))
+			path, ErrDamaged, hex.EncodeToString(sum[:]), checksumsFile, want, filepath.Base(path))
 	}
 	return data, nil
 }

@@ -53,7 +53,7 @@ func TestChecksumsFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	readers := smallFit(t, dir)
-	got, err := os.ReadFile(filepath.Join(dir, ChecksumsFile))
+	got, err := os.ReadFile(filepath.Join(dir, checksumsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestChecksumsFile(t *testing.T) {
 		fmt.Fprintf(&want, "%s  %s\n", hex.EncodeToString(s[:]), filepath.Base(p))
 	}
 	if string(got) != want.String() {
-		t.Errorf("%s:\n%s\nwant\n%s", ChecksumsFile, got, want.String())
+		t.Errorf("%s:\n%s\nwant\n%s", checksumsFile, got, want.String())
 	}
 	for p, read := range readers {
 		if err := read(p); err != nil {
@@ -131,7 +131,7 @@ func TestUncheckedTablesNeverPanic(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	readers := smallFit(t, dir)
-	if err := os.Remove(filepath.Join(dir, ChecksumsFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, checksumsFile)); err != nil {
 		t.Fatal(err)
 	}
 	failed := 0
@@ -184,7 +184,7 @@ func TestDamagedChecksumsFile(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		smallFit(t, dir)
-		sums := filepath.Join(dir, ChecksumsFile)
+		sums := filepath.Join(dir, checksumsFile)
 		b, err := os.ReadFile(sums)
 		if err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@
 // file or the new one, never a torn one, even after SIGKILL or power loss.
 //
 // Parquet tables are written with Apache Arrow's pqarrow in record batches
-// of BatchRows rows, Snappy-compressed under a REQUIRED schema root, with
+// of batchRows rows, Snappy-compressed under a REQUIRED schema root, with
 // plain column types (UTF-8 strings, float64, int64) that pandas, polars,
 // R arrow, DuckDB and hyparquet open directly. Matrices are passed in and out as plain row-major slices:
 //

@@ -35,7 +35,7 @@ func FuzzRunFiles(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for kind, name := range []string{CodesFile, CellsFile, TraceFile, SummaryFile, CheckpointFile, ChecksumsFile} {
+	for kind, name := range []string{CodesFile, CellsFile, TraceFile, SummaryFile, CheckpointFile, checksumsFile} {
 		b, err := os.ReadFile(filepath.Join(seeds, name))
 		if err != nil {
 			f.Fatal(err)
@@ -75,7 +75,7 @@ func FuzzRunFiles(f *testing.F) {
 			_, _, err = ReadCheckpoint(path)
 		case fuzzChecksums:
 			path = write(CodesFile, good)
-			write(ChecksumsFile, data)
+			write(checksumsFile, data)
 			_, err = ReadCodes(path)
 			if err == nil && !strings.Contains(string(data), "  "+CodesFile+"\n") {
 				t.Fatalf("codes read with a SHA256SUMS that has no line for it: %q", data)

@@ -14,12 +14,12 @@ const (
 	LayersFile      = "layers.tsv"         // fit: one row per layer
 	PrototypesFile  = "prototypes.parquet" // layer: per gene, each code fed forward to the data
 	LayerCodesFile  = "codes.tsv"          // layer k ≥ 2: per code of layer k−1, posterior mean of U_k
-	LayerDirPattern = "layer%d"            // RUN/Lnn/chainK/layer2
+	layerDirPattern = "layer%d"            // RUN/Lnn/chainK/layer2
 )
 
 // LayerDir returns the folder of layer k (1-based) of the fit in fitDir.
 func LayerDir(fitDir string, k int) string {
-	return filepath.Join(fitDir, fmt.Sprintf(LayerDirPattern, k))
+	return filepath.Join(fitDir, fmt.Sprintf(layerDirPattern, k))
 }
 
 // LayerRow describes one layer of a multi-layer fit in layers.tsv.

@@ -24,11 +24,11 @@ import (
 // next to the table's kind (key "scpipe.table": codes, cells or trace).
 const FormatVersion = "1"
 
-// BatchRows is the number of rows in each record batch, and so in each
+// batchRows is the number of rows in each record batch, and so in each
 // Parquet row group, of the tables this package writes. Only one batch is
 // held in Arrow builders at a time, so a table of a million cells costs the
 // memory of 64 Ki rows on top of the caller's slices.
-const BatchRows = 1 << 16
+const batchRows = 1 << 16
 
 // column describes one output column and how to append rows [lo, hi) of
 // the caller's data to its builder.
@@ -60,7 +60,7 @@ func int64Column(name string, v []int64) column {
 // its genes' scores (score_1 …, codes.parquet only).
 const (
 	codePrefix  = "code_"
-	ScorePrefix = "score_"
+	scorePrefix = "score_"
 )
 
 // matrixColumns returns the columns prefix1 … prefixL of a row-major
@@ -154,12 +154,12 @@ type sink func(a arrow.Array, row0 int) error
 // file's schema and row count, checks the schema and returns one sink per
 // column, in schema order; a nil sink leaves its column unread.
 //
-// The file is first verified against its folder's ChecksumsFile. Tables
+// The file is first verified against its folder's checksumsFile. Tables
 // of older runs have no checksum, and the Parquet decoder panics on some
 // damaged input (a page that fails zstd's CRC, offsets past a buffer):
 // such a panic becomes an error that names the file.
 func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) (err error) {
-	if err := VerifyTable(path); err != nil {
+	if err := verifyTable(path); err != nil {
 		return err
 	}
 	defer func() {
@@ -177,7 +177,7 @@ func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, erro
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: BatchRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
@@ -278,10 +278,10 @@ func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, erro
 	return nil
 }
 
-// nextBatch reads the next BatchRows values of a column as one array
+// nextBatch reads the next batchRows values of a column as one array
 // (empty at the end).
 func nextBatch(r *pqarrow.ColumnReader) (arrow.Array, error) {
-	data, err := r.NextBatch(BatchRows)
+	data, err := r.NextBatch(batchRows)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func checkFields(s *arrow.Schema, from int, names []string, types []arrow.DataTy
 // nothing, and returns L and whether the scores are there.
 func codeColumns(s *arrow.Schema, from, tail int) (L int, scored bool, err error) {
 	L = s.NumFields() - from - tail
-	if L >= 2 && L%2 == 0 && s.Field(from+L/2).Name == ScorePrefix+"1" {
+	if L >= 2 && L%2 == 0 && s.Field(from+L/2).Name == scorePrefix+"1" {
 		L, scored = L/2, true
 	}
 	if L < 1 {
@@ -356,7 +356,7 @@ func codeColumns(s *arrow.Schema, from, tail int) (L int, scored bool, err error
 		return 0, false, err
 	}
 	if scored {
-		err = checkFields(s, from+L, prefixed(ScorePrefix, L), float64s(L))
+		err = checkFields(s, from+L, prefixed(scorePrefix, L), float64s(L))
 	}
 	return L, scored, err
 }

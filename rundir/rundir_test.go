@@ -151,10 +151,10 @@ func TestCodesRoundTrip(t *testing.T) {
 		genes, L, batch int
 		names           []string // gene names to cycle through; nil for generated
 	}{
-		{"L=1", 20, 1, BatchRows, nil},
-		{"L=10", 37, 10, BatchRows, nil},
-		{"zero rows", 0, 4, BatchRows, nil},
-		{"unicode names", 6, 3, BatchRows, []string{"Ccl3‐α", "βActin", "基因", "Gene🧬", "", "tab\tand\nnewline"}},
+		{"L=1", 20, 1, batchRows, nil},
+		{"L=10", 37, 10, batchRows, nil},
+		{"zero rows", 0, 4, batchRows, nil},
+		{"unicode names", 6, 3, batchRows, []string{"Ccl3‐α", "βActin", "基因", "Gene🧬", "", "tab\tand\nnewline"}},
 		{"several batches", 50, 3, 7, nil},
 		{"batch boundary", 14, 2, 7, nil},
 	} {
@@ -201,7 +201,7 @@ func numRowGroups(t *testing.T, path string) int {
 // exported writer.
 func TestCellsRoundTripLarge(t *testing.T) {
 	t.Parallel()
-	const cells, L = BatchRows + 1000, 3
+	const cells, L = batchRows + 1000, 3
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := Cells{Barcodes: make([]string, cells), L: L, Mean: randomMatrix(rng, cells, L)}
 	for i := range c.Barcodes {

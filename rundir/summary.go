@@ -43,7 +43,7 @@ type SummaryRow struct {
 	// (written NA) with a single chain.
 	Converged string
 	// Recommended marks the rows of the L the run recommends
-	// (pipeline.RecommendL).
+	// (by pipeline's rule of model selection).
 	Recommended bool
 
 	// The columns below were added after the ones above; a file written

@@ -32,13 +32,13 @@ type Codes struct {
 	GeneLift []float64
 }
 
-// GeneLiftColumn names the column of codes.parquet that holds each gene's
+// geneLiftColumn names the column of codes.parquet that holds each gene's
 // offset (per-gene background levels).
-const GeneLiftColumn = "gene_lift"
+const geneLiftColumn = "gene_lift"
 
-// HousekeepingColumn names the column of codes.parquet that holds the
+// housekeepingColumn names the column of codes.parquet that holds the
 // housekeeping code.
-const HousekeepingColumn = "housekeeping"
+const housekeepingColumn = "housekeeping"
 
 // Cells is the content of cells.parquet: for each cell, the posterior mean
 // of its row of Z, the probability that the cell uses each code.
@@ -57,8 +57,8 @@ type Cells struct {
 
 // The columns of cells.parquet that hold each cell's rates.
 const (
-	DropoutColumn    = "dropout"
-	BackgroundColumn = "background"
+	dropoutColumn    = "dropout"
+	backgroundColumn = "background"
 )
 
 // Phase tells the burn-in sweeps of a trace from the sampling sweeps whose
@@ -86,7 +86,7 @@ type TraceRow struct {
 }
 
 // WriteCodes writes c to path as codes.parquet, atomically.
-func WriteCodes(path string, c Codes) error { return writeCodes(path, c, BatchRows) }
+func WriteCodes(path string, c Codes) error { return writeCodes(path, c, batchRows) }
 
 func writeCodes(path string, c Codes, batch int) error {
 	rows := len(c.GeneIDs)
@@ -102,19 +102,19 @@ func writeCodes(path string, c Codes, batch int) error {
 		if len(c.Score) != len(c.Mean) {
 			return fmt.Errorf("rundir: %s: %d scores for %d posterior means", path, len(c.Score), len(c.Mean))
 		}
-		cols = append(cols, matrixColumns(ScorePrefix, c.Score, c.L)...)
+		cols = append(cols, matrixColumns(scorePrefix, c.Score, c.L)...)
 	}
 	if c.Housekeeping != nil {
 		if len(c.Housekeeping) != rows {
 			return fmt.Errorf("rundir: %s: %d housekeeping means for %d genes", path, len(c.Housekeeping), rows)
 		}
-		cols = append(cols, float64Column(HousekeepingColumn, c.Housekeeping))
+		cols = append(cols, float64Column(housekeepingColumn, c.Housekeeping))
 	}
 	if c.GeneLift != nil {
 		if len(c.GeneLift) != rows {
 			return fmt.Errorf("rundir: %s: %d gene offsets for %d genes", path, len(c.GeneLift), rows)
 		}
-		cols = append(cols, float64Column(GeneLiftColumn, c.GeneLift))
+		cols = append(cols, float64Column(geneLiftColumn, c.GeneLift))
 	}
 	return writeTable(path, "codes", cols, rows, batch)
 }
@@ -138,11 +138,11 @@ func ReadCodes(path string) (Codes, error) {
 			tail++
 			return true, checkFields(s, i, []string{name}, []arrow.DataType{arrow.PrimitiveTypes.Float64})
 		}
-		lift, err := optional(GeneLiftColumn)
+		lift, err := optional(geneLiftColumn)
 		if err != nil {
 			return nil, err
 		}
-		hk, err := optional(HousekeepingColumn)
+		hk, err := optional(housekeepingColumn)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func ReadCodes(path string) (Codes, error) {
 }
 
 // WriteCells writes c to path as cells.parquet, atomically.
-func WriteCells(path string, c Cells) error { return writeCells(path, c, BatchRows) }
+func WriteCells(path string, c Cells) error { return writeCells(path, c, batchRows) }
 
 func writeCells(path string, c Cells, batch int) error {
 	rows := len(c.Barcodes)
@@ -182,7 +182,7 @@ func writeCells(path string, c Cells, batch int) error {
 		return fmt.Errorf("rundir: %s: %d dropout and %d background rates for %d cells", path, len(c.Dropout), len(c.Background), rows)
 	}
 	if c.Dropout != nil {
-		cols = append(cols, float64Column(DropoutColumn, c.Dropout), float64Column(BackgroundColumn, c.Background))
+		cols = append(cols, float64Column(dropoutColumn, c.Dropout), float64Column(backgroundColumn, c.Background))
 	}
 	return writeTable(path, "cells", cols, rows, batch)
 }
@@ -202,11 +202,11 @@ func readCells(path string, barcodes bool) (Cells, error) {
 			return nil, err
 		}
 		f := s.NumFields()
-		rated := f > 3 && s.Field(f-2).Name == DropoutColumn && s.Field(f-1).Name == BackgroundColumn
+		rated := f > 3 && s.Field(f-2).Name == dropoutColumn && s.Field(f-1).Name == backgroundColumn
 		tail := 0
 		if rated {
 			dbl := arrow.PrimitiveTypes.Float64
-			if err := checkFields(s, f-2, []string{DropoutColumn, BackgroundColumn}, []arrow.DataType{dbl, dbl}); err != nil {
+			if err := checkFields(s, f-2, []string{dropoutColumn, backgroundColumn}, []arrow.DataType{dbl, dbl}); err != nil {
 				return nil, err
 			}
 			tail = 2
@@ -259,7 +259,7 @@ var (
 )
 
 // WriteTrace writes rows to path as trace.parquet, atomically.
-func WriteTrace(path string, rows []TraceRow) error { return writeTrace(path, rows, BatchRows) }
+func WriteTrace(path string, rows []TraceRow) error { return writeTrace(path, rows, batchRows) }
 
 func writeTrace(path string, rows []TraceRow, batch int) error {
 	n := len(rows)

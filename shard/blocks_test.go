@@ -41,7 +41,7 @@ func TestOpenBlocks(t *testing.T) {
 			}
 		}
 		if r.Len() < 3 {
-			if err := s.Verify(context.Background()); err == nil {
+			if err := s.Verify(context.Background(), 0); err == nil {
 				t.Errorf("blocks %v: Verify did not refuse a partial shard", r)
 			}
 			outside := r.Hi % 3
@@ -56,7 +56,7 @@ func TestOpenBlocks(t *testing.T) {
 					t.Errorf("blocks %v: reading %s of block %d did not panic", r, name, outside)
 				}
 			}
-		} else if err := s.Verify(context.Background()); err != nil {
+		} else if err := s.Verify(context.Background(), 0); err != nil {
 			t.Errorf("every block: Verify: %v", err)
 		}
 		s.Close()

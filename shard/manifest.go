@@ -13,22 +13,22 @@ import (
 // and the only one Open accepts.
 const FormatVersion = 1
 
-// ChecksumAlgorithm names the checksum recorded for every file: CRC-32C
+// checksumAlgorithm names the checksum recorded for every file: CRC-32C
 // (Castagnoli polynomial, as in hash/crc32.Castagnoli, iSCSI, ext4, …).
-const ChecksumAlgorithm = "crc32c"
+const checksumAlgorithm = "crc32c"
 
 // File names fixed by the format.
 const (
 	ManifestName = "manifest.json"
 	GenesName    = "genes.tsv"
-	BarcodesName = "barcodes.tsv"
+	barcodesName = "barcodes.tsv"
 )
 
 // Gene columns that genes.tsv may hold, in this order.
 const (
-	ColumnID          = "id"
-	ColumnName        = "name"
-	ColumnFeatureType = "feature_type"
+	columnID          = "id"
+	columnName        = "name"
+	columnFeatureType = "feature_type"
 )
 
 // ErrFormat is wrapped by every error Open and Verify return for a shard
@@ -89,7 +89,7 @@ type Manifest struct {
 	// (scpipe ingest --format ratings); zero for other inputs.
 	Ratings Ratings `json:"ratings"`
 
-	// Checksum is the checksum algorithm of Files (ChecksumAlgorithm).
+	// Checksum is the checksum algorithm of Files (checksumAlgorithm).
 	// Filled by Commit.
 	Checksum string `json:"checksum"`
 	// Files lists every file of the folder except manifest.json. Filled by
@@ -274,8 +274,8 @@ func (m *Manifest) validate() error {
 	if err := m.Filters.Selection.check(m.Genes); err != nil {
 		return err
 	}
-	if m.Checksum != ChecksumAlgorithm {
-		return fmt.Errorf("checksum algorithm %q not supported (want %q)", m.Checksum, ChecksumAlgorithm)
+	if m.Checksum != checksumAlgorithm {
+		return fmt.Errorf("checksum algorithm %q not supported (want %q)", m.Checksum, checksumAlgorithm)
 	}
 	byName := make(map[string]*File, len(m.Files))
 	for i := range m.Files {
@@ -358,13 +358,13 @@ func (m *Manifest) validateSideFiles(byName map[string]*File, n *int) error {
 	if err := side(m.GenesFile, GenesName, KindGenes); err != nil {
 		return err
 	}
-	if err := side(m.BarcodesFile, BarcodesName, KindBarcodes); err != nil {
+	if err := side(m.BarcodesFile, barcodesName, KindBarcodes); err != nil {
 		return err
 	}
 	if (m.GenesFile == "") != (len(m.GeneColumns) == 0) {
 		return fmt.Errorf("genes_file %q with gene_columns %q: both or neither must be set", m.GenesFile, m.GeneColumns)
 	}
-	all := []string{ColumnID, ColumnName, ColumnFeatureType}
+	all := []string{columnID, columnName, columnFeatureType}
 	j := 0
 	for _, c := range m.GeneColumns {
 		for j < len(all) && all[j] != c {
@@ -375,8 +375,8 @@ func (m *Manifest) validateSideFiles(byName map[string]*File, n *int) error {
 		}
 		j++
 	}
-	if len(m.GeneColumns) > 0 && m.GeneColumns[0] != ColumnID {
-		return fmt.Errorf("gene_columns %q: the first column must be %q", m.GeneColumns, ColumnID)
+	if len(m.GeneColumns) > 0 && m.GeneColumns[0] != columnID {
+		return fmt.Errorf("gene_columns %q: the first column must be %q", m.GeneColumns, columnID)
 	}
 	return nil
 }

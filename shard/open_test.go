@@ -53,19 +53,19 @@ func TestOpenErrors(t *testing.T) {
 			os.Remove(filepath.Join(dir, "mask.000002.bin"))
 		}, []string{"mask.000002.bin", "missing"}},
 		{"missing side file", func(t *testing.T, dir string) {
-			os.Remove(filepath.Join(dir, BarcodesName))
-		}, []string{BarcodesName, "missing"}},
+			os.Remove(filepath.Join(dir, barcodesName))
+		}, []string{barcodesName, "missing"}},
 		{"short side file", func(t *testing.T, dir string) {
-			p := filepath.Join(dir, BarcodesName)
+			p := filepath.Join(dir, barcodesName)
 			os.WriteFile(p, []byte("a\nb\n"), 0o644)
 			editManifest(t, dir, func(m map[string]any) {
 				for _, f := range m["files"].([]any) {
-					if f := f.(map[string]any); f["name"] == BarcodesName {
+					if f := f.(map[string]any); f["name"] == barcodesName {
 						f["bytes"] = 4
 					}
 				}
 			})
-		}, []string{BarcodesName, "2 lines, want 150"}},
+		}, []string{barcodesName, "2 lines, want 150"}},
 		{"file not listed", func(t *testing.T, dir string) {
 			editManifest(t, dir, func(m map[string]any) { m["files"] = m["files"].([]any)[1:] })
 		}, []string{"x.000000.bin", "not listed"}},
@@ -125,7 +125,7 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := openShard(t, dir)
-			err = s.Verify(t.Context())
+			err = s.Verify(t.Context(), 0)
 			if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "crc32c") {
 				t.Fatalf("Verify after flipping a bit of %s: %v", name, err)
 			}
@@ -155,7 +155,7 @@ func TestVerifyDetectsPaddingBits(t *testing.T) {
 			}
 		}
 	})
-	err = openShard(t, dir).Verify(t.Context())
+	err = openShard(t, dir).Verify(t.Context(), 0)
 	if err == nil || !strings.Contains(err.Error(), "row 0 segment 0: padding bit 127 set") {
 		t.Fatalf("Verify with a padding bit set: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestVerifyCancelled(t *testing.T) {
 	s := openShard(t, smallShard(t))
 	ctx, cancel := contextWithCancel(t)
 	cancel()
-	if err := s.Verify(ctx); err == nil {
+	if err := s.Verify(ctx, 0); err == nil {
 		t.Fatal("Verify with a cancelled context succeeded")
 	}
 }

@@ -154,11 +154,11 @@ func (m *Manifest) loadSideFiles(dir string) error {
 		}
 		for j, c := range m.GeneColumns {
 			switch c {
-			case ColumnID:
+			case columnID:
 				m.GeneIDs = cols[j]
-			case ColumnName:
+			case columnName:
 				m.GeneNames = cols[j]
-			case ColumnFeatureType:
+			case columnFeatureType:
 				m.FeatureTypes = cols[j]
 			}
 		}
@@ -206,15 +206,16 @@ func (s *Shard) CellBlocks() []Range {
 	return r
 }
 
-// Verify recomputes the CRC-32C of every file in parallel and checks that
-// padding bits are zero, returning the first problem found (wrapping
-// ErrFormat and naming the file) or ctx's error.
-func (s *Shard) Verify(ctx context.Context) error {
+// Verify recomputes the CRC-32C of every file, on up to workers
+// goroutines (0: GOMAXPROCS), and checks that padding bits are zero,
+// returning the first problem found (wrapping ErrFormat and naming the
+// file) or ctx's error.
+func (s *Shard) Verify(ctx context.Context, workers int) error {
 	if s.blocks.Len() != s.m.Layout.CellBlocks {
 		return fmt.Errorf("shard: %s: Verify needs every cell block mapped (Open), not blocks %d … %d (OpenBlocks)", s.dir, s.blocks.Lo, s.blocks.Hi-1)
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	g.SetLimit(goroutines(workers))
 	for _, f := range s.m.Files {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
@@ -302,4 +303,13 @@ func (s *Shard) Close() error {
 	}
 	s.x, s.xt, s.mask, s.mt = nil, nil, nil, nil
 	return first
+}
+
+// goroutines is a Workers setting as a count: n, or GOMAXPROCS when n is
+// 0, the default of a caller that names none.
+func goroutines(n int) int {
+	if n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
 }

@@ -91,7 +91,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("%+v: cell block %d = %v, XT segment [%d, %d)", c, b, r, s.XT().Segments()[b], s.XT().Segments()[b+1])
 			}
 		}
-		if err := s.Verify(t.Context()); err != nil {
+		if err := s.Verify(t.Context(), 0); err != nil {
 			t.Fatalf("%+v: Verify: %v", c, err)
 		}
 	}
@@ -111,7 +111,7 @@ func TestMaskedRoundTrip(t *testing.T) {
 	if m := s.Manifest(); m.Observed != mask.ones() || m.Ones != x.ones() {
 		t.Fatalf("observed %d ones %d, want %d and %d", m.Observed, m.Ones, mask.ones(), x.ones())
 	}
-	if err := s.Verify(t.Context()); err != nil {
+	if err := s.Verify(t.Context(), 0); err != nil {
 		t.Fatal(err)
 	}
 }

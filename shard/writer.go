@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -29,6 +28,9 @@ type CreateOptions struct {
 	// systems such as NFS, where each direct write waits for the server
 	// (the CLI's --no-direct-io).
 	Cached bool
+	// Workers bounds the goroutines that finish cell blocks at Commit and
+	// the transposed tiles in flight; 0 means GOMAXPROCS.
+	Workers int
 }
 
 // Writer builds a shard folder. Bits are set by cell into row blocks that are
@@ -46,6 +48,7 @@ type Writer struct {
 	dst, tmp string
 	force    bool
 	cached   bool // see CreateOptions.Cached
+	workers  int  // see CreateOptions.Workers
 	layout   Layout
 	x, mask  []mmap.MMap // one mapping per cell block; nil once unmapped
 	xw, mw   [][]uint64  // the same mappings as words; nil once unmapped
@@ -94,7 +97,8 @@ func Create(dst string, layout Layout, opts CreateOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shard: create %s: %w", dst, err)
 	}
-	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, cached: opts.Cached, layout: l, blocks: make([]finished, l.CellBlocks), tiles: make(chan []byte, runtime.GOMAXPROCS(0))}
+	w := &Writer{dst: dst, tmp: tmp, force: opts.Force, cached: opts.Cached, layout: l, blocks: make([]finished, l.CellBlocks), workers: goroutines(opts.Workers)}
+	w.tiles = make(chan []byte, w.workers)
 	w.x, w.xw, err = w.mapBlocks(KindX)
 	if err == nil && l.Masked {
 		w.mask, w.mw, err = w.mapBlocks(KindMask)
@@ -238,7 +242,7 @@ func (w *Writer) commit(m *Manifest) error {
 		return err
 	}
 	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	g.SetLimit(w.workers)
 	for b := range w.blocks {
 		if !w.blocks[b].done {
 			g.Go(func() error { return w.FinishBlock(b) })
@@ -257,7 +261,7 @@ func (w *Writer) commit(m *Manifest) error {
 		m.Files = append(m.Files, r.files...)
 	}
 	m.Density = float64(m.Ones) / (float64(l.Cells) * float64(l.Genes))
-	m.Checksum = ChecksumAlgorithm
+	m.Checksum = checksumAlgorithm
 	if m.Created == "" {
 		m.Created = time.Now().UTC().Format(time.RFC3339)
 	}
@@ -271,12 +275,12 @@ func (w *Writer) commit(m *Manifest) error {
 		m.Files = append(m.Files, File{Name: GenesName, Kind: KindGenes, Bytes: int64(len(genes)), CRC32C: crcHex(crc)})
 	}
 	if barcodes != nil {
-		crc, err := w.writeSide(BarcodesName, barcodes)
+		crc, err := w.writeSide(barcodesName, barcodes)
 		if err != nil {
 			return err
 		}
-		m.BarcodesFile = BarcodesName
-		m.Files = append(m.Files, File{Name: BarcodesName, Kind: KindBarcodes, Bytes: int64(len(barcodes)), CRC32C: crcHex(crc)})
+		m.BarcodesFile = barcodesName
+		m.Files = append(m.Files, File{Name: barcodesName, Kind: KindBarcodes, Bytes: int64(len(barcodes)), CRC32C: crcHex(crc)})
 	}
 	if err := m.validate(); err != nil {
 		return fmt.Errorf("shard: %s: internal error: manifest fails validation: %w", w.dst, err)
@@ -311,12 +315,12 @@ func (w *Writer) writeSide(name string, data []byte) (uint32, error) {
 
 // geneColumns lists the columns genes.tsv holds for m's annotations.
 func geneColumns(m *Manifest) []string {
-	cols := []string{ColumnID}
+	cols := []string{columnID}
 	if len(m.GeneNames) > 0 {
-		cols = append(cols, ColumnName)
+		cols = append(cols, columnName)
 	}
 	if len(m.FeatureTypes) > 0 {
-		cols = append(cols, ColumnFeatureType)
+		cols = append(cols, columnFeatureType)
 	}
 	return cols
 }
@@ -355,7 +359,7 @@ func (w *Writer) encodeSideFiles(m *Manifest) (genes, barcodes []byte, err error
 		}
 	}
 	if len(m.Barcodes) > 0 {
-		if barcodes, err = encodeTSV(BarcodesName, l.Cells, m.Barcodes); err != nil {
+		if barcodes, err = encodeTSV(barcodesName, l.Cells, m.Barcodes); err != nil {
 			return nil, nil, err
 		}
 	}

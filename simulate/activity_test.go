@@ -108,7 +108,7 @@ func TestActivityTruthAndDefaults(t *testing.T) {
 	p := Params{Cells: 200, Genes: 150, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.1, Seed: 9}
 	digest := func(dir string) string {
 		h := sha256.New()
-		for _, f := range []string{ProgramsFile, UsageFile, "truth.json"} {
+		for _, f := range []string{ProgramsFile, usageFile, "truth.json"} {
 			b, err := os.ReadFile(filepath.Join(dir, TruthDir, f))
 			if err != nil {
 				t.Fatal(err)

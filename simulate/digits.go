@@ -78,8 +78,8 @@ func Digit(n int) int { return n % 10 }
 // SegmentName returns the name (a…g) of segment l.
 func SegmentName(l int) string { return segmentNames[l] }
 
-// DigitLights reports whether digit d lights segment l.
-func DigitLights(d, l int) bool { return digitSegments[d]>>l&1 == 1 }
+// digitLights reports whether digit d lights segment l.
+func digitLights(d, l int) bool { return digitSegments[d]>>l&1 == 1 }
 
 // segmentOf returns the segment that pixel g of a digit at scale s belongs
 // to, or -1 for the background.
@@ -110,7 +110,7 @@ func (t *Truth) drawDigits() {
 	}
 	for n := range t.Cells {
 		for l := range DigitsL {
-			if DigitLights(Digit(n), l) {
+			if digitLights(Digit(n), l) {
 				t.Z[l][n/64] |= 1 << (n % 64)
 			}
 		}
@@ -140,11 +140,11 @@ func (d DigitsParams) validate(p Params) error {
 	return nil
 }
 
-// PixelName returns the name of pixel g of an image width pixels wide:
+// pixelName returns the name of pixel g of an image width pixels wide:
 // "r<row>c<column>", 0-based from the top left, e.g. "r3c7". Pixel names
 // are the genes' ids and names of the digits kind, and what lets images be
 // drawn again from a fit's genes whatever subset of pixels it kept.
-func PixelName(g, width int) string {
+func pixelName(g, width int) string {
 	return "r" + strconv.Itoa(g/width) + "c" + strconv.Itoa(g%width)
 }
 
@@ -152,7 +152,7 @@ func PixelName(g, width int) string {
 // pixel name.
 func (t *Truth) GeneID(g int) string {
 	if t.Kind == Digits {
-		return PixelName(g, DigitsWidth*t.Digits.Scale)
+		return pixelName(g, DigitsWidth*t.Digits.Scale)
 	}
 	return GeneID(g)
 }
@@ -161,7 +161,7 @@ func (t *Truth) GeneID(g int) string {
 // its pixel name.
 func (t *Truth) GeneName(g int) string {
 	if t.Kind == Digits {
-		return PixelName(g, DigitsWidth*t.Digits.Scale)
+		return pixelName(g, DigitsWidth*t.Digits.Scale)
 	}
 	return GeneName(g)
 }

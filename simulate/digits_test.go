@@ -110,7 +110,7 @@ func TestDigitsSegments(t *testing.T) {
 				seen[g]++
 			}
 			for n := range p.Cells {
-				if bit(tr.Z[l], n) != DigitLights(Digit(n), l) {
+				if bit(tr.Z[l], n) != digitLights(Digit(n), l) {
 					t.Errorf("scale %d: image %d (digit %d) uses segment %s: %v", scale, n, Digit(n), SegmentName(l), bit(tr.Z[l], n))
 				}
 			}

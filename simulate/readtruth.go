@@ -32,11 +32,11 @@ func ReadTruth(dir string) (*Planted, error) {
 		return nil, err
 	}
 	var L int
-	if p.Barcodes, p.Cells, L, err = readMembership(filepath.Join(dir, UsageFile), "barcode", 1); err != nil {
+	if p.Barcodes, p.Cells, L, err = readMembership(filepath.Join(dir, usageFile), "barcode", 1); err != nil {
 		return nil, err
 	}
 	if L != p.L {
-		return nil, fmt.Errorf("simulate: %s has %d programs, %s %d", UsageFile, L, ProgramsFile, p.L)
+		return nil, fmt.Errorf("simulate: %s has %d programs, %s %d", usageFile, L, ProgramsFile, p.L)
 	}
 	return p, nil
 }

@@ -56,7 +56,7 @@ func TestReadTruthRefuses(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, ProgramsFile), []byte(tc.programs), 0o666)
-		os.WriteFile(filepath.Join(dir, UsageFile), []byte(tc.usage), 0o666)
+		os.WriteFile(filepath.Join(dir, usageFile), []byte(tc.usage), 0o666)
 		if _, err := ReadTruth(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

@@ -32,7 +32,7 @@ func WriteShards(ctx context.Context, dir string, t *Truth, opts shard.CreateOpt
 // every row is drawn once; cached writes them through the page cache.
 func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summary, error) {
 	masked := t.Missing > 0
-	w, err := shard.Create(dst, shard.Layout{Cells: t.Cells, Genes: t.Genes, Masked: masked}, shard.CreateOptions{Cached: cached})
+	w, err := shard.Create(dst, shard.Layout{Cells: t.Cells, Genes: t.Genes, Masked: masked}, shard.CreateOptions{Cached: cached, Workers: t.workers()})
 	if err != nil {
 		return Summary{}, err
 	}

@@ -359,12 +359,12 @@ func TestSingleCellCounts(t *testing.T) {
 			t.Fatalf("cell %d: matrix.mtx.gz differs from the simulated row", n)
 		}
 	}
-	for _, f := range []string{GeneRatesFile, CellDepthFile} {
+	for _, f := range []string{geneRatesFile, cellDepthFile} {
 		data, err := os.ReadFile(filepath.Join(dir, TruthDir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if lines := strings.Count(string(data), "\n"); lines != 1+map[string]int{GeneRatesFile: p.Genes, CellDepthFile: p.Cells}[f] {
+		if lines := strings.Count(string(data), "\n"); lines != 1+map[string]int{geneRatesFile: p.Genes, cellDepthFile: p.Cells}[f] {
 			t.Errorf("%s: %d lines", f, lines)
 		}
 	}

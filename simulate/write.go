@@ -24,10 +24,10 @@ import (
 const (
 	TruthDir      = "truth"          // planted truth, beside the data
 	ProgramsFile  = "programs.tsv"   // gene_id, gene_name, program_1 … program_L (0/1)
-	UsageFile     = "usage.tsv"      // barcode, program_1 … program_L (0/1)
+	usageFile     = "usage.tsv"      // barcode, program_1 … program_L (0/1)
 	TruthJSONFile = "truth.json"     // parameters and counts
-	GeneRatesFile = "gene_rates.tsv" // single-cell kind: gene_id, gene_name, housekeeping, baseline, lift
-	CellDepthFile = "cell_depth.tsv" // single-cell kind: barcode, size_factor
+	geneRatesFile = "gene_rates.tsv" // single-cell kind: gene_id, gene_name, housekeeping, baseline, lift
+	cellDepthFile = "cell_depth.tsv" // single-cell kind: barcode, size_factor
 )
 
 // GeneID returns the id of simulated gene g (0-based), e.g. "SIMG000001".
@@ -272,7 +272,7 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 	}); err != nil {
 		return err
 	}
-	if err := writePlain(filepath.Join(dir, UsageFile), func(w *bufio.Writer) error {
+	if err := writePlain(filepath.Join(dir, usageFile), func(w *bufio.Writer) error {
 		header(w, "barcode")
 		for n := range t.Cells {
 			w.WriteString(t.Barcode(n))
@@ -298,7 +298,7 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 // size factors, each number in the shortest form that reads back exactly.
 func (t *Truth) writeRates(dir string) error {
 	var buf []byte
-	if err := writePlain(filepath.Join(dir, GeneRatesFile), func(w *bufio.Writer) error {
+	if err := writePlain(filepath.Join(dir, geneRatesFile), func(w *bufio.Writer) error {
 		w.WriteString("gene_id\tgene_name\thousekeeping\tbaseline\tlift\n")
 		for g := range t.Genes {
 			buf = append(buf[:0], t.GeneID(g)+"\t"+t.GeneName(g)+"\t"...)
@@ -312,7 +312,7 @@ func (t *Truth) writeRates(dir string) error {
 	}); err != nil {
 		return err
 	}
-	return writePlain(filepath.Join(dir, CellDepthFile), func(w *bufio.Writer) error {
+	return writePlain(filepath.Join(dir, cellDepthFile), func(w *bufio.Writer) error {
 		w.WriteString("barcode\tsize_factor\n")
 		for n := range t.Cells {
 			buf = append(buf[:0], t.Barcode(n)+"\t"...)

@@ -126,7 +126,7 @@ func benchE2E(c *cli.Context, env runEnv) error {
 	}
 	fit := pipeline.DefaultFitConfig()
 	if path := c.String("config"); path != "" {
-		if fit, err = pipeline.LoadFitConfig(path, fit); err != nil {
+		if fit, _, err = pipeline.LoadFitConfig(path, fit); err != nil {
 			return err
 		}
 	}

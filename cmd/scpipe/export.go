@@ -60,7 +60,7 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 				return errors.New("export: nothing to write: give -o FILE.h5ad, --cnmf DIR or both")
 			}
 			o := export.DefaultOptions()
-			o.Run, o.Out, o.Force, o.Log = run, c.String("output"), c.Bool("force"), env.log
+			o.Run, o.Out, o.Force, o.Threads, o.Log = run, c.String("output"), c.Bool("force"), env.threads, env.log
 			o.L, o.Chain, o.TopN, o.Enrich = c.Int("L"), c.Int("chain"), c.Int("top"), c.String("enrich")
 			o.NoX, o.Shards, o.Into = c.Bool("no-x"), c.String("shards"), c.String("into")
 			if o.Out != "" {

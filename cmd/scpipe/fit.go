@@ -2,12 +2,11 @@ package main
 
 import (
 	"encoding"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -122,7 +121,7 @@ finished. Each fit is identical to the same fit of a single process.
 			if err != nil {
 				return err
 			}
-			cfg, err := fitConfig(c, shards)
+			cfg, given, err := fitConfig(c, shards)
 			if err != nil {
 				return err
 			}
@@ -131,7 +130,7 @@ finished. Each fit is identical to the same fit of a single process.
 				return err
 			}
 			o := pipeline.FitOptions{
-				Resume: c.Bool("resume"), Force: c.Bool("force"),
+				Resume: c.Bool("resume"), Force: c.Bool("force"), Given: given,
 				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
 			}
 			chain, oneChain := chainIndex(c)
@@ -150,7 +149,7 @@ finished. Each fit is identical to the same fit of a single process.
 				if err != nil {
 					return err
 				}
-				env.log.Info("fits complete", "run", rep.Run, "L", cfg.L.String(), "chain", chain,
+				env.log.Info("fits complete", "run", rep.Run, "chain", chain,
 					"fitted", rep.Fitted, "skipped", rep.Skipped, "then", "scpipe summarize "+rep.Run)
 				return nil
 			}
@@ -180,31 +179,25 @@ func chainIndex(c *cli.Context) (int, bool) {
 	return 0, false
 }
 
-// fitConfig resolves the configuration: defaults, or the stored
-// configuration of the run being resumed or shared (--chain-index), then
-// --config, then the flags given explicitly.
-func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
-	cfg := pipeline.DefaultFitConfig()
-	var err error
-	if _, oneChain := chainIndex(c); c.Bool("resume") || oneChain {
-		// A run folder without a configuration (a start that failed early)
-		// has nothing to resume: Fit starts it from the flags.
-		stored := filepath.Join(c.String("output"), rundir.ConfigFile)
-		if loaded, err := pipeline.LoadFitConfig(stored, pipeline.FitConfig{}); err == nil {
-			cfg = loaded
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return cfg, fmt.Errorf("--resume: %w", err)
-		}
-	}
+// fitConfig resolves the configuration: the defaults, then --config, then
+// the flags given explicitly. It returns the settings those gave, by their
+// TOML keys (a flag's name with _ for -): a resumed run or a chain
+// process takes the others from the run's own configuration, which
+// pipeline reads under the run's lock.
+func fitConfig(c *cli.Context, shards string) (cfg pipeline.FitConfig, given []string, err error) {
+	cfg, given = pipeline.DefaultFitConfig(), []string{} // not nil, which would give every setting
 	if p := c.String("config"); p != "" {
-		if cfg, err = pipeline.LoadFitConfig(p, cfg); err != nil {
-			return cfg, err
+		var keys []string
+		if cfg, keys, err = pipeline.LoadFitConfig(p, cfg); err != nil {
+			return cfg, nil, err
 		}
+		given = append(given, keys...)
 	}
 	cfg.Shards, cfg.Output = shards, c.String("output")
 	set := func(name string, apply func()) {
 		if c.IsSet(name) {
 			apply()
+			given = append(given, strings.ReplaceAll(name, "-", "_"))
 		}
 	}
 	for _, t := range []struct {
@@ -212,10 +205,9 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 		dst  encoding.TextUnmarshaler
 	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"housekeeping", &cfg.Housekeeping}, {"init", &cfg.Init},
 		{"layers", &cfg.Layers}, {"layer-prior-u", &cfg.LayerPriorU}} {
-		if c.IsSet(t.flag) {
-			if err := t.dst.UnmarshalText([]byte(c.String(t.flag))); err != nil {
-				return cfg, fmt.Errorf("--%s: %w", t.flag, err)
-			}
+		set(t.flag, func() { err = t.dst.UnmarshalText([]byte(c.String(t.flag))) })
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--%s: %w", t.flag, err)
 		}
 	}
 	set("chains", func() { cfg.Chains = c.Int("chains") })
@@ -235,12 +227,15 @@ func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, error) {
 	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
 	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })
 	set("checkpoint-minutes", func() { cfg.CheckpointMinutes = c.Float64("checkpoint-minutes") })
-	// -j (or SCPIPE_THREADS) wins; then a threads key of --config; then all cores.
-	if c.IsSet("threads") || cfg.Threads == 0 {
+	// -j (or SCPIPE_THREADS) wins; then a threads key of --config (or of
+	// the run's own configuration); then all cores.
+	set("threads", func() { cfg.Threads = c.Int("threads") })
+	if cfg.Threads == 0 {
 		cfg.Threads = c.Int("threads")
 	}
 	layerDefaults(c, &cfg)
-	return cfg, nil
+	slices.Sort(given)
+	return cfg, slices.Compact(given), nil
 }
 
 // layerDefaults gives a multi-layer fit the settings of the paper's

@@ -67,7 +67,7 @@ func TestFitAutoModelThroughCLI(t *testing.T) {
 		if err := run(t, args...); err != nil {
 			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
 		}
-		cfg, err := pipeline.LoadFitConfig(filepath.Join(out, rundir.ConfigFile), pipeline.FitConfig{})
+		cfg, _, err := pipeline.LoadFitConfig(filepath.Join(out, rundir.ConfigFile), pipeline.FitConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestFitAutoModelThroughCLI(t *testing.T) {
 		if err := run(t, "fit", path(tc.shards), "-o", out, "--resume", "-q"); err != nil {
 			t.Fatalf("%s %v: --resume: %v", tc.shards, tc.flags, err)
 		}
-		cfg, err = pipeline.LoadFitConfig(filepath.Join(out, rundir.ConfigFile), pipeline.FitConfig{})
+		cfg, _, err = pipeline.LoadFitConfig(filepath.Join(out, rundir.ConfigFile), pipeline.FitConfig{})
 		if got := fmt.Sprint(cfg.Noise, cfg.Housekeeping); err != nil || got != tc.want {
 			t.Errorf("%s %v: after --resume, noise and housekeeping %s (%v), want %s", tc.shards, tc.flags, got, err, tc.want)
 		}

@@ -28,10 +28,11 @@ gene filter's before/after counts, the source and the size on disk.
 			if err != nil {
 				return err
 			}
-			if _, err := newEnv(c); err != nil {
+			env, err := newEnv(c)
+			if err != nil {
 				return err
 			}
-			return pipeline.Info(c.Context, os.Stdout, dir, pipeline.InfoOptions{JSON: c.Bool("json"), Verify: c.Bool("verify")})
+			return pipeline.Info(c.Context, os.Stdout, dir, pipeline.InfoOptions{JSON: c.Bool("json"), Verify: c.Bool("verify"), Threads: env.threads})
 		},
 	}
 }

@@ -119,7 +119,7 @@ Examples:
 					return fmt.Errorf("--select-genes %d: want a positive number of genes", o.SelectGenes)
 				}
 			}
-			o.Logger, o.Cached = env.log, env.cached
+			o.Logger, o.Cached, o.Workers = env.log, env.cached, env.threads
 			var meter *progress.Meter
 			o.Progress = func(done, total int64) {
 				if meter == nil {

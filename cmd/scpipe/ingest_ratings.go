@@ -20,7 +20,7 @@ func ingestRatings(c *cli.Context, env runEnv, in string) error {
 		}
 	}
 	o := ingest.DefaultRatingsOptions()
-	o.Input, o.Output, o.Force, o.Logger = in, c.String("output"), c.Bool("force"), env.log
+	o.Input, o.Output, o.Force, o.Workers, o.Logger = in, c.String("output"), c.Bool("force"), env.threads, env.log
 	if c.IsSet("threshold") {
 		o.Threshold = c.Float64("threshold")
 	}

@@ -98,9 +98,10 @@ func newEnv(c *cli.Context) (runEnv, error) {
 
 // newEnvThreads is newEnv for a command whose own configuration may set
 // the thread count (fit's threads key), resolved by the caller with -j
-// first. It is the one place the count is set: as GOMAXPROCS, which
-// bounds every package's goroutines, and as env.threads, which the
-// commands pass down as their options' Threads or Workers.
+// first. It is the one place the count is decided: env.threads, which
+// each command passes down as its options' Threads or Workers, the one
+// channel by which every package's goroutines are bounded (no
+// process-wide setting such as GOMAXPROCS is changed).
 func newEnvThreads(c *cli.Context, threads int) (runEnv, error) {
 	if threads < 1 {
 		return runEnv{}, fmt.Errorf("--threads must be at least 1 (got %d)", threads)
@@ -108,7 +109,6 @@ func newEnvThreads(c *cli.Context, threads int) (runEnv, error) {
 	if threads > pipeline.MaxThreads() {
 		return runEnv{}, fmt.Errorf("--threads %d: at most %d (%s)", threads, pipeline.MaxThreads(), pipeline.MaxThreadsReason())
 	}
-	runtime.GOMAXPROCS(threads)
 	level, mode := slog.LevelInfo, progress.Auto
 	if c.Bool("quiet") {
 		level, mode = slog.LevelWarn, progress.Quiet

@@ -314,11 +314,13 @@ func TestFitConfigPrecedence(t *testing.T) {
 		wantL      string
 		wantChains int
 		wantThread int
+		wantGiven  string // the settings a resumed run takes from the command, not from its config.toml
 	}{
-		{[]string{"--config", cfgFile}, "", "3,5", 3, 1},
-		{[]string{"--config", cfgFile, "--L", "4", "-j", "2"}, "", "4", 3, 2},
-		{[]string{"--config", cfgFile}, "2", "3,5", 3, 2},
-		{[]string{"--chains", "2"}, "", "2..10", 2, runtime.NumCPU()},
+		{[]string{"--config", cfgFile}, "", "3,5", 3, 1, "L chains threads"},
+		{[]string{"--config", cfgFile, "--L", "4", "-j", "2"}, "", "4", 3, 2, "L chains threads"},
+		{[]string{"--config", cfgFile}, "2", "3,5", 3, 2, "L chains threads"},
+		{[]string{"--chains", "2"}, "", "2..10", 2, runtime.NumCPU(), "chains"},
+		{nil, "", "2..10", 2, runtime.NumCPU(), ""},
 	}
 	for _, tt := range tests {
 		if tt.env != "" {
@@ -328,10 +330,11 @@ func TestFitConfigPrecedence(t *testing.T) {
 			os.Unsetenv("SCPIPE_THREADS")
 		}
 		var got pipeline.FitConfig
+		var given []string
 		app := newApp()
 		app.Command("fit").Action = func(c *cli.Context) error {
 			var err error
-			got, err = fitConfig(c, "shards")
+			got, given, err = fitConfig(c, "shards")
 			return err
 		}
 		args := append([]string{"scpipe", "fit", "shards", "-o", filepath.Join(dir, "run")}, tt.args...)
@@ -341,37 +344,34 @@ func TestFitConfigPrecedence(t *testing.T) {
 		if got.L.String() != tt.wantL || got.Chains != tt.wantChains || got.Threads != tt.wantThread {
 			t.Errorf("%v (SCPIPE_THREADS=%q): L=%q chains=%d threads=%d; want %q, %d, %d", tt.args, tt.env, got.L, got.Chains, got.Threads, tt.wantL, tt.wantChains, tt.wantThread)
 		}
+		if given == nil || strings.Join(given, " ") != tt.wantGiven {
+			t.Errorf("%v (SCPIPE_THREADS=%q): given %q, want %q (not nil)", tt.args, tt.env, given, tt.wantGiven)
+		}
 	}
 }
 
-// TestFitThreadsOneChannel: fit's thread count, from -j, SCPIPE_THREADS
-// or the configuration's threads key, is the process's GOMAXPROCS, which
-// bounds every package's goroutines (ingest, shard and the HDF5 reader
-// read it), not the sampler's alone.
-func TestFitThreadsOneChannel(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+// TestThreadsLeaveGOMAXPROCS: the thread count, from -j, SCPIPE_THREADS
+// or fit's threads key, travels to every package as its options' Threads
+// or Workers (TestFitConfigPrecedence checks that fit's reaches its
+// configuration); no command sets a process-wide switch such as
+// GOMAXPROCS instead.
+func TestThreadsLeaveGOMAXPROCS(t *testing.T) {
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "c.toml")
 	if err := os.WriteFile(cfgFile, []byte("threads = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SCPIPE_THREADS", "")
-	os.Unsetenv("SCPIPE_THREADS")
-	for _, tc := range []struct {
-		args []string
-		want int
-	}{
-		{[]string{"--config", cfgFile}, 1},
-		{[]string{"--config", cfgFile, "-j", "3"}, 3},
+	want := runtime.GOMAXPROCS(0)
+	for _, args := range [][]string{
+		{"fit", filepath.Join(dir, "no-shards"), "-o", filepath.Join(dir, "run"), "-q", "--config", cfgFile},
+		{"info", "-j", "1", filepath.Join(dir, "no-shards")},
 	} {
-		runtime.GOMAXPROCS(2)
-		// The fit fails on the missing shards, after the count is set.
-		args := append([]string{"fit", filepath.Join(dir, "no-shards"), "-o", filepath.Join(dir, "run"), "-q"}, tc.args...)
+		// Each fails on the missing shards, after the count is decided.
 		if err := run(t, args...); err == nil {
-			t.Fatalf("%v: fitted missing shards", tc.args)
+			t.Fatalf("%v: read missing shards", args)
 		}
-		if got := runtime.GOMAXPROCS(0); got != tc.want {
-			t.Errorf("%v: GOMAXPROCS %d, want %d", tc.args, got, tc.want)
+		if got := runtime.GOMAXPROCS(0); got != want {
+			t.Errorf("%v: GOMAXPROCS %d, want it left at %d", args, got, want)
 		}
 	}
 }

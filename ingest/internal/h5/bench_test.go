@@ -25,8 +25,7 @@ func BenchmarkReadInt32(b *testing.B) {
 	writeFile(b, path, hdf5.Int32, vals, n, hdf5.WithChunkDims([]uint64{16384}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(1))
 	for _, procs := range []int{1, runtime.NumCPU()} {
 		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			d := openV(b, path)
+			d := openV(b, path, procs)
 			buf := make([]int32, 1<<20)
 			b.SetBytes(4 * n)
 			b.ReportAllocs()

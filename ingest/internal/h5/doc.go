@@ -24,10 +24,10 @@
 // and what is unsupported; reads never return partial data.
 //
 // Reads of consecutive ranges are cheap: the last decoded chunk is cached,
-// and a range covering several chunks is decoded on GOMAXPROCS goroutines,
-// each writing its own part of the destination.
+// and a range covering several chunks is decoded on the workers Open was
+// given (GOMAXPROCS for 0), each writing its own part of the destination.
 //
-//	f, err := h5.Open("filtered_feature_bc_matrix.h5")
+//	f, err := h5.Open("filtered_feature_bc_matrix.h5", 8)
 //	if err != nil { ... }
 //	defer f.Close()
 //	ind, err := f.Dataset("/matrix/indices")

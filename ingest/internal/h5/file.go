@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -20,11 +21,12 @@ var ErrNotHDF5 = errors.New("not an HDF5 file")
 // File is an open HDF5 file. Its group tree is loaded at Open; datasets are
 // opened on demand. A File may serve several Datasets at once.
 type File struct {
-	path string
-	os   *os.File
-	m    *meta
-	root uint64
-	objs map[uint64]*object // by object header address, loaded at Open
+	path    string
+	os      *os.File
+	m       *meta
+	root    uint64
+	objs    map[uint64]*object // by object header address, loaded at Open
+	workers int                // Open's
 
 	heapMu sync.Mutex
 	heaps  map[uint64]map[uint16][]byte // global heap collections by address
@@ -81,12 +83,15 @@ func findSignature(f *os.File) (int64, error) {
 // size made it panic or abort the process out of memory, which no
 // recover can catch). Here every size is checked against the file's size
 // before it is allocated.
-func Open(path string) (*File, error) {
+//
+// A read that covers several chunks decodes them on up to workers
+// goroutines; 0 means GOMAXPROCS.
+func Open(path string, workers int) (*File, error) {
 	osf, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("h5: %w", err)
 	}
-	f, err := open(path, osf)
+	f, err := open(path, osf, workers)
 	if err != nil {
 		osf.Close()
 		return nil, fmt.Errorf("h5: %s: %w", path, err)
@@ -94,7 +99,7 @@ func Open(path string) (*File, error) {
 	return f, nil
 }
 
-func open(path string, osf *os.File) (*File, error) {
+func open(path string, osf *os.File, workers int) (*File, error) {
 	off, err := findSignature(osf)
 	if err != nil {
 		return nil, err
@@ -110,12 +115,21 @@ func open(path string, osf *os.File) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.os = osf
+	f.os, f.workers = osf, workers
 	return f, nil
 }
 
 // newFile reads the superblock and the group tree of the file m reads,
 // and completes m with the superblock's sizes.
+// decoders is the most goroutines that decode one read's chunks: the
+// workers Open was given, or GOMAXPROCS when that was 0.
+func (f *File) decoders() int {
+	if f.workers > 0 {
+		return f.workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
 func newFile(path string, m *meta) (*File, error) {
 	b := make([]byte, min(m.size, 256))
 	if _, err := m.r.ReadAt(b, 0); err != nil {

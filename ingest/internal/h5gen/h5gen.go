@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 )
 
 // CSC is a sparse matrix of Genes × Cells in 10x orientation: column j (a
@@ -95,6 +96,18 @@ type Options struct {
 	// IndexType is the element type of indices and indptr: "int32" or
 	// "int64". Empty means int64 (as CellRanger writes).
 	IndexType string
+	// Workers is the number of goroutines that draw cells and compress
+	// chunks (GenerateTenXV2Stream); 0 means GOMAXPROCS. The file does not
+	// depend on it.
+	Workers int
+}
+
+// workers is o.Workers as a count: GOMAXPROCS when 0.
+func (o Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // validate checks the option values, not their fit to any dataset.

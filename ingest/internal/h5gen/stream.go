@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -52,7 +51,7 @@ func GenerateTenXV2Stream(ctx context.Context, path string, genes, cells int, de
 			os.Remove(a.tmp.Name())
 		}()
 	}
-	indptr, err := drawChunks(ctx, newModel(genes, density, seed), cells, arrays)
+	indptr, err := drawChunks(ctx, newModel(genes, density, seed), cells, arrays, o.workers())
 	if err != nil {
 		return 0, fmt.Errorf("h5gen: %s: %w", path, err)
 	}
@@ -124,13 +123,14 @@ type streamedDataset struct {
 // drawBatch is how many cells a worker draws at a time.
 const drawBatch = 256
 
-// drawChunks draws every cell once, in rounds of batches on all cores, and
+// drawChunks draws every cell once, in rounds of batches on workers
+// goroutines, and
 // writes each array's chunks to its temporary file; it returns the column
 // pointers.
-func drawChunks(ctx context.Context, m *model, cells int, arrays []*streamedDataset) ([]int64, error) {
-	// Twice as many batches as cores, each on a goroutine of its own,
+func drawChunks(ctx context.Context, m *model, cells int, arrays []*streamedDataset, workers int) ([]int64, error) {
+	// Twice as many batches as workers, each on a goroutine of its own,
 	// balance uneven cells.
-	drawers := make([]*drawer, 2*runtime.GOMAXPROCS(0))
+	drawers := make([]*drawer, 2*workers)
 	for i := range drawers {
 		drawers[i] = m.drawer()
 	}
@@ -221,7 +221,7 @@ func (a *streamedDataset) flush(last bool) error {
 	}
 	out := make([][]byte, len(a.raw))
 	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	g.SetLimit(a.o.workers())
 	for i := range out {
 		g.Go(func() (err error) {
 			out[i], err = filterChunk(a.raw[i], elemSize(a.typ), a.o)

@@ -59,7 +59,7 @@ func TestGenerateTenXV2Stream(t *testing.T) {
 					t.Fatalf("scigolib reads %s wrong", p)
 				}
 			}
-			f, err := h5.Open(path)
+			f, err := h5.Open(path, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
