@@ -93,14 +93,19 @@ func TestFitMPIMatchesFit(t *testing.T) {
 				t.Errorf("%s, %d ranks: the run differs from a single process's", tc.name, ranks)
 			}
 		}
-		// Rank 1 of 2 is stopped, before its first sweep or after its
-		// fourth (between two checkpoints of the cadence): both
-		// checkpoint there, each its cells, and stop; 3 ranks resume the
-		// first such run, a single process the second.
+		// Rank 1 of 2 is stopped, before its first sweep, after its
+		// fourth (between two checkpoints of the cadence) or in the last
+		// sweep of L = 3, which every rank then finishes (its results
+		// take collectives that the stopped rank must join) before L = 4
+		// stops at its start: every rank checkpoints there, each its
+		// cells, and stops; 3 ranks resume the first such run, a single
+		// process the second, 2 ranks the third.
+		sweeps := cfg.BurnIn + cfg.Samples
 		for _, stop := range []struct {
 			sweep       int // the sweeps done when rank 1 is stopped
 			resumeRanks int // 0: without MPI
-		}{{0, 3}, {4, 0}} {
+			L, at       int // the fit that checkpoints in parts, and its sweep
+		}{{0, 3, 3, 0}, {4, 0, 3, 4}, {sweeps, 2, 4, 0}} {
 			resumeRanks := stop.resumeRanks
 			c := cfg
 			c.Output = filepath.Join(t.TempDir(), "stopped")
@@ -116,9 +121,9 @@ func TestFitMPIMatchesFit(t *testing.T) {
 					t.Fatalf("%s: rank %d of the run stopped after %d sweeps: got %v, want ErrInterrupted", tc.name, r, stop.sweep, err)
 				}
 			}
-			parts, err := rundir.CheckpointParts(rundir.FitDir(c.Output, 3, 1))
-			if err != nil || len(parts) != 2 || parts[0].Sweep != int64(stop.sweep) {
-				t.Fatalf("%s: the run stopped after %d sweeps left part files %v (%v), want 2 of that sweep", tc.name, stop.sweep, parts, err)
+			parts, err := rundir.CheckpointParts(rundir.FitDir(c.Output, stop.L, 1))
+			if err != nil || len(parts) != 2 || parts[0].Sweep != int64(stop.at) {
+				t.Fatalf("%s: the run stopped after %d sweeps left part files %v (%v), want 2 of L = %d's sweep %d", tc.name, stop.sweep, parts, err, stop.L, stop.at)
 			}
 			if resumeRanks > 0 {
 				// As scpipe fit --mpi --resume gives it: the run's own
@@ -136,7 +141,7 @@ func TestFitMPIMatchesFit(t *testing.T) {
 				t.Errorf("%s: the run stopped on 2 ranks and resumed on %d (0: without MPI) differs from a single process's", tc.name, resumeRanks)
 			}
 			if resumeRanks > 0 {
-				if parts, _ := rundir.CheckpointParts(rundir.FitDir(c.Output, 3, 1)); len(parts) != 0 {
+				if parts, _ := rundir.CheckpointParts(rundir.FitDir(c.Output, stop.L, 1)); len(parts) != 0 {
 					t.Errorf("%s: %d part files left after the fit finished", tc.name, len(parts))
 				}
 			}

@@ -57,6 +57,10 @@ func fitScores(data gibbs.Data, res *gibbs.Result, L, workers int) ([]float64, e
 // every rank, each counts its own cells, and the sums of the counts,
 // integers, give rank 0 the scores fitScores gives.
 func (c *ranks) partScores(ctx context.Context, data gibbs.Data, res *gibbs.Result, L, workers int) ([]float64, error) {
+	// A rank stopped in the fit's last sweep still finishes the fit with
+	// the others, and a collective that returned at once in one rank
+	// would leave the rest waiting for it.
+	ctx = context.WithoutCancel(ctx)
 	comm := c.comm
 	N := data.XT.Cols()
 	words := (N + 63) / 64
