@@ -50,7 +50,6 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 	if root {
 		if r, err = openRun(ctx, cfg, o, mpiRun, 0); err == nil {
 			defer r.Close()
-			err = mpiRefuses(r.cfg) // a resumed run's own settings
 		}
 	}
 	if err = agree(ctx, team, err); err != nil {
@@ -81,7 +80,7 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 		return nil, err // the same in every rank
 	}
 	if !root {
-		r, err = openRank(sent, o, b0, b1)
+		r, err = openRank(sent, cfg.Threads, o, b0, b1)
 		if err == nil {
 			defer r.Close()
 		}

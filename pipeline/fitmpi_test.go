@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -158,5 +159,40 @@ func TestFitMPIRefusesTooManyRanks(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "at most 4 ranks") {
 			t.Errorf("rank %d: got %v, want an error saying to run at most 4 ranks", r, err)
 		}
+	}
+}
+
+// TestFitMPIResumeRefusedUntouched checks that --mpi --resume of a run
+// whose own settings MPI cannot fit (kept samples) is refused in every
+// rank before the run directory is touched.
+func TestFitMPIResumeRefusedUntouched(t *testing.T) {
+	c := smallConfig(blockShards(t), filepath.Join(t.TempDir(), "run"))
+	c.L, c.Chains, c.KeepSamples = LSizes{3}, 1, true
+	if _, err := Fit(context.Background(), c, FitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(c.Output, rundir.ConfigFile)
+	before, err := os.Stat(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := digest(t, c.Output)
+	cmd := DefaultFitConfig()
+	cmd.Shards, cmd.Output = c.Shards, c.Output
+	// Rank 0 reads the run's settings and refuses; the others learn that
+	// it failed.
+	errs := fitRanks(cmd, FitOptions{Resume: true, Given: []string{}}, 2, nil)
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "without --mpi") {
+		t.Errorf("rank 0: got %v, want a refusal saying to run without --mpi", errs[0])
+	}
+	if !errors.Is(errs[1], ErrOtherRank) {
+		t.Errorf("rank 1: got %v, want ErrOtherRank", errs[1])
+	}
+	after, err := os.Stat(config)
+	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("%s was rewritten by the refused resume (%v)", rundir.ConfigFile, err)
+	}
+	if digest(t, c.Output) != want {
+		t.Error("the refused resume changed the run")
 	}
 }

@@ -183,6 +183,9 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	}
 	o.Timings.add(phaseSweeps, time.Since(start)-saving)
 	o.Timings.add(phaseCheckpoints, saving)
+	// The genes' scores count as output, with the files they go to.
+	start = time.Now()
+	defer o.Timings.since(phaseOutputs, start)
 	res, score, err := s.result(ctx)
 	if err != nil {
 		return false, err
@@ -190,9 +193,7 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	var werr error
 	if lead {
 		meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
-		start := time.Now()
 		werr = r.writeResults(dir, res, score, len(sc.FixedCodes))
-		o.Timings.since(phaseOutputs, start)
 	}
 	return false, agree(ctx, r.crew, werr)
 }

@@ -88,6 +88,13 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 	if r.stored != nil && (mode == chainRun || o.Resume) {
 		cfg = cfg.over(*r.stored, o.Given)
 	}
+	if mode == mpiRun {
+		// Before the run directory is touched: a resumed run's own
+		// settings may be what MPI cannot fit.
+		if err := mpiRefuses(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if r.Ls, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -213,8 +220,10 @@ func preparedBefore(stored *FitConfig, cfg FitConfig, id rundir.ShardsIdentity, 
 
 // openRank opens, for an MPI rank other than 0, its cell blocks b0 …
 // b1−1 of the shards and of the fit mask of the run that rank 0 opened
-// with the configuration sent (its TOML).
-func openRank(sent []byte, o FitOptions, b0, b1 int) (_ *openedRun, err error) {
+// with the configuration sent (its TOML). The rank sweeps on its own
+// number of threads (its -j, or its node's cores): ranks may run on nodes
+// unlike rank 0's, and the results do not depend on it.
+func openRank(sent []byte, ownThreads int, o FitOptions, b0, b1 int) (_ *openedRun, err error) {
 	cfg, _, err := decodeFitConfig(sent, "rank 0's configuration", FitConfig{})
 	if err != nil {
 		return nil, err
@@ -234,7 +243,7 @@ func openRank(sent []byte, o FitOptions, b0, b1 int) (_ *openedRun, err error) {
 		r.Close()
 		return nil, err
 	}
-	r.cfg.Threads = threads(r.cfg.Threads)
+	r.cfg.Threads = threads(ownThreads)
 	r.hash = r.cfg.hash()
 	return r, nil
 }
