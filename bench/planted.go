@@ -87,8 +87,8 @@ type dataset struct {
 
 // openDataset opens the planted dataset of size from the cache in work,
 // generating it first (and replacing a damaged or mismatched cache entry)
-// when needed.
-func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, pageCached bool, log *slog.Logger) (*dataset, error) {
+// on workers goroutines when needed.
+func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, workers int, pageCached bool, log *slog.Logger) (*dataset, error) {
 	p, err := plantedParams(size, density, seed)
 	if err != nil {
 		return nil, err
@@ -117,6 +117,7 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	if err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
+	truth.Workers = workers
 	log.Info("generating planted dataset", "dir", dir, "cells", size.Cells, "genes", size.Genes,
 		"expected_density", expectedDensity(p), "bytes", 2*size.Entries()/8)
 	start := time.Now()

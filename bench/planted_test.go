@@ -92,7 +92,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	ctx := context.Background()
 	work := t.TempDir()
 	size := Size{150, 70}
-	d, err := openDataset(ctx, work, size, defaultDensity, 3, false, discard())
+	d, err := openDataset(ctx, work, size, defaultDensity, 3, 2, false, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	}
 	d.shards.Close()
 
-	d, err = openDataset(ctx, work, size, defaultDensity, 3, false, discard())
+	d, err = openDataset(ctx, work, size, defaultDensity, 3, 2, false, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	if err := os.Remove(filepath.Join(d.dir, simulate.ShardsDir, shard.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	d, err = openDataset(ctx, work, size, defaultDensity, 3, true, discard())
+	d, err = openDataset(ctx, work, size, defaultDensity, 3, 2, true, discard())
 	if err != nil {
 		t.Fatal(err)
 	}

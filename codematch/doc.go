@@ -29,8 +29,7 @@
 // the chains sample one distribution. WithinRHat ranks each chain on its
 // own: whether each has settled. Both count draws equal to Precision as
 // ties, so that chains held at one value converge and chains held at
-// different values do not. gelmanRubin is the classic split-R̂ on the raw
-// draws.
+// different values do not.
 //
 //	a := codematch.MAPSets(codesChain1.Mean, L)
 //	b := codematch.MAPSets(codesChain2.Mean, L)

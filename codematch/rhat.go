@@ -5,37 +5,6 @@ import (
 	"slices"
 )
 
-// gelmanRubin returns the split-R̂ of a scalar quantity traced by several
-// chains (Gelman et al., Bayesian Data Analysis, 3rd ed., §11.4): each chain
-// is cut into a first and a second half (the middle draw of an odd-length
-// chain is dropped), and the classic potential scale reduction factor is
-// computed over the 2m half-chains of n draws each:
-//
-//	W   = mean of the half-chains' sample variances (divisor n-1)
-//	B/n = sample variance of the half-chains' means (divisor 2m-1)
-//	R̂  = sqrt(((n-1)/n · W + B/n) / W)
-//
-// Splitting makes R̂ detect a trend within a chain as well as chains that
-// disagree, and gives a value even for a single chain. R̂ near 1 means the
-// chains mix; values above about 1.01–1.1 mean they have not converged.
-//
-// Chains longer than the shortest are cut to its length (their first
-// draws are used). The result is NaN when there are no chains or fewer than
-// four draws per chain (halves of fewer than two draws); 1 when every draw
-// is equal; +Inf when each half-chain is constant but their values differ.
-//
-// On raw draws the classic R̂ is at the mercy of the draws' scale: chains
-// that sit at one state whose log-likelihoods differ in the twelfth digit
-// (the same codes summed in another order) give W ≈ 0 and R̂ in the
-// thousands. RankRHat is the diagnostic to decide with.
-func gelmanRubin(chains [][]float64) float64 {
-	halves := splitHalves(chains)
-	if halves == nil {
-		return math.NaN()
-	}
-	return splitRHat(halves)
-}
-
 // splitHalves cuts each chain, shortened to the shortest, into its first
 // and second half (dropping the middle draw of an odd length): 2m slices
 // of equal length, views of the chains. It is nil when there are no chains
@@ -59,8 +28,17 @@ func splitHalves(chains [][]float64) [][]float64 {
 	return halves
 }
 
-// splitRHat is the potential scale reduction factor of half-chains of
-// equal length (at least two draws each), as gelmanRubin documents.
+// splitRHat is the classic potential scale reduction factor (Gelman et
+// al., Bayesian Data Analysis, 3rd ed., §11.4) of 2m half-chains of n
+// draws each (at least two), the halves of m chains (splitHalves):
+//
+//	W   = mean of the half-chains' sample variances (divisor n-1)
+//	B/n = sample variance of the half-chains' means (divisor 2m-1)
+//	R̂  = sqrt(((n-1)/n · W + B/n) / W)
+//
+// Splitting makes R̂ detect a trend within a chain as well as chains that
+// disagree, and gives a value even for a single chain. It is 1 when every
+// draw is equal, +Inf when each half is constant but their values differ.
 func splitRHat(halves [][]float64) float64 {
 	means := make([]float64, len(halves))
 	w := 0.0
@@ -98,7 +76,7 @@ const precision = 1e-6
 // by several chains (Vehtari, Gelman, Simpson, Carpenter and Bürkner,
 // Bayesian Analysis 16(2), 2021): the larger of
 //
-//   - bulk-R̂: split-R̂ (gelmanRubin) of the normal scores of the draws'
+//   - bulk-R̂: split-R̂ (splitRHat) of the normal scores of the draws'
 //     ranks, z = Φ⁻¹((r − 3/8) / (S + 1/4)) over all S draws of the 2m
 //     halves pooled, and
 //   - tail-R̂: the same of the folded draws |θ − median θ|, which sees
@@ -110,7 +88,8 @@ const precision = 1e-6
 // value give 1, and chains constant at different values +Inf (each half
 // has no spread, but the halves differ): a quantity the chains hold fixed
 // has converged only when they hold it at the same value. The result is
-// NaN as for gelmanRubin, and when a draw is NaN or infinite.
+// NaN when there are no chains, fewer than four draws per chain (halves
+// of fewer than two), or a draw is NaN or infinite.
 func RankRHat(chains [][]float64) float64 {
 	halves := splitHalves(chains)
 	if halves == nil || !allFinite(halves) {

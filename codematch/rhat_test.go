@@ -7,6 +7,19 @@ import (
 	"testing"
 )
 
+// gelmanRubin is the classic split-R̂ on the raw draws (Gelman et al.,
+// Bayesian Data Analysis, 3rd ed., §11.4), which the tests set beside
+// RankRHat. On raw draws it is at the mercy of the draws' scale: chains
+// that sit at one state whose log-likelihoods differ in the twelfth digit
+// give W ≈ 0 and R̂ in the thousands.
+func gelmanRubin(chains [][]float64) float64 {
+	halves := splitHalves(chains)
+	if halves == nil {
+		return math.NaN()
+	}
+	return splitRHat(halves)
+}
+
 // splitRHatBySums computes split-R̂ from the analysis-of-variance sums
 // (total and within sums of squares), a different route from gelmanRubin's
 // per-half variances: with M half-chains of n draws,

@@ -16,12 +16,11 @@ import (
 // Every way of fitting a run goes through one lifecycle: openRun takes the
 // run's lock, reads the run's own configuration once where the command
 // continues it (a resumed run, a chain process: o.Given), validates the
-// configuration, verifies the shards,
-// resolves the model, prepares the run directory (or checks the prepared
-// run it shares), reads the fixed codes and opens the data the fits
-// sweep, once; fitAll then fits the process's (L, chain) in turn, each
-// with fitOne (fitone.go), the one loop of a fit whatever its crew, and
-// Close lets the run go. The ways differ in what they open and fit:
+// configuration, verifies the shards, resolves the model, prepares the
+// run directory (or checks the prepared run it shares), reads the fixed
+// codes and opens the data the fits sweep, once; fitAll then fits the
+// process's (L, chain) in turn, each with fitOne (fitone.go), the one
+// loop of a fit whatever its crew, and Close lets the run go. The ways differ in what they open and fit:
 //
 //   - Fit (wholeRun): every fit, in one process, the run's lock held
 //     exclusively.

@@ -124,20 +124,20 @@ func TestRecommendL(t *testing.T) {
 	} {
 		for range 5 { // maps iterate in a different order each time
 			if got := recommendL(tc.per, entries).L; got != tc.want {
-				t.Errorf("%s: RecommendL = %d, want %d", tc.name, got, tc.want)
+				t.Errorf("%s: recommendL = %d, want %d", tc.name, got, tc.want)
 				break
 			}
 		}
 	}
 	if got := recommendL(map[int][]float32{2: shift(0, 1)}, make([]int32, cells)); got.L != 0 {
-		t.Errorf("no entry held out: RecommendL = %+v, want L = 0", got)
+		t.Errorf("no entry held out: recommendL = %+v, want L = 0", got)
 	}
 	// Past the elbow: 6 captures 98% of the gain from 2; 8 is better by
 	// many standard errors but by under 5% of the gain, so 6.
 	per := map[int][]float32{2: shift(-4, 0.2), 4: shift(-1, 0.2), 6: shift(-0.08, 0.2), 8: shift(0, 0.2)}
 	sel := recommendL(per, entries)
 	if sel.L != 6 || sel.Best != 8 {
-		t.Errorf("elbow: RecommendL = %d (best %d), want 6 (best 8)", sel.L, sel.Best)
+		t.Errorf("elbow: recommendL = %d (best %d), want 6 (best 8)", sel.L, sel.Best)
 	}
 	// The numbers behind it, per held-out entry: the gaps are the shifts
 	// over 20 entries, the elbow 5% of the largest, and the paired standard

@@ -17,7 +17,8 @@ const ShardsDir = "shards"
 // mask. Memory stays O(cells + genes) whatever the size: rows are generated
 // one at a time and the shard writer maps its files. opts.Force replaces
 // an existing dir; opts.Cached writes the shards through the page cache
-// (see shard.CreateOptions).
+// (see shard.CreateOptions); t.Workers goroutines draw the rows and write
+// the shards (opts.Workers is not read).
 func WriteShards(ctx context.Context, dir string, t *Truth, opts shard.CreateOptions) error {
 	return commitDir(dir, opts.Force, func(tmp string) error {
 		sum, err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir), opts.Cached)

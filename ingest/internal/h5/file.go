@@ -119,8 +119,6 @@ func open(path string, osf *os.File, workers int) (*File, error) {
 	return f, nil
 }
 
-// newFile reads the superblock and the group tree of the file m reads,
-// and completes m with the superblock's sizes.
 // decoders is the most goroutines that decode one read's chunks: the
 // workers Open was given, or GOMAXPROCS when that was 0.
 func (f *File) decoders() int {
@@ -130,6 +128,8 @@ func (f *File) decoders() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// newFile reads the superblock and the group tree of the file m reads,
+// and completes m with the superblock's sizes.
 func newFile(path string, m *meta) (*File, error) {
 	b := make([]byte, min(m.size, 256))
 	if _, err := m.r.ReadAt(b, 0); err != nil {
