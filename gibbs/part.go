@@ -330,6 +330,7 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	if sp.lift == nil {
 		s.startTotals(sp)
 	}
+	s.setHousekeeping(sp)
 	L := s.l
 	lift := sp.lift != nil
 	if len(p.rows) < sp.rows {

@@ -110,6 +110,10 @@ type Sampler struct {
 	// product, interleaved like a chain's z, and aboveGain its λ.
 	above     []uint64
 	aboveGain float64
+	// hkOnes and hkObs count each gene's observed ones and entries over
+	// the process's cells, for the U step's housekeeping code
+	// (foldHousekeeping; with one only).
+	hkOnes, hkObs []int32
 
 	sweep    int
 	chains   []*chain
@@ -208,6 +212,9 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	}
 	if cfg.GeneLevelBits > 0 {
 		s.countGenes()
+	}
+	if cfg.Housekeeping {
+		s.countHousekeeping()
 	}
 	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers

@@ -66,6 +66,11 @@ type stepSpec struct {
 	// data of a layer above (layers.go).
 	above     []uint64
 	aboveGain float64
+	// hk, in a U step with a housekeeping code, is that code (bit L−1);
+	// hkOnes and hkObs hold each row's (gene's) observed ones and entries
+	// over the step's columns (foldHousekeeping).
+	hk            uint64
+	hkOnes, hkObs []int32
 	// live holds the codes whose bitset in other is not empty. A code with
 	// an empty one covers no column: its conditional sum is 0, it adds
 	// nothing to a row's coverage, and flipping it changes no other code's
@@ -235,18 +240,7 @@ func (s *Sampler) setLikelihood(sp *stepSpec, c *chain) {
 
 // runStep updates every row of sp, in parallel over blocks of 64-row words.
 func (s *Sampler) runStep(sp *stepSpec) rowStats {
-	sp.bounds = sp.m.Segments()
-	sp.ones = s.ones
-	sp.L = s.l
-	sp.live = liveCodes(sp.other, s.l)
-	if s.vector {
-		s.planes = codeMajor(s.planes, sp.other, s.l)
-		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
-	}
-	g := sp.levelGain()
-	sp.bounded = sp.lift != nil && g >= 0 && !math.IsInf(g, 1)
-	sp.maxLevel = 1<<uint(len(sp.lift)) - 1
-	s.startTotals(sp)
+	s.prepareStep(sp)
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
 	if w <= 1 {
@@ -267,6 +261,48 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 		tot.covered += r.covered
 	}
 	return tot
+}
+
+// prepareStep sets what sp's scans read beside its rows: the column
+// segments, the live codes, the vector kernel's planes, the housekeeping
+// code, the bounds of the levels and the totals cache.
+func (s *Sampler) prepareStep(sp *stepSpec) {
+	sp.bounds = sp.m.Segments()
+	sp.ones = s.ones
+	sp.L = s.l
+	sp.live = liveCodes(sp.other, s.l)
+	if s.vector {
+		s.planes = codeMajor(s.planes, sp.other, s.l)
+		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
+	}
+	s.setHousekeeping(sp)
+	g := sp.levelGain()
+	sp.bounded = sp.lift != nil && g >= 0 && !math.IsInf(g, 1)
+	sp.maxLevel = 1<<uint(len(sp.lift)) - 1
+	s.startTotals(sp)
+}
+
+// setHousekeeping lets a U step with a housekeeping code fold it
+// (foldHousekeeping); sp.live must be set.
+func (s *Sampler) setHousekeeping(sp *stepSpec) {
+	sp.hk = 0
+	if !sp.cells && sp.live&s.clamped != 0 {
+		sp.hk, sp.hkOnes, sp.hkObs = s.clamped, s.hkOnes, s.hkObs
+	}
+}
+
+// countHousekeeping sets each gene's observed ones and entries over the
+// process's cells, for the U step's housekeeping code: the counts of
+// countGenes when they are these.
+func (s *Sampler) countHousekeeping() {
+	switch p := s.part; {
+	case p != nil:
+		s.hkOnes, s.hkObs = rowCounts(p.xt, p.maskT, s.d, p.Hi-p.Lo)
+	case s.geneOnes != nil:
+		s.hkOnes, s.hkObs = s.geneOnes, s.geneObs
+	default:
+		s.hkOnes, s.hkObs = rowCounts(s.data.XT, s.data.MaskT, s.d, s.n)
+	}
 }
 
 // scratchFor returns worker k's scratch space, kept from step to step: it
@@ -340,6 +376,10 @@ type rowState struct {
 	// tot, when not nil during a scan, holds Σ popcount(S_l) of the row's
 	// active codes (from stepTotals): the kernel then leaves it out.
 	tot *[MaxL]int64
+	// sums holds the codes the kernel sums in a scan: want, less the
+	// housekeeping code and, when it is active, every code
+	// (foldHousekeeping).
+	sums uint64
 }
 
 // rowScratch is a worker's scratch space.
@@ -556,16 +596,21 @@ func accept(c, u float64) bool {
 func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint64) {
 	L := sp.L
 	vec := sp.planes != nil
+	var active [rowGroup]uint64 // the codes whose coverage the kernel builds
 	for p := pending; p != 0; p &= p - 1 {
 		k := bits.TrailingZeros64(p)
 		r := &rows[k]
 		r.counts, r.tot = 0, nil
-		if sp.totals != nil && !r.lifted {
-			r.tot = sp.totals.get(sp, buf, r.a&sp.live)
+		// Codes with an empty bitset cover nothing.
+		active[k], r.sums = r.a&sp.live, r.want
+		if sp.hk != 0 && !r.lifted {
+			active[k], r.sums = sp.foldHousekeeping(r.a&sp.live, r.want)
+		}
+		if sp.totals != nil && !r.lifted && r.sums != 0 {
+			r.tot = sp.totals.get(sp, buf, active[k])
 		}
 		if vec {
-			// Codes with an empty bitset cover nothing.
-			buf.vrows[k].prepare(r.a&sp.live, r.want, sp.stride)
+			buf.vrows[k].prepare(active[k], r.sums, sp.stride)
 			if r.tot != nil {
 				buf.vrows[k].setTotals(r.tot)
 			}
@@ -596,7 +641,7 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 				}
 				r.counts += condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, buf.lift[:len(sp.lift)])
 			} else {
-				r.counts += condSumsMode(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
+				r.counts += condSumsMode(&r.acc, active[k], r.sums, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
 			}
 		}
 	}
@@ -607,11 +652,51 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 		case vec:
 			buf.vrows[k].add(&r.acc, &r.lev)
 		case r.tot != nil:
-			for m := r.want; m != 0; m &= m - 1 {
+			for m := r.sums; m != 0; m &= m - 1 {
 				l := bits.TrailingZeros64(m)
 				r.acc[l] += packCounts(0, r.tot[l])
 			}
 		}
+		if sp.hk != 0 && !r.lifted {
+			sp.unfoldHousekeeping(r, i0+k)
+		}
+	}
+}
+
+// foldHousekeeping returns the codes whose coverage a U step's kernel
+// builds for a row with active codes a (a ⊆ live), and those it sums, of
+// the codes want, when the step has a housekeeping code H (sp.hk). H's
+// column codes are all ones (every cell uses it), so the kernel need not
+// read them: with cov the observed columns that the other active codes
+// cover, H's sum S_H = obs &^ cov whether H is active or not (active, it
+// covers every column, so cov is the columns it shares), and its counts
+// follow from the row's observed ones and entries and the kernel's counts
+// of a without H (unfoldHousekeeping). While H is active it covers every
+// column, so no other code decides one: their sums are zero and need no
+// scan.
+func (sp *stepSpec) foldHousekeeping(a, want uint64) (active, sums uint64) {
+	if a&sp.hk != 0 {
+		return a &^ sp.hk, 0
+	}
+	return a, want &^ sp.hk
+}
+
+// unfoldHousekeeping completes the scan of row i (r) that
+// foldHousekeeping set up: H's sum, when wanted, and the row's counts
+// when H is active. The kernel counted, over the coverage cov of the
+// other active codes, miss = |(x ^ cov) ∩ obs| and covered = |cov ∩ obs|;
+// with ones = |x ∩ obs| and obs the row's observed entries,
+// |x ∩ cov ∩ obs| = (ones + covered − miss)/2, so S_H holds
+// ones − |x ∩ cov ∩ obs| ones of obs − covered entries; and with H
+// active every observed column is covered: obs − ones mispredicted.
+func (sp *stepSpec) unfoldHousekeeping(r *rowState, i int) {
+	miss, covered := splitCounts(r.counts)
+	ones, obs := int64(sp.hkOnes[i]), int64(sp.hkObs[i])
+	if r.want&sp.hk != 0 {
+		r.acc[bits.TrailingZeros64(sp.hk)] += packCounts(ones-(ones+covered-miss)/2, obs-covered)
+	}
+	if r.a&sp.hk != 0 {
+		r.counts = packCounts(obs-ones, obs)
 	}
 }
 
