@@ -51,10 +51,10 @@ type stepSpec struct {
 	liftBlock  []uint64 // lift's storage, liftStride words a plane (setLiftPlanes)
 	liftStride int
 	// bounded, with lift planes, lets rows be scanned without the levels
-	// of their ones (decideBounded); maxLevel is the highest level a
-	// column of the planes can have.
-	bounded  bool
-	maxLevel uint64
+	// of their ones (decideBounded); levelCount[l][k] counts the columns
+	// of code l at level k (codeLevelCounts).
+	bounded    bool
+	levelCount [MaxL][1 << MaxCellLevelBits]int64
 	// rowCounts, when not nil, receives each row's counts after the step
 	// (packCounts: mispredicted, covered).
 	rowCounts []uint64
@@ -278,7 +278,9 @@ func (s *Sampler) prepareStep(sp *stepSpec) {
 	s.setHousekeeping(sp)
 	g := sp.levelGain()
 	sp.bounded = sp.lift != nil && g >= 0 && !math.IsInf(g, 1)
-	sp.maxLevel = 1<<uint(len(sp.lift)) - 1
+	if sp.bounded {
+		codeLevelCounts(&sp.levelCount, sp.other, sp.L, sp.live, sp.lift)
+	}
 	s.startTotals(sp)
 }
 
@@ -468,15 +470,18 @@ func (sp *stepSpec) flip(r *rowState, l, i int) bool {
 // and reports whether the flip's fate is known without them. The scan that
 // sums them costs two to three times the one that does not (a popcount per
 // level plane and word, beside the one of the ones), yet they rarely
-// matter: the ones' summed level lies between 0 and maxLevel·ones, and the
+// matter: the ones' summed level lies between the bounds of levelBounds
+// (at worst 0 and 7·ones), and the
 // proposal's logit is monotone in it (float rounding included: products by
 // a gain ≥ 0 and sums are monotone), so when the logits at both ends give
 // the same decision it is the flip's. math.Exp is accurate to an ulp but
 // not proven monotone, so the ends are widened by a margin far above an
-// ulp's worth before they are compared with the draw. The ends disagree on
-// under 1% of a first sweep's proposals on the bench's planted data (none
-// once settled), on 3% and 10% of a whole fit's on pbmc3k-600 and
-// baron-mouse-pancreas (L = 6), whose sweeps still take a third less.
+// ulp's worth before they are compared with the draw. With the bounds 0
+// and 7·ones, the ends disagreed on under 1% of a first sweep's proposals
+// on the bench's planted data, on 3% and 10% of a whole fit's on
+// pbmc3k-600 and baron-mouse-pancreas (L = 6), whose sweeps still took a
+// third less; levelBounds' bounds cut the code words rescanned with levels
+// in the bench's settled Z steps (400 000 × 11 000, L = 2) by a fifth.
 func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	if sp.fixed>>uint(l)&1 != 0 {
 		return false, true
@@ -484,7 +489,7 @@ func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	// The logit grows with the level when the code is off and falls when
 	// it is on; most proposals are refused at the end that favours them.
 	ones, _ := splitCounts(r.acc[l])
-	loLev, hiLev := uint64(0), uint64(ones)*sp.maxLevel
+	loLev, hiLev := sp.levelBounds(l, ones)
 	if r.a>>uint(l)&1 != 0 {
 		loLev, hiLev = hiLev, loLev
 	}
@@ -502,6 +507,59 @@ func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	r.a ^= 1 << uint(l)
 	r.flips++
 	return true, true
+}
+
+// codeLevelCounts sets n[l][k] to the number of columns of level k,
+// over the lift planes, of each live code l of the interleaved codes.
+func codeLevelCounts(n *[MaxL][1 << MaxCellLevelBits]int64, codes []uint64, L int, live uint64, lift [][]uint64) {
+	*n = [MaxL][1 << MaxCellLevelBits]int64{}
+	K := 1 << uint(len(lift))
+	var at [1 << MaxCellLevelBits]uint64 // a word's columns of each level
+	for w := range len(codes) / L {
+		for k := range K {
+			m := ^uint64(0)
+			for j, p := range lift {
+				if k>>uint(j)&1 != 0 {
+					m &= p[w]
+				} else {
+					m &^= p[w]
+				}
+			}
+			at[k] = m
+		}
+		for m := live; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			u := codes[w*L+l]
+			for k := range K {
+				n[l][k] += int64(bits.OnesCount64(u & at[k]))
+			}
+		}
+	}
+}
+
+// levelBounds returns bounds of the summed level of ones columns of code
+// l: the sums of the ones lowest and of the ones highest levels among the
+// code's columns (levelCount). The ones that code l alone decides are
+// that many of its columns, so their summed level lies between: bounds
+// far tighter than 0 and ones times the planes' highest level when few
+// of a code's columns (the genes of a program, the cells of a cell type)
+// lie at the extreme levels, and they decide more proposals
+// (decideBounded).
+func (sp *stepSpec) levelBounds(l int, ones int64) (lo, hi uint64) {
+	n := &sp.levelCount[l]
+	left := ones
+	for k := 0; k < len(n) && left > 0; k++ {
+		t := min(left, n[k])
+		lo += uint64(t) * uint64(k)
+		left -= t
+	}
+	left = ones
+	for k := len(n) - 1; k >= 0 && left > 0; k-- {
+		t := min(left, n[k])
+		hi += uint64(t) * uint64(k)
+		left -= t
+	}
+	return lo, hi
 }
 
 // expMargin returns a step from c across which math.Exp, accurate to an
