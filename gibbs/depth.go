@@ -115,7 +115,10 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	// Each cell's levelCounts are taken from its counts where needed: kept
 	// for every cell, they would be 32 bytes a cell of garbage a sweep.
 	if !fixed {
-		g := make([]float64, len(c.level))
+		if len(s.gains) != len(c.level) {
+			s.gains = make([]float64, len(c.level))
+		}
+		g := s.gains
 		for range 2 {
 			rho := c.rates.rho
 			s.forBlocks(len(g), func(lo, hi int) {
