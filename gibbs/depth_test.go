@@ -381,3 +381,25 @@ func TestOrderStats(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelsAnyWorkers checks that the levels' update, whose per-cell
+// passes split the cells in blocks of at least 4096 between the workers,
+// gives the same levels, rates and run with one worker as with three on
+// enough cells for three blocks.
+func TestLevelsAnyWorkers(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(31, 13000, 60, 3, 0.3, 0.05)
+	data, err := NewData(p.noisy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 2, 4, 2, Dropout, 8, 4
+	cfg.Starts, cfg.Init, cfg.Housekeeping = 1, InitCluster, true
+	cfg.Workers = 1
+	one, oneRes := runAll(t, data, cfg)
+	cfg.Workers = 3
+	three, threeRes := runAll(t, data, cfg)
+	sameRun(t, "workers 3", one, three, oneRes, threeRes)
+	sameLevels(t, "workers 3", one, three, oneRes, threeRes)
+}
