@@ -587,7 +587,13 @@ func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
 			high = 0
 		}
 		s.forBlocks(len(g), func(lo, hi int) {
-			h := make([]int64, len(hist))
+			// On the stack for the levels' two ranks: no garbage a round.
+			var buf [512]int64
+			h := buf[:0]
+			if len(hist) > len(buf) {
+				h = make([]int64, 0, len(hist))
+			}
+			h = h[:len(hist)]
 			for _, f := range g[lo:hi] {
 				// The keys are taken afresh each pass rather than kept:
 				// 8 bytes a cell less, for a few instructions.

@@ -99,6 +99,12 @@ type Sampler struct {
 	// garbage the size of the cells (10 MB at 1.3 million cells), which
 	// let the heap grow to twice its live size between collections.
 	gains []float64
+	// geneWork holds the genes' levels' update's per-gene work
+	// (updateGeneLevels), kept from sweep to sweep for the same reason.
+	geneWork struct {
+		genes       []levelCounts
+		dev, sorted []float64
+	}
 	// geneOnes and geneObs count each gene's observed ones and entries,
 	// and geneStep holds the U step's per-gene counts (with per-gene levels
 	// only).
