@@ -99,6 +99,8 @@ type Sampler struct {
 	// garbage the size of the cells (10 MB at 1.3 million cells), which
 	// let the heap grow to twice its live size between collections.
 	gains []float64
+	// near holds the keys of orderStats's narrowed ranks, kept likewise.
+	near []uint64
 	// geneWork holds the genes' levels' update's per-gene work
 	// (updateGeneLevels), kept from sweep to sweep for the same reason.
 	geneWork struct {
