@@ -115,7 +115,11 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	// Each cell's levelCounts are taken from its counts where needed: kept
 	// for every cell, they would be 32 bytes a cell of garbage a sweep.
 	if !fixed {
-		g := make([]float64, len(c.level))
+		if len(s.gains) != len(c.level) {
+			s.gains = make([]float64, len(c.level))
+		}
+		g := s.gains
+		var byLevel []levelCounts
 		for range 2 {
 			rho := c.rates.rho
 			s.forBlocks(len(g), func(lo, hi int) {
@@ -127,25 +131,26 @@ func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 			q := s.orderStats(g, []int{s.n * 2 / 100, (s.n - 1) * 98 / 100})
 			lo, hi := q[0], q[1]
 			c.rates.lift0, c.rates.step = lo, max((hi-lo)/float64(max(K-1, 1)), minLiftStep)
-			s.forBlocks(len(g), func(a, b int) {
-				for i, gn := range g[a:b] {
-					c.level[a+i] = uint8(min(max(math.Round((gn-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
-				}
-			})
-			byLevel := s.levelTotals(c, counts)
+			byLevel = s.levelTotals(c, counts, g)
 			c.rates.rho = goldenMax(1e-3, 1-1e-3, func(rho float64) float64 {
-				t := 0.0
-				for k, lc := range byLevel {
-					t += lc.logLik(rho, c.rates.lift(uint8(k)))
-				}
-				return t
+				r := c.rates
+				r.rho = rho
+				return logLikByLevel(byLevel, r)
 			})
 		}
 		s.setLiftPlanes(c)
+		// The last round's totals are the final levels': only ρ moved.
+		return logLikByLevel(byLevel, c.rates)
 	}
+	return logLikByLevel(s.levelTotals(c, counts, nil), c.rates)
+}
+
+// logLikByLevel returns the log-likelihood of the cells' counts by level
+// under rates r.
+func logLikByLevel(byLevel []levelCounts, r rates) float64 {
 	t := 0.0
-	for k, lc := range s.levelTotals(c, counts) {
-		t += lc.logLik(c.rates.rho, c.rates.lift(uint8(k)))
+	for k, lc := range byLevel {
+		t += lc.logLik(r.rho, r.lift(uint8(k)))
 	}
 	return t
 }
@@ -168,19 +173,38 @@ func (s *Sampler) forBlocks(n int, f func(lo, hi int)) {
 
 // levelTotals adds up the cells' counts by level (counts[i] is the
 // process's i-th cell's, as the Z step left them; across the processes of
-// a partitioned fit).
-func (s *Sampler) levelTotals(c *chain, counts []uint64) []levelCounts {
-	out := make([]levelCounts, s.levels())
-	defer s.sumLevelCounts(out)
-	for i, k := range c.level {
-		cc := s.cellCounts(i, counts[i])
-		o := &out[k]
-		o.covOnes += cc.covOnes
-		o.covZeros += cc.covZeros
-		o.uncOnes += cc.uncOnes
-		o.uncZeros += cc.uncZeros
-	}
+// a partitioned fit). With gains g it first places each cell at the level
+// of c's grid nearest its gain, in the same pass. The workers' blocks are
+// added in any order: the counts are integers, exact in float64 (their
+// sums stay below 2⁵³), so the totals are the same.
+func (s *Sampler) levelTotals(c *chain, counts []uint64, g []float64) []levelCounts {
+	K := s.levels()
+	out := make([]levelCounts, K)
+	var mu sync.Mutex
+	s.forBlocks(len(c.level), func(lo, hi int) {
+		part := make([]levelCounts, K)
+		for i := lo; i < hi; i++ {
+			if g != nil {
+				c.level[i] = uint8(min(max(math.Round((g[i]-c.rates.lift0)/c.rates.step), 0), float64(K-1)))
+			}
+			part[c.level[i]].add(s.cellCounts(i, counts[i]))
+		}
+		mu.Lock()
+		for k := range out {
+			out[k].add(part[k])
+		}
+		mu.Unlock()
+	})
+	s.sumLevelCounts(out)
 	return out
+}
+
+// add adds b's counts to c's.
+func (c *levelCounts) add(b levelCounts) {
+	c.covOnes += b.covOnes
+	c.covZeros += b.covZeros
+	c.uncOnes += b.uncOnes
+	c.uncZeros += b.uncZeros
 }
 
 // cellBackground returns the background β in (0, 1) that maximises a

@@ -357,6 +357,14 @@ func TestOrderStats(t *testing.T) {
 	}{
 		{"normal", func(int) float64 { return rng.NormFloat64() * 3 }},
 		{"ties", func(i int) float64 { return float64(i%5) - 2 }},
+		// The low ranks lie in the spread, the high ones in a tight
+		// cluster, so that the ranks narrow in different rounds.
+		{"a spread and a cluster", func(i int) float64 {
+			if i%4 == 0 {
+				return rng.NormFloat64() * 3
+			}
+			return 100 + float64(i%997)*1e-10
+		}},
 		{"signed zeros and infinities", func(i int) float64 {
 			return []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 1e-300, -1e-300}[i%6]
 		}},
@@ -370,14 +378,39 @@ func TestOrderStats(t *testing.T) {
 			slices.Sort(sorted)
 			ranks := []int{0, n * 2 / 100, (n - 1) * 98 / 100, n - 1}
 			for _, workers := range []int{1, 3} {
+				// Twice: the second call reuses the first's room.
 				s := &Sampler{workers: workers}
-				got := s.orderStats(g, ranks)
-				for i, r := range ranks {
-					if got[i] != sorted[r] {
-						t.Errorf("%s, %d values, %d workers: rank %d is %v, want %v", tc.name, n, workers, r, got[i], sorted[r])
+				for call := range 2 {
+					got := s.orderStats(g, ranks)
+					for i, r := range ranks {
+						if got[i] != sorted[r] {
+							t.Errorf("%s, %d values, %d workers, call %d: rank %d is %v, want %v", tc.name, n, workers, call, r, got[i], sorted[r])
+						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// TestLevelsAnyWorkers checks that the levels' update, whose per-cell
+// passes split the cells in blocks of at least 4096 between the workers,
+// gives the same levels, rates and run with one worker as with three on
+// enough cells for three blocks.
+func TestLevelsAnyWorkers(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(31, 13000, 60, 3, 0.3, 0.05)
+	data, err := NewData(p.noisy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 2, 4, 2, Dropout, 8, 4
+	cfg.Starts, cfg.Init, cfg.Housekeeping = 1, InitCluster, true
+	cfg.Workers = 1
+	one, oneRes := runAll(t, data, cfg)
+	cfg.Workers = 3
+	three, threeRes := runAll(t, data, cfg)
+	sameRun(t, "workers 3", one, three, oneRes, threeRes)
+	sameLevels(t, "workers 3", one, three, oneRes, threeRes)
 }

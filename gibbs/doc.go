@@ -70,7 +70,8 @@
 // A housekeeping code (Config.Housekeeping) is a code beside the L, the
 // sampler's last, with z clamped to 1 in every cell: the Z step never
 // proposes it, and it takes the genes detected everywhere at the covered
-// rate.
+// rate. The U step does not scan its cells, which are every cell: its sum
+// follows from the counts of the gene's other codes (foldHousekeeping).
 //
 // Fixed codes (Config.FixedCodes) are the same for U: columns held at
 // given genes, which the U step never proposes, so the sampler draws from

@@ -143,7 +143,10 @@ func (s *Sampler) sumGeneCounts(counts []uint64) {
 func (s *Sampler) updateGeneLevels(c *chain, counts []uint64) {
 	K := s.geneLevels()
 	rho := c.rates.rho
-	genes := make([]levelCounts, s.d)
+	if len(s.geneWork.genes) != s.d {
+		s.geneWork.genes, s.geneWork.dev, s.geneWork.sorted = make([]levelCounts, s.d), make([]float64, s.d), make([]float64, s.d)
+	}
+	genes, dev, sorted := s.geneWork.genes, s.geneWork.dev, s.geneWork.sorted
 	var uncOnes, uncAll float64
 	for d := range genes {
 		miss, covered := splitCounts(counts[d])
@@ -158,12 +161,11 @@ func (s *Sampler) updateGeneLevels(c *chain, counts []uint64) {
 	pooled := (uncOnes + 0.5) / (uncAll + 1)
 	ref := gainOf(pooled, rho)
 	shrink := geneShrink * float64(s.n)
-	dev := make([]float64, s.d)
 	for d, g := range genes {
 		b := (g.uncOnes + shrink*pooled) / (g.uncOnes + g.uncZeros + shrink)
 		dev[d] = gainOf(min(max(b, 1e-9), 1-1e-9), rho) - ref
 	}
-	sorted := slices.Clone(dev)
+	copy(sorted, dev)
 	slices.Sort(sorted)
 	lo, hi := sorted[s.d*2/100], sorted[(s.d-1)*98/100]
 	step := max((hi-lo)/float64(max(K-1, 1)), minLiftStep)

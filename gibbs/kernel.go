@@ -105,14 +105,33 @@ func condSums(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uin
 func condSumsMode(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uint64, full bool) (rowCounts uint64) {
 	obs = obs[:len(x)]
 	codes = codes[:len(x)*L]
-	if L == 2 {
+	switch {
+	case want == 0:
+		return coverCounts(active, L, codes, x, obs)
+	case L == 2 || L == 3 && (active|want)>>2 == 0:
+		// L = 3 without its last code: the single-cell model's L = 2 in
+		// a U step with the housekeeping code folded (foldHousekeeping).
 		// keepN is all ones for an inactive code: S excludes cov1 as well as cov2.
-		return condSums2(acc, active, want, codes, x, obs, active&1-1, active>>1&1-1, full)
-	}
-	if L == 3 {
+		return condSums2(acc, active, want, L, codes, x, obs, active&1-1, active>>1&1-1, full)
+	case L == 3:
 		return condSums3(acc, active, want, codes, x, obs, full)
 	}
 	return condSumsL(acc, active, want, L, codes, x, obs, full)
+}
+
+// coverCounts is condSums for a row that wants no code's sum: the
+// mispredicted and covered observed columns alone.
+func coverCounts(active uint64, L int, codes, x, obs []uint64) uint64 {
+	var miss, covered int
+	for w, xw := range x {
+		var c uint64
+		for a := active; a != 0; a &= a - 1 {
+			c |= codes[w*L+bits.TrailingZeros64(a)]
+		}
+		miss += bits.OnesCount64((xw ^ c) & obs[w])
+		covered += bits.OnesCount64(c & obs[w])
+	}
+	return packCounts(int64(miss), int64(covered))
 }
 
 // condSumsL is condSums for any L. One pass over the words builds the
@@ -157,22 +176,23 @@ func condSumsL(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []ui
 	return packCounts(int64(miss), int64(covered))
 }
 
-// condSums2 is condSums for L = 2 with the loop over codes unrolled; keepN
-// is all ones if code N is inactive.
-func condSums2(acc *[MaxL]uint64, active, want uint64, codes, x, obs []uint64, keep0, keep1 uint64, full bool) uint64 {
+// condSums2 is condSums for codes 0 and 1 alone, of L interleaved, with
+// the loop over codes unrolled; keepN is all ones if code N is inactive.
+func condSums2(acc *[MaxL]uint64, active, want uint64, L int, codes, x, obs []uint64, keep0, keep1 uint64, full bool) uint64 {
 	a0 := -(active & 1)      // all ones if code 0 is active
 	a1 := -(active >> 1 & 1) // all ones if code 1 is active
 	var ones0, ones1, all0, all1 int
 	var miss, covered int
 	for w, xw := range x {
-		u0, u1 := codes[2*w]&a0, codes[2*w+1]&a1
+		cw := codes[L*w : L*w+2]
+		u0, u1 := cw[0]&a0, cw[1]&a1
 		c2 := u0 & u1
 		c1 := (u0 | u1) &^ c2
 		ow := obs[w]
 		miss += bits.OnesCount64((xw ^ (c1 | c2)) & ow)
 		covered += bits.OnesCount64((c1 | c2) & ow)
-		t0 := codes[2*w] &^ (c2 | c1&keep0) & ow
-		t1 := codes[2*w+1] &^ (c2 | c1&keep1) & ow
+		t0 := cw[0] &^ (c2 | c1&keep0) & ow
+		t1 := cw[1] &^ (c2 | c1&keep1) & ow
 		ones0 += bits.OnesCount64(xw & t0)
 		ones1 += bits.OnesCount64(xw & t1)
 		if full {

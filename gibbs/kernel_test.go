@@ -179,29 +179,32 @@ func codesFrom(from, L int) uint64 {
 	return (1<<uint(L) - 1) &^ (1<<uint(from) - 1)
 }
 
-// TestCondSums2MatchesGeneral checks the unrolled L = 2 kernel against the
-// general loop (the fast path switched off).
+// TestCondSums2MatchesGeneral checks the unrolled kernel of codes 0 and 1
+// against the general loop (the fast path switched off), at L = 2 and at
+// L = 3 with code 2 neither active nor wanted.
 func TestCondSums2MatchesGeneral(t *testing.T) {
 	t.Parallel()
 	r := &testRNG{s: 99}
-	for _, words := range []int{0, 1, 2, 3, 17} {
-		codes := make([]uint64, 2*words)
-		x, obs := make([]uint64, words), make([]uint64, words)
-		for trial := range 50 {
-			for i := range codes {
-				codes[i] = r.next() & r.next()
-			}
-			for i := range x {
-				x[i], obs[i] = r.next(), r.next()|r.next()
-			}
-			active := uint64(trial % 4)
-			for want := range uint64(4) {
-				for _, full := range []bool{true, false} {
-					var a, b [MaxL]uint64
-					ma := condSums2(&a, active, want, codes, x, obs, active&1-1, active>>1&1-1, full)
-					mb := condSumsL(&b, active, want, 2, codes, x, obs, full)
-					if a != b || ma != mb {
-						t.Fatalf("words %d active %b codes %b full %v: unrolled %v/%d, general %v/%d", words, active, want, full, a[:2], ma, b[:2], mb)
+	for _, L := range []int{2, 3} {
+		for _, words := range []int{0, 1, 2, 3, 17} {
+			codes := make([]uint64, L*words)
+			x, obs := make([]uint64, words), make([]uint64, words)
+			for trial := range 50 {
+				for i := range codes {
+					codes[i] = r.next() & r.next()
+				}
+				for i := range x {
+					x[i], obs[i] = r.next(), r.next()|r.next()
+				}
+				active := uint64(trial % 4)
+				for want := range uint64(4) {
+					for _, full := range []bool{true, false} {
+						var a, b [MaxL]uint64
+						ma := condSums2(&a, active, want, L, codes, x, obs, active&1-1, active>>1&1-1, full)
+						mb := condSumsL(&b, active, want, L, codes, x, obs, full)
+						if a != b || ma != mb {
+							t.Fatalf("L %d words %d active %b codes %b full %v: unrolled %v/%d, general %v/%d", L, words, active, want, full, a[:2], ma, b[:2], mb)
+						}
 					}
 				}
 			}

@@ -330,6 +330,7 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	if sp.lift == nil {
 		s.startTotals(sp)
 	}
+	s.setHousekeeping(sp)
 	L := s.l
 	lift := sp.lift != nil
 	if len(p.rows) < sp.rows {
@@ -573,11 +574,18 @@ func (s *Sampler) sumLevelCounts(by []levelCounts) {
 // rank asked (one reduction a round across processes, so that no process
 // needs the others' values), each counted by the workers side by side.
 // Linear in the cells where a sort was not: at 1.3 million cells the two
-// sorts a sweep cost more than the levels' other work.
+// sorts a sweep cost more than the levels' other work. Once a rank's
+// chosen bits leave a sixteenth of the process's values or fewer, the
+// later rounds count those values' keys alone (narrow) rather than every
+// value: the histograms, and so the results, are the same.
 func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
 	prefix := make([]uint64, len(ranks))
 	left := slices.Clone(ranks)
 	hist := make([]int64, 256*len(ranks))
+	local := make([]int64, len(hist)) // this process's counts of a round
+	// near[q] holds the keys sharing rank q's chosen bits once narrowed.
+	near, narrowed := make([][]uint64, len(ranks)), make([]bool, len(ranks))
+	used := 0 // words of s.near that near holds
 	var mu sync.Mutex
 	for shift := 56; shift >= 0; shift -= 8 {
 		clear(hist)
@@ -585,24 +593,40 @@ func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
 		if shift == 56 {
 			high = 0
 		}
-		s.forBlocks(len(g), func(lo, hi int) {
-			h := make([]int64, len(hist))
-			for _, f := range g[lo:hi] {
-				// The keys are taken afresh each pass rather than kept:
-				// 8 bytes a cell less, for a few instructions.
-				k := orderKey(f)
-				for q, p := range prefix {
-					if k&high == p {
-						h[256*q+int(k>>uint(shift)&255)]++
-					}
+		for q, keys := range near {
+			for _, k := range keys {
+				if k&high == prefix[q] {
+					hist[256*q+int(k>>uint(shift)&255)]++
 				}
 			}
-			mu.Lock()
-			for i, v := range h {
-				hist[i] += v
-			}
-			mu.Unlock()
-		})
+		}
+		if slices.Contains(narrowed, false) {
+			s.forBlocks(len(g), func(lo, hi int) {
+				// On the stack for the levels' two ranks: no garbage a round.
+				var buf [512]int64
+				h := buf[:0]
+				if len(hist) > len(buf) {
+					h = make([]int64, 0, len(hist))
+				}
+				h = h[:len(hist)]
+				for _, f := range g[lo:hi] {
+					// The keys are taken afresh each pass rather than kept:
+					// 8 bytes a cell less, for a few instructions.
+					k := orderKey(f)
+					for q, p := range prefix {
+						if !narrowed[q] && k&high == p {
+							h[256*q+int(k>>uint(shift)&255)]++
+						}
+					}
+				}
+				mu.Lock()
+				for i, v := range h {
+					hist[i] += v
+				}
+				mu.Unlock()
+			})
+		}
+		copy(local, hist)
 		if s.part != nil {
 			s.part.sum(hist)
 		}
@@ -612,6 +636,9 @@ func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
 				left[q] -= int(hist[256*q+b])
 			}
 			prefix[q] |= uint64(b) << uint(shift)
+		}
+		if shift > 0 {
+			used = s.narrow(g, near, narrowed, prefix, local, shift, used)
 		}
 	}
 	out := make([]float64, len(ranks))
@@ -624,6 +651,46 @@ func (s *Sampler) orderStats(g []float64, ranks []int) []float64 {
 		out[q] = math.Float64frombits(k)
 	}
 	return out
+}
+
+// narrow sets near[q], for each rank q not yet narrowed whose chosen bits
+// (those from shift up of prefix[q]) this process's values share in
+// local's count of a sixteenth of them or fewer, to the keys of those
+// values, in one pass over g, and returns the words of s.near that near
+// holds, used before. Their room is kept from call to call (s.near): the
+// ranks narrowed earlier in a call keep its first used words.
+func (s *Sampler) narrow(g []float64, near [][]uint64, narrowed []bool, prefix []uint64, local []int64, shift, used int) int {
+	var want []int
+	room := 0
+	for q, p := range prefix {
+		if n := int(local[256*q+int(p>>uint(shift)&255)]); !narrowed[q] && n*16 <= len(g) {
+			want = append(want, q)
+			room += n
+		}
+	}
+	if len(want) == 0 {
+		return used
+	}
+	if need := len(near) * (len(g)/16 + 1); cap(s.near) < need {
+		// Room for every rank's keys (each a sixteenth of g or fewer):
+		// a call makes it once, when it first narrows (used is 0).
+		s.near = make([]uint64, need)
+	}
+	buf := s.near[used:used]
+	for _, q := range want {
+		n := int(local[256*q+int(prefix[q]>>uint(shift)&255)])
+		near[q], buf, narrowed[q] = buf[:0:n], buf[n:n], true
+	}
+	mask := ^uint64(0) << uint(shift)
+	for _, f := range g {
+		k := orderKey(f)
+		for _, q := range want {
+			if k&mask == prefix[q] {
+				near[q] = append(near[q], k)
+			}
+		}
+	}
+	return used + room
 }
 
 // orderKey maps a float64 to a uint64 of the same order.

@@ -94,6 +94,19 @@ type Sampler struct {
 	// (with per-cell levels only).
 	cellOnes, cellObs []int32
 	cellStep          []uint64 // the Z step's per-cell counts (cellCountBuf)
+	// gains holds the levels' update's per-cell gains (updateLevels),
+	// kept from sweep to sweep: made afresh, they were the sweep's only
+	// garbage the size of the cells (10 MB at 1.3 million cells), which
+	// let the heap grow to twice its live size between collections.
+	gains []float64
+	// near holds the keys of orderStats's narrowed ranks, kept likewise.
+	near []uint64
+	// geneWork holds the genes' levels' update's per-gene work
+	// (updateGeneLevels), kept from sweep to sweep for the same reason.
+	geneWork struct {
+		genes       []levelCounts
+		dev, sorted []float64
+	}
 	// geneOnes and geneObs count each gene's observed ones and entries,
 	// and geneStep holds the U step's per-gene counts (with per-gene levels
 	// only).
@@ -110,6 +123,10 @@ type Sampler struct {
 	// product, interleaved like a chain's z, and aboveGain its λ.
 	above     []uint64
 	aboveGain float64
+	// hkOnes and hkObs count each gene's observed ones and entries over
+	// the process's cells, for the U step's housekeeping code
+	// (foldHousekeeping; with one only).
+	hkOnes, hkObs []int32
 
 	sweep    int
 	chains   []*chain
@@ -208,6 +225,9 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	}
 	if cfg.GeneLevelBits > 0 {
 		s.countGenes()
+	}
+	if cfg.Housekeeping {
+		s.countHousekeeping()
 	}
 	s.vector, s.kernel = kernelNamed(cfg.Kernel)
 	s.workers = workers

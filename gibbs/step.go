@@ -51,10 +51,10 @@ type stepSpec struct {
 	liftBlock  []uint64 // lift's storage, liftStride words a plane (setLiftPlanes)
 	liftStride int
 	// bounded, with lift planes, lets rows be scanned without the levels
-	// of their ones (decideBounded); maxLevel is the highest level a
-	// column of the planes can have.
-	bounded  bool
-	maxLevel uint64
+	// of their ones (decideBounded); levelCount[l][k] counts the columns
+	// of code l at level k (codeLevelCounts).
+	bounded    bool
+	levelCount [MaxL][1 << MaxCellLevelBits]int64
 	// rowCounts, when not nil, receives each row's counts after the step
 	// (packCounts: mispredicted, covered).
 	rowCounts []uint64
@@ -66,6 +66,11 @@ type stepSpec struct {
 	// data of a layer above (layers.go).
 	above     []uint64
 	aboveGain float64
+	// hk, in a U step with a housekeeping code, is that code (bit L−1);
+	// hkOnes and hkObs hold each row's (gene's) observed ones and entries
+	// over the step's columns (foldHousekeeping).
+	hk            uint64
+	hkOnes, hkObs []int32
 	// live holds the codes whose bitset in other is not empty. A code with
 	// an empty one covers no column: its conditional sum is 0, it adds
 	// nothing to a row's coverage, and flipping it changes no other code's
@@ -235,18 +240,7 @@ func (s *Sampler) setLikelihood(sp *stepSpec, c *chain) {
 
 // runStep updates every row of sp, in parallel over blocks of 64-row words.
 func (s *Sampler) runStep(sp *stepSpec) rowStats {
-	sp.bounds = sp.m.Segments()
-	sp.ones = s.ones
-	sp.L = s.l
-	sp.live = liveCodes(sp.other, s.l)
-	if s.vector {
-		s.planes = codeMajor(s.planes, sp.other, s.l)
-		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
-	}
-	g := sp.levelGain()
-	sp.bounded = sp.lift != nil && g >= 0 && !math.IsInf(g, 1)
-	sp.maxLevel = 1<<uint(len(sp.lift)) - 1
-	s.startTotals(sp)
+	s.prepareStep(sp)
 	words := (sp.rows + 63) / 64
 	w := min(s.workers, words)
 	if w <= 1 {
@@ -267,6 +261,50 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 		tot.covered += r.covered
 	}
 	return tot
+}
+
+// prepareStep sets what sp's scans read beside its rows: the column
+// segments, the live codes, the vector kernel's planes, the housekeeping
+// code, the bounds of the levels and the totals cache.
+func (s *Sampler) prepareStep(sp *stepSpec) {
+	sp.bounds = sp.m.Segments()
+	sp.ones = s.ones
+	sp.L = s.l
+	sp.live = liveCodes(sp.other, s.l)
+	if s.vector {
+		s.planes = codeMajor(s.planes, sp.other, s.l)
+		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
+	}
+	s.setHousekeeping(sp)
+	g := sp.levelGain()
+	sp.bounded = sp.lift != nil && g >= 0 && !math.IsInf(g, 1)
+	if sp.bounded {
+		codeLevelCounts(&sp.levelCount, sp.other, sp.L, sp.live, sp.lift)
+	}
+	s.startTotals(sp)
+}
+
+// setHousekeeping lets a U step with a housekeeping code fold it
+// (foldHousekeeping); sp.live must be set.
+func (s *Sampler) setHousekeeping(sp *stepSpec) {
+	sp.hk = 0
+	if !sp.cells && sp.live&s.clamped != 0 {
+		sp.hk, sp.hkOnes, sp.hkObs = s.clamped, s.hkOnes, s.hkObs
+	}
+}
+
+// countHousekeeping sets each gene's observed ones and entries over the
+// process's cells, for the U step's housekeeping code: the counts of
+// countGenes when they are these.
+func (s *Sampler) countHousekeeping() {
+	switch p := s.part; {
+	case p != nil:
+		s.hkOnes, s.hkObs = rowCounts(p.xt, p.maskT, s.d, p.Hi-p.Lo)
+	case s.geneOnes != nil:
+		s.hkOnes, s.hkObs = s.geneOnes, s.geneObs
+	default:
+		s.hkOnes, s.hkObs = rowCounts(s.data.XT, s.data.MaskT, s.d, s.n)
+	}
 }
 
 // scratchFor returns worker k's scratch space, kept from step to step: it
@@ -340,6 +378,10 @@ type rowState struct {
 	// tot, when not nil during a scan, holds Σ popcount(S_l) of the row's
 	// active codes (from stepTotals): the kernel then leaves it out.
 	tot *[MaxL]int64
+	// sums holds the codes the kernel sums in a scan: want, less the
+	// housekeeping code and, when it is active, every code
+	// (foldHousekeeping).
+	sums uint64
 }
 
 // rowScratch is a worker's scratch space.
@@ -428,15 +470,18 @@ func (sp *stepSpec) flip(r *rowState, l, i int) bool {
 // and reports whether the flip's fate is known without them. The scan that
 // sums them costs two to three times the one that does not (a popcount per
 // level plane and word, beside the one of the ones), yet they rarely
-// matter: the ones' summed level lies between 0 and maxLevel·ones, and the
+// matter: the ones' summed level lies between the bounds of levelBounds
+// (at worst 0 and 7·ones), and the
 // proposal's logit is monotone in it (float rounding included: products by
 // a gain ≥ 0 and sums are monotone), so when the logits at both ends give
 // the same decision it is the flip's. math.Exp is accurate to an ulp but
 // not proven monotone, so the ends are widened by a margin far above an
-// ulp's worth before they are compared with the draw. The ends disagree on
-// under 1% of a first sweep's proposals on the bench's planted data (none
-// once settled), on 3% and 10% of a whole fit's on pbmc3k-600 and
-// baron-mouse-pancreas (L = 6), whose sweeps still take a third less.
+// ulp's worth before they are compared with the draw. With the bounds 0
+// and 7·ones, the ends disagreed on under 1% of a first sweep's proposals
+// on the bench's planted data, on 3% and 10% of a whole fit's on
+// pbmc3k-600 and baron-mouse-pancreas (L = 6), whose sweeps still took a
+// third less; levelBounds' bounds cut the code words rescanned with levels
+// in the bench's settled Z steps (400 000 × 11 000, L = 2) by a fifth.
 func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	if sp.fixed>>uint(l)&1 != 0 {
 		return false, true
@@ -444,7 +489,7 @@ func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	// The logit grows with the level when the code is off and falls when
 	// it is on; most proposals are refused at the end that favours them.
 	ones, _ := splitCounts(r.acc[l])
-	loLev, hiLev := uint64(0), uint64(ones)*sp.maxLevel
+	loLev, hiLev := sp.levelBounds(l, ones)
 	if r.a>>uint(l)&1 != 0 {
 		loLev, hiLev = hiLev, loLev
 	}
@@ -462,6 +507,59 @@ func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	r.a ^= 1 << uint(l)
 	r.flips++
 	return true, true
+}
+
+// codeLevelCounts sets n[l][k] to the number of columns of level k,
+// over the lift planes, of each live code l of the interleaved codes.
+func codeLevelCounts(n *[MaxL][1 << MaxCellLevelBits]int64, codes []uint64, L int, live uint64, lift [][]uint64) {
+	*n = [MaxL][1 << MaxCellLevelBits]int64{}
+	K := 1 << uint(len(lift))
+	var at [1 << MaxCellLevelBits]uint64 // a word's columns of each level
+	for w := range len(codes) / L {
+		for k := range K {
+			m := ^uint64(0)
+			for j, p := range lift {
+				if k>>uint(j)&1 != 0 {
+					m &= p[w]
+				} else {
+					m &^= p[w]
+				}
+			}
+			at[k] = m
+		}
+		for m := live; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros64(m)
+			u := codes[w*L+l]
+			for k := range K {
+				n[l][k] += int64(bits.OnesCount64(u & at[k]))
+			}
+		}
+	}
+}
+
+// levelBounds returns bounds of the summed level of ones columns of code
+// l: the sums of the ones lowest and of the ones highest levels among the
+// code's columns (levelCount). The ones that code l alone decides are
+// that many of its columns, so their summed level lies between: bounds
+// far tighter than 0 and ones times the planes' highest level when few
+// of a code's columns (the genes of a program, the cells of a cell type)
+// lie at the extreme levels, and they decide more proposals
+// (decideBounded).
+func (sp *stepSpec) levelBounds(l int, ones int64) (lo, hi uint64) {
+	n := &sp.levelCount[l]
+	left := ones
+	for k := 0; k < len(n) && left > 0; k++ {
+		t := min(left, n[k])
+		lo += uint64(t) * uint64(k)
+		left -= t
+	}
+	left = ones
+	for k := len(n) - 1; k >= 0 && left > 0; k-- {
+		t := min(left, n[k])
+		hi += uint64(t) * uint64(k)
+		left -= t
+	}
+	return lo, hi
 }
 
 // expMargin returns a step from c across which math.Exp, accurate to an
@@ -556,16 +654,21 @@ func accept(c, u float64) bool {
 func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint64) {
 	L := sp.L
 	vec := sp.planes != nil
+	var active [rowGroup]uint64 // the codes whose coverage the kernel builds
 	for p := pending; p != 0; p &= p - 1 {
 		k := bits.TrailingZeros64(p)
 		r := &rows[k]
 		r.counts, r.tot = 0, nil
-		if sp.totals != nil && !r.lifted {
-			r.tot = sp.totals.get(sp, buf, r.a&sp.live)
+		// Codes with an empty bitset cover nothing.
+		active[k], r.sums = r.a&sp.live, r.want
+		if sp.hk != 0 && !r.lifted {
+			active[k], r.sums = sp.foldHousekeeping(r.a&sp.live, r.want)
+		}
+		if sp.totals != nil && !r.lifted && r.sums != 0 {
+			r.tot = sp.totals.get(sp, buf, active[k])
 		}
 		if vec {
-			// Codes with an empty bitset cover nothing.
-			buf.vrows[k].prepare(r.a&sp.live, r.want, sp.stride)
+			buf.vrows[k].prepare(active[k], r.sums, sp.stride)
 			if r.tot != nil {
 				buf.vrows[k].setTotals(r.tot)
 			}
@@ -596,7 +699,7 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 				}
 				r.counts += condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, buf.lift[:len(sp.lift)])
 			} else {
-				r.counts += condSumsMode(&r.acc, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
+				r.counts += condSumsMode(&r.acc, active[k], r.sums, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
 			}
 		}
 	}
@@ -607,11 +710,51 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 		case vec:
 			buf.vrows[k].add(&r.acc, &r.lev)
 		case r.tot != nil:
-			for m := r.want; m != 0; m &= m - 1 {
+			for m := r.sums; m != 0; m &= m - 1 {
 				l := bits.TrailingZeros64(m)
 				r.acc[l] += packCounts(0, r.tot[l])
 			}
 		}
+		if sp.hk != 0 && !r.lifted {
+			sp.unfoldHousekeeping(r, i0+k)
+		}
+	}
+}
+
+// foldHousekeeping returns the codes whose coverage a U step's kernel
+// builds for a row with active codes a (a ⊆ live), and those it sums, of
+// the codes want, when the step has a housekeeping code H (sp.hk). H's
+// column codes are all ones (every cell uses it), so the kernel need not
+// read them: with cov the observed columns that the other active codes
+// cover, H's sum S_H = obs &^ cov whether H is active or not (active, it
+// covers every column, so cov is the columns it shares), and its counts
+// follow from the row's observed ones and entries and the kernel's counts
+// of a without H (unfoldHousekeeping). While H is active it covers every
+// column, so no other code decides one: their sums are zero and need no
+// scan.
+func (sp *stepSpec) foldHousekeeping(a, want uint64) (active, sums uint64) {
+	if a&sp.hk != 0 {
+		return a &^ sp.hk, 0
+	}
+	return a, want &^ sp.hk
+}
+
+// unfoldHousekeeping completes the scan of row i (r) that
+// foldHousekeeping set up: H's sum, when wanted, and the row's counts
+// when H is active. The kernel counted, over the coverage cov of the
+// other active codes, miss = |(x ^ cov) ∩ obs| and covered = |cov ∩ obs|;
+// with ones = |x ∩ obs| and obs the row's observed entries,
+// |x ∩ cov ∩ obs| = (ones + covered − miss)/2, so S_H holds
+// ones − |x ∩ cov ∩ obs| ones of obs − covered entries; and with H
+// active every observed column is covered: obs − ones mispredicted.
+func (sp *stepSpec) unfoldHousekeeping(r *rowState, i int) {
+	miss, covered := splitCounts(r.counts)
+	ones, obs := int64(sp.hkOnes[i]), int64(sp.hkObs[i])
+	if r.want&sp.hk != 0 {
+		r.acc[bits.TrailingZeros64(sp.hk)] += packCounts(ones-(ones+covered-miss)/2, obs-covered)
+	}
+	if r.a&sp.hk != 0 {
+		r.counts = packCounts(obs-ones, obs)
 	}
 }
 
