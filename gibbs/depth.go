@@ -106,7 +106,8 @@ func (s *Sampler) cellCounts(n int, counts uint64) levelCounts {
 // ascent: each cell's background given ρ (a root of a quadratic), the
 // levels' grid spanning the 2nd to 98th percentile of the cells' gains,
 // each cell at the nearest level, then ρ given the levels (golden-section
-// search). Everything runs in cell order, so the result is the same for
+// search). The totals are sums of integer counts, exact whatever the
+// order in which the workers' blocks add up, so the result is the same for
 // any number of workers. With fixed, only the log-likelihood is computed.
 func (s *Sampler) updateLevels(c *chain, counts []uint64, fixed bool) float64 {
 	K := s.levels()

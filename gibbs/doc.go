@@ -70,8 +70,11 @@
 // A housekeeping code (Config.Housekeeping) is a code beside the L, the
 // sampler's last, with z clamped to 1 in every cell: the Z step never
 // proposes it, and it takes the genes detected everywhere at the covered
-// rate. The U step does not scan its cells, which are every cell: its sum
-// follows from the counts of the gene's other codes (foldHousekeeping).
+// rate. Where a U row is scanned without levels, the housekeeping code's
+// cells, which are every cell, are not scanned: its sum follows from the
+// counts of the gene's other codes (foldHousekeeping). Rows scanned with
+// levels, and every row of a partitioned fit with cell levels, still scan
+// them.
 //
 // Fixed codes (Config.FixedCodes) are the same for U: columns held at
 // given genes, which the U step never proposes, so the sampler draws from

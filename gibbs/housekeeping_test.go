@@ -23,18 +23,23 @@ func TestHousekeepingFold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, kernel := range Kernels() {
-				name := fmt.Sprintf("masked=%v/seg%d/%s", masked, seg, kernel)
-				t.Run(name, func(t *testing.T) {
-					cfg := DefaultConfig()
-					cfg.L, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 4, Dropout, 1, 1
-					cfg.Housekeeping, cfg.Kernel, cfg.Workers, cfg.Init = true, kernel, 1, InitData
-					s, err := NewSampler(data, cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkHousekeepingFold(t, s)
-				})
+			// L = 1: the housekeeping code beside one; 2: the unrolled
+			// loop of three codes; MaxL − 1: the housekeeping code at
+			// bit 63.
+			for _, L := range []int{1, 2, 4, MaxL - 1} {
+				for _, kernel := range Kernels() {
+					name := fmt.Sprintf("masked=%v/seg%d/L%d/%s", masked, seg, L, kernel)
+					t.Run(name, func(t *testing.T) {
+						cfg := DefaultConfig()
+						cfg.L, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = L, Dropout, 1, 1
+						cfg.Housekeeping, cfg.Kernel, cfg.Workers, cfg.Init = true, kernel, 1, InitData
+						s, err := NewSampler(data, cfg)
+						if err != nil {
+							t.Fatal(err)
+						}
+						checkHousekeepingFold(t, s)
+					})
+				}
 			}
 		}
 	}

@@ -459,6 +459,11 @@ func (q *PartSampler) Gather() error {
 func (s *Sampler) blankWhole() *Sampler {
 	w := *s
 	w.part, w.cnw, w.cellOnes, w.cellObs, w.cellStep = nil, s.nw, nil, nil, nil
+	// The process's own counts are not the whole data's (a sweep of w
+	// would panic rather than use them), and w shares no buffer that the
+	// process's sweeps reuse.
+	w.hkOnes, w.hkObs, w.gains, w.near = nil, nil, nil, nil
+	w.geneWork.genes, w.geneWork.dev, w.geneWork.sorted = nil, nil, nil
 	w.zCount = make([]uint32, s.n*s.l)
 	blank := func(z []uint64, level []uint8) ([]uint64, []uint8) {
 		if level != nil {

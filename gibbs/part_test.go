@@ -71,6 +71,9 @@ func TestPartsMatchOneProcess(t *testing.T) {
 		{"symmetric", false, func(*Config) {}},
 		{"symmetric, masked, 3 starts", true, func(c *Config) { c.Starts, c.StartSweeps = 3, 2 }},
 		{"dropout, housekeeping", false, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 4 }},
+		// Without cell levels every U row folds the housekeeping code,
+		// whose observed entries come from the process's mask.
+		{"dropout, masked, housekeeping", true, func(c *Config) { c.Noise, c.Housekeeping, c.L = Dropout, true, 4 }},
 		{"dropout, masked, empirical priors", true, func(c *Config) {
 			c.Noise, c.PriorU, c.PriorZ = Dropout, EmpiricalPrior(), EmpiricalPrior()
 		}},

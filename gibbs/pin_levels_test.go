@@ -27,3 +27,30 @@ func TestLevelsDigestsPinned(t *testing.T) {
 		})
 	}
 }
+
+// TestHousekeepingDigestsPinned pins runs of the Dropout likelihood with a
+// housekeeping code and no cell levels, whose U steps fold the
+// housekeeping code into every row's counts rather than scan its cells
+// (foldHousekeeping), with and without gene levels; recorded before that
+// change.
+func TestHousekeepingDigestsPinned(t *testing.T) {
+	t.Parallel()
+	// L counts the housekeeping code, which Config.L does not.
+	for _, geneLevels := range []int{1, 8} {
+		cases := map[int][]pinCase{
+			1: {
+				{700, 300, 3, 0, 1, false, InitData, "680ef39c4862d5fc65b5a7053022cf64fb8c69342d670f661b371d9c2924c82f"},
+				{900, 500, 6, 128, 2, true, InitCluster, "ead2ecb31cfb0bbb80fade059e09d020a84ac2b3e7c5505ca193e4d23af4b665"},
+			},
+			8: {
+				{800, 400, 5, 64, 3, true, InitRandom, "a1df4214678f237896d968cb24fd439cbe49bdb34b267ed85f174a2fe819efa8"},
+			},
+		}[geneLevels]
+		for _, tc := range cases {
+			tc.run(t, pinData{programs: tc.L - 1, noise: 0.05, observed: 0.9}, func(cfg *Config) {
+				cfg.L, cfg.Seed = tc.L-1, 11
+				cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping = Dropout, 1, geneLevels, true
+			})
+		}
+	}
+}

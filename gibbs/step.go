@@ -471,17 +471,14 @@ func (sp *stepSpec) flip(r *rowState, l, i int) bool {
 // sums them costs two to three times the one that does not (a popcount per
 // level plane and word, beside the one of the ones), yet they rarely
 // matter: the ones' summed level lies between the bounds of levelBounds
-// (at worst 0 and 7·ones), and the
-// proposal's logit is monotone in it (float rounding included: products by
-// a gain ≥ 0 and sums are monotone), so when the logits at both ends give
-// the same decision it is the flip's. math.Exp is accurate to an ulp but
-// not proven monotone, so the ends are widened by a margin far above an
-// ulp's worth before they are compared with the draw. With the bounds 0
-// and 7·ones, the ends disagreed on under 1% of a first sweep's proposals
-// on the bench's planted data, on 3% and 10% of a whole fit's on
-// pbmc3k-600 and baron-mouse-pancreas (L = 6), whose sweeps still took a
-// third less; levelBounds' bounds cut the code words rescanned with levels
-// in the bench's settled Z steps (400 000 × 11 000, L = 2) by a fifth.
+// (at worst 0 and 7·ones), and the proposal's logit is monotone in it
+// (float rounding included: products by a gain ≥ 0 and sums are
+// monotone), so when the logits at both ends give the same decision it is
+// the flip's. math.Exp is accurate to an ulp but not proven monotone, so
+// the ends are widened by a margin far above an ulp's worth before they
+// are compared with the draw. The ends disagree on a few percent of the
+// proposals of real data (BENCHMARKS.md), whose rows alone are scanned
+// again with levels.
 func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	if sp.fixed>>uint(l)&1 != 0 {
 		return false, true
