@@ -1,6 +1,10 @@
 package pipeline
 
-import "scpipe/rundir"
+import (
+	"encoding"
+
+	"scpipe/rundir"
+)
 
 // checkpointer writes a fit's checkpoints in the background: the state is
 // encoded at the sweep (the caller's MarshalBinary), and writing it (tens
@@ -34,4 +38,17 @@ func (c *checkpointer) wait() error {
 	err := <-c.busy
 	c.busy = nil
 	return err
+}
+
+// save encodes the state of s now, and writes it (meta) while the sweeps
+// go on unless k asks for it on disk when save returns.
+func (c *checkpointer) save(s encoding.BinaryMarshaler, meta rundir.CheckpointMeta, k saveKind) error {
+	payload, err := s.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := c.write(meta, payload); err != nil || k == saveDue {
+		return err
+	}
+	return c.wait()
 }

@@ -203,12 +203,12 @@ func (f *rankFit) restore(ctx context.Context, meta rundir.CheckpointMeta, shard
 }
 
 // run brackets each sweep (not its checkpoint) for the rank's cost.
-func (f *rankFit) run(ctx context.Context, onSweep func(gibbs.SweepStats) error) error {
+func (f *rankFit) run(ctx context.Context, onSweep func(string) error) error {
 	f.cost.startSweep()
 	return f.Run(context.WithoutCancel(ctx), func(st gibbs.SweepStats) error {
 		f.cost.endSweep()
 		defer f.cost.startSweep()
-		return onSweep(st)
+		return onSweep(sweepNote(st))
 	})
 }
 
@@ -250,9 +250,9 @@ func (f *rankFit) save(ctx context.Context, meta rundir.CheckpointMeta, k saveKi
 
 // result logs every rank's cost and rank 0's reductions, and scores the
 // genes over every rank's cells (partScores).
-func (f *rankFit) result(ctx context.Context) (*gibbs.Result, []float64, error) {
+func (f *rankFit) result(ctx context.Context) (*fitted, error) {
 	if err := f.cost.log(ctx, f.log); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var res *gibbs.Result // the whole fit's, in rank 0
 	var err error
@@ -265,10 +265,13 @@ func (f *rankFit) result(ctx context.Context) (*gibbs.Result, []float64, error) 
 		f.log.Info("fit's reductions in rank 0 (this run's part)", "calls", calls, "MiB", float64(8*words)/(1<<20), "seconds", secs)
 	}
 	if err := agree(ctx, f.team, err); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	score, err := f.team.partScores(ctx, f.data, res, f.L, f.workers)
-	return res, score, err
+	if err != nil || !f.team.lead() {
+		return nil, err
+	}
+	return &fitted{res: res, score: score}, nil
 }
 
 func (f *rankFit) close() {}

@@ -19,9 +19,9 @@ import (
 // fitOne is the one loop for both. Where the processes could see
 // different things (is the fit complete, did one fail, was one stopped,
 // is a checkpoint due by the lead's clock) it asks its crew, so that every
-// process takes the same steps and collectives; it drives the crew's
-// sampler of the fit through fitSampler. A process alone agrees with
-// itself.
+// process takes the same steps and collectives; it drives the fit's
+// sampler through fitSampler: the crew's single-layer sampler, or a
+// multi-layer one in a process alone. A process alone agrees with itself.
 
 // crew is the processes that run each fit of a run together.
 type crew interface {
@@ -44,16 +44,43 @@ type fitSampler interface {
 	// restore continues the fit from its checkpoint, if one exists
 	// (restore's checks; shards names the shards in messages).
 	restore(ctx context.Context, meta rundir.CheckpointMeta, shards string) error
-	// run runs the remaining sweeps, calling onSweep after each; ctx is
-	// onSweep's to heed, so that the processes stop together.
-	run(ctx context.Context, onSweep func(gibbs.SweepStats) error) error
+	// run runs the remaining sweeps, calling onSweep after each with the
+	// progress meter's note on it; ctx is onSweep's to heed, so that the
+	// processes stop together.
+	run(ctx context.Context, onSweep func(note string) error) error
 	// save checkpoints the fit (meta) at its sweep, as k asks.
 	save(ctx context.Context, meta rundir.CheckpointMeta, k saveKind) error
-	// result returns, in the lead, the finished fit and its genes' scores
-	// (fitScores); nil in the other processes.
-	result(ctx context.Context) (*gibbs.Result, []float64, error)
+	// result returns, in the lead, the finished fit; nil in the other
+	// processes.
+	result(ctx context.Context) (*fitted, error)
 	// close waits for the checkpoint still being written.
 	close()
+}
+
+// fitted is a finished fit and its genes' scores (fitScores): a
+// single-layer fit, or the layers of a multi-layer one, whose first layer
+// is res and is scored.
+type fitted struct {
+	res    *gibbs.Result
+	layers *gibbs.LayersResult // nil: a single layer
+	score  []float64
+}
+
+// rates is the progress meter's last note on f's noise.
+func (f *fitted) rates() string {
+	if f.layers == nil {
+		return rateText(f.res.Lambda, f.res.Dropout, f.res.Background)
+	}
+	lam := make([]float64, len(f.layers.Layers))
+	for k, r := range f.layers.Layers {
+		lam[k] = r.Lambda
+	}
+	return "λ=" + lambdaText(lam)
+}
+
+// sweepNote is the progress meter's note on a single-layer sweep.
+func sweepNote(st gibbs.SweepStats) string {
+	return fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy)
 }
 
 // saveKind is why a fit is checkpointed.
@@ -106,13 +133,8 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 		return false, err
 	}
 	label := o.run.begin(cfg, L, chain)
-	if len(cfg.Layers) > 0 {
-		return false, fitLayers(ctx, r.src, r.data, cfg, o, L, chain, dir, r.resumeCommand(L, chain))
-	}
 	start := time.Now()
-	sc := samplerConfig(cfg, L, chain)
-	sc.FixedCodes = r.fixed
-	s, err := r.crew.sampler(r.data, sc, filepath.Join(dir, rundir.CheckpointFile), o.Log.With("L", L, "chain", chain))
+	s, err := r.sampler(L, chain, filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		return false, err // the same in every process
 	}
@@ -122,7 +144,11 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 		return false, err
 	}
 	o.Timings.since(phaseSetup, start)
-	o.Log.Info("fitting", "L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
+	args := []any{"L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel()}
+	if len(cfg.Layers) > 0 {
+		args = append(args, "layers", cfg.Layers.String())
+	}
+	o.Log.Info("fitting", args...)
 	var meter *progress.Meter // nil: silent
 	if lead {
 		meter = progress.New(o.ProgressTo, label, int64(s.Sweeps()), o.Progress)
@@ -163,10 +189,10 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	start = time.Now()
 	err = checkpoint(false)
 	if err == nil {
-		err = s.run(ctx, func(st gibbs.SweepStats) error {
-			meter.Set(int64(st.Sweep+1), joinNotes(fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy),
-				o.run.status(float64(st.Sweep+1)/float64(s.Sweeps()))))
-			o.sweepDone(L, chain, st.Sweep)
+		err = s.run(ctx, func(note string) error {
+			at := s.Sweep()
+			meter.Set(int64(at), joinNotes(note, o.run.status(float64(at)/float64(s.Sweeps()))))
+			o.sweepDone(L, chain, at-1)
 			return checkpoint(true)
 		})
 	}
@@ -186,23 +212,43 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	// The genes' scores count as output, with the files they go to.
 	start = time.Now()
 	defer o.Timings.since(phaseOutputs, start)
-	res, score, err := s.result(ctx)
+	f, err := s.result(ctx)
 	if err != nil {
 		return false, err
 	}
 	var werr error
 	if lead {
-		meter.Done(rateText(res.Lambda, res.Dropout, res.Background))
-		werr = r.writeResults(dir, res, score, len(sc.FixedCodes))
+		meter.Done(f.rates())
+		werr = r.writeResults(dir, f)
 	}
 	return false, agree(ctx, r.crew, werr)
 }
 
+// sampler returns this process's sampler of fit (L, chain), which
+// checkpoints to ckpt: the crew's, or a multi-layer fit's, which runs in
+// a process alone (mpiRefuses).
+func (r *openedRun) sampler(L, chain int, ckpt string) (fitSampler, error) {
+	if len(r.cfg.Layers) > 0 {
+		s, err := gibbs.NewLayersSampler(r.data, layersConfig(r.cfg, L, chain))
+		if err != nil {
+			return nil, err
+		}
+		return &layersFit{LayersSampler: s, data: r.data, workers: r.cfg.Threads, cw: checkpointer{path: ckpt}}, nil
+	}
+	sc := samplerConfig(r.cfg, L, chain)
+	sc.FixedCodes = r.fixed
+	return r.crew.sampler(r.data, sc, ckpt, r.o.Log.With("L", L, "chain", chain))
+}
+
 // writeResults writes a finished fit's files into its folder dir: the
-// retained states when kept, then its tables (writeFit).
-func (r *openedRun) writeResults(dir string, res *gibbs.Result, score []float64, fixed int) error {
+// retained states when kept, then its tables (writeFit, or writeLayersFit
+// for the layers of a multi-layer fit).
+func (r *openedRun) writeResults(dir string, f *fitted) error {
+	if f.layers != nil {
+		return writeLayersFit(dir, r.src.Manifest(), f.layers, f.score)
+	}
 	if r.cfg.KeepSamples {
-		b, err := res.MarshalSamples()
+		b, err := f.res.MarshalSamples()
 		if err != nil {
 			return err
 		}
@@ -213,7 +259,7 @@ func (r *openedRun) writeResults(dir string, res *gibbs.Result, score []float64,
 			return err
 		}
 	}
-	return writeFit(dir, r.src.Manifest(), res, score, fixed)
+	return writeFit(dir, r.src.Manifest(), f.res, f.score, len(r.fixed))
 }
 
 // alone is the crew of a process that fits on its own: every cell, the
@@ -245,27 +291,52 @@ func (w *wholeFit) restore(_ context.Context, meta rundir.CheckpointMeta, shards
 	return restore(w.Sampler, w.cw.path, meta, shards, 0, w.data.X.Rows())
 }
 
-func (w *wholeFit) run(ctx context.Context, onSweep func(gibbs.SweepStats) error) (err error) {
-	w.res, err = w.Run(context.WithoutCancel(ctx), onSweep)
+func (w *wholeFit) run(ctx context.Context, onSweep func(string) error) (err error) {
+	w.res, err = w.Run(context.WithoutCancel(ctx), func(st gibbs.SweepStats) error { return onSweep(sweepNote(st)) })
 	return err
 }
 
-// save encodes the state now; the file is written while the sweeps go on
-// unless k asks for it on disk.
 func (w *wholeFit) save(_ context.Context, meta rundir.CheckpointMeta, k saveKind) error {
-	payload, err := w.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	if err := w.cw.write(meta, payload); err != nil || k == saveDue {
-		return err
-	}
-	return w.cw.wait()
+	return w.cw.save(w.Sampler, meta, k)
 }
 
-func (w *wholeFit) result(context.Context) (*gibbs.Result, []float64, error) {
+func (w *wholeFit) result(context.Context) (*fitted, error) {
 	score, err := fitScores(w.data, w.res, w.L, w.workers)
-	return w.res, score, err
+	return &fitted{res: w.res, score: score}, err
 }
 
 func (w *wholeFit) close() { w.cw.wait() }
+
+// layersFit is the fitSampler of a multi-layer fit.
+type layersFit struct {
+	*gibbs.LayersSampler
+	data    gibbs.Data
+	workers int
+	cw      checkpointer
+	res     *gibbs.LayersResult // run's
+}
+
+func (f *layersFit) restore(_ context.Context, meta rundir.CheckpointMeta, shards string) error {
+	return restore(f.LayersSampler, f.cw.path, meta, shards, 0, f.data.X.Rows())
+}
+
+func (f *layersFit) run(ctx context.Context, onSweep func(string) error) (err error) {
+	f.res, err = f.Run(context.WithoutCancel(ctx), func(st gibbs.LayersSweepStats) error {
+		return onSweep(fmt.Sprintf("%v λ=%s", st.Phase, lambdaText(f.Lambdas())))
+	})
+	return err
+}
+
+func (f *layersFit) save(_ context.Context, meta rundir.CheckpointMeta, k saveKind) error {
+	return f.cw.save(f.LayersSampler, meta, k)
+}
+
+// result scores the genes of the first layer, whose codes are the fit's
+// programs.
+func (f *layersFit) result(context.Context) (*fitted, error) {
+	first := f.res.Layers[0]
+	score, err := fitScores(f.data, first, first.L, f.workers)
+	return &fitted{res: first, layers: f.res, score: score}, err
+}
+
+func (f *layersFit) close() { f.cw.wait() }

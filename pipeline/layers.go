@@ -1,18 +1,14 @@
 package pipeline
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"scpipe/codematch"
 	"scpipe/gibbs"
-	"scpipe/progress"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
@@ -161,59 +157,7 @@ func layersConfig(cfg FitConfig, L, chain int) gibbs.LayersConfig {
 	return c
 }
 
-// fitLayers runs (or resumes) the multi-layer fit of one chain into dir,
-// as fitOne does a single layer's.
-func fitLayers(ctx context.Context, src *shard.Shard, data gibbs.Data, cfg FitConfig, o FitOptions, L, chain int, dir, resume string) error {
-	s, err := gibbs.NewLayersSampler(data, layersConfig(cfg, L, chain))
-	if err != nil {
-		return err
-	}
-	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: cfg.hash(), Shards: src.Manifest().Fingerprint()}
-	if err := restore(s, ckpt, meta, cfg.Shards, 0, data.X.Rows()); err != nil {
-		return err
-	}
-	o.Log.Info("fitting layers", "layers", cfg.Layers.String(), "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel())
-	meter := progress.New(o.ProgressTo, fmt.Sprintf("layers %s chain %d", cfg.Layers, chain), int64(s.Sweeps()), o.Progress)
-	save := func() error {
-		payload, err := s.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		meta.Sweep, meta.Created = int64(s.Sweep()), time.Now().UTC()
-		return rundir.WriteCheckpoint(ckpt, meta, payload)
-	}
-	lastSave := time.Now()
-	res, err := s.Run(ctx, func(st gibbs.LayersSweepStats) error {
-		meter.Set(int64(st.Sweep+1), fmt.Sprintf("%v λ=%s", st.Phase, lambdaText(s.Lambdas())))
-		o.sweepDone(L, chain, st.Sweep)
-		if (st.Sweep+1)%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes {
-			lastSave = time.Now()
-			return save()
-		}
-		return nil
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			return err
-		}
-		if serr := save(); serr != nil {
-			return errors.Join(err, serr)
-		}
-		return fmt.Errorf("%w at layers %s chain %d after sweep %d (%w); checkpoint written; resume with: %s",
-			ErrInterrupted, cfg.Layers, chain, s.Sweep(), ctx.Err(), resume)
-	}
-	if err := save(); err != nil {
-		return err
-	}
-	meter.Done("λ=" + lambdaText(s.Lambdas()))
-	score, err := fitScores(data, res.Layers[0], res.Layers[0].L, cfg.Threads)
-	if err != nil {
-		return err
-	}
-	return writeLayersFit(dir, src.Manifest(), res, score)
-}
-
+// lambdaText writes each layer's λ.
 func lambdaText(lam []float64) string {
 	parts := make([]string, len(lam))
 	for i, v := range lam {
