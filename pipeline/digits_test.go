@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"scpipe/codematch"
+	"scpipe/fiteval"
 	"scpipe/gibbs"
 	"scpipe/rundir"
 	"scpipe/simulate"
@@ -76,18 +77,19 @@ func TestDigitsRecoverSegments(t *testing.T) {
 
 	// The best chain reconstructs every pixel of the digits, and its
 	// codes and reconstructions are drawn as images.
-	o := DefaultEvaluateOptions()
+	o := fiteval.DefaultOptions()
 	o.Run, o.Out, o.Truth, o.Images = cfg.Output, filepath.Join(t.TempDir(), "eval"), filepath.Join(filepath.Dir(shards), simulate.TruthDir), true
-	ev, err := Evaluate(context.Background(), o)
+	o.Workers = 2
+	ev, err := fiteval.Evaluate(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range ev.Rows {
-		if r.Chain == bestChain && (r.Target != TargetTruth || r.N != 10*170 || r.Accuracy != 1) {
+		if r.Chain == bestChain && (r.Target != fiteval.TargetTruth || r.N != 10*170 || r.Accuracy != 1) {
 			t.Errorf("best chain against the truth: %+v", r)
 		}
 	}
-	f, err := os.Open(filepath.Join(o.Out, evalImagesDir, fmt.Sprintf("L07_chain%d.png", bestChain)))
+	f, err := os.Open(filepath.Join(o.Out, "images", fmt.Sprintf("L07_chain%d.png", bestChain)))
 	if err != nil {
 		t.Fatal(err)
 	}

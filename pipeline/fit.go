@@ -22,10 +22,6 @@ import (
 	"scpipe/shard"
 )
 
-// fitMaskDir is the shard folder inside a run directory that holds the
-// observed-entry mask of the fits when entries are held out.
-const fitMaskDir = "fitmask"
-
 // FitOptions are the operational settings of Fit that do not change its
 // results.
 type FitOptions struct {
@@ -196,7 +192,7 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 	if cfg.Holdout == 0 {
 		return data, func() {}, 0, nil
 	}
-	dir := filepath.Join(cfg.Output, fitMaskDir)
+	dir := filepath.Join(cfg.Output, rundir.FitMaskDir)
 	h := holdout{Seed: cfg.Seed, Frac: cfg.Holdout}
 	var held int64
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); err != nil {

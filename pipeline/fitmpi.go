@@ -136,7 +136,7 @@ func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), er
 	if cfg.Holdout == 0 {
 		return src, data, func() {}, nil
 	}
-	fm, err := shard.OpenBlocks(filepath.Join(cfg.Output, fitMaskDir), b0, b1)
+	fm, err := shard.OpenBlocks(filepath.Join(cfg.Output, rundir.FitMaskDir), b0, b1)
 	if err == nil {
 		err = checkFitMask(fm, src, cfg)
 		if err != nil {

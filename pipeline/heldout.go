@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"scpipe/rundir"
 	"scpipe/shard"
 )
 
@@ -26,34 +27,21 @@ func openHeldOut(ctx context.Context, run string, src *shard.Shard, h holdout, w
 	if h.Frac == 0 {
 		return heldOut{holdout: h}, nil
 	}
-	dir := filepath.Join(run, fitMaskDir)
+	dir := filepath.Join(run, rundir.FitMaskDir)
 	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
 		return heldOut{holdout: h}, nil
 	}
-	fm, err := openFitMask(ctx, dir, workers)
+	// Every checksum is checked: a changed bit would silently move entries
+	// between the training and the held-out sets.
+	fm, err := shard.OpenVerified(ctx, dir, workers)
 	if err != nil {
-		return heldOut{}, err
+		return heldOut{}, fmt.Errorf("the run's fit mask: %w", err)
 	}
 	if a, b := fm.Manifest(), src.Manifest(); a.Cells != b.Cells || a.Genes != b.Genes {
 		fm.Close()
 		return heldOut{}, fmt.Errorf("fit: %s holds %d cells × %d genes, the shards %d × %d", dir, a.Cells, a.Genes, b.Cells, b.Genes)
 	}
 	return heldOut{holdout: h, fit: fm}, nil
-}
-
-// openFitMask opens the fit mask in dir and checks every one of its
-// checksums on workers goroutines: a changed bit would silently move
-// entries between the training and the held-out sets.
-func openFitMask(ctx context.Context, dir string, workers int) (*shard.Shard, error) {
-	fm, err := shard.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("the run's fit mask: %w", err)
-	}
-	if err := fm.Verify(ctx, workers); err != nil {
-		fm.Close()
-		return nil, fmt.Errorf("the run's fit mask: %w", err)
-	}
-	return fm, nil
 }
 
 func (h heldOut) close() {
@@ -65,7 +53,7 @@ func (h heldOut) close() {
 // row writes cell n's observed entries into obs and its held-out ones into
 // held (each of the shards' words per row).
 func (h heldOut) row(src *shard.Shard, n int, obs, held []uint64) {
-	observedRow(src, n, obs)
+	src.ObservedRow(n, obs)
 	if h.fit == nil {
 		h.holdout.row(n, src.Manifest().Genes, obs, held)
 		return

@@ -44,21 +44,6 @@ func (h holdout) row(n, D int, observed, dst []uint64) {
 	}
 }
 
-// observedRow writes the observed entries of cell n of s into dst: the
-// shards' mask, or every entry when the shards have none.
-func observedRow(s *shard.Shard, n int, dst []uint64) {
-	if m := s.Mask(); m != nil {
-		copy(dst, m.Segment(n, 0))
-		return
-	}
-	for i := range dst {
-		dst[i] = ^uint64(0)
-	}
-	if g := s.Manifest().Genes % 64; g != 0 {
-		dst[len(dst)-1] = 1<<g - 1
-	}
-}
-
 // writeFitMask writes, as the X plane of a shard folder at dst laid out like
 // src, the entries the fits may see: observed and not held out. The sampler
 // reads it as its observed mask, so held-out entries contribute nothing to
@@ -92,7 +77,7 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, 
 				var n int64
 				for c := r.Lo; c < r.Hi; c++ {
 					row := buf[(c-r.Lo)*l.WordsPerRow:][:l.WordsPerRow]
-					observedRow(src, c, row)
+					src.ObservedRow(c, row)
 					h.row(c, m.Genes, row, held)
 					for i := range row {
 						n += int64(bits.OnesCount64(held[i]))

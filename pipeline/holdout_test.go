@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 
+	"scpipe/predictive"
+	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
 )
@@ -81,12 +83,16 @@ func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
 	for n := range cellRates {
 		cellRates[n] = 0.02 + 0.05*r.Float64()
 	}
-	for _, lik := range []plugIn{{lambda: 1.7}, {lambda: math.NaN(), dropout: 0.6, background: 0.03},
-		{lambda: math.NaN(), cellDropout: cellRates, cellBackground: cellRates, geneLift: lifts}} {
+	means := predictive.Means{L: L, Z: zMean, U: uMean}
+	for _, lik := range []predictive.PlugIn{
+		predictive.NewPlugIn(rundir.TraceRow{Lambda: 1.7}, rundir.Cells{}, rundir.Codes{}),
+		predictive.NewPlugIn(rundir.TraceRow{Lambda: math.NaN(), Dropout: 0.6, Background: 0.03}, rundir.Cells{}, rundir.Codes{}),
+		predictive.NewPlugIn(rundir.TraceRow{Lambda: math.NaN()}, rundir.Cells{Dropout: cellRates, Background: cellRates}, rundir.Codes{GeneLift: lifts}),
+	} {
 		var scores []score
 		for _, workers := range []int{1, 2, 5} {
 			for _, held := range []heldOut{{holdout: h}, {holdout: h, fit: fm}} {
-				sc, err := scoreHeldOut(context.Background(), src, held, zMean, uMean, nil, L, lik, workers)
+				sc, err := scoreHeldOut(context.Background(), src, held, means, lik, workers)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -148,7 +154,7 @@ func TestFitMaskBits(t *testing.T) {
 			}
 			obs, held := make([]uint64, (genes+63)/64), make([]uint64, (genes+63)/64)
 			for c := range cells {
-				observedRow(src, c, obs)
+				src.ObservedRow(c, obs)
 				h.row(c, genes, obs, held)
 				for g := range genes {
 					want := obs[g/64]>>(g%64)&1 == 1 && held[g/64]>>(g%64)&1 == 0

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"scpipe/ingest"
+	"scpipe/rundir"
 	"scpipe/shard"
 )
 
@@ -65,7 +66,7 @@ func TestRatingsFitSeesOnlyRatedEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	fm, err := shard.Open(filepath.Join(cfg.Output, fitMaskDir))
+	fm, err := shard.Open(filepath.Join(cfg.Output, rundir.FitMaskDir))
 	if err != nil {
 		t.Fatal(err)
 	}

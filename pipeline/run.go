@@ -110,7 +110,7 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 	// The shards are checked before the run directory is touched, so that
 	// bad input never costs an existing run (not even with --force).
 	start := time.Now()
-	if r.src, err = openVerified(ctx, cfg.Shards, threads(cfg.Threads)); err != nil {
+	if r.src, err = shard.OpenVerified(ctx, cfg.Shards, threads(cfg.Threads)); err != nil {
 		return nil, err
 	}
 	o.Timings.since(phaseVerify, start)

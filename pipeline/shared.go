@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"scpipe/rundir"
-	"scpipe/shard"
 )
 
 // A run directory can be fitted by many processes at once, such as the
@@ -157,18 +156,4 @@ func orNone(v string) string {
 		return "(none)"
 	}
 	return v
-}
-
-// openVerified opens the shards at path and checks every checksum on
-// workers goroutines.
-func openVerified(ctx context.Context, path string, workers int) (*shard.Shard, error) {
-	src, err := shard.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := src.Verify(ctx, workers); err != nil {
-		src.Close()
-		return nil, err
-	}
-	return src, nil
 }

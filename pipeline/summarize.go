@@ -10,6 +10,7 @@ import (
 
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
+	"scpipe/shard"
 )
 
 // SummarizeOptions are the settings of Summarize.
@@ -82,7 +83,7 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 	if err != nil {
 		return rep, err
 	}
-	src, err := openVerified(ctx, path, o.Threads)
+	src, err := shard.OpenVerified(ctx, path, o.Threads)
 	if err != nil {
 		return rep, fmt.Errorf("summarize: %w", err)
 	}

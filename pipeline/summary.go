@@ -10,7 +10,7 @@ import (
 
 	"scpipe/codematch"
 	"scpipe/figure"
-	"scpipe/gibbs"
+	"scpipe/predictive"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
@@ -205,8 +205,8 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut
 	if len(codes.Mean) != m.Genes*f.L || len(cells.Mean) != m.Cells*f.L {
 		return row, nil, st, sc, fmt.Errorf("fit: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
-	lik := newPlugIn(last, cells, codes)
-	sc, err = scoreHeldOut(ctx, src, h, cells.Mean, codes.Mean, codes.Housekeeping, f.L, lik, workers)
+	means := predictive.Means{L: f.L, Z: cells.Mean, U: codes.Mean, Housekeeping: codes.Housekeeping}
+	sc, err = scoreHeldOut(ctx, src, h, means, predictive.NewPlugIn(last, cells, codes), workers)
 	row.HeldoutAccuracy, row.HeldoutLogPred = sc.accuracy, sc.logpred
 	row.HeldoutAccuracySE, row.HeldoutLogPredSE = math.NaN(), math.NaN()
 	if sc.perCell != nil {
@@ -214,49 +214,6 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut
 		row.HeldoutLogPredSE = ratioSE(sc.perCell, sc.entries)
 	}
 	return row, codematch.ProgramSets(codes.Mean, cells.Mean, codes.Housekeeping, f.L), st, sc, err
-}
-
-// plugIn is the plug-in predictive of a fit (gibbs.PlugIn): the expected
-// coverage c = 1 − ∏_l(1 − ẑ_nl û_ld) of the posterior means put into the
-// likelihood, P(x = 1) = σ(λ(2c − 1)) under symmetric noise (λ not NaN) and
-// β + (1 − α − β)·c under dropout noise.
-type plugIn struct {
-	lambda, dropout, background float64
-	// cellDropout and cellBackground, when not nil, hold each cell's rates
-	// (per-cell levels), which replace the shared ones.
-	cellDropout, cellBackground []float64
-	// geneLift, when not nil, holds each gene's offset to the gain of a
-	// covered one (per-gene levels, gibbs.EntryRates).
-	geneLift []float64
-}
-
-// newPlugIn returns the plug-in predictive of a fit whose last sweep is last
-// and whose cells.parquet and codes.parquet are cells and codes.
-func newPlugIn(last rundir.TraceRow, cells rundir.Cells, codes rundir.Codes) plugIn {
-	q := plugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
-		cellDropout: cells.Dropout, cellBackground: cells.Background}
-	if cells.Dropout != nil {
-		q.geneLift = codes.GeneLift
-	}
-	return q
-}
-
-// p returns P(x = 1) of cell n and gene d given ∏_l(1 − ẑ_nl û_ld). The
-// explicit conversions forbid fused multiply-adds, whose rounding would
-// differ between builds (GOAMD64=v1 and v3).
-func (q plugIn) p(n, d int, prod float64) float64 {
-	if !math.IsNaN(q.lambda) {
-		return 1 / (1 + math.Exp(-q.lambda*(1-float64(2*prod))))
-	}
-	dropout, background := q.dropout, q.background
-	if q.cellDropout != nil {
-		dropout, background = q.cellDropout[n], q.cellBackground[n]
-	}
-	if q.geneLift != nil {
-		on, off := gibbs.EntryRates(dropout, background, q.geneLift[d])
-		return off + float64((on-off)*(1-prod))
-	}
-	return background + float64((1-dropout-background)*(1-prod))
 }
 
 // heldOutScore is a fit's score on the held-out entries: the fraction
@@ -270,53 +227,38 @@ type heldOutScore struct {
 }
 
 // scoreHeldOut scores the held-out entries h under the plug-in predictive
-// lik. Cells are scored in chunks on workers goroutines; the chunks' sums
-// are added in chunk order, so the result does not depend on workers.
-func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, zMean, uMean, hk []float64, L int, lik plugIn, workers int) (heldOutScore, error) {
+// lik of the fit m. Cells are scored in chunks on workers goroutines; the
+// chunks' sums are added in chunk order, so the result does not depend on
+// workers.
+func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, m predictive.Means, lik predictive.PlugIn, workers int) (heldOutScore, error) {
 	none := heldOutScore{accuracy: math.NaN(), logpred: math.NaN()}
 	if h.Frac == 0 {
 		return none, nil
 	}
-	m := src.Manifest()
-	words := (m.Genes + 63) / 64
+	cells := src.Manifest().Cells
+	words := (src.Manifest().Genes + 63) / 64
 	type sums struct {
 		n, correct int64
 		log        float64
 	}
-	parts := make([]sums, (m.Cells+cellChunk-1)/cellChunk)
-	perCell := make([]float32, m.Cells)
-	correct, entries := make([]int32, m.Cells), make([]int32, m.Cells)
-	err := forCellChunks(ctx, m.Cells, workers, func() func(k, lo, hi int) {
+	parts := make([]sums, (cells+cellChunk-1)/cellChunk)
+	perCell := make([]float32, cells)
+	correct, entries := make([]int32, cells), make([]int32, cells)
+	err := forCellChunks(ctx, cells, workers, func() func(k, lo, hi int) {
 		obs, held := make([]uint64, words), make([]uint64, words)
-		used := make([]int, 0, L)
+		used := make([]int, 0, m.L)
 		return func(k, lo, hi int) {
 			s := &parts[k]
 			for c := lo; c < hi; c++ {
 				h.row(src, c, obs, held)
 				x := src.X().Segment(c, 0)
-				z := zMean[c*L : (c+1)*L]
-				// A code the cell never used has ẑ = 0 and a factor of
-				// exactly 1: skipping it changes no bit of the product.
-				used = used[:0]
-				for l, zl := range z {
-					if zl != 0 {
-						used = append(used, l)
-					}
-				}
+				used = m.Used(c, used)
 				cell := 0.0
 				var right, n int32
 				for i, w := range held {
 					for ; w != 0; w &= w - 1 {
 						d := i*64 + bits.TrailingZeros64(w)
-						prod := 1.0
-						if hk != nil {
-							// Every cell uses the housekeeping code.
-							prod = 1 - hk[d]
-						}
-						for _, l := range used {
-							prod *= 1 - float64(z[l]*uMean[d*L+l])
-						}
-						p := lik.p(c, d, prod)
+						p := lik.P(c, d, m.Uncovered(c, d, used))
 						one := x[i]>>(d%64)&1 == 1
 						if (p >= 0.5) == one {
 							s.correct++

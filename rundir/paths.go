@@ -26,6 +26,9 @@ const (
 	// of the run holds fixed (scpipe fit --fixed-codes), as GMT with the
 	// shards' gene ids: codes 1, 2, … of every fit, in its order.
 	FixedCodesFile = "fixed-codes.gmt"
+	// FitMaskDir (RUN/fitmask) is the shard folder of the entries the fits
+	// saw when entries are held out: observed and not held out.
+	FitMaskDir = "fitmask"
 )
 
 // FitDir returns the folder of the fit with L codes and the given 1-based

@@ -34,6 +34,21 @@ type Shard struct {
 // folder's contents wrap ErrFormat and name the file and the problem.
 func Open(dir string) (*Shard, error) { return open(dir, 0, -1) }
 
+// OpenVerified opens dir (Open) and checks every one of its checksums on
+// up to workers goroutines (Verify), for a reader that must not trust a
+// changed bit.
+func OpenVerified(ctx context.Context, dir string, workers int) (*Shard, error) {
+	s, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Verify(ctx, workers); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // OpenBlocks is Open that maps the data files of cell blocks first …
 // last−1 only (of every plane, X's blocks and their Xᵀ tiles): a process
 // that works on those cells (a rank of scpipe fit --mpi) maps nothing of
@@ -193,6 +208,21 @@ func (s *Shard) Mask() *Matrix { return s.mask }
 // MaskT returns the transposed observed mask, or nil when the shard is not
 // masked.
 func (s *Shard) MaskT() *Matrix { return s.mt }
+
+// ObservedRow writes the observed entries of cell n into dst (a row's
+// words): the mask's row, or every entry when the shard is not masked.
+func (s *Shard) ObservedRow(n int, dst []uint64) {
+	if s.mask != nil {
+		copy(dst, s.mask.Segment(n, 0))
+		return
+	}
+	for i := range dst {
+		dst[i] = ^uint64(0)
+	}
+	if g := s.m.Genes % 64; g != 0 {
+		dst[len(dst)-1] = 1<<g - 1
+	}
+}
 
 // CellBlocks returns the cell range of every cell block. Block b of X and
 // segment b of Xᵀ cover the same cells, so a worker that owns a range of

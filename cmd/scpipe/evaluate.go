@@ -7,11 +7,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/fiteval"
 	"scpipe/pipeline"
 )
 
 func evaluateCommand() *cli.Command {
-	d := pipeline.DefaultEvaluateOptions()
+	d := fiteval.DefaultOptions()
 	fprs := make([]string, len(d.FPRs))
 	for i, a := range d.FPRs {
 		fprs[i] = strconv.FormatFloat(a, 'g', -1, 64)
@@ -69,11 +70,12 @@ Targets: heldout, truth, truth_unseen.
 			if err != nil {
 				return err
 			}
-			o := pipeline.DefaultEvaluateOptions()
+			o := fiteval.DefaultOptions()
 			o.Run, o.Out, o.Truth, o.Shards, o.Force = run, c.String("output"), c.String("truth"), c.String("shards"), c.Bool("force")
 			o.CalibrationBins, o.Images, o.ImageCells = c.Int("calibration-bins"), c.Bool("images"), c.Int("image-cells")
 			o.Predictive = c.String("predictive")
 			o.Workers, o.Log = env.threads, env.log
+			o.Linker = pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
 			if c.IsSet("L") {
 				if o.Ls, err = pipeline.ParseLSpec(c.String("L")); err != nil {
 					return err
@@ -82,7 +84,7 @@ Targets: heldout, truth, truth_unseen.
 			if o.FPRs, err = parseRates(c.String("fpr")); err != nil {
 				return err
 			}
-			rep, err := pipeline.Evaluate(c.Context, o)
+			rep, err := fiteval.Evaluate(c.Context, o)
 			if err != nil {
 				return err
 			}

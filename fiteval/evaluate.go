@@ -1,4 +1,4 @@
-package pipeline
+package fiteval
 
 import (
 	"context"
@@ -14,10 +14,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"scpipe/enrich"
 	"scpipe/evaluate"
 	"scpipe/figure"
 	"scpipe/gibbs"
 	"scpipe/internal/outlock"
+	"scpipe/predictive"
 	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
@@ -38,7 +40,7 @@ const (
 var targets = []string{TargetHeldOut, TargetTruth, TargetTruthUnseen}
 
 // The predictive estimates of the paper's section 3.3 that Evaluate scores
-// (EvaluateOptions.Predictive).
+// (Options.Predictive).
 const (
 	// PredictPlugIn puts the posterior means of U and Z into the
 	// likelihood: the faster estimate, and the default.
@@ -58,8 +60,8 @@ const (
 	evalImagesDir       = "images"
 )
 
-// EvaluateOptions configure Evaluate.
-type EvaluateOptions struct {
+// Options configure Evaluate.
+type Options struct {
 	Run string // run directory
 	Out string // output folder, created
 	// Truth is a simulation's truth folder (OUT/truth of scpipe simulate),
@@ -82,27 +84,30 @@ type EvaluateOptions struct {
 	// hierarchy by fixed codes (hierarchyImagesFile).
 	Images     bool
 	ImageCells int
-	Force      bool // replace an existing Out
-	Workers    int  // cores; 0: all
-	Log        *slog.Logger
+	// Linker infers the hierarchy by fixed codes that Images draws
+	// (pipeline.HierarchyLinker); nil draws the hierarchy by overlap.
+	Linker  enrich.Linker
+	Force   bool // replace an existing Out
+	Workers int  // goroutines that score the cells, at least 1
+	Log     *slog.Logger
 }
 
-// DefaultEvaluateOptions returns the defaults of scpipe evaluate.
-func DefaultEvaluateOptions() EvaluateOptions {
-	return EvaluateOptions{Predictive: PredictPlugIn, FPRs: []float64{0.001, 0.01, 0.05, 0.1, 0.2}, CalibrationBins: 10, ImageCells: 10}
+// DefaultOptions returns the defaults of scpipe evaluate.
+func DefaultOptions() Options {
+	return Options{Predictive: PredictPlugIn, FPRs: []float64{0.001, 0.01, 0.05, 0.1, 0.2}, CalibrationBins: 10, ImageCells: 10}
 }
 
-// EvaluateRow is the scores of one fit against one target.
-type EvaluateRow struct {
+// Row is the scores of one fit against one target.
+type Row struct {
 	L, Chain int
 	Target   string
 	evaluate.Scores
 }
 
-// EvaluateReport is what Evaluate wrote.
-type EvaluateReport struct {
+// Report is what Evaluate wrote.
+type Report struct {
 	Out  string
-	Rows []EvaluateRow
+	Rows []Row
 }
 
 // Evaluate scores the predictive of every finished fit of a run (section
@@ -123,14 +128,13 @@ type EvaluateReport struct {
 // estimate): P(x = 1) of each state's coverage under its own rates, and the
 // fraction of states that cover the entry. Results do not depend on
 // o.Workers.
-func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
+func Evaluate(ctx context.Context, o Options) (*Report, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	o.Workers = threads(o.Workers)
 	in, err := openEvalInput(ctx, o)
 	if err != nil {
 		return nil, err
@@ -144,7 +148,7 @@ func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 	if len(fits) == 0 {
 		return nil, fmt.Errorf("evaluate: %s has no finished fit%s", o.Run, lText(o.Ls))
 	}
-	rep := &EvaluateReport{Out: o.Out}
+	rep := &Report{Out: o.Out}
 	series := make([][]evaluate.Series, len(targets)) // by target
 	figures := map[string]func(io.Writer) error{}
 	for _, f := range fits {
@@ -162,7 +166,7 @@ func Evaluate(ctx context.Context, o EvaluateOptions) (*EvaluateReport, error) {
 			}
 			name := fmt.Sprintf("L=%d chain %d", f.L, f.Chain)
 			series[t] = append(series[t], evaluate.Series{Keys: []string{strconv.Itoa(f.L), strconv.Itoa(f.Chain), targets[t]}, Name: name, Tally: tl})
-			rep.Rows = append(rep.Rows, EvaluateRow{L: f.L, Chain: f.Chain, Target: targets[t], Scores: tl.Scores()})
+			rep.Rows = append(rep.Rows, Row{L: f.L, Chain: f.Chain, Target: targets[t], Scores: tl.Scores()})
 		}
 		if o.Images {
 			fig, err := in.figure(f, m, o.ImageCells)
@@ -189,7 +193,7 @@ func lText(Ls []int) string {
 	return fmt.Sprintf(" at L in %v", Ls)
 }
 
-func (o *EvaluateOptions) check() error {
+func (o *Options) check() error {
 	switch {
 	case o.Run == "":
 		return errors.New("evaluate: no run directory")
@@ -199,6 +203,8 @@ func (o *EvaluateOptions) check() error {
 		return fmt.Errorf("evaluate: %d calibration bins: want 1..1000", o.CalibrationBins)
 	case o.Predictive != PredictPlugIn && o.Predictive != PredictSamples:
 		return fmt.Errorf("evaluate: predictive %q: want %s or %s", o.Predictive, PredictPlugIn, PredictSamples)
+	case o.Workers < 1:
+		return fmt.Errorf("evaluate: %d workers: want at least 1", o.Workers)
 	case o.Images && o.ImageCells < 0:
 		return fmt.Errorf("evaluate: %d image cells: want at least 0", o.ImageCells)
 	}
@@ -226,7 +232,7 @@ type evalInput struct {
 	words              int
 }
 
-func openEvalInput(ctx context.Context, o EvaluateOptions) (*evalInput, error) {
+func openEvalInput(ctx context.Context, o Options) (*evalInput, error) {
 	id, err := rundir.ReadShardsIdentity(filepath.Join(o.Run, rundir.ShardsFile))
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: %s is not a run directory of scpipe fit: %w", o.Run, err)
@@ -249,11 +255,11 @@ func openEvalInput(ctx context.Context, o EvaluateOptions) (*evalInput, error) {
 	}
 	m := src.Manifest()
 	in.words = (m.Genes + 63) / 64
-	fmDir := filepath.Join(o.Run, fitMaskDir)
+	fmDir := filepath.Join(o.Run, rundir.FitMaskDir)
 	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
-		if in.fm, err = openFitMask(ctx, fmDir, o.Workers); err != nil {
+		if in.fm, err = shard.OpenVerified(ctx, fmDir, o.Workers); err != nil {
 			in.close()
-			return nil, fmt.Errorf("evaluate: %w", err)
+			return nil, fmt.Errorf("evaluate: the run's fit mask: %w", err)
 		}
 		if a := in.fm.Manifest(); a.Cells != m.Cells || a.Genes != m.Genes {
 			in.close()
@@ -322,16 +328,14 @@ func (in *evalInput) close() {
 
 // fitModel is what the predictive of one fit needs.
 type fitModel struct {
-	L            int
-	uMean, zMean []float64
-	hk           []float64 // nil without a housekeeping code
-	lik          plugIn
-	samples      *gibbs.Samples // with PredictSamples: the fit's retained states
-	geneNames    []string
-	barcodes     []string
+	predictive.Means
+	lik       predictive.PlugIn
+	samples   *gibbs.Samples // with PredictSamples: the fit's retained states
+	geneNames []string
+	barcodes  []string
 }
 
-func loadFitModel(f rundir.Fit, m *shard.Manifest, predictive string) (*fitModel, error) {
+func loadFitModel(f rundir.Fit, m *shard.Manifest, method string) (*fitModel, error) {
 	trace, err := rundir.ReadTrace(filepath.Join(f.Dir, rundir.TraceFile))
 	if err != nil {
 		return nil, err
@@ -351,12 +355,12 @@ func loadFitModel(f rundir.Fit, m *shard.Manifest, predictive string) (*fitModel
 		return nil, fmt.Errorf("evaluate: %s does not match the shards (%d cells × %d genes at L=%d)", f.Dir, m.Cells, m.Genes, f.L)
 	}
 	last := trace[len(trace)-1]
-	fm := &fitModel{L: f.L, uMean: codes.Mean, zMean: cells.Mean, hk: codes.Housekeeping,
-		lik:       newPlugIn(last, cells, codes),
+	fm := &fitModel{Means: predictive.Means{L: f.L, Z: cells.Mean, U: codes.Mean, Housekeeping: codes.Housekeeping},
+		lik:       predictive.NewPlugIn(last, cells, codes),
 		geneNames: codes.GeneNames, barcodes: cells.Barcodes}
-	if predictive == PredictSamples {
+	if method == PredictSamples {
 		sampled := f.L // the sampler's codes: the housekeeping code is its last
-		if fm.hk != nil {
+		if fm.Housekeeping != nil {
 			sampled++
 		}
 		if fm.samples, err = loadSamples(f.Dir, m, sampled); err != nil {
@@ -392,7 +396,7 @@ func (m *fitModel) observation(r *cellRow, c, d int) float64 {
 	if m.samples != nil {
 		return m.samples.Predict(c, d)
 	}
-	return m.lik.p(c, d, m.prod(r, c, d))
+	return m.lik.P(c, d, m.Uncovered(c, d, r.used))
 }
 
 // clean returns the posterior probability that the noise-free (c, d) is 1.
@@ -400,52 +404,31 @@ func (m *fitModel) clean(r *cellRow, c, d int) float64 {
 	if m.samples != nil {
 		return m.samples.Coverage(c, d)
 	}
-	return 1 - m.prod(r, c, d)
+	return 1 - m.Uncovered(c, d, r.used)
 }
 
 // cellRow is one cell's view of the data and of a fit.
 type cellRow struct {
 	obs, fit, x []uint64 // observed, seen by the fit, data
-	used        []int    // codes the cell uses (ẑ > 0)
+	used        []int    // codes the cell uses (predictive.Means.Used)
 }
 
 // load fills r for cell c; obs and fit are r's own scratch.
 func (in *evalInput) load(r *cellRow, m *fitModel, c int) {
-	observedRow(in.src, c, r.obs)
+	in.src.ObservedRow(c, r.obs)
 	r.fit = r.obs
 	if in.fm != nil {
 		r.fit = in.fm.X().Segment(c, 0)
 	}
 	r.x = in.src.X().Segment(c, 0)
-	z := m.zMean[c*m.L : (c+1)*m.L]
-	r.used = r.used[:0]
-	for l, zl := range z {
-		if zl != 0 {
-			r.used = append(r.used, l)
-		}
-	}
-}
-
-// prod returns ∏_l(1 − ẑ_cl û_dl) over the codes the cell uses (and the
-// housekeeping code), in the order and rounding of scoreHeldOut, so that
-// the held-out accuracy equals summary.tsv's.
-func (m *fitModel) prod(r *cellRow, c, d int) float64 {
-	z := m.zMean[c*m.L : (c+1)*m.L]
-	prod := 1.0
-	if m.hk != nil {
-		prod = 1 - m.hk[d]
-	}
-	for _, l := range r.used {
-		prod *= 1 - float64(z[l]*m.uMean[d*m.L+l])
-	}
-	return prod
+	r.used = m.Used(c, r.used)
 }
 
 // score returns the tallies of one fit, one per target (nil when the
 // target is not scored). Cells are scored in chunks on o.Workers
 // goroutines and the chunks' tallies merged in chunk order, so the sums do
 // not depend on the number of workers.
-func (in *evalInput) score(ctx context.Context, m *fitModel, o EvaluateOptions) ([]*evaluate.Tally, error) {
+func (in *evalInput) score(ctx context.Context, m *fitModel, o Options) ([]*evaluate.Tally, error) {
 	cells := in.src.Manifest().Cells
 	genes := in.src.Manifest().Genes
 	newSet := func() []*evaluate.Tally {
@@ -489,6 +472,11 @@ func (in *evalInput) score(ctx context.Context, m *fitModel, o EvaluateOptions) 
 	})
 	return total, err
 }
+
+// cellChunk is the number of cells a worker scores at a time: the tallies'
+// floating-point sums merge in chunk order, so that the chunks, not the
+// workers, fix them.
+const cellChunk = 4096
 
 // eachBit calls f for every d < n set in a and, with andNot, not set in b
 // (a &^ b).
@@ -565,7 +553,7 @@ func svgFile(draw func() ([]byte, error)) func(io.Writer) error {
 
 // writeEvaluation writes the tables, the figures of each target scored and
 // the images into a temporary folder and renames it to o.Out.
-func writeEvaluation(o EvaluateOptions, series [][]evaluate.Series, images map[string]func(io.Writer) error) error {
+func writeEvaluation(o Options, series [][]evaluate.Series, images map[string]func(io.Writer) error) error {
 	var all []evaluate.Series
 	for _, ss := range series {
 		all = append(all, ss...)

@@ -1,4 +1,4 @@
-package pipeline
+package fiteval
 
 import (
 	"bytes"
@@ -10,29 +10,45 @@ import (
 	"testing"
 
 	"scpipe/gibbs"
+	"scpipe/pipeline"
 	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
 )
 
+// plantedShards writes the planted data p as shards and returns their
+// folder (its truth lies beside it, in simulate.TruthDir).
+func plantedShards(t *testing.T, p simulate.Params) string {
+	t.Helper()
+	tr, err := simulate.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "sim")
+	if err := simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, simulate.ShardsDir)
+}
+
 // evalPlanted fits a planted dataset with half its entries missing and a
 // fifth of the rest held out, keeping the retained states or not, and
 // returns the run's configuration, report and the simulation's truth
 // folder.
-func evalPlanted(t *testing.T, noise gibbs.Noise, keep bool) (FitConfig, *FitReport, string) {
+func evalPlanted(t *testing.T, noise gibbs.Noise, keep bool) (pipeline.FitConfig, *pipeline.FitReport, string) {
 	t.Helper()
 	p := simulate.Params{Cells: 400, Genes: 200, L: 4, CodeDensity: 0.15, UsageDensity: 0.3, FlipOn: 0.1, FlipOff: 0.1, Missing: 0.5, Seed: 1}
 	if noise == gibbs.Dropout {
 		p.FlipOn, p.FlipOff = 0.03, 0.25
 	}
-	shards, _ := plantedShards(t, p)
-	cfg := DefaultFitConfig()
+	shards := plantedShards(t, p)
+	cfg := pipeline.DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
-	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{4}, 1, 50, 50, 0.2, 2
-	cfg.Noise, cfg.Housekeeping = givenNoise(noise), GivenHousekeeping(false)
-	cfg.PriorU, cfg.PriorZ = givenPrior(gibbs.EmpiricalPrior()), givenPrior(gibbs.EmpiricalPrior())
+	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = pipeline.LSizes{4}, 1, 50, 50, 0.2, 2
+	cfg.Noise, cfg.Housekeeping = pipeline.NoiseSetting{Noise: noise}, pipeline.GivenHousekeeping(false)
+	cfg.PriorU, cfg.PriorZ = pipeline.PriorSetting{Prior: gibbs.EmpiricalPrior()}, pipeline.PriorSetting{Prior: gibbs.EmpiricalPrior()}
 	cfg.KeepSamples = keep
-	rep, err := Fit(context.Background(), cfg, FitOptions{})
+	rep, err := pipeline.Fit(context.Background(), cfg, pipeline.FitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,19 +72,19 @@ func TestEvaluatePlanted(t *testing.T) {
 	for _, noise := range []gibbs.Noise{gibbs.Symmetric, gibbs.Dropout} {
 		t.Run(noise.String(), func(t *testing.T) {
 			cfg, fit, truth := evalPlanted(t, noise, false)
-			o := DefaultEvaluateOptions()
+			o := DefaultOptions()
 			o.Run, o.Out, o.Truth, o.Workers = cfg.Output, filepath.Join(t.TempDir(), "eval"), truth, 1
 			rep, err := Evaluate(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fm, err := shard.Open(filepath.Join(cfg.Output, fitMaskDir))
+			fm, err := shard.Open(filepath.Join(cfg.Output, rundir.FitMaskDir))
 			if err != nil {
 				t.Fatal(err)
 			}
 			seen := fm.Manifest().Ones
 			fm.Close()
-			byTarget := map[string]EvaluateRow{}
+			byTarget := map[string]Row{}
 			for _, r := range rep.Rows {
 				byTarget[r.Target] = r
 			}
@@ -142,61 +158,62 @@ func TestEvaluatePlanted(t *testing.T) {
 func TestEvaluateRefuses(t *testing.T) {
 	cfg, _, truth := evalPlanted(t, gibbs.Symmetric, false)
 	dir := t.TempDir()
-	run := func(edit func(o *EvaluateOptions)) error {
-		o := DefaultEvaluateOptions()
-		o.Run, o.Out = cfg.Output, filepath.Join(dir, "eval")
+	run := func(edit func(o *Options)) error {
+		o := DefaultOptions()
+		o.Run, o.Out, o.Workers = cfg.Output, filepath.Join(dir, "eval"), 2
 		edit(&o)
 		_, err := Evaluate(context.Background(), o)
 		return err
 	}
-	if err := run(func(o *EvaluateOptions) {}); err != nil {
+	if err := run(func(o *Options) {}); err != nil {
 		t.Fatal(err)
 	}
 	other := simulate.Params{Cells: 300, Genes: 200, L: 4, CodeDensity: 0.15, UsageDensity: 0.3, Seed: 9}
-	otherShards, _ := plantedShards(t, other)
+	otherShards := plantedShards(t, other)
 	moved := filepath.Join(dir, "moved")
 	for _, tc := range []struct {
 		name string
-		edit func(o *EvaluateOptions)
+		edit func(o *Options)
 		want string
 	}{
-		{"exists", func(o *EvaluateOptions) {}, "already exists (use --force"},
-		{"into the run", func(o *EvaluateOptions) { o.Out = cfg.Output }, "is the input " + cfg.Output},
-		{"inside the run", func(o *EvaluateOptions) { o.Out = filepath.Join(cfg.Output, "L03") }, "lies inside the input " + cfg.Output},
-		{"not pixels", func(o *EvaluateOptions) { o.Out, o.Images = filepath.Join(dir, "img"), true }, `not a pixel r<row>c<col>`},
-		{"other truth", func(o *EvaluateOptions) {
+		{"exists", func(o *Options) {}, "already exists (use --force"},
+		{"into the run", func(o *Options) { o.Out = cfg.Output }, "is the input " + cfg.Output},
+		{"inside the run", func(o *Options) { o.Out = filepath.Join(cfg.Output, "L03") }, "lies inside the input " + cfg.Output},
+		{"not pixels", func(o *Options) { o.Out, o.Images = filepath.Join(dir, "img"), true }, `not a pixel r<row>c<col>`},
+		{"other truth", func(o *Options) {
 			o.Out, o.Truth = filepath.Join(dir, "t"), filepath.Join(filepath.Dir(otherShards), simulate.TruthDir)
 		}, "is not in the truth"},
-		{"other shards", func(o *EvaluateOptions) { o.Out, o.Shards = filepath.Join(dir, "s"), otherShards }, "are not the shards"},
-		{"no fit at L", func(o *EvaluateOptions) { o.Out, o.Ls = filepath.Join(dir, "l"), []int{9} }, "no finished fit at L in [9]"},
-		{"bad rate", func(o *EvaluateOptions) { o.Out, o.FPRs = filepath.Join(dir, "r"), []float64{1.5} }, "outside [0, 1]"},
-		{"bad predictive", func(o *EvaluateOptions) { o.Out, o.Predictive = filepath.Join(dir, "p"), "mean" }, `predictive "mean"`},
-		{"no samples", func(o *EvaluateOptions) { o.Out, o.Predictive = filepath.Join(dir, "p"), PredictSamples }, "fit with --keep-samples"},
+		{"other shards", func(o *Options) { o.Out, o.Shards = filepath.Join(dir, "s"), otherShards }, "are not the shards"},
+		{"no fit at L", func(o *Options) { o.Out, o.Ls = filepath.Join(dir, "l"), []int{9} }, "no finished fit at L in [9]"},
+		{"no workers", func(o *Options) { o.Out, o.Workers = filepath.Join(dir, "w"), 0 }, "0 workers: want at least 1"},
+		{"bad rate", func(o *Options) { o.Out, o.FPRs = filepath.Join(dir, "r"), []float64{1.5} }, "outside [0, 1]"},
+		{"bad predictive", func(o *Options) { o.Out, o.Predictive = filepath.Join(dir, "p"), "mean" }, `predictive "mean"`},
+		{"no samples", func(o *Options) { o.Out, o.Predictive = filepath.Join(dir, "p"), PredictSamples }, "fit with --keep-samples"},
 	} {
 		if err := run(tc.edit); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if err := run(func(o *EvaluateOptions) { o.Force, o.Truth = true, truth }); err != nil {
+	if err := run(func(o *Options) { o.Force, o.Truth = true, truth }); err != nil {
 		t.Errorf("--force: %v", err)
 	}
 	// Shards that moved are found again with Shards.
 	if err := os.Rename(cfg.Shards, moved); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(func(o *EvaluateOptions) { o.Out = filepath.Join(dir, "m") }); err == nil || !strings.Contains(err.Error(), "--shards") {
+	if err := run(func(o *Options) { o.Out = filepath.Join(dir, "m") }); err == nil || !strings.Contains(err.Error(), "--shards") {
 		t.Errorf("moved shards: %v", err)
 	}
-	if err := run(func(o *EvaluateOptions) { o.Out, o.Shards = filepath.Join(dir, "m"), moved }); err != nil {
+	if err := run(func(o *Options) { o.Out, o.Shards = filepath.Join(dir, "m"), moved }); err != nil {
 		t.Errorf("moved shards given: %v", err)
 	}
 	// A run that holds nothing out has nothing to score without a truth.
 	cfg0 := cfg
 	cfg0.Output, cfg0.Shards, cfg0.Holdout, cfg0.BurnIn, cfg0.Samples, cfg0.Starts = filepath.Join(dir, "run0"), moved, 0, 2, 2, 1
-	if _, err := Fit(context.Background(), cfg0, FitOptions{}); err != nil {
+	if _, err := pipeline.Fit(context.Background(), cfg0, pipeline.FitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(func(o *EvaluateOptions) { o.Run, o.Out = cfg0.Output, filepath.Join(dir, "z") }); err == nil || !strings.Contains(err.Error(), "nothing to score") {
+	if err := run(func(o *Options) { o.Run, o.Out = cfg0.Output, filepath.Join(dir, "z") }); err == nil || !strings.Contains(err.Error(), "nothing to score") {
 		t.Errorf("no holdout, no truth: %v", err)
 	}
 }
@@ -226,17 +243,17 @@ func TestEvaluateSamples(t *testing.T) {
 			if n, d, L := s.Shape(); s.Count() != cfg.Samples || n != 400 || d != 200 || L != 4 {
 				t.Fatalf("samples.bin: %d states of %d × %d, L = %d; want %d of 400 × 200, L = 4", s.Count(), n, d, L, cfg.Samples)
 			}
-			scores := map[string]map[string]EvaluateRow{}
+			scores := map[string]map[string]Row{}
 			for _, w := range []int{1, 3} {
 				for _, pred := range []string{PredictPlugIn, PredictSamples} {
-					o := DefaultEvaluateOptions()
+					o := DefaultOptions()
 					o.Run, o.Truth, o.Workers, o.Predictive = cfg.Output, truth, w, pred
 					o.Out = filepath.Join(t.TempDir(), pred)
 					rep, err := Evaluate(context.Background(), o)
 					if err != nil {
 						t.Fatal(err)
 					}
-					by := map[string]EvaluateRow{}
+					by := map[string]Row{}
 					for _, r := range rep.Rows {
 						by[r.Target] = r
 					}
@@ -259,7 +276,7 @@ func TestEvaluateSamples(t *testing.T) {
 			if h.LogPred == plug[TargetHeldOut].LogPred {
 				t.Errorf("the sample average scores the held-out entries as the plug-in does (log predictive %v)", h.LogPred)
 			}
-			o := DefaultEvaluateOptions()
+			o := DefaultOptions()
 			o.Run, o.Workers = cfg.Output, 1
 			in, err := openEvalInput(context.Background(), o)
 			if err != nil {
@@ -289,7 +306,7 @@ func TestEvaluateSamples(t *testing.T) {
 }
 
 // equalRows reports whether two evaluations scored every target alike.
-func equalRows(a, b map[string]EvaluateRow) bool {
+func equalRows(a, b map[string]Row) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package fiteval
 
 import (
 	"errors"
@@ -29,10 +29,10 @@ func (in *evalInput) figure(f rundir.Fit, m *fitModel, cells int) (*imagegrid.Fi
 		Scale: max(1, figureHeight/lay.Height)}
 	codes := imagegrid.Row{Label: "codes"}
 	for l := range m.L {
-		codes.Panels = append(codes.Panels, lay.Panel(fmt.Sprintf("code %d", l+1), func(d int) float64 { return m.uMean[d*m.L+l] }))
+		codes.Panels = append(codes.Panels, lay.Panel(fmt.Sprintf("code %d", l+1), func(d int) float64 { return m.U[d*m.L+l] }))
 	}
-	if m.hk != nil {
-		codes.Panels = append(codes.Panels, lay.Panel("housekeeping", func(d int) float64 { return m.hk[d] }))
+	if m.Housekeeping != nil {
+		codes.Panels = append(codes.Panels, lay.Panel("housekeeping", func(d int) float64 { return m.Housekeeping[d] }))
 	}
 	fig.Rows = append(fig.Rows, codes)
 	layers, err := layerRows(f.Dir, lay)
@@ -49,8 +49,8 @@ func (in *evalInput) figure(f rundir.Fit, m *fitModel, cells int) (*imagegrid.Fi
 			}
 			return float64(r.x[d/64] >> (d % 64) & 1)
 		})
-		mean := lay.Panel("posterior mean", func(d int) float64 { return 1 - m.prod(r, c, d) })
-		usage := strip("ẑ", m.zMean[c*m.L:(c+1)*m.L], fig.Scale)
+		mean := lay.Panel("posterior mean", func(d int) float64 { return 1 - m.Uncovered(c, d, r.used) })
+		usage := strip("ẑ", m.Z[c*m.L:(c+1)*m.L], fig.Scale)
 		fig.Rows = append(fig.Rows, imagegrid.Row{Label: m.barcodes[c], Panels: []imagegrid.Panel{seen, mean, usage}})
 	}
 	return fig, nil

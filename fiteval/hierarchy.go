@@ -1,4 +1,4 @@
-package pipeline
+package fiteval
 
 import (
 	"context"
@@ -21,10 +21,11 @@ const hierarchyImagesFile = "hierarchy"
 // hierarchyImages adds to figures, for fits of two or more L, the programs
 // of every L drawn as images, one row per L in the hierarchy's order, with
 // an arrow from each program to each of the next L that the hierarchy by
-// fixed codes makes a part of it (the paper's Fig. calc_hier). The
-// programs are scpipe enrich's: consensus over chains, genes at posterior
-// mean ½ or more, each drawn with its posterior mean.
-func hierarchyImages(ctx context.Context, o EvaluateOptions, fits []rundir.Fit, figures map[string]func(io.Writer) error) error {
+// fixed codes (o.Linker; by overlap without one) makes a part of it (the
+// paper's Fig. calc_hier). The programs are scpipe enrich's: consensus
+// over chains, genes at posterior mean ½ or more, each drawn with its
+// posterior mean.
+func hierarchyImages(ctx context.Context, o Options, fits []rundir.Fit, figures map[string]func(io.Writer) error) error {
 	var Ls []int
 	for _, f := range fits {
 		if !slices.Contains(Ls, f.L) {
@@ -36,7 +37,10 @@ func hierarchyImages(ctx context.Context, o EvaluateOptions, fits []rundir.Fit, 
 	}
 	eo := enrich.DefaultOptions()
 	eo.Run, eo.Ls, eo.Log = o.Run, Ls, o.Log
-	eo.Hierarchy, eo.Linker = DefaultHierarchy, HierarchyLinker(DefaultHierarchyOptions())
+	eo.Hierarchy, eo.Linker = enrich.HierarchyOverlap, o.Linker
+	if o.Linker != nil {
+		eo.Hierarchy = enrich.HierarchyFixedCodes
+	}
 	rep, err := enrich.Analyse(ctx, eo)
 	if err != nil {
 		return fmt.Errorf("evaluate: --images: %w", err)

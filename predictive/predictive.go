@@ -1,0 +1,90 @@
+package predictive
+
+import (
+	"math"
+
+	"scpipe/gibbs"
+	"scpipe/rundir"
+)
+
+// Means are a fit's posterior means: ẑ (cells × L, row-major), û (genes ×
+// L) and the housekeeping code's û (nil without one), which every cell
+// uses.
+type Means struct {
+	L            int
+	Z, U         []float64
+	Housekeeping []float64
+}
+
+// Used returns dst[:0] with the codes that cell n uses (ẑ_nl ≠ 0) appended.
+// A code the cell never used has a factor of exactly 1 in Uncovered:
+// leaving it out changes no bit of the product.
+func (m Means) Used(n int, dst []int) []int {
+	dst = dst[:0]
+	for l, z := range m.Z[n*m.L : (n+1)*m.L] {
+		if z != 0 {
+			dst = append(dst, l)
+		}
+	}
+	return dst
+}
+
+// Uncovered returns ∏_l(1 − ẑ_nl û_dl) over the housekeeping code and then
+// used, the codes cell n uses (Used): the posterior probability, to the
+// plug-in estimate, that no code covers entry (n, d). The explicit
+// conversion forbids fused multiply-adds, whose rounding would differ
+// between builds (GOAMD64=v1 and v3).
+func (m Means) Uncovered(n, d int, used []int) float64 {
+	z := m.Z[n*m.L : (n+1)*m.L]
+	prod := 1.0
+	if m.Housekeeping != nil {
+		prod = 1 - m.Housekeeping[d]
+	}
+	for _, l := range used {
+		prod *= 1 - float64(z[l]*m.U[d*m.L+l])
+	}
+	return prod
+}
+
+// PlugIn is the plug-in predictive of a fit (gibbs.PlugIn): the expected
+// coverage c = 1 − ∏_l(1 − ẑ_nl û_ld) of the posterior means put into the
+// likelihood, P(x = 1) = σ(λ(2c − 1)) under symmetric noise (λ not NaN) and
+// β + (1 − α − β)·c under dropout noise.
+type PlugIn struct {
+	lambda, dropout, background float64
+	// cellDropout and cellBackground, when not nil, hold each cell's rates
+	// (per-cell levels), which replace the shared ones.
+	cellDropout, cellBackground []float64
+	// geneLift, when not nil, holds each gene's offset to the gain of a
+	// covered one (per-gene levels, gibbs.EntryRates).
+	geneLift []float64
+}
+
+// NewPlugIn returns the plug-in predictive of a fit whose last sweep is
+// last and whose cells.parquet and codes.parquet are cells and codes.
+func NewPlugIn(last rundir.TraceRow, cells rundir.Cells, codes rundir.Codes) PlugIn {
+	q := PlugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
+		cellDropout: cells.Dropout, cellBackground: cells.Background}
+	if cells.Dropout != nil {
+		q.geneLift = codes.GeneLift
+	}
+	return q
+}
+
+// P returns P(x = 1) of cell n and gene d given uncovered, ∏_l(1 − ẑ_nl
+// û_ld) (Means.Uncovered). The explicit conversions forbid fused
+// multiply-adds.
+func (q PlugIn) P(n, d int, uncovered float64) float64 {
+	if !math.IsNaN(q.lambda) {
+		return 1 / (1 + math.Exp(-q.lambda*(1-float64(2*uncovered))))
+	}
+	dropout, background := q.dropout, q.background
+	if q.cellDropout != nil {
+		dropout, background = q.cellDropout[n], q.cellBackground[n]
+	}
+	if q.geneLift != nil {
+		on, off := gibbs.EntryRates(dropout, background, q.geneLift[d])
+		return off + float64((on-off)*(1-uncovered))
+	}
+	return background + float64((1-dropout-background)*(1-uncovered))
+}
