@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/pipeline"
+	"scpipe/shardinfo"
 )
 
 func infoCommand() *cli.Command {
@@ -32,7 +32,7 @@ gene filter's before/after counts, the source and the size on disk.
 			if err != nil {
 				return err
 			}
-			return pipeline.Info(c.Context, os.Stdout, dir, pipeline.InfoOptions{JSON: c.Bool("json"), Verify: c.Bool("verify"), Threads: env.threads})
+			return shardinfo.Print(c.Context, os.Stdout, dir, shardinfo.Options{JSON: c.Bool("json"), Verify: c.Bool("verify"), Threads: env.threads})
 		},
 	}
 }

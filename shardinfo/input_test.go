@@ -1,4 +1,4 @@
-package pipeline
+package shardinfo
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func TestInfoOnOtherThanShards(t *testing.T) {
 		}{h5, []string{"is a file, not a shard folder", "10x HDF5 count matrix (CellRanger v3 or later)", "scpipe ingest " + h5}})
 	}
 	for _, tc := range cases {
-		err := Info(context.Background(), io.Discard, tc.path, InfoOptions{})
+		err := Print(context.Background(), io.Discard, tc.path, Options{})
 		for _, w := range tc.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("info %s: %v (want %q)", tc.path, err, w)
@@ -63,7 +63,7 @@ func TestInfoOnOtherThanShards(t *testing.T) {
 		}
 	}
 	// The shards themselves are summarised.
-	if err := Info(context.Background(), io.Discard, filepath.Join(sim, simulate.ShardsDir), InfoOptions{}); err != nil {
+	if err := Print(context.Background(), io.Discard, filepath.Join(sim, simulate.ShardsDir), Options{}); err != nil {
 		t.Errorf("info on shards: %v", err)
 	}
 }

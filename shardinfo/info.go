@@ -1,4 +1,4 @@
-package pipeline
+package shardinfo
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"scpipe/shard"
 )
 
-// shardInfo is the summary `scpipe info` prints.
-type shardInfo struct {
+// summary is what `scpipe info` prints.
+type summary struct {
 	Path              string  `json:"path"`
 	Cells             int     `json:"cells"`
 	Genes             int     `json:"genes"`
@@ -35,16 +35,16 @@ type shardInfo struct {
 	Verified          bool    `json:"verified"`
 }
 
-// InfoOptions select what Info does.
-type InfoOptions struct {
+// Options select what Print does.
+type Options struct {
 	JSON    bool // print JSON instead of a table
 	Verify  bool // recompute every checksum first
 	Threads int  // the goroutines that verify; 0: GOMAXPROCS
 }
 
-// Info summarises the shards in dir on w, after verifying every checksum
+// Print summarises the shards in dir on w, after verifying every checksum
 // when asked.
-func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
+func Print(ctx context.Context, w io.Writer, dir string, o Options) error {
 	if err := notShards(dir); err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func Info(ctx context.Context, w io.Writer, dir string, o InfoOptions) error {
 		}
 	}
 	m := s.Manifest()
-	info := shardInfo{
+	info := summary{
 		Path: dir, Cells: m.Cells, Genes: m.Genes, NNZ: m.Ones, Density: m.Density, Observed: m.Observed,
 		GenesBeforeFilter: m.Filters.GenesBefore, CellsBeforeFilter: m.Filters.CellsBefore,
 		MinCellFrac: m.Filters.MinCellFrac, Threshold: m.Filters.Threshold,
