@@ -334,7 +334,7 @@ func BenchmarkIngestHDF5Paper(b *testing.B) {
 	key := fmt.Sprintf("tenxv2-%v-d%g-seed1-chunk8192-deflate4-shuffle-streamed.h5", s, s.density)
 	path, nnz := benchInput(b, key, func(path string) (int64, error) {
 		return h5gen.GenerateTenXV2Stream(context.Background(), path, s.genes, s.cells, s.density, 1,
-			h5gen.Options{Chunk: 1 << 13, Deflate: 4, Shuffle: true})
+			h5gen.Options{Chunk: 1 << 13, Deflate: 4, Shuffle: true, Workers: goroutines(0)})
 	})
 	benchIngest(b, path, nnz)
 }
@@ -356,7 +356,7 @@ func BenchmarkReadTenXArrays(b *testing.B) {
 						return h5gen.GenerateTenXV2(path, s.genes, s.cells, s.density, 1,
 							h5gen.Options{Chunk: chunk, Deflate: 4, Shuffle: true})
 					})
-					src, err := openSource(&Options{Input: path})
+					src, err := openSource(&Options{Input: path, Workers: goroutines(0)})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -18,5 +18,5 @@ import (
 // compresses on workers goroutines (0: GOMAXPROCS).
 func GenerateTenXV2(ctx context.Context, path string, genes, cells int, density float64, seed uint64, workers int) (int64, error) {
 	return h5gen.GenerateTenXV2Stream(ctx, path, genes, cells, density, seed,
-		h5gen.Options{Chunk: 8192, Deflate: 4, Shuffle: true, Workers: workers})
+		h5gen.Options{Chunk: 8192, Deflate: 4, Shuffle: true, Workers: goroutines(workers)})
 }

@@ -452,7 +452,7 @@ func TestLZF(t *testing.T) {
 	for _, v := range []string{"v0.7.0", "v0.7.8"} {
 		in := filepath.Join(data, "anndata-h5ad", v, "adata.h5ad")
 		for _, layer := range []string{"X", "raw", "array"} {
-			opt := Options{Input: in, Layer: layer}
+			opt := Options{Input: in, Layer: layer, Workers: 2}
 			src, err := openSource(&opt)
 			if err != nil {
 				t.Fatalf("%s %s: %v", v, layer, err)

@@ -8,7 +8,7 @@ import "fmt"
 // export matches a run's cells and genes to a user's file by them. Reads
 // decode chunks on workers goroutines (0: GOMAXPROCS).
 func AnnDataNames(path string, workers int) (obs, vars, geneIDs []string, err error) {
-	f, _, err := openHDF5(path, workers)
+	f, _, err := openHDF5(path, goroutines(workers))
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -380,7 +380,7 @@ func TestOrient(t *testing.T) {
 		}
 		m.Indptr = append(m.Indptr, int64(len(m.Indices)))
 	}
-	f, err := h5.Open(writeTenXV3(t, m), 0)
+	f, err := h5.Open(writeTenXV3(t, m), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestOrient(t *testing.T) {
 	}
 	// Bad values at 9 and 40: the scan must report 9.
 	m.Data[9], m.Data[40] = -1, math.NaN()
-	f2, err := h5.Open(writeTenXV3(t, m), 0)
+	f2, err := h5.Open(writeTenXV3(t, m), 4)
 	if err != nil {
 		t.Fatal(err)
 	}

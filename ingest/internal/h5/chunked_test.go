@@ -56,7 +56,7 @@ func TestChunkedRoundTrip(t *testing.T) {
 				}
 				path := filepath.Join(dir, fmt.Sprintf("%s-%d.h5", name, n))
 				writeFile(t, path, hdf5.Int32, want, uint64(n), append([]hdf5.DatasetOption{hdf5.WithChunkDims([]uint64{uint64(min(chunk, n))})}, opts...)...)
-				d := openV(t, path, 0)
+				d := openV(t, path, 4)
 				if d.Len() != int64(n) || d.Kind() != Int || d.ElemSize() != 4 {
 					t.Fatalf("Len %d Kind %v ElemSize %d", d.Len(), d.Kind(), d.ElemSize())
 				}
@@ -145,7 +145,7 @@ func TestTypes(t *testing.T) {
 					opts = []hdf5.DatasetOption{hdf5.WithChunkDims([]uint64{64}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(1)}
 				}
 				writeFile(t, path, tc.dtype, tc.data, n, opts...)
-				f, err := Open(path, 0)
+				f, err := Open(path, 4)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -195,7 +195,7 @@ func TestBadFiles(t *testing.T) {
 	if ok, err := IsHDF5(text); ok || err != nil {
 		t.Errorf("IsHDF5(text file) = %v, %v; want false, nil", ok, err)
 	}
-	if _, err := Open(text, 0); !errors.Is(err, ErrNotHDF5) || !strings.Contains(err.Error(), text) {
+	if _, err := Open(text, 4); !errors.Is(err, ErrNotHDF5) || !strings.Contains(err.Error(), text) {
 		t.Errorf("Open(text file) error = %v; want ErrNotHDF5 naming the file", err)
 	}
 	if _, err := IsHDF5(filepath.Join(dir, "missing.h5")); err == nil {
@@ -212,7 +212,7 @@ func TestBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(good, 0)
+	f, err := Open(good, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestBadFiles(t *testing.T) {
 }
 
 func readAllErr(path string) error {
-	f, err := Open(path, 0)
+	f, err := Open(path, 4)
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func TestViews(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "v.h5")
 	writeFile(t, path, hdf5.Int32, want, n, hdf5.WithChunkDims([]uint64{chunk}), hdf5.WithShuffle(), hdf5.WithGZIPCompression(4))
-	d := openV(t, path, 0)
+	d := openV(t, path, 4)
 	if d.ChunkLen() != chunk {
 		t.Fatalf("ChunkLen %d, want %d", d.ChunkLen(), chunk)
 	}

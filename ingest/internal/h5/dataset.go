@@ -404,7 +404,7 @@ func (d *Dataset) setCache(k int64, b []byte, shuffled bool, zero uint64) {
 
 // visit1D covers [start, start+n) of a chunked 1-D dataset; chunk k holds
 // elements [k*c, (k+1)*c). Ranges spanning several chunks are decoded on
-// the file's decoders() goroutines (a View's on the calling goroutine); the chunk
+// the file's workers goroutines (a View's on the calling goroutine); the chunk
 // holding the range's end is cached, since
 // the next sequential read starts there.
 func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes planesFunc) error {
@@ -439,7 +439,7 @@ func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes p
 		return err
 	}
 	var err error
-	if d.serial || n < parallelMin || last-first < 2 || d.f.decoders() == 1 {
+	if d.serial || n < parallelMin || last-first < 2 || d.f.workers == 1 {
 		for k := first; k <= last && err == nil; k++ {
 			err = piece(k)
 		}
@@ -447,7 +447,7 @@ func (d *Dataset) visit1D(start, n int64, fn func(int64, []byte) error, planes p
 		// Every chunk at once, the last too: decoding it after the others
 		// would leave all cores but one idle meanwhile.
 		var g errgroup.Group
-		g.SetLimit(d.f.decoders())
+		g.SetLimit(d.f.workers)
 		for k := first; k <= last; k++ {
 			g.Go(func() error { return piece(k) })
 		}

@@ -25,7 +25,7 @@
 //
 // Reads of consecutive ranges are cheap: the last decoded chunk is cached,
 // and a range covering several chunks is decoded on the workers Open was
-// given (GOMAXPROCS for 0), each writing its own part of the destination.
+// given, each writing its own part of the destination.
 //
 //	f, err := h5.Open("filtered_feature_bc_matrix.h5", 8)
 //	if err != nil { ... }

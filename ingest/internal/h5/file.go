@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +25,7 @@ type File struct {
 	m       *meta
 	root    uint64
 	objs    map[uint64]*object // by object header address, loaded at Open
-	workers int                // Open's
+	workers int                // Open's; 1 for a file made without it
 
 	heapMu sync.Mutex
 	heaps  map[uint64]map[uint16][]byte // global heap collections by address
@@ -85,8 +84,11 @@ func findSignature(f *os.File) (int64, error) {
 // before it is allocated.
 //
 // A read that covers several chunks decodes them on up to workers
-// goroutines; 0 means GOMAXPROCS.
+// goroutines, at least 1: the caller (ingest) decides how many.
 func Open(path string, workers int) (*File, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("h5: %s: %d workers: want at least 1", path, workers)
+	}
 	osf, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("h5: %w", err)
@@ -119,15 +121,6 @@ func open(path string, osf *os.File, workers int) (*File, error) {
 	return f, nil
 }
 
-// decoders is the most goroutines that decode one read's chunks: the
-// workers Open was given, or GOMAXPROCS when that was 0.
-func (f *File) decoders() int {
-	if f.workers > 0 {
-		return f.workers
-	}
-	return runtime.GOMAXPROCS(0)
-}
-
 // newFile reads the superblock and the group tree of the file m reads,
 // and completes m with the superblock's sizes.
 func newFile(path string, m *meta) (*File, error) {
@@ -143,7 +136,7 @@ func newFile(path string, m *meta) (*File, error) {
 		return nil, fmt.Errorf("%w: the file is truncated: it has %d of its %d bytes", errFormat, m.size, sb.eof)
 	}
 	m.offsetSize, m.lengthSize = sb.offsetSize, sb.lengthSize
-	f := &File{path: path, m: m, root: sb.root, heaps: map[uint64]map[uint16][]byte{}}
+	f := &File{path: path, m: m, root: sb.root, workers: 1, heaps: map[uint64]map[uint16][]byte{}}
 	if err := f.loadTree(sb.root); err != nil {
 		return nil, err
 	}

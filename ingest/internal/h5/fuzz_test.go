@@ -186,7 +186,7 @@ func fuzzFile(data []byte) *File {
 	if sb, err := parseSuperblock(data[:min(len(data), 256)], true); err == nil {
 		m.offsetSize, m.lengthSize = sb.offsetSize, sb.lengthSize
 	}
-	return &File{path: "fuzz", m: m, objs: map[uint64]*object{}, heaps: map[uint64]map[uint16][]byte{}}
+	return &File{path: "fuzz", m: m, workers: 1, objs: map[uint64]*object{}, heaps: map[uint64]map[uint16][]byte{}}
 }
 
 // allocated returns the bytes allocated on the heap so far.

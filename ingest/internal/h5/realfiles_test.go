@@ -58,7 +58,7 @@ func TestCountMatrices(t *testing.T) {
 		t.Run(tc.file+tc.group, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(dir, tc.file)
-			f, err := Open(path, 0)
+			f, err := Open(path, 4)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func TestStrings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file+tc.path, func(t *testing.T) {
-			f, err := Open(filepath.Join(dir, tc.file), 0)
+			f, err := Open(filepath.Join(dir, tc.file), 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestStrings(t *testing.T) {
 
 func TestCompoundStringsAndAttrs(t *testing.T) {
 	dir := dataDir(t)
-	f, err := Open(filepath.Join(dir, "anndata-h5ad/v0.5.0/adata.h5ad"), 0)
+	f, err := Open(filepath.Join(dir, "anndata-h5ad/v0.5.0/adata.h5ad"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestCompoundStringsAndAttrs(t *testing.T) {
 	}
 	compareWithLib(t, filepath.Join(dir, "anndata-h5ad/v0.5.0/adata.h5ad"), "/X", f32ToF64(all))
 
-	g, err := Open(filepath.Join(dir, "scanpy-10x/10x_data/3.0.0/filtered_feature_bc_matrix.h5"), 0)
+	g, err := Open(filepath.Join(dir, "scanpy-10x/10x_data/3.0.0/filtered_feature_bc_matrix.h5"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 )
 
 // CSC is a sparse matrix of Genes × Cells in 10x orientation: column j (a
@@ -97,17 +96,9 @@ type Options struct {
 	// "int64". Empty means int64 (as CellRanger writes).
 	IndexType string
 	// Workers is the number of goroutines that draw cells and compress
-	// chunks (GenerateTenXV2Stream); 0 means GOMAXPROCS. The file does not
+	// chunks, at least 1 (GenerateTenXV2Stream only). The file does not
 	// depend on it.
 	Workers int
-}
-
-// workers is o.Workers as a count: GOMAXPROCS when 0.
-func (o Options) workers() int {
-	if o.Workers > 0 {
-		return o.Workers
-	}
-	return runtime.GOMAXPROCS(0)
 }
 
 // validate checks the option values, not their fit to any dataset.
@@ -133,10 +124,10 @@ func (o Options) validate() error {
 	return nil
 }
 
-// storage returns o's filters and chunking without its types, for arrays
-// whose type is fixed by the caller.
+// storage returns o's filters, chunking and workers without its types,
+// for arrays whose type is fixed by the caller.
 func (o Options) storage() Options {
-	return Options{Chunk: o.Chunk, Deflate: o.Deflate, Shuffle: o.Shuffle}
+	return Options{Chunk: o.Chunk, Deflate: o.Deflate, Shuffle: o.Shuffle, Workers: o.Workers}
 }
 
 // convert returns v as a slice of the named element type. Integer targets

@@ -35,6 +35,9 @@ func GenerateTenXV2Stream(ctx context.Context, path string, genes, cells int, de
 	if o.Chunk <= 0 {
 		return 0, errors.New("h5gen: GenerateTenXV2Stream: Options.Chunk must be positive")
 	}
+	if o.Workers < 1 {
+		return 0, fmt.Errorf("h5gen: GenerateTenXV2Stream: %d workers: want at least 1", o.Workers)
+	}
 	o = withDefaults(o, "int32")
 	st := o.storage()
 	root := "/" + GeneratedGenome
@@ -51,7 +54,7 @@ func GenerateTenXV2Stream(ctx context.Context, path string, genes, cells int, de
 			os.Remove(a.tmp.Name())
 		}()
 	}
-	indptr, err := drawChunks(ctx, newModel(genes, density, seed), cells, arrays, o.workers())
+	indptr, err := drawChunks(ctx, newModel(genes, density, seed), cells, arrays, o.Workers)
 	if err != nil {
 		return 0, fmt.Errorf("h5gen: %s: %w", path, err)
 	}
@@ -221,7 +224,7 @@ func (a *streamedDataset) flush(last bool) error {
 	}
 	out := make([][]byte, len(a.raw))
 	var g errgroup.Group
-	g.SetLimit(a.o.workers())
+	g.SetLimit(a.o.Workers)
 	for i := range out {
 		g.Go(func() (err error) {
 			out[i], err = filterChunk(a.raw[i], elemSize(a.typ), a.o)

@@ -33,6 +33,7 @@ func TestGenerateTenXV2Stream(t *testing.T) {
 		{Options{Chunk: 4096}, false},                           // no filters
 		{Options{Chunk: 512, Deflate: 4, DataType: "float32", IndexType: "int32"}, false},
 	} {
+		tc.o.Workers = 3
 		t.Run(fmt.Sprintf("%+v", tc.o), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -59,7 +60,7 @@ func TestGenerateTenXV2Stream(t *testing.T) {
 					t.Fatalf("scigolib reads %s wrong", p)
 				}
 			}
-			f, err := h5.Open(path, 0)
+			f, err := h5.Open(path, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +105,7 @@ func TestGenerateStreamCancelled(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := GenerateTenXV2Stream(ctx, filepath.Join(dir, "stream.h5"), 500, 20000, 0.05, 1, Options{Chunk: 1000})
+	_, err := GenerateTenXV2Stream(ctx, filepath.Join(dir, "stream.h5"), 500, 20000, 0.05, 1, Options{Chunk: 1000, Workers: 2})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
