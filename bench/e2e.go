@@ -33,7 +33,7 @@ type E2EOptions struct {
 	Workers int    // cores for ingest and fit (-j)
 	Work    string // caches the generated file; the shards and run go in a temporary folder inside, removed after
 	Keep    bool   // keep the shards and the run
-	Cached  bool   // write through the page cache (shard.CreateOptions.Cached)
+	Cached  bool   // write the shards and the fit mask through the page cache (shard.CreateOptions.Cached, pipeline.FitOptions.Cached)
 	// CPUProfile, if not empty, receives a CPU profile of ingest and fit;
 	// an existing file is replaced only with Force.
 	CPUProfile string
@@ -149,7 +149,7 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 	cfg.Shards, cfg.Output, cfg.Threads = shards, filepath.Join(dir, "run"), o.Workers
 	var t pipeline.FitTimings
 	o.Log.Info("fitting", "cells", rep.Cells, "genes", rep.Genes, "L", cfg.L.String(), "chains", cfg.Chains)
-	fr, err := pipeline.Fit(ctx, cfg, pipeline.FitOptions{Log: o.Log, Timings: &t})
+	fr, err := pipeline.Fit(ctx, cfg, pipeline.FitOptions{Log: o.Log, Timings: &t, Cached: o.Cached})
 	if err != nil {
 		return nil, fmt.Errorf("bench: e2e fit: %w", err)
 	}

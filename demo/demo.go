@@ -35,7 +35,7 @@ type Options struct {
 	Log        *slog.Logger
 	Progress   progress.Mode
 	ProgressTo io.Writer
-	Cached     bool // ingest through the page cache (ingest.Options.Cached)
+	Cached     bool // ingest and write the fit mask through the page cache (ingest.Options.Cached, pipeline.FitOptions.Cached)
 }
 
 // FitConfig is the fit the demo runs: L = 2..8 with two chains, short
@@ -90,7 +90,7 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	}
 	cfg := FitConfig()
 	cfg.Shards, cfg.Output, cfg.Threads = shards, run, o.Threads
-	rep, err := pipeline.Fit(ctx, cfg, pipeline.FitOptions{Log: o.Log, Progress: o.Progress, ProgressTo: o.ProgressTo})
+	rep, err := pipeline.Fit(ctx, cfg, pipeline.FitOptions{Log: o.Log, Progress: o.Progress, ProgressTo: o.ProgressTo, Cached: o.Cached})
 	if err != nil {
 		return err
 	}

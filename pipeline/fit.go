@@ -32,6 +32,13 @@ type FitOptions struct {
 	// ProgressTo receives the progress meters (os.Stderr in the CLI).
 	ProgressTo io.Writer
 	Timings    *FitTimings // when not nil, Fit adds where its time went
+	// Cached writes the run's fit mask through the page cache (the CLI's
+	// --no-direct-io, for network file systems) rather than around it.
+	// The sampler reads the mask beside the data in every sweep, and on
+	// Linux 6.18 (ext4) the pages a buffered write leaves behind made a
+	// sweep at 1.3M × 11k 1.4–3× slower than pages read back from the
+	// disk once (BENCHMARKS.md); a direct write leaves none behind.
+	Cached bool
 	// Given names the settings of the configuration (their TOML keys) that
 	// the caller chose, by its flags or a --config file; nil: all of them.
 	// A resumed run and a chain process (FitChain) take the others from
@@ -200,7 +207,7 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 			return data, nil, 0, fmt.Errorf("fit: %s holds no fit mask (%s) although it holds out entries: prepare the run again (scpipe fit %s -o %s --prepare)", cfg.Output, dir, cfg.Shards, cfg.Output)
 		}
 		o.Log.Info("holding out entries", "fraction", cfg.Holdout)
-		if held, err = writeFitMask(ctx, src, dir, h, cfg.Threads); err != nil {
+		if held, err = writeFitMask(ctx, src, dir, h, shard.CreateOptions{Cached: o.Cached, Workers: cfg.Threads}); err != nil {
 			return data, nil, 0, err
 		}
 	}

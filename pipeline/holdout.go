@@ -47,11 +47,14 @@ func (h holdout) row(n, D int, observed, dst []uint64) {
 // writeFitMask writes, as the X plane of a shard folder at dst laid out like
 // src, the entries the fits may see: observed and not held out. The sampler
 // reads it as its observed mask, so held-out entries contribute nothing to
-// the conditionals or to λ.
-func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, workers int) (int64, error) {
+// the conditionals or to λ. opts says how the folder is written; it is
+// replaced if it exists.
+func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, opts shard.CreateOptions) (int64, error) {
 	m := src.Manifest()
 	layout := shard.Layout{Cells: m.Cells, Genes: m.Genes, RowsPerBlock: m.Layout.RowsPerBlock, GenesPerTile: m.Layout.GenesPerTile}
-	w, err := shard.Create(dst, layout, shard.CreateOptions{Force: true, Cached: true, Workers: workers})
+	opts.Force = true
+	workers := opts.Workers
+	w, err := shard.Create(dst, layout, opts)
 	if err != nil {
 		return 0, err
 	}

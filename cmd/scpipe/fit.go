@@ -131,7 +131,7 @@ finished. Each fit is identical to the same fit of a single process.
 			}
 			o := pipeline.FitOptions{
 				Resume: c.Bool("resume"), Force: c.Bool("force"), Given: given,
-				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr,
+				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr, Cached: env.cached,
 			}
 			chain, oneChain := chainIndex(c)
 			switch {

@@ -377,8 +377,9 @@ func TestThreadsLeaveGOMAXPROCS(t *testing.T) {
 }
 
 // TestNoDirectIO: --no-direct-io (and SCPIPE_NO_DIRECT_IO) writes the
-// same shards as the default, for ingest and for simulate --shards; only
-// the route to the disk differs.
+// same shards as the default, for ingest, for simulate --shards and for
+// the fit mask of a fit that holds entries out; only the route to the disk
+// differs.
 func TestNoDirectIO(t *testing.T) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
@@ -404,6 +405,14 @@ func TestNoDirectIO(t *testing.T) {
 			}
 			return a
 		}, simulate.ShardsDir},
+		{"fit", func(out string, noDirect bool) []string {
+			// The shards of the ingest case, written before.
+			a := []string{"fit", filepath.Join(dir, "ingest-direct"), "-o", out, "--L", "2", "--chains", "1", "--burn-in", "2", "--samples", "1", "--starts", "1", "--holdout", "0.05", "--quiet"}
+			if noDirect {
+				a = append(a, "--no-direct-io")
+			}
+			return a
+		}, "fitmask"},
 	} {
 		direct, cached := filepath.Join(dir, tc.name+"-direct"), filepath.Join(dir, tc.name+"-cached")
 		if err := run(t, tc.args(direct, false)...); err != nil {
