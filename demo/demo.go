@@ -19,6 +19,7 @@ import (
 
 	"scpipe/codematch"
 	"scpipe/enrich"
+	"scpipe/hierarchy"
 	"scpipe/ingest"
 	"scpipe/pipeline"
 	"scpipe/progress"
@@ -120,7 +121,7 @@ func demoEnrichReport(ctx context.Context, w io.Writer, dir, run string, truth *
 	}
 	eo := enrich.DefaultOptions()
 	eo.Run, eo.Out, eo.Libraries, eo.Log = run, run+"-enrich", []string{gmt}, o.Log
-	eo.Hierarchy, eo.Linker = pipeline.DefaultHierarchy, pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
+	eo.Hierarchy, eo.Linker = hierarchy.Default, hierarchy.Linker(hierarchy.DefaultOptions())
 	er, err := enrich.Run(ctx, eo)
 	if err != nil {
 		return err

@@ -29,6 +29,6 @@
 // programs, and BuildHierarchyFixedCodes links them as the OrMachine paper
 // does, by the posterior of an OrMachine whose data are the programs of one
 // L and whose fixed codes are those of the next, run by a Linker the caller
-// supplies (pipeline.HierarchyLinker), since this package never imports
+// supplies (hierarchy.Linker), since this package never imports
 // the sampler.
 package enrich

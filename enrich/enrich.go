@@ -46,7 +46,7 @@ type Options struct {
 	// Linker.
 	Hierarchy HierarchyMethod
 	// Linker infers the links of HierarchyFixedCodes
-	// (pipeline.HierarchyLinker); unused under HierarchyOverlap.
+	// (hierarchy.Linker); unused under HierarchyOverlap.
 	Linker Linker
 	Force  bool         // replace an existing Out
 	Log    *slog.Logger // nil: discard
@@ -206,7 +206,7 @@ func (o Options) check() error {
 	case o.Hierarchy != HierarchyOverlap && o.Hierarchy != HierarchyFixedCodes:
 		return fmt.Errorf("enrich: hierarchy %q: want %s or %s", o.Hierarchy, HierarchyOverlap, HierarchyFixedCodes)
 	case o.Hierarchy == HierarchyFixedCodes && o.Linker == nil:
-		return fmt.Errorf("enrich: hierarchy %s needs a Linker (pipeline.HierarchyLinker)", HierarchyFixedCodes)
+		return fmt.Errorf("enrich: hierarchy %s needs a Linker (hierarchy.Linker)", HierarchyFixedCodes)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ const linkMin = 0.5
 // returns link[i][j], the posterior mean of "fine set j is a part of
 // coarse set i" (len(coarse) rows of len(fine)). Sets are gene indices in
 // 0 … D−1. The sampler lives outside this package (enrich never imports
-// it): pipeline.HierarchyLinker is the OrMachine of HierarchyFixedCodes.
+// it): hierarchy.Linker is the OrMachine of HierarchyFixedCodes.
 type Linker func(ctx context.Context, coarse, fine [][]int, D int) ([][]float64, error)
 
 // BuildHierarchyFixedCodes links the programs of levels, which must be

@@ -85,7 +85,7 @@ type Options struct {
 	Images     bool
 	ImageCells int
 	// Linker infers the hierarchy by fixed codes that Images draws
-	// (pipeline.HierarchyLinker); nil draws the hierarchy by overlap.
+	// (hierarchy.Linker); nil draws the hierarchy by overlap.
 	Linker  enrich.Linker
 	Force   bool // replace an existing Out
 	Workers int  // goroutines that score the cells, at least 1

@@ -11,6 +11,7 @@ import (
 
 	"scpipe/enrich"
 	"scpipe/gibbs"
+	"scpipe/hierarchy"
 	"scpipe/pipeline"
 	"scpipe/simulate"
 )
@@ -30,7 +31,7 @@ func TestEvaluateHierarchyImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	eo := enrich.DefaultOptions()
-	eo.Run, eo.Hierarchy, eo.Linker = cfg.Output, enrich.HierarchyFixedCodes, pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
+	eo.Run, eo.Hierarchy, eo.Linker = cfg.Output, enrich.HierarchyFixedCodes, hierarchy.Linker(hierarchy.DefaultOptions())
 	want, err := enrich.Analyse(context.Background(), eo)
 	if err != nil {
 		t.Fatal(err)

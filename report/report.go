@@ -38,7 +38,7 @@ type Options struct {
 	// Hierarchy is how the programs of neighbouring L are linked, as in
 	// scpipe enrich; "" takes the enrich output's method, and without one
 	// enrich.HierarchyFixedCodes when Linker is set (scpipe report sets
-	// pipeline.HierarchyLinker), enrich.HierarchyOverlap otherwise.
+	// hierarchy.Linker), enrich.HierarchyOverlap otherwise.
 	Hierarchy enrich.HierarchyMethod
 	Linker    enrich.Linker
 	Force     bool         // replace an existing report and its figures

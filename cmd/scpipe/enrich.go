@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/enrich"
+	"scpipe/hierarchy"
 	"scpipe/pipeline"
 )
 
@@ -59,7 +60,7 @@ offline enrich computes them. Symbols match case-insensitively.
 			&cli.StringSliceFlag{Name: "gmt", Usage: "gene-set library (GMT, may be gzip'd); repeat for several"},
 			&cli.StringFlag{Name: "background", Value: d.Background, Usage: `"kept" (the run's genes) or a file of gene symbols, one per line`},
 			&cli.StringFlag{Name: "organism", Value: d.Organism, Usage: "auto, human or mouse (mouse symbols are matched case-insensitively, an approximation of orthology)"},
-			&cli.StringFlag{Name: "hierarchy", Value: string(pipeline.DefaultHierarchy), Usage: "how programs of neighbouring L are linked: fixed-codes (the paper's OrMachine with the larger L's programs as fixed codes) or overlap (at least half of one's genes in the other)"},
+			&cli.StringFlag{Name: "hierarchy", Value: string(hierarchy.Default), Usage: "how programs of neighbouring L are linked: fixed-codes (the paper's OrMachine with the larger L's programs as fixed codes) or overlap (at least half of one's genes in the other)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing output folder"},
 		),
 		Action: func(c *cli.Context) error {
@@ -79,7 +80,7 @@ offline enrich computes them. Symbols match case-insensitively.
 			if o.Hierarchy, err = enrich.ParseHierarchyMethod(c.String("hierarchy")); err != nil {
 				return fmt.Errorf("enrich: --hierarchy: %w", err)
 			}
-			o.Linker = pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
+			o.Linker = hierarchy.Linker(hierarchy.DefaultOptions())
 			if c.IsSet("L") {
 				if o.Ls, err = pipeline.ParseLSpec(c.String("L")); err != nil {
 					return err

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/fiteval"
+	"scpipe/hierarchy"
 	"scpipe/pipeline"
 )
 
@@ -75,7 +76,7 @@ Targets: heldout, truth, truth_unseen.
 			o.CalibrationBins, o.Images, o.ImageCells = c.Int("calibration-bins"), c.Bool("images"), c.Int("image-cells")
 			o.Predictive = c.String("predictive")
 			o.Workers, o.Log = env.threads, env.log
-			o.Linker = pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
+			o.Linker = hierarchy.Linker(hierarchy.DefaultOptions())
 			if c.IsSet("L") {
 				if o.Ls, err = pipeline.ParseLSpec(c.String("L")); err != nil {
 					return err

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/enrich"
-	"scpipe/pipeline"
+	"scpipe/hierarchy"
 	"scpipe/report"
 )
 
@@ -61,7 +61,7 @@ then the report's).
 					return fmt.Errorf("report: --hierarchy: %w", err)
 				}
 			}
-			o.Linker = pipeline.HierarchyLinker(pipeline.DefaultHierarchyOptions())
+			o.Linker = hierarchy.Linker(hierarchy.DefaultOptions())
 			if c.Bool("no-enrich") {
 				if o.Enrich != "" {
 					return fmt.Errorf("report: --enrich and --no-enrich together")

@@ -1,4 +1,4 @@
-package pipeline
+package hierarchy
 
 import (
 	"context"
@@ -17,17 +17,17 @@ import (
 // Given λ the rows of Z are independent, and each is drawn towards the
 // union of L′ codes that differs least from its code of L: its best cover.
 
-// DefaultHierarchy is the hierarchy of scpipe enrich, report and demo: the
+// Default is the hierarchy of scpipe enrich, report, evaluate and demo: the
 // paper's. Measured on the demo's planted programs, on pbmc3k-600 fitted
 // at L = 2..8 and on the digits at L = 3..7 (enrich/README.md), it keeps
 // the links of overlap matching that rebuild a program and drops the
 // others: where large programs overlap (pbmc3k-600) overlap links every
 // program to nearly every program of the next L and calls each a merge.
 // Package enrich, which cannot run the sampler, defaults to overlap.
-const DefaultHierarchy = enrich.HierarchyFixedCodes
+const Default = enrich.HierarchyFixedCodes
 
-// HierarchyOptions configure hierarchyLinks.
-type HierarchyOptions struct {
+// Options configure the sampler of the links (Linker).
+type Options struct {
 	// Seed keys the sampler's draws: the links are a function of the sets
 	// and the seed.
 	Seed uint64
@@ -40,21 +40,21 @@ type HierarchyOptions struct {
 	Workers int
 }
 
-// DefaultHierarchyOptions returns the sampler of the hierarchy: the
+// DefaultOptions returns the sampler of the hierarchy: the
 // paper's model (symmetric noise, one λ set to its maximum-likelihood value
 // after every sweep, a uniform prior on the links, a random start) with
 // 100 sweeps of burn-in and 400 samples (a sweep over ten programs of
 // 2,600 genes takes about 0.2 ms) and 8 starts of 10 sweeps, seed 1,
 // one worker (more would only add synchronisation to so small a sweep).
-func DefaultHierarchyOptions() HierarchyOptions {
-	return HierarchyOptions{Seed: 1, BurnIn: 100, Samples: 400, Starts: 8, StartSweeps: 10, Workers: 1}
+func DefaultOptions() Options {
+	return Options{Seed: 1, BurnIn: 100, Samples: 400, Starts: 8, StartSweeps: 10, Workers: 1}
 }
 
-// HierarchyLinker returns hierarchyLinks with o as the enrich.Linker of
+// Linker returns inferLinks with o as the enrich.Linker of
 // enrich.HierarchyFixedCodes.
-func HierarchyLinker(o HierarchyOptions) enrich.Linker {
+func Linker(o Options) enrich.Linker {
 	return func(ctx context.Context, coarse, fine [][]int, D int) ([][]float64, error) {
-		l, err := hierarchyLinks(ctx, coarse, fine, D, o)
+		l, err := inferLinks(ctx, coarse, fine, D, o)
 		if err != nil {
 			return nil, err
 		}
@@ -74,19 +74,19 @@ type links struct {
 	Genes  int
 }
 
-// hierarchyLinks infers which of the fine gene sets (the codes of the
+// inferLinks infers which of the fine gene sets (the codes of the
 // larger fit) make up each coarse one (the codes of the smaller) with the
 // OrMachine of the fine sets as fixed codes and the coarse sets as data.
 // Sets are gene indices in 0 … D−1; there must be at least one of each, at
 // most gibbs.MaxL fine ones, and every fine set must have a gene.
-func hierarchyLinks(ctx context.Context, coarse, fine [][]int, D int, o HierarchyOptions) (*links, error) {
+func inferLinks(ctx context.Context, coarse, fine [][]int, D int, o Options) (*links, error) {
 	switch {
 	case len(coarse) == 0 || len(fine) == 0:
 		return nil, fmt.Errorf("hierarchy: %d coarse and %d fine codes: want at least one of each", len(coarse), len(fine))
 	case len(fine) > gibbs.MaxL:
 		return nil, fmt.Errorf("hierarchy: %d fine codes, more than the sampler's %d", len(fine), gibbs.MaxL)
 	}
-	col, genes, err := hierarchyColumns(coarse, fine, D)
+	col, genes, err := columns(coarse, fine, D)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +128,9 @@ func hierarchyLinks(ctx context.Context, coarse, fine [][]int, D int, o Hierarch
 	return l, nil
 }
 
-// hierarchyColumns numbers the genes in some set, ascending: col[g] is
+// columns numbers the genes in some set, ascending: col[g] is
 // gene g's column (−1 for none) and genes lists them.
-func hierarchyColumns(coarse, fine [][]int, D int) (col, genes []int, err error) {
+func columns(coarse, fine [][]int, D int) (col, genes []int, err error) {
 	in := make([]bool, D)
 	for _, sets := range [][][]int{coarse, fine} {
 		for _, s := range sets {

@@ -1,4 +1,4 @@
-package pipeline
+package hierarchy
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func TestHierarchyLinksExact(t *testing.T) {
 		genes(45, 53),                  // 8 of E's 15 genes: E is one wrong gene better than none
 	}
 	wantMAP := [][]int{{0, 1}, {2}, nil, {1, 2}, {4}}
-	l, err := hierarchyLinks(context.Background(), coarse, fine, D, DefaultHierarchyOptions())
+	l, err := inferLinks(context.Background(), coarse, fine, D, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,9 +136,9 @@ func TestHierarchyLinksReproducible(t *testing.T) {
 	coarse := [][]int{genes(0, 16), genes(4, 20), genes(0, 6, 17)}
 	var got [][][]float64
 	for _, w := range []int{1, 3, 1} {
-		o := DefaultHierarchyOptions()
+		o := DefaultOptions()
 		o.Workers = w
-		l, err := hierarchyLinks(context.Background(), coarse, fine, 20, o)
+		l, err := inferLinks(context.Background(), coarse, fine, 20, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestHierarchyLinksErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := hierarchyLinks(context.Background(), tc.coarse, tc.fine, 10, DefaultHierarchyOptions())
+			_, err := inferLinks(context.Background(), tc.coarse, tc.fine, 10, DefaultOptions())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -200,7 +200,7 @@ func TestHierarchyFixedCodesLevels(t *testing.T) {
 		{L: 3, Programs: []enrich.Program{prog(3, 1, bar(4, 5)), prog(3, 2, bar(2, 3)), prog(3, 3, bar(0, 1))}},
 		{L: 4, Programs: []enrich.Program{prog(4, 1, bar(0)), prog(4, 2, bar(2, 3)), prog(4, 3, bar(4, 5)), prog(4, 4, bar(1))}},
 	}
-	h, err := enrich.BuildHierarchyFixedCodes(context.Background(), levels, 60, HierarchyLinker(DefaultHierarchyOptions()))
+	h, err := enrich.BuildHierarchyFixedCodes(context.Background(), levels, 60, Linker(DefaultOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
