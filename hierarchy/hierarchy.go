@@ -9,14 +9,6 @@ import (
 	"scpipe/gibbs"
 )
 
-// The hierarchy between fits by fixed codes is the paper's (section 5.2,
-// Fig. calc_hier): an OrMachine whose data are the codes of the model of
-// size L (one row per code, one column per gene) and whose codes are those
-// of the model of size L′ > L, every one fixed. Only Z (L × L′) and λ are
-// inferred, and z_ij says whether code j of L′ is a part of code i of L.
-// Given λ the rows of Z are independent, and each is drawn towards the
-// union of L′ codes that differs least from its code of L: its best cover.
-
 // Default is the hierarchy of scpipe enrich, report, evaluate and demo: the
 // paper's. Measured on the demo's planted programs, on pbmc3k-600 fitted
 // at L = 2..8 and on the digits at L = 3..7 (enrich/README.md), it keeps
