@@ -20,12 +20,12 @@ import (
 // folder (its truth lies beside it, in simulate.TruthDir).
 func plantedShards(t *testing.T, p simulate.Params) string {
 	t.Helper()
-	tr, err := simulate.New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "sim")
-	if err := simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
+	tr, err := simulate.New(p)
+	if err == nil {
+		err = simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{})
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, simulate.ShardsDir)

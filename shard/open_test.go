@@ -3,6 +3,7 @@ package shard
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,9 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 			if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "crc32c") {
 				t.Fatalf("Verify after flipping a bit of %s: %v", name, err)
 			}
+			if s, err := OpenVerified(t.Context(), dir, 2); s != nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("OpenVerified after flipping a bit of %s: %v", name, err)
+			}
 		})
 	}
 }
@@ -168,5 +172,39 @@ func TestVerifyCancelled(t *testing.T) {
 	cancel()
 	if err := s.Verify(ctx, 0); err == nil {
 		t.Fatal("Verify with a cancelled context succeeded")
+	}
+}
+
+// TestObservedRow: a masked shard's observed entries of a cell are its
+// mask's row; an unmasked shard's are every gene, and none of the padding
+// bits past the last gene. OpenVerified opens an intact shard.
+func TestObservedRow(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	x, mask := randomDense(rng, 100, 70, 0.2), randomDense(rng, 100, 70, 0.6)
+	for _, masked := range []bool{false, true} {
+		dst := filepath.Join(t.TempDir(), "s.shard")
+		m := mask
+		if !masked {
+			m = nil
+		}
+		writeShard(t, dst, Layout{RowsPerBlock: 64}, x, m, Manifest{}, 1)
+		s, err := OpenVerified(t.Context(), dst, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := make([]uint64, 2)
+		for c := range 100 {
+			s.ObservedRow(c, row)
+			for g := range 128 {
+				want := g < 70 && (!masked || mask.bit[c][g])
+				if got := row[g/64]>>(g%64)&1 == 1; got != want {
+					t.Fatalf("masked %v, cell %d, gene %d: observed %v, want %v", masked, c, g, got, want)
+				}
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
