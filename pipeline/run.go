@@ -110,7 +110,8 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 	// The shards are checked before the run directory is touched, so that
 	// bad input never costs an existing run (not even with --force).
 	start := time.Now()
-	if r.src, err = shard.OpenVerified(ctx, cfg.Shards, threads(cfg.Threads)); err != nil {
+	workers := threads(cfg.Threads)
+	if r.src, err = shard.OpenVerified(ctx, cfg.Shards, workers); err != nil {
 		return nil, err
 	}
 	o.Timings.since(phaseVerify, start)
@@ -132,7 +133,7 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 			return nil, err
 		}
 	}
-	cfg.Threads = threads(cfg.Threads) // after the configuration is written: config.toml keeps what was given
+	cfg.Threads = workers // after the configuration is written: config.toml keeps what was given
 	r.cfg, r.hash = cfg, cfg.hash()
 	start = time.Now()
 	if r.data, r.closeMask, r.heldOut, err = fitData(ctx, r.src, cfg, o, mode != chainRun); err != nil {
