@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -88,7 +89,7 @@ type Options struct {
 	// (hierarchy.Linker); nil draws the hierarchy by overlap.
 	Linker  enrich.Linker
 	Force   bool // replace an existing Out
-	Workers int  // goroutines that score the cells, at least 1
+	Workers int  // goroutines that score the cells; 0: GOMAXPROCS
 	Log     *slog.Logger
 }
 
@@ -131,6 +132,9 @@ type Report struct {
 func Evaluate(ctx context.Context, o Options) (*Report, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if err := o.check(); err != nil {
 		return nil, err
@@ -203,8 +207,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("evaluate: %d calibration bins: want 1..1000", o.CalibrationBins)
 	case o.Predictive != PredictPlugIn && o.Predictive != PredictSamples:
 		return fmt.Errorf("evaluate: predictive %q: want %s or %s", o.Predictive, PredictPlugIn, PredictSamples)
-	case o.Workers < 1:
-		return fmt.Errorf("evaluate: %d workers: want at least 1", o.Workers)
+	case o.Workers < 0:
+		return fmt.Errorf("evaluate: %d workers: want 0 (every core) or more", o.Workers)
 	case o.Images && o.ImageCells < 0:
 		return fmt.Errorf("evaluate: %d image cells: want at least 0", o.ImageCells)
 	}
@@ -473,11 +477,6 @@ func (in *evalInput) score(ctx context.Context, m *fitModel, o Options) ([]*eval
 	return total, err
 }
 
-// cellChunk is the number of cells a worker scores at a time: the tallies'
-// floating-point sums merge in chunk order, so that the chunks, not the
-// workers, fix them.
-const cellChunk = 4096
-
 // eachBit calls f for every d < n set in a and, with andNot, not set in b
 // (a &^ b).
 func eachBit(a, b []uint64, andNot bool, n int, f func(d int)) {
@@ -493,13 +492,13 @@ func eachBit(a, b []uint64, andNot bool, n int, f func(d int)) {
 	}
 }
 
-// orderedChunks runs work on the cell chunks [k·cellChunk, …) on workers
-// goroutines and hands each chunk's result to
-// merge in chunk order. Each worker owns two results made by newResult,
+// orderedChunks runs work on the cell chunks [k·predictive.CellChunk, …)
+// on workers goroutines and hands each chunk's result to merge in chunk
+// order. Each worker owns two results made by newResult,
 // which merge must leave ready for reuse: memory stays O(workers) whatever
 // the number of chunks.
 func orderedChunks[R any](ctx context.Context, cells, workers int, newResult func() R, work func(r R, lo, hi int), merge func(R)) error {
-	chunks := (cells + cellChunk - 1) / cellChunk
+	chunks := (cells + predictive.CellChunk - 1) / predictive.CellChunk
 	W := max(1, min(workers, chunks))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -518,7 +517,7 @@ func orderedChunks[R any](ctx context.Context, cells, workers int, newResult fun
 				case <-gctx.Done():
 					return gctx.Err()
 				}
-				work(r, k*cellChunk, min((k+1)*cellChunk, cells))
+				work(r, k*predictive.CellChunk, min((k+1)*predictive.CellChunk, cells))
 				select {
 				case outs[w] <- r:
 				case <-gctx.Done():

@@ -185,7 +185,7 @@ func TestEvaluateRefuses(t *testing.T) {
 		}, "is not in the truth"},
 		{"other shards", func(o *Options) { o.Out, o.Shards = filepath.Join(dir, "s"), otherShards }, "are not the shards"},
 		{"no fit at L", func(o *Options) { o.Out, o.Ls = filepath.Join(dir, "l"), []int{9} }, "no finished fit at L in [9]"},
-		{"no workers", func(o *Options) { o.Out, o.Workers = filepath.Join(dir, "w"), 0 }, "0 workers: want at least 1"},
+		{"negative workers", func(o *Options) { o.Out, o.Workers = filepath.Join(dir, "w"), -1 }, "-1 workers: want 0 (every core) or more"},
 		{"bad rate", func(o *Options) { o.Out, o.FPRs = filepath.Join(dir, "r"), []float64{1.5} }, "outside [0, 1]"},
 		{"bad predictive", func(o *Options) { o.Out, o.Predictive = filepath.Join(dir, "p"), "mean" }, `predictive "mean"`},
 		{"no samples", func(o *Options) { o.Out, o.Predictive = filepath.Join(dir, "p"), PredictSamples }, "fit with --keep-samples"},

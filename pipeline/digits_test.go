@@ -76,7 +76,9 @@ func TestDigitsRecoverSegments(t *testing.T) {
 	}
 
 	// The best chain reconstructs every pixel of the digits, and its
-	// codes and reconstructions are drawn as images.
+	// codes and reconstructions are drawn as images (fiteval's "images"
+	// folder): the digits' fit is made here, so its evaluation is tested
+	// here too.
 	o := fiteval.DefaultOptions()
 	o.Run, o.Out, o.Truth, o.Images = cfg.Output, filepath.Join(t.TempDir(), "eval"), filepath.Join(filepath.Dir(shards), simulate.TruthDir), true
 	o.Workers = 2

@@ -201,8 +201,8 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 		if cause == nil {
 			cause = errOtherStopped
 		}
-		return false, fmt.Errorf("%w at L=%d chain %d after sweep %d (%w); checkpoint written; resume with: %s",
-			ErrInterrupted, L, chain, s.Sweep(), cause, r.resumeCommand(L, chain))
+		return false, fmt.Errorf("%w at %s after sweep %d (%w); checkpoint written; resume with: %s",
+			ErrInterrupted, fitName(cfg, L, chain), s.Sweep(), cause, r.resumeCommand(L, chain))
 	}
 	if err != nil {
 		return false, err

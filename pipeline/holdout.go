@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"scpipe/internal/bernoulli"
+	"scpipe/predictive"
 	"scpipe/shard"
 )
 
@@ -108,17 +109,12 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, 
 	return heldOut.Load(), nil
 }
 
-// cellChunk is the number of cells a worker of forCellChunks takes at a
-// time. Results kept per chunk and combined in chunk order do not depend on
-// the number of workers, floating-point sums included.
-const cellChunk = 4096
-
-// forCellChunks runs the chunks [k·cellChunk, min((k+1)·cellChunk, cells))
-// on workers goroutines, each of which gets its
+// forCellChunks runs the chunks [k·c, min((k+1)·c, cells)), c =
+// predictive.CellChunk, on workers goroutines, each of which gets its
 // own chunk function from newWorker (and so its own scratch space). It stops
 // early when ctx is cancelled and returns ctx's error.
 func forCellChunks(ctx context.Context, cells, workers int, newWorker func() func(k, lo, hi int)) error {
-	chunks := (cells + cellChunk - 1) / cellChunk
+	chunks := (cells + predictive.CellChunk - 1) / predictive.CellChunk
 	var next atomic.Int64
 	var g errgroup.Group
 	for range max(1, min(workers, chunks)) {
@@ -132,7 +128,7 @@ func forCellChunks(ctx context.Context, cells, workers int, newWorker func() fun
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				chunk(k, k*cellChunk, min((k+1)*cellChunk, cells))
+				chunk(k, k*predictive.CellChunk, min((k+1)*predictive.CellChunk, cells))
 			}
 		})
 	}

@@ -17,14 +17,14 @@ import (
 )
 
 // TestHoldoutPassesIgnoreWorkers checks that the fit mask and the held-out
-// scores, computed in chunks of cellChunk cells on several goroutines, are
+// scores, computed in chunks of predictive.CellChunk cells on several goroutines, are
 // identical (bit for bit, floating-point sums included) for any number of
 // workers and whether the held-out entries are read off the fit mask or
 // drawn again, on a dataset of several chunks, and that the mask hides
 // about the held-out fraction.
 func TestHoldoutPassesIgnoreWorkers(t *testing.T) {
 	t.Parallel()
-	p := simulate.Params{Cells: 3*cellChunk + 123, Genes: 70, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
+	p := simulate.Params{Cells: 3*predictive.CellChunk + 123, Genes: 70, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
 	dir, _ := plantedShards(t, p)
 	src, err := shard.Open(dir)
 	if err != nil {

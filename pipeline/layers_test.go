@@ -113,6 +113,9 @@ func TestFitLayers(t *testing.T) {
 		if !errors.Is(err, ErrInterrupted) {
 			t.Fatalf("interrupted fit returned %v", err)
 		}
+		if name := "(layers " + cfg.Layers.String() + ")"; !strings.Contains(err.Error(), name) {
+			t.Errorf("interrupted fit's error %q does not name its layers %s", err, name)
+		}
 		cfg.Threads = 1
 		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true, Log: childLog()}); err != nil {
 			t.Fatal(err)

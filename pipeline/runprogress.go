@@ -41,10 +41,19 @@ func fitWork(cfg FitConfig, L int) float64 {
 	return float64(cfg.BurnIn+cfg.Samples+cfg.Starts*cfg.StartSweeps) * float64(L+1)
 }
 
+// fitName names one fit in meters and messages; a multi-layer fit's
+// name carries its layers' sizes, of which L is the first.
+func fitName(cfg FitConfig, L, chain int) string {
+	if len(cfg.Layers) > 0 {
+		return fmt.Sprintf("L=%d (layers %s) chain %d", L, cfg.Layers, chain)
+	}
+	return fmt.Sprintf("L=%d chain %d", L, chain)
+}
+
 // begin starts the next fit and returns its meter label.
 func (r *runProgress) begin(cfg FitConfig, L, chain int) string {
 	if r == nil {
-		return fmt.Sprintf("L=%d chain %d", L, chain)
+		return fitName(cfg, L, chain)
 	}
 	now := time.Now()
 	if r.k == 0 {
@@ -52,7 +61,7 @@ func (r *runProgress) begin(cfg FitConfig, L, chain int) string {
 	}
 	r.k++
 	r.current, r.fitStart = fitWork(cfg, L), now
-	r.label = fmt.Sprintf("fit %d/%d L=%d chain %d", r.k, r.n, L, chain)
+	r.label = fmt.Sprintf("fit %d/%d %s", r.k, r.n, fitName(cfg, L, chain))
 	r.log.Info(fmt.Sprintf("fit %d of %d", r.k, r.n), "L", L, "chain", chain, "run_elapsed", r.elapsed(now))
 	return r.label
 }

@@ -241,7 +241,7 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, m predictive
 		n, correct int64
 		log        float64
 	}
-	parts := make([]sums, (cells+cellChunk-1)/cellChunk)
+	parts := make([]sums, (cells+predictive.CellChunk-1)/predictive.CellChunk)
 	perCell := make([]float32, cells)
 	correct, entries := make([]int32, cells), make([]int32, cells)
 	err := forCellChunks(ctx, cells, workers, func() func(k, lo, hi int) {

@@ -7,6 +7,13 @@ import (
 	"scpipe/rundir"
 )
 
+// CellChunk is the number of cells whose held-out scores are summed
+// together before the sums are merged in chunk order, by the run's summary
+// and by scpipe evaluate alike: the chunks, not the workers, fix the
+// floating-point totals, and one size for both keeps their held-out scores
+// equal to the bit.
+const CellChunk = 4096
+
 // Means are a fit's posterior means: ẑ (cells × L, row-major), û (genes ×
 // L) and the housekeeping code's û (nil without one), which every cell
 // uses.

@@ -1,5 +1,5 @@
 package report
 
-// CheckPage is checkPage for the tests of package report_test, which run
-// the pipeline (and so cannot be in package report: pipeline imports it).
+// CheckPage is checkPage for the tests of package report_test, which fit a
+// run through package pipeline before they report it.
 var CheckPage = checkPage

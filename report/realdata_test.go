@@ -1,8 +1,8 @@
 package report_test
 
-// These tests run the pipeline before the report, through package
-// pipeline, which imports package report for its demo; so they live in
-// package report_test.
+// These tests fit a run through package pipeline before they report it,
+// as a user's commands do; they live in package report_test, apart from
+// the report's own tests, which read fixtures made in code.
 
 import (
 	"context"
