@@ -35,9 +35,9 @@ type FitOptions struct {
 	// Cached writes the run's fit mask through the page cache (the CLI's
 	// --no-direct-io, for network file systems) rather than around it.
 	// The sampler reads the mask beside the data in every sweep, and on
-	// Linux 6.18 (ext4) the pages a buffered write leaves behind made a
-	// sweep at 1.3M × 11k 1.4–3× slower than pages read back from the
-	// disk once (BENCHMARKS.md); a direct write leaves none behind.
+	// Linux 6.18 (ext4) the pages a buffered write leaves behind made the
+	// sweeps at 1.3M × 11k 2–4× slower than pages read back from the disk
+	// once (BENCHMARKS.md); a direct write leaves none behind.
 	Cached bool
 	// Given names the settings of the configuration (their TOML keys) that
 	// the caller chose, by its flags or a --config file; nil: all of them.
