@@ -400,7 +400,7 @@ func (m *fitModel) observation(r *cellRow, c, d int) float64 {
 	if m.samples != nil {
 		return m.samples.Predict(c, d)
 	}
-	return m.lik.P(c, d, m.Uncovered(c, d, r.used))
+	return r.lik.P(d, m.Uncovered(c, d, r.used))
 }
 
 // clean returns the posterior probability that the noise-free (c, d) is 1.
@@ -413,8 +413,9 @@ func (m *fitModel) clean(r *cellRow, c, d int) float64 {
 
 // cellRow is one cell's view of the data and of a fit.
 type cellRow struct {
-	obs, fit, x []uint64 // observed, seen by the fit, data
-	used        []int    // codes the cell uses (predictive.Means.Used)
+	obs, fit, x []uint64        // observed, seen by the fit, data
+	used        []int           // codes the cell uses (predictive.Means.Used)
+	lik         predictive.Cell // the plug-in predictive of the cell's entries
 }
 
 // load fills r for cell c; obs and fit are r's own scratch.
@@ -426,6 +427,7 @@ func (in *evalInput) load(r *cellRow, m *fitModel, c int) {
 	}
 	r.x = in.src.X().Segment(c, 0)
 	r.used = m.Used(c, r.used)
+	m.lik.Cell(c, &r.lik)
 }
 
 // score returns the tallies of one fit, one per target (nil when the

@@ -247,18 +247,20 @@ func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, m predictive
 	err := forCellChunks(ctx, cells, workers, func() func(k, lo, hi int) {
 		obs, held := make([]uint64, words), make([]uint64, words)
 		used := make([]int, 0, m.L)
+		var cellLik predictive.Cell
 		return func(k, lo, hi int) {
 			s := &parts[k]
 			for c := lo; c < hi; c++ {
 				h.row(src, c, obs, held)
 				x := src.X().Segment(c, 0)
 				used = m.Used(c, used)
+				lik.Cell(c, &cellLik)
 				cell := 0.0
 				var right, n int32
 				for i, w := range held {
 					for ; w != 0; w &= w - 1 {
 						d := i*64 + bits.TrailingZeros64(w)
-						p := lik.P(c, d, m.Uncovered(c, d, used))
+						p := cellLik.P(d, m.Uncovered(c, d, used))
 						one := x[i]>>(d%64)&1 == 1
 						if (p >= 0.5) == one {
 							s.correct++

@@ -63,8 +63,13 @@ type PlugIn struct {
 	// (per-cell levels), which replace the shared ones.
 	cellDropout, cellBackground []float64
 	// geneLift, when not nil, holds each gene's offset to the gain of a
-	// covered one (per-gene levels, gibbs.EntryRates).
+	// covered one (per-gene levels, gibbs.EntryRates); lifts lists its
+	// distinct values and liftOf gives each gene's place in lifts, so that
+	// a Cell works out a cell's rates once per level rather than once per
+	// entry. liftOf is nil when the genes take too many values for that.
 	geneLift []float64
+	lifts    []float64
+	liftOf   []uint8
 }
 
 // NewPlugIn returns the plug-in predictive of a fit whose last sweep is
@@ -72,10 +77,72 @@ type PlugIn struct {
 func NewPlugIn(last rundir.TraceRow, cells rundir.Cells, codes rundir.Codes) PlugIn {
 	q := PlugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
 		cellDropout: cells.Dropout, cellBackground: cells.Background}
-	if cells.Dropout != nil {
+	if cells.Dropout != nil && codes.GeneLift != nil {
 		q.geneLift = codes.GeneLift
+		q.lifts, q.liftOf = distinctLifts(codes.GeneLift)
 	}
 	return q
+}
+
+// distinctLifts returns the distinct values of lift (compared bit for bit)
+// and each one's index, or nil, nil when there are more than 256: gene
+// levels give a handful.
+func distinctLifts(lift []float64) ([]float64, []uint8) {
+	var values []float64
+	at := map[uint64]uint8{}
+	of := make([]uint8, len(lift))
+	for d, v := range lift {
+		k, ok := at[math.Float64bits(v)]
+		if !ok {
+			if len(values) == 256 {
+				return nil, nil
+			}
+			k = uint8(len(values))
+			at[math.Float64bits(v)] = k
+			values = append(values, v)
+		}
+		of[d] = k
+	}
+	return values, of
+}
+
+// Cell is the plug-in predictive of one cell's entries (PlugIn.Cell): with
+// per-gene levels, the rates of each level are worked out once for the cell
+// (three logarithms or exponentials each) instead of once per entry. Its P
+// equals PlugIn.P bit for bit.
+type Cell struct {
+	q                   *PlugIn
+	n                   int
+	dropout, background float64
+	on, off             []float64 // per value of q.lifts
+}
+
+// Cell makes c the predictive of cell n's entries, reusing c's space.
+func (q *PlugIn) Cell(n int, c *Cell) {
+	c.q, c.n = q, n
+	c.dropout, c.background = q.dropout, q.background
+	if q.cellDropout != nil {
+		c.dropout, c.background = q.cellDropout[n], q.cellBackground[n]
+	}
+	c.on, c.off = c.on[:0], c.off[:0]
+	if q.liftOf == nil || !math.IsNaN(q.lambda) {
+		return
+	}
+	for _, lift := range q.lifts {
+		on, off := gibbs.EntryRates(c.dropout, c.background, lift)
+		c.on, c.off = append(c.on, on), append(c.off, off)
+	}
+}
+
+// P returns P(x = 1) of the cell's gene d given uncovered, as PlugIn.P.
+func (c *Cell) P(d int, uncovered float64) float64 {
+	q := c.q
+	if !math.IsNaN(q.lambda) || q.liftOf == nil {
+		return q.P(c.n, d, uncovered)
+	}
+	k := q.liftOf[d]
+	on, off := c.on[k], c.off[k]
+	return off + float64((on-off)*(1-uncovered))
 }
 
 // P returns P(x = 1) of cell n and gene d given uncovered, ∏_l(1 − ẑ_nl

@@ -3,6 +3,8 @@ package predictive
 import (
 	"math"
 	"testing"
+
+	"scpipe/rundir"
 )
 
 // TestUncovered checks the coverage product against its definition over
@@ -58,5 +60,48 @@ func TestPlugInGeneLift(t *testing.T) {
 	}
 	if !(genes.P(0, 1, 1) > background && genes.P(0, 2, 1) < background) {
 		t.Errorf("backgrounds at offsets −1, 0, 1: %v, %v, %v; want falling", genes.P(0, 1, 1), genes.P(0, 0, 1), genes.P(0, 2, 1))
+	}
+}
+
+// TestCellMatchesPlugIn checks that a Cell's predictive equals PlugIn.P bit
+// for bit, under every likelihood a fit writes: symmetric noise, shared
+// and per-cell rates, per-gene offsets of a few levels (worked out once
+// per level) and of more values than a Cell keeps apart (per entry).
+func TestCellMatchesPlugIn(t *testing.T) {
+	t.Parallel()
+	const genes = 300
+	levels, spread := make([]float64, genes), make([]float64, genes)
+	for d := range genes {
+		levels[d] = -0.75 + 0.25*float64(d%7)
+		spread[d] = -1 + float64(d)/genes
+	}
+	cells := rundir.Cells{Dropout: []float64{0.4, 0.7}, Background: []float64{0.05, 0.2}}
+	for _, tc := range []struct {
+		name  string
+		last  rundir.TraceRow
+		cells rundir.Cells
+		lift  []float64
+	}{
+		{"symmetric", rundir.TraceRow{Lambda: 1.7}, rundir.Cells{}, nil},
+		{"shared rates", rundir.TraceRow{Lambda: math.NaN(), Dropout: 0.5, Background: 0.03}, rundir.Cells{}, nil},
+		{"cell rates", rundir.TraceRow{Lambda: math.NaN()}, cells, nil},
+		{"gene levels", rundir.TraceRow{Lambda: math.NaN()}, cells, levels},
+		{"gene offsets", rundir.TraceRow{Lambda: math.NaN()}, cells, spread},
+	} {
+		q := NewPlugIn(tc.last, tc.cells, rundir.Codes{GeneLift: tc.lift})
+		if want := tc.name == "gene levels"; (q.liftOf != nil) != want {
+			t.Errorf("%s: offsets kept apart per level: %v, want %v", tc.name, q.liftOf != nil, want)
+		}
+		var c Cell
+		for n := range 2 {
+			q.Cell(n, &c)
+			for d := range genes {
+				for _, u := range []float64{0, 0.013, 0.5, 0.99, 1} {
+					if got, want := c.P(d, u), q.P(n, d, u); math.Float64bits(got) != math.Float64bits(want) {
+						t.Fatalf("%s: cell %d, gene %d, ∏ = %v: %v, PlugIn.P %v", tc.name, n, d, u, got, want)
+					}
+				}
+			}
+		}
 	}
 }
