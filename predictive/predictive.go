@@ -111,25 +111,24 @@ func distinctLifts(lift []float64) ([]float64, []uint8) {
 // (three logarithms or exponentials each) instead of once per entry. Its P
 // equals PlugIn.P bit for bit.
 type Cell struct {
-	q                   *PlugIn
-	n                   int
-	dropout, background float64
-	on, off             []float64 // per value of q.lifts
+	q       *PlugIn
+	n       int
+	on, off []float64 // per value of q.lifts
 }
 
 // Cell makes c the predictive of cell n's entries, reusing c's space.
 func (q *PlugIn) Cell(n int, c *Cell) {
 	c.q, c.n = q, n
-	c.dropout, c.background = q.dropout, q.background
-	if q.cellDropout != nil {
-		c.dropout, c.background = q.cellDropout[n], q.cellBackground[n]
-	}
 	c.on, c.off = c.on[:0], c.off[:0]
 	if q.liftOf == nil || !math.IsNaN(q.lambda) {
 		return
 	}
+	dropout, background := q.dropout, q.background
+	if q.cellDropout != nil {
+		dropout, background = q.cellDropout[n], q.cellBackground[n]
+	}
 	for _, lift := range q.lifts {
-		on, off := gibbs.EntryRates(c.dropout, c.background, lift)
+		on, off := gibbs.EntryRates(dropout, background, lift)
 		c.on, c.off = append(c.on, on), append(c.off, off)
 	}
 }
