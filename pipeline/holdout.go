@@ -54,7 +54,6 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, 
 	m := src.Manifest()
 	layout := shard.Layout{Cells: m.Cells, Genes: m.Genes, RowsPerBlock: m.Layout.RowsPerBlock, GenesPerTile: m.Layout.GenesPerTile}
 	opts.Force = true
-	workers := opts.Workers
 	w, err := shard.Create(dst, layout, opts)
 	if err != nil {
 		return 0, err
@@ -68,7 +67,7 @@ func writeFitMask(ctx context.Context, src *shard.Shard, dst string, h holdout, 
 	var heldOut atomic.Int64
 	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
-	for range max(1, min(workers, l.CellBlocks)) {
+	for range max(1, min(opts.Workers, l.CellBlocks)) {
 		g.Go(func() error {
 			held := make([]uint64, l.WordsPerRow)
 			var buf []uint64
