@@ -7,6 +7,8 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"scpipe/enrich"
@@ -51,7 +53,15 @@ type hierNodeInfo struct {
 	// Term is the term that labels it, "" for none; Query says of which
 	// genes ("unique" or "all") and AdjP is its adjusted p.
 	Term, Query, AdjP string
+	// Top holds the symbols of its leading genes by score: the label
+	// where no term is given, so that the diagram names biology without
+	// an enrichment too.
+	Top []string
 }
+
+// hierTopGenes is how many of a program's leading genes its node's title
+// names; the label shows as many as its column has room for.
+const hierTopGenes = 5
 
 // hierarchyFigure draws the programs of every L as bars (columns by L,
 // top to bottom in the hierarchy's order, height by genes) and the gene
@@ -169,6 +179,9 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *pageFig
 			if n.Parent != "" {
 				title += " (parent " + n.Parent + ")"
 			}
+			if len(in.Top) > 0 {
+				title += "; top genes " + strings.Join(in.Top, ", ")
+			}
 			if in.Term != "" {
 				title += fmt.Sprintf("; top term of its %s genes: %s (adjusted p %s)", in.Query, in.Term, in.AdjP)
 			}
@@ -177,9 +190,9 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *pageFig
 			tx := p.x + hierNode + 5
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" paint-order="stroke" stroke="white" stroke-width="3" stroke-linejoin="round">%s</text>`,
 				tx, p.y+10, esc(what))
-			if in.Term != "" {
+			if second := secondLabel(in, float64(col-hierNode-10)); second != "" {
 				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#444" font-style="italic" paint-order="stroke" stroke="white" stroke-width="3" stroke-linejoin="round">%s</text>`,
-					tx, p.y+23, esc(termLabel(in, labelMax)))
+					tx, p.y+23, esc(second))
 			}
 			b.WriteString("</g>\n")
 		}
@@ -188,14 +201,48 @@ func hierarchyFigure(h *enrich.Hierarchy, info map[string]hierNodeInfo) *pageFig
 	return &pageFigure{ID: "hierarchy", Title: "Programs across L", SVG: b.Bytes(), Wide: width > hierPageW}
 }
 
-// termLabel is a node's second line: its term, and its adjusted p where
-// the column has room for both (the title always holds both).
-func termLabel(in hierNodeInfo, chars int) string {
+// secondLabel is a node's second line, at most px pixels wide: its term,
+// and its adjusted p where the column has room for both (the title
+// always holds both); without a term, the leading genes that fit whole.
+func secondLabel(in hierNodeInfo, px float64) string {
+	if in.Term == "" {
+		line := ""
+		for _, g := range in.Top {
+			next := g
+			if line != "" {
+				next = line + " " + g
+			}
+			if textWidth(next) > px {
+				break
+			}
+			line = next
+		}
+		return line
+	}
+	chars := int(px / hierCharPx)
 	term := termID.ReplaceAllString(in.Term, "")
 	if with := term + " · " + in.AdjP; utf8.RuneCountInString(with) <= chars {
 		return with
 	}
 	return clipText(term, chars)
+}
+
+// textWidth estimates the width in pixels of s at 11 px in a sans-serif
+// face: gene symbols are mostly capitals and digits, far wider than the
+// average character that hierCharPx stands for.
+func textWidth(s string) float64 {
+	w := 0.0
+	for _, r := range s {
+		switch {
+		case unicode.IsUpper(r) || unicode.IsDigit(r):
+			w += 7.4
+		case r == ' ':
+			w += 3.1
+		default:
+			w += hierCharPx
+		}
+	}
+	return w
 }
 
 // termID is the identifier Enrichr's and MSigDB's GO libraries end a

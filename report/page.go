@@ -143,6 +143,9 @@ func buildPage(in *inputs) (*page, error) {
 	for _, lv := range a.Levels {
 		for _, p := range lv.Programs {
 			ni := hierNodeInfo{Cells: p.Cells, Stability: p.Stability}
+			for _, r := range p.Top[:min(hierTopGenes, len(p.Top))] {
+				ni.Top = append(ni.Top, a.Genes.Symbols[r.Gene])
+			}
 			if t, ok := in.bestTerm(p.Name()); ok {
 				ni.Term, ni.Query, ni.AdjP = t.Term.Term, t.Query, pvalue(t.AdjP)
 			}
@@ -155,7 +158,7 @@ func buildPage(in *inputs) (*page, error) {
 			hierarchyLinks[a.Hierarchy.Method] + " (width: shared genes). Colours follow each program's lineage " +
 			"from the smallest L. When enrichment was run, a program's label is the most significant term (adjusted p ≤ 0.05) of " +
 			"its unique genes, those in no other program of its L, as in the OrMachine paper; of all its genes where the unique " +
-			"ones give none. Hover over a bar or ribbon for details."
+			"ones give none; without enrichment, its leading genes by score. Hover over a bar or ribbon for details."
 	}
 	for _, lv := range a.Levels {
 		lp, err := levelSection(in, lv)
