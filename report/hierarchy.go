@@ -227,9 +227,9 @@ func secondLabel(in hierNodeInfo, px float64) string {
 	return clipText(term, chars)
 }
 
-// textWidth estimates the width in pixels of s at 11 px in a sans-serif
-// face: gene symbols are mostly capitals and digits, far wider than the
-// average character that hierCharPx stands for.
+// textWidth estimates the width in pixels of s in the diagram's italic
+// 11 px sans-serif: gene symbols are mostly capitals and digits, far
+// wider than the average character that hierCharPx stands for.
 func textWidth(s string) float64 {
 	w := 0.0
 	for _, r := range s {
@@ -239,7 +239,7 @@ func textWidth(s string) float64 {
 		case r == ' ':
 			w += 3.1
 		default:
-			w += hierCharPx
+			w += 6 // lower case, italic
 		}
 	}
 	return w
