@@ -12,6 +12,7 @@ import (
 	"scpipe/gibbs"
 	"scpipe/internal/mpi"
 	"scpipe/rundir"
+	"scpipe/runsummary"
 	"scpipe/shard"
 )
 
@@ -97,10 +98,7 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 		return rep, err
 	}
 	if root {
-		rep.Summary, err = writeSummary(ctx, r.cfg.Output, r.src, holdout{Seed: r.cfg.Seed, Frac: r.cfg.Holdout}, r.cfg.Threads)
-		if err == nil {
-			logSelection(o.Log, rep.Summary)
-		}
+		rep.Summary, err = runsummary.Write(ctx, r.cfg.Output, r.src, r.cfg.holdoutSpec(), r.cfg.Threads, o.Log)
 	}
 	return rep, agree(ctx, team, err)
 }
