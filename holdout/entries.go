@@ -2,12 +2,7 @@ package holdout
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 
-	"scpipe/rundir"
 	"scpipe/shard"
 )
 
@@ -22,28 +17,14 @@ type Entries struct {
 }
 
 // OpenEntries gives the entries that the run directory run, fitted to src,
-// holds out by s: from its fit mask (RUN/fitmask, every checksum verified
-// on workers goroutines) when entries are held out and the run has one.
-// The caller closes them.
+// holds out by s: from its fit mask (OpenMask) when entries are held out
+// and the run has one. The caller closes them.
 func OpenEntries(ctx context.Context, run string, src *shard.Shard, s Spec, workers int) (Entries, error) {
 	if s.Frac == 0 {
 		return Entries{Spec: s}, nil
 	}
-	dir := filepath.Join(run, rundir.FitMaskDir)
-	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
-		return Entries{Spec: s}, nil
-	}
-	// Every checksum is checked: a changed bit would silently move entries
-	// between the training and the held-out sets.
-	fm, err := shard.OpenVerified(ctx, dir, workers)
-	if err != nil {
-		return Entries{}, fmt.Errorf("the run's fit mask: %w", err)
-	}
-	if a, b := fm.Manifest(), src.Manifest(); a.Cells != b.Cells || a.Genes != b.Genes {
-		fm.Close()
-		return Entries{}, fmt.Errorf("fit: %s holds %d cells × %d genes, the shards %d × %d", dir, a.Cells, a.Genes, b.Cells, b.Genes)
-	}
-	return Entries{Spec: s, fit: fm}, nil
+	fm, err := OpenMask(ctx, run, src, workers)
+	return Entries{Spec: s, fit: fm}, err
 }
 
 // Close releases the fit mask, if any.

@@ -26,16 +26,16 @@ func TestMaskIgnoresWorkers(t *testing.T) {
 
 	var crcs []string
 	for _, workers := range []int{1, 3, 8} {
-		out := filepath.Join(t.TempDir(), "mask")
+		run := t.TempDir()
 		// Through the page cache or around it, the files are the same.
-		held, err := WriteMask(context.Background(), src, out, h, shard.CreateOptions{Workers: workers, Cached: workers == 3})
+		held, err := WriteMask(context.Background(), run, src, h, shard.CreateOptions{Workers: workers, Cached: workers == 3})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(float64(held)-h.Frac*entries) > 5*math.Sqrt(h.Frac*entries) {
 			t.Errorf("workers %d: %d entries held out of %g, want about %g", workers, held, entries, h.Frac*entries)
 		}
-		fm, err := shard.Open(out)
+		fm, err := OpenMask(context.Background(), run, src, workers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,11 +101,14 @@ func TestMaskBits(t *testing.T) {
 		}
 		h := Spec{Seed: 2, Frac: 0.1}
 		for _, workers := range []int{1, 3} {
-			out := filepath.Join(t.TempDir(), "mask")
-			if _, err := WriteMask(context.Background(), src, out, h, shard.CreateOptions{Workers: workers}); err != nil {
+			run := t.TempDir()
+			if fm, err := OpenMask(context.Background(), run, src, workers); fm != nil || err != nil {
+				t.Fatalf("a run without a fit mask: %v, %v; want none and no error", fm, err)
+			}
+			if _, err := WriteMask(context.Background(), run, src, h, shard.CreateOptions{Workers: workers}); err != nil {
 				t.Fatal(err)
 			}
-			fm, err := shard.Open(out)
+			fm, err := OpenMask(context.Background(), run, src, workers)
 			if err != nil {
 				t.Fatal(err)
 			}

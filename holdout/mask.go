@@ -2,23 +2,28 @@ package holdout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
+	"scpipe/rundir"
 	"scpipe/shard"
 )
 
-// WriteMask writes, as the X plane of a shard folder at dst laid out like
-// src, the entries the fits may see: observed and not held out by s. The
-// sampler reads it as its observed mask, so held-out entries contribute
-// nothing to the conditionals or to λ. opts says how the folder is
-// written; it is replaced if it exists. It returns the number of entries
-// held out.
-func WriteMask(ctx context.Context, src *shard.Shard, dst string, s Spec, opts shard.CreateOptions) (int64, error) {
+// WriteMask writes the fit mask of the run directory run (RUN/fitmask), a
+// shard folder laid out like src whose X plane holds the entries the fits
+// may see: observed and not held out by s. The sampler reads it as its
+// observed mask, so held-out entries contribute nothing to the
+// conditionals or to λ. opts says how the folder is written; it is
+// replaced if it exists. It returns the number of entries held out.
+func WriteMask(ctx context.Context, run string, src *shard.Shard, s Spec, opts shard.CreateOptions) (int64, error) {
+	dst := filepath.Join(run, rundir.FitMaskDir)
 	m := src.Manifest()
 	layout := shard.Layout{Cells: m.Cells, Genes: m.Genes, RowsPerBlock: m.Layout.RowsPerBlock, GenesPerTile: m.Layout.GenesPerTile}
 	opts.Force = true
@@ -74,4 +79,41 @@ func WriteMask(ctx context.Context, src *shard.Shard, dst string, s Spec, opts s
 		return 0, fmt.Errorf("fit: writing the held-out mask: %w", err)
 	}
 	return heldOut.Load(), nil
+}
+
+// OpenMask opens the fit mask of the run directory run, checks that it was
+// made from shards of src's shape (CheckMask) and verifies every checksum
+// on workers goroutines: a changed bit would silently move entries between
+// the training and the held-out sets. It returns nil, and no error, when
+// the run has none.
+func OpenMask(ctx context.Context, run string, src *shard.Shard, workers int) (*shard.Shard, error) {
+	dir := filepath.Join(run, rundir.FitMaskDir)
+	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	fm, err := shard.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the run's fit mask: %w", err)
+	}
+	if err := CheckMask(fm, src); err != nil {
+		fm.Close()
+		return nil, err
+	}
+	if err := fm.Verify(ctx, workers); err != nil {
+		fm.Close()
+		return nil, fmt.Errorf("the run's fit mask: %w", err)
+	}
+	return fm, nil
+}
+
+// CheckMask refuses a fit mask fm made from other shards than src (a run
+// that records none, resumed on others): the sampler and the scoring would
+// otherwise fail on the shapes.
+func CheckMask(fm, src *shard.Shard) error {
+	a, b := fm.Manifest(), src.Manifest()
+	if a.Cells != b.Cells || a.Genes != b.Genes {
+		return fmt.Errorf("%s was made from shards of %d cells × %d genes, not from %s (%d cells × %d genes): the run was started on other shards",
+			fm.Dir(), a.Cells, a.Genes, src.Dir(), b.Cells, b.Genes)
+	}
+	return nil
 }

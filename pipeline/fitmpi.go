@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"scpipe/gibbs"
+	"scpipe/holdout"
 	"scpipe/internal/mpi"
 	"scpipe/rundir"
 	"scpipe/runsummary"
@@ -136,14 +137,13 @@ func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), er
 	}
 	fm, err := shard.OpenBlocks(filepath.Join(cfg.Output, rundir.FitMaskDir), b0, b1)
 	if err == nil {
-		err = checkFitMask(fm, src, cfg)
-		if err != nil {
+		if err = holdout.CheckMask(fm, src); err != nil {
 			fm.Close()
 		}
 	}
 	if err != nil {
 		src.Close()
-		return nil, gibbs.Data{}, func() {}, err
+		return nil, gibbs.Data{}, func() {}, fmt.Errorf("fit: %w", err)
 	}
 	data.Mask, data.MaskT = fm.X(), fm.XT()
 	return src, data, func() { fm.Close() }, nil

@@ -97,15 +97,3 @@ func removeLeftovers(run string, log *slog.Logger) error {
 	}
 	return nil
 }
-
-// checkFitMask refuses a run's observed-entry mask made from other shards
-// than src (a run that records no shards, resumed on others): the sampler
-// would otherwise fail on the shapes.
-func checkFitMask(fm, src *shard.Shard, cfg FitConfig) error {
-	a, b := fm.Manifest(), src.Manifest()
-	if a.Cells != b.Cells || a.Genes != b.Genes {
-		return fmt.Errorf("fit: %s was made from shards of %d cells × %d genes, not from %s (%d cells × %d genes): the run was started on other shards",
-			fm.Dir(), a.Cells, a.Genes, cfg.Shards, b.Cells, b.Genes)
-	}
-	return nil
-}

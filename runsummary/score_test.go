@@ -37,7 +37,7 @@ func TestScoresIgnoreWorkers(t *testing.T) {
 	defer src.Close()
 	h := holdout.Spec{Seed: 9, Frac: 0.05}
 	run := t.TempDir()
-	if _, err := holdout.WriteMask(context.Background(), src, filepath.Join(run, rundir.FitMaskDir), h, shard.CreateOptions{Workers: 2}); err != nil {
+	if _, err := holdout.WriteMask(context.Background(), run, src, h, shard.CreateOptions{Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
 	fromMask, err := holdout.OpenEntries(context.Background(), run, src, h, 2)
