@@ -19,6 +19,7 @@ import (
 	"scpipe/evaluate"
 	"scpipe/figure"
 	"scpipe/gibbs"
+	"scpipe/holdout"
 	"scpipe/internal/outlock"
 	"scpipe/predictive"
 	"scpipe/rundir"
@@ -259,18 +260,11 @@ func openEvalInput(ctx context.Context, o Options) (*evalInput, error) {
 	}
 	m := src.Manifest()
 	in.words = (m.Genes + 63) / 64
-	fmDir := filepath.Join(o.Run, rundir.FitMaskDir)
-	if _, err := os.Stat(filepath.Join(fmDir, shard.ManifestName)); err == nil {
-		if in.fm, err = shard.OpenVerified(ctx, fmDir, o.Workers); err != nil {
-			in.close()
-			return nil, fmt.Errorf("evaluate: the run's fit mask: %w", err)
-		}
-		if a := in.fm.Manifest(); a.Cells != m.Cells || a.Genes != m.Genes {
-			in.close()
-			return nil, fmt.Errorf("evaluate: %s holds %d cells × %d genes, the shards %d × %d", fmDir, a.Cells, a.Genes, m.Cells, m.Genes)
-		}
-		in.enabled[0] = true
+	if in.fm, err = holdout.OpenMask(ctx, o.Run, src, o.Workers); err != nil {
+		in.close()
+		return nil, fmt.Errorf("evaluate: %w", err)
 	}
+	in.enabled[0] = in.fm != nil
 	if o.Truth != "" {
 		if err := in.alignTruth(o.Truth); err != nil {
 			in.close()

@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"scpipe/gibbs"
+	"scpipe/holdout"
 	"scpipe/rundir"
 )
 
@@ -394,6 +395,11 @@ func threads(n int) int {
 		return n
 	}
 	return runtime.GOMAXPROCS(0)
+}
+
+// holdoutSpec is the entries the run of c hides from its fits.
+func (c FitConfig) holdoutSpec() holdout.Spec {
+	return holdout.Spec{Seed: c.Seed, Frac: c.Holdout}
 }
 
 // MaxThreads is the most workers (-j, threads) a command accepts: 16 per

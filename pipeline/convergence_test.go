@@ -12,13 +12,14 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/rundir"
+	"scpipe/runsummary"
 )
 
 // TestConvergencePlanted fits small planted data and checks the
 // convergence flag and its warning against what the chains found: where
 // every chain's codes agree with chain 1's (agreement ≥ 0.99 and the same
 // number of programs) the flag says yes and the log warns of nothing;
-// where a chain disagrees (agreement < minAgreement) the flag says no and
+// where a chain disagrees (agreement < runsummary.MinAgreement) the flag says no and
 // the log says so, naming the stable programs, as a warning at the
 // recommended L. Each case must hold chains of
 // the kind it is there for, so that the test cannot pass on nothing.
@@ -69,7 +70,7 @@ func TestConvergencePlanted(t *testing.T) {
 					t.Errorf("%s, L = %d: the chains agree (%.3f) yet converged = %q, warned %v (R̂ within chains %v)",
 						tc.name, L, lowest, rows[0].Converged, warned, rows[0].RHatWithin)
 				}
-			case lowest < minAgreement:
+			case lowest < runsummary.MinAgreement:
 				differed = append(differed, L)
 				if rows[0].Converged != "no" || !warned || rows[0].Recommended && !said("WARN") {
 					t.Errorf("%s, L = %d: the chains disagree (%.3f) yet converged = %q, logged %v, warned %v (recommended %v)",

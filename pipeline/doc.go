@@ -1,5 +1,5 @@
 // Package pipeline wires scpipe's stages together for the commands: it opens
-// shards, runs the sampler and writes run directories (the fits and their
-// summary), with their default configuration, so that cmd/scpipe only
-// parses flags.
+// shards, runs the sampler and writes run directories (the fits, then their
+// summary by package runsummary), with their default configuration, so that
+// cmd/scpipe only parses flags.
 package pipeline

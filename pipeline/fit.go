@@ -16,9 +16,11 @@ import (
 
 	"scpipe/codematch"
 	"scpipe/gibbs"
+	"scpipe/holdout"
 	"scpipe/internal/splitmix"
 	"scpipe/progress"
 	"scpipe/rundir"
+	"scpipe/runsummary"
 	"scpipe/shard"
 )
 
@@ -107,11 +109,8 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 		return rep, err
 	}
 	start := time.Now()
-	rep.Summary, err = writeSummary(ctx, r.cfg.Output, r.src, holdout{Seed: r.cfg.Seed, Frac: r.cfg.Holdout}, r.cfg.Threads)
+	rep.Summary, err = runsummary.Write(ctx, r.cfg.Output, r.src, r.cfg.holdoutSpec(), r.cfg.Threads, o.Log)
 	o.Timings.since(phaseScoring, start)
-	if err == nil {
-		logSelection(o.Log, rep.Summary)
-	}
 	return rep, err
 }
 
@@ -199,29 +198,21 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 	if cfg.Holdout == 0 {
 		return data, func() {}, 0, nil
 	}
-	dir := filepath.Join(cfg.Output, rundir.FitMaskDir)
-	h := holdout{Seed: cfg.Seed, Frac: cfg.Holdout}
 	var held int64
-	if _, err := os.Stat(filepath.Join(dir, shard.ManifestName)); err != nil {
+	fm, err := holdout.OpenMask(ctx, cfg.Output, src, cfg.Threads)
+	if err == nil && fm == nil {
 		if !create {
-			return data, nil, 0, fmt.Errorf("fit: %s holds no fit mask (%s) although it holds out entries: prepare the run again (scpipe fit %s -o %s --prepare)", cfg.Output, dir, cfg.Shards, cfg.Output)
+			return data, nil, 0, fmt.Errorf("fit: %s holds no fit mask (%s) although it holds out entries: prepare the run again (scpipe fit %s -o %s --prepare)",
+				cfg.Output, filepath.Join(cfg.Output, rundir.FitMaskDir), cfg.Shards, cfg.Output)
 		}
 		o.Log.Info("holding out entries", "fraction", cfg.Holdout)
-		if held, err = writeFitMask(ctx, src, dir, h, shard.CreateOptions{Cached: o.Cached, Workers: cfg.Threads}); err != nil {
+		if held, err = holdout.WriteMask(ctx, cfg.Output, src, cfg.holdoutSpec(), shard.CreateOptions{Cached: o.Cached, Workers: cfg.Threads}); err != nil {
 			return data, nil, 0, err
 		}
+		fm, err = holdout.OpenMask(ctx, cfg.Output, src, cfg.Threads)
 	}
-	fm, err := shard.Open(dir)
 	if err != nil {
-		return data, nil, 0, err
-	}
-	if err := checkFitMask(fm, src, cfg); err != nil {
-		fm.Close()
-		return data, nil, 0, err
-	}
-	if err := fm.Verify(ctx, cfg.Threads); err != nil {
-		fm.Close()
-		return data, nil, 0, fmt.Errorf("fit: the run's fit mask: %w", err)
+		return data, nil, 0, fmt.Errorf("fit: %w", err)
 	}
 	if held == 0 {
 		held = src.Manifest().Observed

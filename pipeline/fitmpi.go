@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 
 	"scpipe/gibbs"
+	"scpipe/holdout"
 	"scpipe/internal/mpi"
 	"scpipe/rundir"
+	"scpipe/runsummary"
 	"scpipe/shard"
 )
 
@@ -97,10 +99,7 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 		return rep, err
 	}
 	if root {
-		rep.Summary, err = writeSummary(ctx, r.cfg.Output, r.src, holdout{Seed: r.cfg.Seed, Frac: r.cfg.Holdout}, r.cfg.Threads)
-		if err == nil {
-			logSelection(o.Log, rep.Summary)
-		}
+		rep.Summary, err = runsummary.Write(ctx, r.cfg.Output, r.src, r.cfg.holdoutSpec(), r.cfg.Threads, o.Log)
 	}
 	return rep, agree(ctx, team, err)
 }
@@ -138,14 +137,13 @@ func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), er
 	}
 	fm, err := shard.OpenBlocks(filepath.Join(cfg.Output, rundir.FitMaskDir), b0, b1)
 	if err == nil {
-		err = checkFitMask(fm, src, cfg)
-		if err != nil {
+		if err = holdout.CheckMask(fm, src); err != nil {
 			fm.Close()
 		}
 	}
 	if err != nil {
 		src.Close()
-		return nil, gibbs.Data{}, func() {}, err
+		return nil, gibbs.Data{}, func() {}, fmt.Errorf("fit: %w", err)
 	}
 	data.Mask, data.MaskT = fm.X(), fm.XT()
 	return src, data, func() { fm.Close() }, nil

@@ -16,8 +16,8 @@ type FitTimings struct {
 	Sweeps      time.Duration
 	Checkpoints time.Duration // the checkpoints written during and after the sweeps
 	Outputs     time.Duration // each fit's codes, cells and trace tables
-	// Scoring is writeSummary: reading the fits' tables, scoring the held-out
-	// entries, chain matching, summary.tsv and selection.svg.
+	// Scoring is runsummary.Write: reading the fits' tables, scoring the
+	// held-out entries, chain matching, summary.tsv and selection.svg.
 	Scoring time.Duration
 	Total   time.Duration // the whole Fit
 }

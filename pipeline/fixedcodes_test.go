@@ -11,6 +11,7 @@ import (
 	"scpipe/codematch"
 	"scpipe/geneset"
 	"scpipe/rundir"
+	"scpipe/runsummary"
 	"scpipe/shard"
 	"scpipe/simulate"
 )
@@ -130,7 +131,7 @@ func TestFitFixedCodesGMT(t *testing.T) {
 	if _, err := FitChain(ctx, shared, 1, FitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Summarize(ctx, shared.Output, SummarizeOptions{}); err != nil {
+	if _, err := runsummary.Summarize(ctx, shared.Output, SummaryPlan, runsummary.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if digest(t, shared.Output) != want {

@@ -117,7 +117,7 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 	o.Timings.since(phaseVerify, start)
 	id := shardsIdentity(cfg.Shards, r.src.Manifest())
 	if mode == chainRun {
-		if err := sameShards(cfg.Output, id, o.Log); err != nil {
+		if err := rundir.SameShards(cfg.Output, id, o.Log); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 		if !o.Resume {
@@ -211,7 +211,7 @@ func preparedBefore(stored *FitConfig, cfg FitConfig, id rundir.ShardsIdentity, 
 		return false, fmt.Errorf("fit: --prepare: %s was prepared with other settings (%s; see its %s): use another -o, or --force to replace it",
 			cfg.Output, strings.Join(d, ", "), rundir.ConfigFile)
 	}
-	if err := sameShards(cfg.Output, id, o.Log); err != nil {
+	if err := rundir.SameShards(cfg.Output, id, o.Log); err != nil {
 		return false, fmt.Errorf("fit: --prepare: %w", err)
 	}
 	o.Log.Info("the run is already prepared with these settings and shards", "run", cfg.Output)

@@ -85,25 +85,6 @@ func checkShards(run string, id rundir.ShardsIdentity, log *slog.Logger) error {
 	return nil
 }
 
-// sameShards refuses shards (id) other than those run records in
-// shards.json, without changing the record, for a process that shares the
-// run with others; a run that records none (an older scpipe started it)
-// is accepted with a warning.
-func sameShards(run string, id rundir.ShardsIdentity, log *slog.Logger) error {
-	stored, err := rundir.ReadShardsIdentity(filepath.Join(run, rundir.ShardsFile))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		log.Warn("the run does not record the shards it was started on (an older scpipe started it): they cannot be checked", "run", run, "shards", id.Path)
-	case err != nil:
-		return err
-	case stored.Fingerprint != id.Fingerprint:
-		return fmt.Errorf("%s was started on the shards %s, not on %s: use the shards it was started on, or start a new run", run, stored, id)
-	case stored.Path != id.Path:
-		log.Info("the run's shards at another path", "was", stored.Path, "now", id.Path)
-	}
-	return nil
-}
-
 // removeLeftovers removes the temporaries that killed writes left in the
 // run directory, or in a fit folder of it (its lock held).
 func removeLeftovers(run string, log *slog.Logger) error {
@@ -113,18 +94,6 @@ func removeLeftovers(run string, log *slog.Logger) error {
 	}
 	if err != nil {
 		return fmt.Errorf("fit: %w", err)
-	}
-	return nil
-}
-
-// checkFitMask refuses a run's observed-entry mask made from other shards
-// than src (a run that records no shards, resumed on others): the sampler
-// would otherwise fail on the shapes.
-func checkFitMask(fm, src *shard.Shard, cfg FitConfig) error {
-	a, b := fm.Manifest(), src.Manifest()
-	if a.Cells != b.Cells || a.Genes != b.Genes {
-		return fmt.Errorf("fit: %s was made from shards of %d cells × %d genes, not from %s (%d cells × %d genes): the run was started on other shards",
-			fm.Dir(), a.Cells, a.Genes, cfg.Shards, b.Cells, b.Genes)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"scpipe/rundir"
+	"scpipe/runsummary"
 )
 
 // A run directory can be fitted by many processes at once, such as the
@@ -23,8 +24,9 @@ import (
 //     and --force are kept out, and the lock of each fit folder
 //     (RUN/Lnn/.chainK.lock) exclusively while it fits it. It writes
 //     nothing outside its fit folders.
-//  3. Summarize writes summary.tsv and selection.svg from the fits that
-//     have finished, and lists those that have not.
+//  3. runsummary.Summarize, given the run's configuration by SummaryPlan,
+//     writes summary.tsv and selection.svg from the fits that have
+//     finished, and lists those that have not.
 //
 // A fit depends only on the run's settings, the shards and its (L, chain)
 // (chainSeed), so each is bit-identical to the same fit of a single
@@ -56,7 +58,7 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, er
 // processes fitting other (L, chain) of it (see above). cfg must match the
 // run's configuration but for L, which may be any of the run's sizes, and
 // the thread count and checkpoint cadence. It writes no summary (see
-// Summarize).
+// runsummary.Summarize).
 func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *FitReport, err error) {
 	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --chain-index %d --resume", cfg.Shards, cfg.Output, chain))
 	if o.Log == nil {
@@ -156,4 +158,16 @@ func orNone(v string) string {
 		return "(none)"
 	}
 	return v
+}
+
+// SummaryPlan reads what the summary of the run directory run needs of its
+// configuration (config.toml): the fits it asks for and the entries it
+// holds out. It is runsummary.Summarize's plan; a run without a
+// configuration gives an error wrapping os.ErrNotExist.
+func SummaryPlan(run string) (runsummary.Plan, error) {
+	cfg, _, err := LoadFitConfig(filepath.Join(run, rundir.ConfigFile), FitConfig{})
+	if err != nil {
+		return runsummary.Plan{}, err
+	}
+	return runsummary.Plan{L: cfg.L, Chains: cfg.Chains, Holdout: cfg.holdoutSpec()}, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
+	"scpipe/runsummary"
 )
 
 // sharedConfig is a run of two sizes and two chains, short enough for R̂
@@ -29,7 +30,7 @@ func sharedConfig(shards, out string) FitConfig {
 // TestFitChainMatchesFit: a run prepared once and fitted by one FitChain
 // per (L, chain), all at once, then summarised, holds what a single Fit
 // writes: the same tables, the same summary but for seconds, the same
-// selection plot. Summarize of Fit's own run rewrites Fit's summary.tsv
+// selection plot. runsummary.Summarize of Fit's own run rewrites Fit's summary.tsv
 // byte for byte. A fit interrupted in a FitChain is resumed by either a
 // FitChain or Fit itself, with the same result.
 func TestFitChainMatchesFit(t *testing.T) {
@@ -50,7 +51,7 @@ func TestFitChainMatchesFit(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rep, err := Summarize(ctx, ref.Output, SummarizeOptions{Threads: 1})
+		rep, err := runsummary.Summarize(ctx, ref.Output, SummaryPlan, runsummary.Options{Threads: 1})
 		if err != nil || len(rep.Missing) != 0 || len(rep.Summary) != 4 {
 			t.Fatalf("summarize: %+v, %v", rep, err)
 		}
@@ -88,7 +89,7 @@ func TestFitChainMatchesFit(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cfg.Output, rundir.SummaryFile)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a FitChain wrote the summary: %v", err)
 		}
-		if _, err := Summarize(ctx, cfg.Output, SummarizeOptions{}); err != nil {
+		if _, err := runsummary.Summarize(ctx, cfg.Output, SummaryPlan, runsummary.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if digest(t, cfg.Output) != want {
@@ -128,7 +129,7 @@ func TestFitChainMatchesFit(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if _, err := Summarize(ctx, cfg.Output, SummarizeOptions{}); err != nil {
+				if _, err := runsummary.Summarize(ctx, cfg.Output, SummaryPlan, runsummary.Options{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -139,7 +140,7 @@ func TestFitChainMatchesFit(t *testing.T) {
 	}
 }
 
-// TestSummarizeMissing: Summarize reports the fits that have not
+// TestSummarizeMissing: runsummary.Summarize reports the fits that have not
 // finished (with their checkpoint's sweep) and summarises the others; with
 // none finished it writes nothing and says so.
 func TestSummarizeMissing(t *testing.T) {
@@ -150,7 +151,7 @@ func TestSummarizeMissing(t *testing.T) {
 	if _, err := Prepare(ctx, cfg, FitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Summarize(ctx, cfg.Output, SummarizeOptions{})
+	rep, err := runsummary.Summarize(ctx, cfg.Output, SummaryPlan, runsummary.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no fit of "+cfg.Output+" has finished") || len(rep.Missing) != 4 {
 		t.Fatalf("summarize with no fit: %+v, %v", rep, err)
 	}
@@ -194,11 +195,11 @@ func TestSummarizeMissing(t *testing.T) {
 	if meta.Sweep == 0 {
 		t.Fatal("the interrupted fit's checkpoint holds no sweep")
 	}
-	rep, err = Summarize(ctx, cfg.Output, SummarizeOptions{})
+	rep, err = runsummary.Summarize(ctx, cfg.Output, SummaryPlan, runsummary.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantMissing := []MissingFit{{2, 1, 0}, {2, 2, meta.Sweep}, {3, 2, 0}}
+	wantMissing := []runsummary.MissingFit{{L: 2, Chain: 1}, {L: 2, Chain: 2, Sweep: meta.Sweep}, {L: 3, Chain: 2}}
 	if !slices.Equal(rep.Missing, wantMissing) {
 		t.Errorf("missing %v, want %v", rep.Missing, wantMissing)
 	}
@@ -297,7 +298,10 @@ func TestSharedRunRefusals(t *testing.T) {
 			return err
 		}, "L=3 chain 1: " + rundir.FitDir(cfg.Output, 3, 1) + " is being written by pid"},
 		{"FitChain beside Fit", runLock(false), func() error { _, err := FitChain(ctx, task(nil), 2, FitOptions{}); return err }, "is being written by pid"},
-		{"Summarize beside Fit", runLock(false), func() error { _, err := Summarize(ctx, cfg.Output, SummarizeOptions{}); return err }, "is being written by pid"},
+		{"Summarize beside Fit", runLock(false), func() error {
+			_, err := runsummary.Summarize(ctx, cfg.Output, SummaryPlan, runsummary.Options{})
+			return err
+		}, "is being written by pid"},
 		{"Fit beside FitChain", runLock(true), func() error { _, err := Fit(ctx, cfg, FitOptions{Resume: true}); return err }, "processes that share it"},
 		{"Prepare beside FitChain", runLock(true), func() error { _, err := Prepare(ctx, cfg, FitOptions{}); return err }, "processes that share it"},
 		{"--force beside FitChain", runLock(true), func() error { _, err := Fit(ctx, cfg, FitOptions{Force: true}); return err }, "processes that share it"},

@@ -2,9 +2,12 @@ package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 )
 
 // ShardsFile is RUN/shards.json: which shards the run is fitted to.
@@ -58,4 +61,23 @@ func ReadShardsIdentity(path string) (ShardsIdentity, error) {
 		return id, fmt.Errorf("rundir: %s: no fingerprint", path)
 	}
 	return id, nil
+}
+
+// SameShards refuses shards (id) other than those the run directory run
+// records in shards.json, without changing the record, for a process that
+// shares the run with others or reads it; a run that records none (an
+// older scpipe started it) is accepted with a warning to log.
+func SameShards(run string, id ShardsIdentity, log *slog.Logger) error {
+	stored, err := ReadShardsIdentity(filepath.Join(run, ShardsFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		log.Warn("the run does not record the shards it was started on (an older scpipe started it): they cannot be checked", "run", run, "shards", id.Path)
+	case err != nil:
+		return err
+	case stored.Fingerprint != id.Fingerprint:
+		return fmt.Errorf("%s was started on the shards %s, not on %s: use the shards it was started on, or start a new run", run, stored, id)
+	case stored.Path != id.Path:
+		log.Info("the run's shards at another path", "was", stored.Path, "now", id.Path)
+	}
+	return nil
 }

@@ -39,11 +39,11 @@ type SummaryRow struct {
 	RHatLogLik float64
 
 	// Converged is "yes" when the chains of this L found the same programs
-	// and each reached a level (pipeline.Converged), "no" when not, and ""
+	// and each reached a level (runsummary.Converged), "no" when not, and ""
 	// (written NA) with a single chain.
 	Converged string
 	// Recommended marks the rows of the L the run recommends
-	// (by pipeline's rule of model selection).
+	// (by runsummary's rule of model selection).
 	Recommended bool
 
 	// The columns below were added after the ones above; a file written

@@ -9,6 +9,7 @@ import (
 
 	"scpipe/pipeline"
 	"scpipe/rundir"
+	"scpipe/runsummary"
 )
 
 func summarizeCommand() *cli.Command {
@@ -44,7 +45,7 @@ must be the same).
 			if err != nil {
 				return err
 			}
-			rep, err := pipeline.Summarize(c.Context, run, pipeline.SummarizeOptions{
+			rep, err := runsummary.Summarize(c.Context, run, pipeline.SummaryPlan, runsummary.Options{
 				Shards: c.String("shards"), Threads: env.threads, Log: env.log,
 			})
 			if rep != nil && len(rep.Missing) > 0 {

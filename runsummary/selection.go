@@ -1,4 +1,4 @@
-package pipeline
+package runsummary
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 // 1's (mean Jaccard of the matched program gene sets), as the Stan and
 // cNMF guides use.
 const (
-	maxRHat      = 1.1
-	minAgreement = 0.9
+	MaxRHat      = 1.1
+	MinAgreement = 0.9
 )
 
 // Converged tells whether the chains of one L found the same programs and
@@ -27,8 +27,8 @@ const (
 // codematch.WithinRHat of the traced quantities. It returns "yes" when
 //
 //   - the chains found the same programs: every chain's agreement is at
-//     least 0.9 (minAgreement) and every program of every chain is stable, and
-//   - each chain has reached a level: the within-chain R̂ is below 1.1 (maxRHat);
+//     least 0.9 (MinAgreement) and every program of every chain is stable, and
+//   - each chain has reached a level: the within-chain R̂ is below 1.1 (MaxRHat);
 //
 // "no" when either fails, and "" (unknown) with a single chain or no
 // R̂ (fewer than four sampling sweeps).
@@ -46,11 +46,11 @@ func Converged(agreement []float64, programs []int, stable int, rhatWithin float
 	if len(agreement) < 2 || math.IsNaN(rhatWithin) {
 		return ""
 	}
-	if rhatWithin >= maxRHat {
+	if rhatWithin >= MaxRHat {
 		return "no"
 	}
 	for _, a := range agreement {
-		if !(a >= minAgreement) {
+		if !(a >= MinAgreement) {
 			return "no"
 		}
 	}
@@ -244,7 +244,7 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 				level = slog.LevelWarn
 			}
 			log.Log(context.Background(), level, "chains have not converged: they found different programs or still drift; read the stable programs, or run more sweeps or starts",
-				append(attrs, "agreement", worst, "min_agreement", minAgreement, "rhat_within", r.RHatWithin, "max_rhat", maxRHat,
+				append(attrs, "agreement", worst, "min_agreement", MinAgreement, "rhat_within", r.RHatWithin, "max_rhat", MaxRHat,
 					"rhat", r.RHat, "stable_programs", r.StablePrograms, "programs_per_chain", strings.Join(programs, ","),
 					"stable_codes", stableCodes(rs))...)
 		default:

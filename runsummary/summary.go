@@ -1,35 +1,38 @@
-package pipeline
+package runsummary
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
-	"math/bits"
 	"path/filepath"
 
 	"scpipe/codematch"
 	"scpipe/figure"
+	"scpipe/holdout"
 	"scpipe/predictive"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
 
-// writeSummary reads every complete fit of a run directory and writes
-// summary.tsv and selection.svg, scoring held-out entries on workers
-// goroutines. Everything it reports is computed
-// from the fits' tables and the shards, in an order that does not depend on
-// workers, so a resumed run summarises exactly as an uninterrupted one.
-func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, workers int) ([]rundir.SummaryRow, error) {
+// Write reads every complete fit of the run directory run, fitted to src
+// with the entries h held out, and writes summary.tsv and selection.svg,
+// scoring the held-out entries on workers goroutines; it logs the L
+// recommended and how each L's chains compare to log. Everything it
+// reports is computed from the fits' tables and the shards, in an order
+// that does not depend on workers, so a resumed run summarises exactly as
+// an uninterrupted one.
+func Write(ctx context.Context, run string, src *shard.Shard, h holdout.Spec, workers int, log *slog.Logger) ([]rundir.SummaryRow, error) {
 	fits, err := rundir.Fits(run)
 	if err != nil {
 		return nil, err
 	}
-	held, err := openHeldOut(ctx, run, src, h, workers)
+	held, err := holdout.OpenEntries(ctx, run, src, h, workers)
 	if err != nil {
 		return nil, err
 	}
-	defer held.close()
+	defer held.Close()
 	var rows []rundir.SummaryRow
 	byL := map[int][]int{} // L → indices into rows
 	sets := map[int][][]codematch.Set{}
@@ -79,14 +82,18 @@ func writeSummary(ctx context.Context, run string, src *shard.Shard, h holdout, 
 	if err := rundir.WriteSummary(filepath.Join(run, rundir.SummaryFile), rows); err != nil {
 		return nil, err
 	}
-	svg, err := figure.Selection(rows, minAgreement)
+	svg, err := figure.Selection(rows, MinAgreement)
 	if err != nil {
 		return nil, err
 	}
-	return rows, rundir.WriteFileAtomic(filepath.Join(run, rundir.SelectionFile), func(w io.Writer) error {
+	if err := rundir.WriteFileAtomic(filepath.Join(run, rundir.SelectionFile), func(w io.Writer) error {
 		_, err := w.Write(svg)
 		return err
-	})
+	}); err != nil {
+		return nil, err
+	}
+	logSelection(log, rows)
+	return rows, nil
 }
 
 func oneBased(codes []int) []int {
@@ -170,7 +177,7 @@ func maxDefined(a, b float64) float64 {
 // returns the summary row, the codes' program gene sets
 // (codematch.ProgramSets), the trace of its sampling sweeps and its
 // held-out score.
-func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut, workers int) (rundir.SummaryRow, []codematch.Set, sampleTrace, heldOutScore, error) {
+func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout.Entries, workers int) (rundir.SummaryRow, []codematch.Set, sampleTrace, heldOutScore, error) {
 	row := rundir.SummaryRow{L: f.L, Chain: f.Chain}
 	var st sampleTrace
 	var sc heldOutScore
@@ -214,84 +221,4 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h heldOut
 		row.HeldoutLogPredSE = ratioSE(sc.perCell, sc.entries)
 	}
 	return row, codematch.ProgramSets(codes.Mean, cells.Mean, codes.Housekeeping, f.L), st, sc, err
-}
-
-// heldOutScore is a fit's score on the held-out entries: the fraction
-// predicted correctly, the mean log predictive probability (both NaN when
-// nothing is held out) and, per cell, the summed log predictive, the
-// entries predicted correctly and the entries held out (nil then).
-type heldOutScore struct {
-	accuracy, logpred float64
-	perCell           []float32
-	correct, entries  []int32
-}
-
-// scoreHeldOut scores the held-out entries h under the plug-in predictive
-// lik of the fit m. Cells are scored in chunks on workers goroutines; the
-// chunks' sums are added in chunk order, so the result does not depend on
-// workers.
-func scoreHeldOut(ctx context.Context, src *shard.Shard, h heldOut, m predictive.Means, lik predictive.PlugIn, workers int) (heldOutScore, error) {
-	none := heldOutScore{accuracy: math.NaN(), logpred: math.NaN()}
-	if h.Frac == 0 {
-		return none, nil
-	}
-	cells := src.Manifest().Cells
-	words := (src.Manifest().Genes + 63) / 64
-	type sums struct {
-		n, correct int64
-		log        float64
-	}
-	parts := make([]sums, (cells+predictive.CellChunk-1)/predictive.CellChunk)
-	perCell := make([]float32, cells)
-	correct, entries := make([]int32, cells), make([]int32, cells)
-	err := forCellChunks(ctx, cells, workers, func() func(k, lo, hi int) {
-		obs, held := make([]uint64, words), make([]uint64, words)
-		used := make([]int, 0, m.L)
-		var cellLik predictive.Cell
-		return func(k, lo, hi int) {
-			s := &parts[k]
-			for c := lo; c < hi; c++ {
-				h.row(src, c, obs, held)
-				x := src.X().Segment(c, 0)
-				used = m.Used(c, used)
-				lik.Cell(c, &cellLik)
-				cell := 0.0
-				var right, n int32
-				for i, w := range held {
-					for ; w != 0; w &= w - 1 {
-						d := i*64 + bits.TrailingZeros64(w)
-						p := cellLik.P(d, m.Uncovered(c, d, used))
-						one := x[i]>>(d%64)&1 == 1
-						if (p >= 0.5) == one {
-							s.correct++
-							right++
-						}
-						if !one {
-							p = 1 - p
-						}
-						lp := math.Log(max(p, 1e-300))
-						s.log += lp
-						cell += lp
-						s.n++
-						n++
-					}
-				}
-				perCell[c], correct[c], entries[c] = float32(cell), right, n
-			}
-		}
-	})
-	if err != nil {
-		return none, err
-	}
-	var tot sums
-	for _, s := range parts {
-		tot.n += s.n
-		tot.correct += s.correct
-		tot.log += s.log
-	}
-	if tot.n == 0 {
-		return none, nil
-	}
-	return heldOutScore{accuracy: float64(tot.correct) / float64(tot.n), logpred: tot.log / float64(tot.n), perCell: perCell,
-		correct: correct, entries: entries}, nil
 }

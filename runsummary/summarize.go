@@ -1,4 +1,4 @@
-package pipeline
+package runsummary
 
 import (
 	"context"
@@ -7,14 +7,24 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 
+	"scpipe/holdout"
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
 	"scpipe/shard"
 )
 
-// SummarizeOptions are the settings of Summarize.
-type SummarizeOptions struct {
+// Plan is what a run's configuration asks of its fits that its summary
+// needs: the (L, chain) to expect and the entries held out.
+type Plan struct {
+	L       []int
+	Chains  int // chains 1 … Chains of every L
+	Holdout holdout.Spec
+}
+
+// Options are the settings of Summarize.
+type Options struct {
 	// Shards is the shard folder the run was fitted to; "" takes the path
 	// recorded in RUN/shards.json. Either way its fingerprint must be the
 	// recorded one.
@@ -39,8 +49,8 @@ func (m MissingFit) String() string {
 	return fmt.Sprintf("L=%d chain %d (checkpoint after sweep %d)", m.L, m.Chain, m.Sweep)
 }
 
-// SummaryReport is what Summarize wrote and found.
-type SummaryReport struct {
+// Report is what Summarize wrote and found.
+type Report struct {
 	Run     string
 	Summary []rundir.SummaryRow
 	// Missing lists, by L then chain, the fits of the run's configuration
@@ -49,35 +59,41 @@ type SummaryReport struct {
 }
 
 // Summarize writes summary.tsv and selection.svg of the run directory run
-// (see writeSummary) from the fits that have finished, and reports which of
-// the (L, chain) of its configuration have not. Once every fit has
-// finished, it writes what Fit writes at its end, byte for byte. It holds
-// the run's lock shared, so it may run while other processes fit the run
-// (FitChain), but not beside Fit or Prepare.
-func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryReport, error) {
+// (see Write) from the fits that have finished, and reports which of the
+// (L, chain) of its configuration have not. Once every fit has finished,
+// it writes what the fit writes at its end, byte for byte. It holds the
+// run's lock shared, so it may run while other processes fit the run (one
+// chain each), but not beside a process that holds it whole (a fit or its
+// preparation). plan reads the run's configuration (pipeline.SummaryPlan),
+// under the lock, so that it is the configuration of the fits summarised;
+// an error of plan wrapping os.ErrNotExist says that run is no run
+// directory.
+func Summarize(ctx context.Context, run string, plan func(run string) (Plan, error), o Options) (*Report, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	o.Threads = threads(o.Threads)
+	if o.Threads <= 0 {
+		o.Threads = runtime.GOMAXPROCS(0)
+	}
 	lk, err := outlock.AcquireShared(run, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: run directory %w", err)
 	}
 	defer lk.Release()
-	cfg, _, err := LoadFitConfig(filepath.Join(run, rundir.ConfigFile), FitConfig{})
+	p, err := plan(run)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("summarize: %s is not a run directory: it has no %s (scpipe fit writes it)", run, rundir.ConfigFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
 	}
-	missing, finished, err := missingFits(run, cfg)
+	missing, finished, err := missingFits(run, p)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
 	}
-	rep := &SummaryReport{Run: run, Missing: missing}
+	rep := &Report{Run: run, Missing: missing}
 	if finished == 0 {
-		return rep, fmt.Errorf("summarize: no fit of %s has finished (%d of %d missing)", run, len(missing), len(cfg.L)*cfg.Chains)
+		return rep, fmt.Errorf("summarize: no fit of %s has finished (%d of %d missing)", run, len(missing), len(p.L)*p.Chains)
 	}
 	path, err := runShards(run, o.Shards)
 	if err != nil {
@@ -88,23 +104,23 @@ func Summarize(ctx context.Context, run string, o SummarizeOptions) (*SummaryRep
 		return rep, fmt.Errorf("summarize: %w", err)
 	}
 	defer src.Close()
-	if err := sameShards(run, shardsIdentity(path, src.Manifest()), o.Log); err != nil {
+	m := src.Manifest()
+	id := rundir.ShardsIdentity{Path: path, Fingerprint: m.Fingerprint(), Cells: m.Cells, Genes: m.Genes, Ones: m.Ones}
+	if err := rundir.SameShards(run, id, o.Log); err != nil {
 		return rep, fmt.Errorf("summarize: %w", err)
 	}
-	rep.Summary, err = writeSummary(ctx, run, src, holdout{Seed: cfg.Seed, Frac: cfg.Holdout}, o.Threads)
-	if err != nil {
+	if rep.Summary, err = Write(ctx, run, src, p.Holdout, o.Threads, o.Log); err != nil {
 		return rep, err
 	}
-	logSelection(o.Log, rep.Summary)
 	for _, m := range missing {
 		o.Log.Warn("fit missing from the summary: it has not finished", "L", m.L, "chain", m.Chain, "checkpoint_sweep", m.Sweep)
 	}
 	return rep, nil
 }
 
-// missingFits lists the fits of cfg's (L, chain) that have not finished in
+// missingFits lists the fits of p's (L, chain) that have not finished in
 // run, and counts the finished fits of run (of any L and chain).
-func missingFits(run string, cfg FitConfig) ([]MissingFit, int, error) {
+func missingFits(run string, p Plan) ([]MissingFit, int, error) {
 	fits, err := rundir.Fits(run)
 	if err != nil {
 		return nil, 0, err
@@ -119,8 +135,8 @@ func missingFits(run string, cfg FitConfig) ([]MissingFit, int, error) {
 		}
 	}
 	var missing []MissingFit
-	for _, L := range cfg.L {
-		for chain := 1; chain <= cfg.Chains; chain++ {
+	for _, L := range p.L {
+		for chain := 1; chain <= p.Chains; chain++ {
 			f, ok := found[key{L, chain}]
 			if ok && f.Complete() {
 				continue
