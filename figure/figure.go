@@ -8,9 +8,10 @@
 // The figures of a run (Selection, the run's selection.svg and the
 // report's; Traces) take rundir's tables, evaluate's (ROC, Calibration)
 // its tallies; NewPlot, Font, the tick markers and Render are what the
-// report's heat maps draw with. The report's hierarchy diagram is drawn
-// by hand in package report: each of its programs carries a tooltip
-// (an SVG title), which gonum's canvas cannot write.
+// report's heat maps draw with. The report's diagram of the programs
+// across L (Hierarchy) is written as SVG text in the same font and
+// palette: each of its programs and links carries a tooltip (an SVG
+// title), which gonum's canvas cannot write.
 package figure
 
 import (

@@ -158,31 +158,6 @@ func TestReportWithoutExtras(t *testing.T) {
 	}
 }
 
-func TestSecondLabel(t *testing.T) {
-	top := []string{"CST3", "LYZ", "S100A9", "CFD", "CD68"}
-	for _, c := range []struct {
-		in   hierNodeInfo
-		px   float64
-		want string
-	}{
-		{hierNodeInfo{Top: top}, 300, "CST3 LYZ S100A9 CFD CD68"},
-		{hierNodeInfo{Top: top}, textWidth("CST3 LYZ S100A9"), "CST3 LYZ S100A9"}, // genes whole or not at all
-		{hierNodeInfo{Top: top}, textWidth("CST3 LYZ S100A9") - 1, "CST3 LYZ"},
-		{hierNodeInfo{Top: top}, 20, ""},
-		{hierNodeInfo{}, 300, ""},
-		{hierNodeInfo{Top: top, Term: "Monocyte (GO:0000001)", AdjP: "1e-09"}, 300, "Monocyte · 1e-09"}, // a term wins
-		{hierNodeInfo{Top: top, Term: "Classical monocyte", AdjP: "1e-09"}, 12 * hierCharPx, "Classical m…"},
-	} {
-		if got := secondLabel(c.in, c.px); got != c.want {
-			t.Errorf("secondLabel(%+v, %g) = %q, want %q", c.in, c.px, got, c.want)
-		}
-	}
-	// Capitals and digits are wider than the average character.
-	if a, b := textWidth("CD79A"), textWidth("genes"); a <= b {
-		t.Errorf("textWidth(CD79A) = %g, not above textWidth(genes) = %g", a, b)
-	}
-}
-
 // TestBadInputs gives each bad input and checks the error names the file
 // and what is wrong, and that nothing is written.
 func TestBadInputs(t *testing.T) {
