@@ -1,4 +1,5 @@
-// Package figure draws every figure scpipe writes, with gonum/plot, in one
+// Package figure draws every plot and diagram scpipe writes (pictures of
+// image data, package imagegrid, aside), with gonum/plot, in one
 // look: a sans-serif font, the Okabe–Ito palette for chains (readable by
 // colour-blind readers; past its seven colours the lines repeat it
 // dashed), error bars of one standard error, panels aligned in a grid,
