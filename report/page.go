@@ -248,6 +248,16 @@ func levelSection(in *inputs, lv *enrich.Level) (*levelPage, error) {
 	if n := lv.L - programs; n > 0 {
 		lp.Facts += fmt.Sprintf(", %d no program (no cell uses it, or it has no gene)", n)
 	}
+	program := make([]bool, lv.L) // by code, as the usage's columns
+	for i, k := range codes {
+		program[k] = isProgram[i]
+	}
+	idle := ld.usage.idle(program)
+	lp.Facts += fmt.Sprintf(". %s cells (%s) use no program in chain %d (posterior mean of z at least %v)",
+		thousands(idle), percent(float64(idle)/float64(max(ld.usage.Cells, 1))), ld.chain, in.threshold)
+	if ld.codes.Housekeeping != nil {
+		lp.Facts += ": the housekeeping code alone explains what they detect"
+	}
 	lp.Facts += fmt.Sprintf(". Heat maps and numbering from chain %d", ld.chain)
 	if len(lv.Chains) > 1 {
 		lp.Facts += fmt.Sprintf("; gene sets, cells and stability are the consensus of chains %s", joinInts(lv.Chains))

@@ -80,6 +80,7 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 {{range .Convergence}}<tr{{if .Recommended}} class="recommended"{{end}}><td class="num">{{.L}}{{if .Recommended}} ◀ recommended{{end}}</td><td class="num">{{.LogPred}}</td><td class="num">{{.Gap}}</td><td{{if .NotConverged}} class="warn"{{end}}>{{.Converged}}</td><td class="num">{{.Agreement}}</td><td class="num">{{.Stable}}</td><td class="num">{{.RHat}}</td></tr>
 {{end}}</table>
 {{with .Level}}<h3>The programs of L = {{.L}}</h3>
+<p class="facts">{{.Facts}}</p>
 {{template "codes" .Codes}}
 {{end}}</section>
 {{end}}

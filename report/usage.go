@@ -68,6 +68,22 @@ func countUsage(mean []float64, L int, threshold float64) *usage {
 	return u
 }
 
+// idle returns the number of cells that use none of the codes k with
+// uses[k] set.
+func (u *usage) idle(uses []bool) int {
+	n := 0
+	for p, pat := range u.Patterns {
+		used := false
+		for k := range u.L {
+			used = used || pat[k] == 1 && uses[k]
+		}
+		if !used {
+			n += u.Count[p]
+		}
+	}
+	return n
+}
+
 // order returns the patterns sorted for display with the codes compared in
 // the order codes (0-based; every code once): cells using codes[0] first,
 // among them those using codes[1] first, and so on, so that the cells of

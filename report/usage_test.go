@@ -10,6 +10,34 @@ import (
 	"testing"
 )
 
+// TestUsageIdle counts the cells that use none of a set of codes against
+// a count over the cells themselves.
+func TestUsageIdle(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const N, L = 500, 3
+	mean := make([]float64, N*L)
+	for i := range mean {
+		mean[i] = rng.Float64() * rng.Float64()
+	}
+	u := countUsage(mean, L, 0.5)
+	for _, uses := range [][]bool{{true, true, true}, {true, false, true}, {false, false, false}, {false, true, false}} {
+		want := 0
+		for n := range N {
+			used := false
+			for k := range L {
+				used = used || uses[k] && mean[n*L+k] >= 0.5
+			}
+			if !used {
+				want++
+			}
+		}
+		if got := u.idle(uses); got != want {
+			t.Errorf("idle(%v) = %d, want %d", uses, got, want)
+		}
+	}
+}
+
 // TestUsageBands checks the bands of cells against sums over the cells
 // themselves: with one band per cell, each band is its pattern's mean; in
 // any number of bands, each code's total usage over the bands (band mean ×
