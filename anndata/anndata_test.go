@@ -97,8 +97,12 @@ func TestIngestReadsWhatItWrites(t *testing.T) {
 			}
 			defer s.Close()
 			m := s.Manifest()
-			if m.Cells != tc.rows || m.Genes != tc.cols || !slices.Equal(m.Barcodes, barcodes) {
-				t.Fatalf("ingested %d × %d, barcodes %v", m.Cells, m.Genes, m.Barcodes)
+			bcs, err := s.Barcodes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Cells != tc.rows || m.Genes != tc.cols || !slices.Equal(bcs, barcodes) {
+				t.Fatalf("ingested %d × %d, barcodes %v", m.Cells, m.Genes, bcs)
 			}
 			if !slices.Equal(m.GeneIDs, genes) && !slices.Equal(m.GeneNames, genes) {
 				t.Errorf("gene ids %v names %v, want %v", m.GeneIDs, m.GeneNames, genes)

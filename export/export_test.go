@@ -361,7 +361,11 @@ func TestExportIngestsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	ma, mb := a.Manifest(), b.Manifest()
-	if mb.Cells != ma.Cells || mb.Genes != ma.Genes || !slices.Equal(mb.Barcodes, f.Cells.Barcodes) {
+	bcs, err := b.Barcodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mb.Cells != ma.Cells || mb.Genes != ma.Genes || !slices.Equal(bcs, f.Cells.Barcodes) {
 		t.Fatalf("ingested %d × %d (run %d × %d)", mb.Cells, mb.Genes, ma.Cells, ma.Genes)
 	}
 	for i := range ma.Cells {

@@ -52,7 +52,11 @@ func checkShards(s *shard.Shard, f *Fit) error {
 	if m.Cells != len(f.Cells.Barcodes) || m.Genes != len(f.Codes.GeneIDs) {
 		return fmt.Errorf("export: shards %s hold %d cells × %d genes, the fit %d × %d", dir, m.Cells, m.Genes, len(f.Cells.Barcodes), len(f.Codes.GeneIDs))
 	}
-	if len(m.Barcodes) > 0 && !slices.Equal(m.Barcodes, f.Cells.Barcodes) {
+	barcodes, err := s.Barcodes()
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if len(barcodes) > 0 && !slices.Equal(barcodes, f.Cells.Barcodes) {
 		return fmt.Errorf("export: shards %s: barcodes differ from %s", dir, filepath.Join(f.Dir, rundir.CellsFile))
 	}
 	return nil

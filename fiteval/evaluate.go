@@ -287,9 +287,13 @@ func (in *evalInput) alignTruth(dir string) error {
 		return fmt.Errorf("evaluate: --truth: %w", err)
 	}
 	m := in.src.Manifest()
+	barcodes, err := in.src.Barcodes()
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
 	var err1, err2 error
 	in.geneSets, err1 = alignSets(m.GeneIDs, m.Genes, p.GeneIDs, p.Genes, "gene", dir)
-	in.cellSets, err2 = alignSets(m.Barcodes, m.Cells, p.Barcodes, p.Cells, "cell", dir)
+	in.cellSets, err2 = alignSets(barcodes, m.Cells, p.Barcodes, p.Cells, "cell", dir)
 	return errors.Join(err1, err2)
 }
 

@@ -297,7 +297,12 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 // not among the codes. The fixed codes (the sampler's first, fixed of
 // them) come first, in their order. score holds the genes' scores for the
 // codes but the housekeeping one, in the sampler's order (fitScores).
-func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, score []float64, fixed int) error {
+func writeFit(dir string, src *shard.Shard, res *gibbs.Result, score []float64, fixed int) error {
+	m := src.Manifest()
+	barcodes, err := src.Barcodes()
+	if err != nil {
+		return err
+	}
 	L, uMean, zMean, hk := res.Codes()
 	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
 	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk,
@@ -308,7 +313,7 @@ func writeFit(dir string, m *shard.Manifest, res *gibbs.Result, score []float64,
 	if len(codes.GeneNames) == 0 {
 		codes.GeneNames = codes.GeneIDs
 	}
-	cells := rundir.Cells{Barcodes: m.Barcodes, L: L, Mean: permuteCols(zMean, L, order),
+	cells := rundir.Cells{Barcodes: barcodes, L: L, Mean: permuteCols(zMean, L, order),
 		Dropout: res.CellDropout, Background: res.CellBackground}
 	if len(cells.Barcodes) == 0 {
 		cells.Barcodes = numbered("cell", res.N)

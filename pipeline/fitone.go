@@ -245,7 +245,7 @@ func (r *openedRun) sampler(L, chain int, ckpt string) (fitSampler, error) {
 // for the layers of a multi-layer fit).
 func (r *openedRun) writeResults(dir string, f *fitted) error {
 	if f.layers != nil {
-		return writeLayersFit(dir, r.src.Manifest(), f.layers, f.score)
+		return writeLayersFit(dir, r.src, f.layers, f.score)
 	}
 	if r.cfg.KeepSamples {
 		b, err := f.res.MarshalSamples()
@@ -259,7 +259,7 @@ func (r *openedRun) writeResults(dir string, f *fitted) error {
 			return err
 		}
 	}
-	return writeFit(dir, r.src.Manifest(), f.res, f.score, len(r.fixed))
+	return writeFit(dir, r.src, f.res, f.score, len(r.fixed))
 }
 
 // alone is the crew of a process that fits on its own: every cell, the

@@ -172,7 +172,12 @@ func lambdaText(lam []float64) string {
 // the first, its codes over the layer below's codes, its cells' usage and
 // its trace; then layers.tsv. The first layer's trace, which marks the fit
 // complete, is written last.
-func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult, score []float64) error {
+func writeLayersFit(dir string, src *shard.Shard, res *gibbs.LayersResult, score []float64) error {
+	m := src.Manifest()
+	barcodes, err := src.Barcodes()
+	if err != nil {
+		return err
+	}
 	first := res.Layers[0]
 	order := codematch.SizeOrder(codematch.UsedMAPSets(first.UMean, first.ZMean, first.L))
 	genes := m.GeneIDs
@@ -183,7 +188,6 @@ func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult, scor
 	if len(names) == 0 {
 		names = genes
 	}
-	barcodes := m.Barcodes
 	if len(barcodes) == 0 {
 		barcodes = numbered("cell", first.N)
 	}
@@ -219,7 +223,7 @@ func writeLayersFit(dir string, m *shard.Manifest, res *gibbs.LayersResult, scor
 	if err := rundir.WriteLayers(filepath.Join(dir, rundir.LayersFile), rows); err != nil {
 		return err
 	}
-	return writeFit(dir, m, first, score, 0)
+	return writeFit(dir, src, first, score, 0)
 }
 
 // writeUpperLayer writes the codes (over the layer below's codes), usage

@@ -76,7 +76,7 @@ func TestRatingsFitSeesOnlyRatedEntries(t *testing.T) {
 		obs, fit := src.Mask().Segment(n, 0), fm.X().Segment(n, 0)
 		for i := range obs {
 			if fit[i]&^obs[i] != 0 {
-				t.Fatalf("user %s: the fit sees unrated entries (words %x, rated %x)", src.Manifest().Barcodes[n], fit[i], obs[i])
+				t.Fatalf("user %d: the fit sees unrated entries (words %x, rated %x)", n, fit[i], obs[i])
 			}
 			seen += int64(bits.OnesCount64(fit[i]))
 			held += int64(bits.OnesCount64(obs[i] &^ fit[i]))

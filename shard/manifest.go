@@ -78,7 +78,9 @@ type Manifest struct {
 	// FeatureTypes holds one feature type per kept gene
 	// (e.g. "Gene Expression"), or is empty.
 	FeatureTypes []string `json:"-"`
-	// Barcodes holds one barcode per kept cell, or is empty.
+	// Barcodes holds one barcode per kept cell, or is empty, for Commit
+	// to write. Open leaves it empty: Shard.Barcodes reads them when they
+	// are needed.
 	Barcodes []string `json:"-"`
 
 	// Source describes the input the shard was made from.

@@ -95,8 +95,12 @@ func TestOpenErrors(t *testing.T) {
 			c.break_(t, dir)
 			s, err := Open(dir)
 			if err == nil {
+				// barcodes.tsv is read, and checked, on demand.
+				_, err = s.Barcodes()
 				s.Close()
-				t.Fatal("Open succeeded")
+				if err == nil {
+					t.Fatal("Open and Barcodes succeeded")
+				}
 			}
 			if !errors.Is(err, ErrFormat) {
 				t.Errorf("error %v does not wrap ErrFormat", err)

@@ -29,9 +29,10 @@ type Shard struct {
 }
 
 // Open reads and validates dir/manifest.json, checks that every listed file
-// exists with its stated size, loads the side files and maps the data files
-// read-only. Checksums are not read: call Verify for that. Errors about the
-// folder's contents wrap ErrFormat and name the file and the problem.
+// exists with its stated size, loads the genes' annotations (genes.tsv; the
+// barcodes are read by Barcodes) and maps the data files read-only.
+// Checksums are not read: call Verify for that. Errors about the folder's
+// contents wrap ErrFormat and name the file and the problem.
 func Open(dir string) (*Shard, error) { return open(dir, 0, -1) }
 
 // OpenVerified opens dir (Open) and checks every one of its checksums on
@@ -151,19 +152,13 @@ func (s *Shard) mapAll() error {
 	return err
 }
 
-// loadSideFiles reads genes.tsv and barcodes.tsv into m.
+// loadSideFiles reads genes.tsv into m. barcodes.tsv is read on demand
+// (Shard.Barcodes): a million barcodes take 50 MB of memory that a fit
+// needs only when it writes its cells' table, and each rank of an MPI fit
+// would hold them all.
 func (m *Manifest) loadSideFiles(dir string) error {
-	read := func(name string, n, ncol int) ([][]string, error) {
-		p := filepath.Join(dir, name)
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("shard: %w", err)
-		}
-		defer f.Close()
-		return decodeTSV(p, f, n, ncol)
-	}
 	if m.GenesFile != "" {
-		cols, err := read(m.GenesFile, m.Genes, len(m.GeneColumns))
+		cols, err := readSideFile(dir, m.GenesFile, m.Genes, len(m.GeneColumns))
 		if err != nil {
 			return err
 		}
@@ -178,21 +173,38 @@ func (m *Manifest) loadSideFiles(dir string) error {
 			}
 		}
 	}
-	if m.BarcodesFile != "" {
-		cols, err := read(m.BarcodesFile, m.Cells, 1)
-		if err != nil {
-			return err
-		}
-		m.Barcodes = cols[0]
-	}
 	return nil
+}
+
+// readSideFile reads the n rows of ncol columns of the side file name.
+func readSideFile(dir, name string, n, ncol int) ([][]string, error) {
+	p := filepath.Join(dir, name)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("shard: %w", err)
+	}
+	defer f.Close()
+	return decodeTSV(p, f, n, ncol)
+}
+
+// Barcodes reads the cells' barcodes, one per cell, or returns nil when
+// the shards store none.
+func (s *Shard) Barcodes() ([]string, error) {
+	if s.m.BarcodesFile == "" {
+		return nil, nil
+	}
+	cols, err := readSideFile(s.dir, s.m.BarcodesFile, s.m.Cells, 1)
+	if err != nil {
+		return nil, err
+	}
+	return cols[0], nil
 }
 
 // Dir returns the folder the shard was opened from.
 func (s *Shard) Dir() string { return s.dir }
 
-// Manifest returns the manifest, with the side files' annotations loaded. It
-// must not be modified.
+// Manifest returns the manifest, with the genes' annotations loaded (not
+// the barcodes: Barcodes). It must not be modified.
 func (s *Shard) Manifest() *Manifest { return s.m }
 
 // X returns the cells × genes matrix (one segment).

@@ -245,10 +245,18 @@ func TestSideFilesRoundTrip(t *testing.T) {
 		if err := w.Commit(in); err != nil {
 			t.Fatal(err)
 		}
-		m := openShard(t, dst).Manifest()
+		s := openShard(t, dst)
+		m := s.Manifest()
+		bcs, err := s.Barcodes()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !slices.Equal(m.GeneIDs, c.in.GeneIDs) || !slices.Equal(m.GeneNames, c.in.GeneNames) ||
-			!slices.Equal(m.FeatureTypes, c.in.FeatureTypes) || !slices.Equal(m.Barcodes, c.in.Barcodes) {
+			!slices.Equal(m.FeatureTypes, c.in.FeatureTypes) || !slices.Equal(bcs, c.in.Barcodes) {
 			t.Fatalf("%s: annotations changed in the round trip", c.name)
+		}
+		if m.Barcodes != nil {
+			t.Errorf("%s: Open read the barcodes, which only Barcodes should", c.name)
 		}
 		if !slices.Equal(m.GeneColumns, c.cols) || m.Source != in.Source || m.Filters != in.Filters {
 			t.Fatalf("%s: columns %q source %+v filters %+v", c.name, m.GeneColumns, m.Source, m.Filters)

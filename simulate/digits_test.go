@@ -151,8 +151,12 @@ func TestDigitsNoise(t *testing.T) {
 	}
 	defer s.Close()
 	m := s.Manifest()
-	if m.GeneIDs[0] != "r0c0" || m.GeneNames[41] != "r1c1" || m.Barcodes[13] != "digit3-14" {
-		t.Errorf("names: gene %q, %q, barcode %q", m.GeneIDs[0], m.GeneNames[41], m.Barcodes[13])
+	bcs, err := s.Barcodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.GeneIDs[0] != "r0c0" || m.GeneNames[41] != "r1c1" || bcs[13] != "digit3-14" {
+		t.Errorf("names: gene %q, %q, barcode %q", m.GeneIDs[0], m.GeneNames[41], bcs[13])
 	}
 	clean, row := make([]uint64, tr.Words()), make([]uint64, tr.Words())
 	var flips, missing int

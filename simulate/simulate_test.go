@@ -214,8 +214,12 @@ func TestWriteShards(t *testing.T) {
 				}
 			}
 		}
-		if m := s.Manifest(); m.Cells != p.Cells || m.Genes != p.Genes || len(m.Barcodes) != p.Cells || m.GeneIDs[0] != GeneID(0) {
-			t.Errorf("manifest: %d cells, %d genes, %d barcodes, first gene %q", m.Cells, m.Genes, len(m.Barcodes), m.GeneIDs[0])
+		bcs, err := s.Barcodes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := s.Manifest(); m.Cells != p.Cells || m.Genes != p.Genes || len(bcs) != p.Cells || m.GeneIDs[0] != GeneID(0) {
+			t.Errorf("manifest: %d cells, %d genes, %d barcodes, first gene %q", m.Cells, m.Genes, len(bcs), m.GeneIDs[0])
 		}
 		if missing > 0 {
 			frac := float64(unobserved) / float64(p.Cells*p.Genes)
