@@ -36,22 +36,33 @@ type column struct {
 	name string
 	typ  arrow.DataType
 	put  func(b array.Builder, lo, hi int)
+	// plain columns hold a different value in nearly every row (names):
+	// they are written without a dictionary (writerProperties).
+	plain bool
 }
 
 func stringColumn(name string, v []string) column {
-	return column{name, arrow.BinaryTypes.String, func(b array.Builder, lo, hi int) {
+	return column{name: name, typ: arrow.BinaryTypes.String, put: func(b array.Builder, lo, hi int) {
 		b.(*array.StringBuilder).AppendValues(v[lo:hi], nil)
 	}}
 }
 
+// namesColumn is a stringColumn of names, one per row and each its own
+// (barcodes, gene ids): a plain column.
+func namesColumn(name string, v []string) column {
+	c := stringColumn(name, v)
+	c.plain = true
+	return c
+}
+
 func float64Column(name string, v []float64) column {
-	return column{name, arrow.PrimitiveTypes.Float64, func(b array.Builder, lo, hi int) {
+	return column{name: name, typ: arrow.PrimitiveTypes.Float64, put: func(b array.Builder, lo, hi int) {
 		b.(*array.Float64Builder).AppendValues(v[lo:hi], nil)
 	}}
 }
 
 func int64Column(name string, v []int64) column {
-	return column{name, arrow.PrimitiveTypes.Int64, func(b array.Builder, lo, hi int) {
+	return column{name: name, typ: arrow.PrimitiveTypes.Int64, put: func(b array.Builder, lo, hi int) {
 		b.(*array.Int64Builder).AppendValues(v[lo:hi], nil)
 	}}
 }
@@ -68,7 +79,7 @@ const (
 func matrixColumns(prefix string, m []float64, L int) []column {
 	cols := make([]column, L)
 	for k := range L {
-		cols[k] = column{prefix + strconv.Itoa(k+1), arrow.PrimitiveTypes.Float64, func(b array.Builder, lo, hi int) {
+		cols[k] = column{name: prefix + strconv.Itoa(k+1), typ: arrow.PrimitiveTypes.Float64, put: func(b array.Builder, lo, hi int) {
 			fb := b.(*array.Float64Builder)
 			fb.Reserve(hi - lo)
 			for i := lo; i < hi; i++ {
@@ -96,14 +107,26 @@ func codeName(k int) string { return codePrefix + strconv.Itoa(k+1) }
 //     built without zstd), and at these tables' sizes it costs little space
 //     over zstd (rundir/README.md gives the measure);
 //   - data pages v1, dictionaries and statistics as arrow-go defaults them
-//     (v1 pages are what every reader has always read).
-func writerProperties(batch int) *parquet.WriterProperties {
-	return parquet.NewWriterProperties(
+//     (v1 pages are what every reader has always read), but no dictionary
+//     for the columns of names (plain): a row group's 65 536 barcodes
+//     overflow arrow-go's 1 MB dictionary page, its later pages fall back
+//     to plain encoding, and arrow-go writes the chunk's two encodings'
+//     page counts in a Go map's order, so that the same table came out in
+//     different bytes from run to run (a dictionary of unique names saves
+//     nothing anyway).
+func writerProperties(batch int, cols []column) *parquet.WriterProperties {
+	props := []parquet.WriterProperty{
 		parquet.WithRootRepetition(parquet.Repetitions.Required),
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithDataPageVersion(parquet.DataPageV1),
 		parquet.WithMaxRowGroupLength(int64(batch)),
-	)
+	}
+	for _, c := range cols {
+		if c.plain {
+			props = append(props, parquet.WithDictionaryFor(c.name, false))
+		}
+	}
+	return parquet.NewWriterProperties(props...)
 }
 
 // writeTable writes rows rows of cols to path as a Parquet file
@@ -116,7 +139,7 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 	}
 	md := arrow.NewMetadata([]string{"scpipe.table", "scpipe.format_version"}, []string{table, FormatVersion})
 	schema := arrow.NewSchema(fields, &md)
-	props := writerProperties(batch)
+	props := writerProperties(batch, cols)
 	sum := sha256.New()
 	record := func() error { return recordChecksum(filepath.Dir(path), filepath.Base(path), sum.Sum(nil)) }
 	return writeFileAtomic(path, func(w io.Writer) error {

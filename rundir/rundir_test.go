@@ -794,3 +794,57 @@ func TestOptionalColumnsRoundTrip(t *testing.T) {
 		t.Error("codes with an offset missing written")
 	}
 }
+
+// TestTablesOneEncodingPerChunk checks that no column chunk of a full row
+// group of barcodes and rates mixes page encodings: a chunk whose
+// dictionary overflows falls back to plain pages, and arrow-go writes the
+// counts of its two encodings in a Go map's order, so that the same table
+// would come out in different bytes from one run to the next. It writes
+// the table twice and compares the bytes too.
+func TestTablesOneEncodingPerChunk(t *testing.T) {
+	t.Parallel()
+	const cells, L = batchRows, 2
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := Cells{Barcodes: make([]string, cells), L: L, Mean: randomMatrix(rng, cells, L),
+		Dropout: randomMatrix(rng, cells, 1), Background: randomMatrix(rng, cells, 1)}
+	for i := range c.Barcodes {
+		c.Barcodes[i] = fmt.Sprintf("AAACCTGAGA%06d-1", i) // 65 536 × 22 bytes: past a 1 MB dictionary page
+	}
+	dir := t.TempDir()
+	var files [2][]byte
+	for k := range files {
+		path := filepath.Join(dir, fmt.Sprintf("cells%d.parquet", k))
+		if err := WriteCells(path, c); err != nil {
+			t.Fatal(err)
+		}
+		r, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := range r.NumRowGroups() {
+			rg := r.MetaData().RowGroup(g)
+			for j := range rg.NumColumns() {
+				cc, err := rg.ColumnChunk(j)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data := map[parquet.Encoding]bool{}
+				for _, st := range cc.EncodingStats() {
+					if st.PageType.String() == "DATA_PAGE" {
+						data[parquet.Encoding(st.Encoding)] = true
+					}
+				}
+				if len(data) != 1 {
+					t.Errorf("row group %d, column %s: data pages of %d encodings %v", g, cc.PathInSchema(), len(data), data)
+				}
+			}
+		}
+		r.Close()
+		if files[k], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(files[0], files[1]) {
+		t.Error("the same cells table written twice differs")
+	}
+}

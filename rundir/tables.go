@@ -96,7 +96,7 @@ func writeCodes(path string, c Codes, batch int) error {
 	if len(c.GeneNames) != rows {
 		return fmt.Errorf("rundir: %s: %d gene names for %d gene ids", path, len(c.GeneNames), rows)
 	}
-	cols := append([]column{stringColumn("gene_id", c.GeneIDs), stringColumn("gene_name", c.GeneNames)},
+	cols := append([]column{namesColumn("gene_id", c.GeneIDs), namesColumn("gene_name", c.GeneNames)},
 		matrixColumns(codePrefix, c.Mean, c.L)...)
 	if c.Score != nil {
 		if len(c.Score) != len(c.Mean) {
@@ -177,7 +177,7 @@ func writeCells(path string, c Cells, batch int) error {
 	if err := checkMatrix(rows, c.L, c.Mean); err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
-	cols := append([]column{stringColumn("barcode", c.Barcodes)}, matrixColumns(codePrefix, c.Mean, c.L)...)
+	cols := append([]column{namesColumn("barcode", c.Barcodes)}, matrixColumns(codePrefix, c.Mean, c.L)...)
 	if (c.Dropout == nil) != (c.Background == nil) || c.Dropout != nil && (len(c.Dropout) != rows || len(c.Background) != rows) {
 		return fmt.Errorf("rundir: %s: %d dropout and %d background rates for %d cells", path, len(c.Dropout), len(c.Background), rows)
 	}
