@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,8 @@ func FuzzRunFiles(f *testing.F) {
 		}
 		var path string
 		var err error
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
 		switch kind % fuzzKinds {
 		case fuzzCodes:
 			path = write(CodesFile, data)
@@ -83,6 +86,16 @@ func FuzzRunFiles(f *testing.F) {
 		}
 		if err != nil && !strings.Contains(err.Error(), dir) {
 			t.Fatalf("error does not name the file %s: %v", path, err)
+		}
+		// A damaged file of a few kilobytes once had arrow-go allocate
+		// 1.3 GB, the length its footer declared for a column chunk
+		// (checkChunk); a page header can declare 2 GB (cappedAllocator).
+		// arrow-go's reads of page headers grow a buffer to 16 MB, some
+		// times over, before they give up.
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		if a := after.TotalAlloc - before.TotalAlloc; a > 256<<20 {
+			t.Fatalf("reading %d bytes allocated %d (error %v)", len(data), a, err)
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 )
 
@@ -195,12 +196,13 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 
 // decodeTable is readTable without the checks of the file's integrity.
 func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
-	rdr, err := file.OpenParquetFile(path, false)
+	mem := cappedAllocator{memory.DefaultAllocator}
+	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(parquet.NewReaderProperties(mem)))
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: batchRows}, mem)
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
@@ -320,6 +322,32 @@ func nextBatch(r *pqarrow.ColumnReader) (arrow.Array, error) {
 	return array.Concatenate(data.Chunks(), memory.DefaultAllocator)
 }
 
+// maxAllocation bounds each buffer the Parquet decoder allocates. A page
+// of these tables is at most arrow-go's 1 MB, and a batch of decoded
+// values 65 536 rows of a column; a damaged page header can declare 2 GB
+// uncompressed, which arrow-go would allocate before it decompresses.
+const maxAllocation = 64 << 20
+
+// cappedAllocator is an arrow allocator that refuses, by a panic that
+// readTable reports as damage, any buffer larger than maxAllocation.
+type cappedAllocator struct{ memory.Allocator }
+
+func (a cappedAllocator) Allocate(n int) []byte {
+	checkAllocation(n)
+	return a.Allocator.Allocate(n)
+}
+
+func (a cappedAllocator) Reallocate(n int, b []byte) []byte {
+	checkAllocation(n)
+	return a.Allocator.Reallocate(n, b)
+}
+
+func checkAllocation(n int) {
+	if n > maxAllocation {
+		panic(fmt.Sprintf("a buffer of %d bytes asked for, more than any page or batch of these tables holds", n))
+	}
+}
+
 // maxValuesPerByte bounds the values (rows × columns) a table may declare
 // per byte of its file before the readers allocate for them. Real tables
 // hold well under 200 (a million cells' unique barcodes and 120 codes
@@ -327,21 +355,46 @@ func nextBatch(r *pqarrow.ColumnReader) (arrow.Array, error) {
 const maxValuesPerByte = 1024
 
 // checkRows checks the row count of the footer against the row groups and
-// the file's size.
+// the file's size, and that every column chunk lies within the file:
+// arrow-go allocates a chunk's declared length before it reads it, so a
+// damaged footer of a few kilobytes could make it allocate gigabytes.
 func checkRows(rdr *file.Reader, rows, cols int, size int64) error {
 	sum := int64(0)
 	for i := range rdr.NumRowGroups() {
-		n := rdr.MetaData().RowGroup(i).NumRows()
+		rg := rdr.MetaData().RowGroup(i)
+		n := rg.NumRows()
 		if n < 0 {
 			return fmt.Errorf("%w: row group %d declares %d rows", ErrDamaged, i, n)
 		}
 		sum += n
+		for j := range rg.NumColumns() {
+			if err := checkChunk(rg, i, j, size); err != nil {
+				return err
+			}
+		}
 	}
 	if rows < 0 || int64(rows) != sum {
 		return fmt.Errorf("%w: the footer declares %d rows, its row groups %d", ErrDamaged, rows, sum)
 	}
 	if values := int64(rows) * int64(max(cols, 1)); values/int64(max(cols, 1)) != int64(rows) || values > maxValuesPerByte*size+1<<16 {
 		return fmt.Errorf("%w: %d rows × %d columns in a file of %d bytes", ErrDamaged, rows, cols, size)
+	}
+	return nil
+}
+
+// checkChunk checks that column chunk j of row group i (rg) lies within a
+// file of size bytes, where arrow-go's page reader will look for it.
+func checkChunk(rg *metadata.RowGroupMetaData, i, j int, size int64) error {
+	cc, err := rg.ColumnChunk(j)
+	if err != nil {
+		return fmt.Errorf("%w: row group %d, column %d: %w", ErrDamaged, i, j, err)
+	}
+	start, n := cc.DataPageOffset(), cc.TotalCompressedSize()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+		start = cc.DictionaryPageOffset()
+	}
+	if start < 0 || n < 0 || n > size-start {
+		return fmt.Errorf("%w: row group %d, column %s declares %d bytes from byte %d of a %d-byte file", ErrDamaged, i, cc.PathInSchema(), n, start, size)
 	}
 	return nil
 }

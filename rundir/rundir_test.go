@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/schema"
@@ -846,5 +847,30 @@ func TestTablesOneEncodingPerChunk(t *testing.T) {
 	}
 	if !slices.Equal(files[0], files[1]) {
 		t.Error("the same cells table written twice differs")
+	}
+}
+
+// TestCappedAllocator checks that the decoder's allocator refuses buffers
+// past maxAllocation, which only a damaged page header asks for.
+func TestCappedAllocator(t *testing.T) {
+	t.Parallel()
+	a := cappedAllocator{memory.DefaultAllocator}
+	for _, tc := range []struct {
+		n    int
+		fail bool
+	}{{1 << 20, false}, {maxAllocation, false}, {maxAllocation + 1, true}, {1 << 31, true}} {
+		for name, alloc := range map[string]func(){
+			"Allocate":   func() { a.Free(a.Allocate(tc.n)) },
+			"Reallocate": func() { a.Free(a.Reallocate(tc.n, a.Allocate(64))) },
+		} {
+			panicked := func() (p bool) {
+				defer func() { p = recover() != nil }()
+				alloc()
+				return false
+			}()
+			if panicked != tc.fail {
+				t.Errorf("%s(%d): panicked %v, want %v", name, tc.n, panicked, tc.fail)
+			}
+		}
 	}
 }
