@@ -380,6 +380,43 @@ func TestExportIngestsBack(t *testing.T) {
 	}
 }
 
+// TestDamagedShardsRefused: X is the shards' bits, so a changed byte in
+// any of their files is an error naming the file, not a wrong matrix in
+// the AnnData file, and nothing is written.
+func TestDamagedShardsRefused(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	id, err := rundir.ReadShardsIdentity(filepath.Join(r, rundir.ShardsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"x.000000.bin", "xt.000000.000000.bin", "barcodes.tsv"} {
+		t.Run(name, func(t *testing.T) {
+			damaged := filepath.Join(t.TempDir(), "shards")
+			if err := os.CopyFS(damaged, os.DirFS(id.Path)); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(damaged, name)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x10
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o := export.DefaultOptions()
+			o.Run, o.Out, o.Shards = r, filepath.Join(t.TempDir(), "run.h5ad"), damaged
+			if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), p+": crc32c") {
+				t.Errorf("export from shards with a changed byte in %s: %v", name, err)
+			}
+			if _, err := os.Stat(o.Out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s written (%v)", o.Out, err)
+			}
+		})
+	}
+}
+
 // userFile writes an AnnData file as a user might hold it for the run's
 // cells: cells in reverse order, two genes the run does not have, an
 // obsm X_umap.

@@ -59,7 +59,7 @@ func Export(o Options) (*Report, error) {
 	}
 	var src *shard.Shard // X's rows, streamed from the shards
 	if !o.NoX && o.Into == "" {
-		if src, err = openShards(o.Run, o.Shards); err != nil {
+		if src, err = openShards(o.Run, o.Shards, o.Threads); err != nil {
 			return nil, err
 		}
 		defer src.Close()

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -15,8 +16,10 @@ import (
 
 // openShards opens the shards of run: dir when given, else the folder
 // shards.json names (as given to fit, or relative to the run's parent).
-// Either must have the fingerprint the run was fitted to.
-func openShards(run, dir string) (*shard.Shard, error) {
+// Either must have the fingerprint the run was fitted to, and its files
+// their checksums (verified on up to workers goroutines): the fingerprint
+// is taken from the manifest, and X is the files' bits.
+func openShards(run, dir string, workers int) (*shard.Shard, error) {
 	id, err := rundir.ReadShardsIdentity(filepath.Join(run, rundir.ShardsFile))
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
@@ -39,6 +42,10 @@ func openShards(run, dir string) (*shard.Shard, error) {
 		if fp := s.Manifest().Fingerprint(); fp != id.Fingerprint {
 			s.Close()
 			return nil, fmt.Errorf("export: shards %s are not those %s was fitted to (fingerprint %.12s, the run's %.12s)", c, run, fp, id.Fingerprint)
+		}
+		if err := s.Verify(context.Background(), workers); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("export: %w", err)
 		}
 		return s, nil
 	}

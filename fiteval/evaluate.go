@@ -258,6 +258,12 @@ func openEvalInput(ctx context.Context, o Options) (*evalInput, error) {
 		in.close()
 		return nil, fmt.Errorf("evaluate: %s are not the shards %s was fitted to (%s)", path, o.Run, id)
 	}
+	// The fingerprint is taken from the manifest's checksums, not the
+	// data: a changed bit in a data file would be scored as an entry.
+	if err := src.Verify(ctx, o.Workers); err != nil {
+		in.close()
+		return nil, fmt.Errorf("evaluate: the run's shards: %w", err)
+	}
 	m := src.Manifest()
 	in.words = (m.Genes + 63) / 64
 	if in.fm, err = holdout.OpenMask(ctx, o.Run, src, o.Workers); err != nil {
