@@ -499,7 +499,8 @@ func TestExportInto(t *testing.T) {
 
 // TestBestTerms builds a library whose sets are the programs of the fit
 // (by symbol) and decoys, enriches the run with it, and checks that the
-// terms kept for each program start with its own set.
+// terms kept for each program start with its own set, and that export
+// takes them from this output but not from another run's.
 func TestBestTerms(t *testing.T) {
 	t.Parallel()
 	r := copyRun(t, run(t))
@@ -541,6 +542,27 @@ func TestBestTerms(t *testing.T) {
 		ts := terms[prog]
 		if len(ts) == 0 || ts[0].Term.Term != set || ts[0].Library != "lib" || len(ts) > 8 {
 			t.Errorf("%s: terms %+v, want %s first, at most 2 per query (all, unique, top, fdr)", prog, ts, set)
+		}
+	}
+	// The output of another run's enrich (here: a program of genes this
+	// run has not) would label the programs with other programs' terms.
+	other := filepath.Join(dir, "other")
+	if err := os.CopyFS(other, os.DirFS(eo.Out)); err != nil {
+		t.Fatal(err)
+	}
+	genes := filepath.Join(other, "genes", export.ProgramName(3, 1)+".txt")
+	if err := os.WriteFile(genes, []byte("NOT_A_GENE\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, enrich, want string }{
+		{"its own", eo.Out, ""},
+		{"another run's", other, "L03_code1 holds gene NOT_A_GENE, which " + r + " has not"},
+	} {
+		o := export.DefaultOptions()
+		o.Run, o.Out, o.L, o.Enrich, o.NoX = r, filepath.Join(t.TempDir(), "run.h5ad"), 3, tc.enrich, true
+		_, err := export.Export(o)
+		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
+			t.Errorf("export with %s enrich output: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"scpipe/anndata"
 	"scpipe/enrich"
@@ -69,6 +70,9 @@ func Export(o Options) (*Report, error) {
 	}
 	var terms map[string][]LibraryTerm
 	if o.Enrich != "" {
+		if err := checkEnrich(o.Enrich, o.Run, f); err != nil {
+			return nil, err
+		}
 		if terms, err = BestTerms(o.Enrich, L, o.TopTerms); err != nil {
 			return nil, err
 		}
@@ -226,6 +230,35 @@ func pick(v []string, idx []int) []string {
 type LibraryTerm struct {
 	enrich.Term
 	Library string
+}
+
+// checkEnrich checks that the programs of fit f's L in the enrich output
+// dir hold genes of f only: the output of another run's enrich would
+// label the programs with other programs' terms.
+func checkEnrich(dir, run string, f *Fit) error {
+	out, err := enrich.ReadOutput(dir)
+	if err != nil {
+		return fmt.Errorf("export: --enrich: %w", err)
+	}
+	symbols := make(map[string]bool, len(f.Genes.Symbols))
+	for _, s := range f.Genes.Symbols {
+		symbols[s] = true
+	}
+	for _, r := range out.Index {
+		if r.L != f.L || r.GenesFile == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, r.GenesFile))
+		if err != nil {
+			return fmt.Errorf("export: --enrich: %w", err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if g := strings.TrimRight(line, "\r\n"); g != "" && !symbols[g] {
+				return fmt.Errorf("export: --enrich: %s is not an output of scpipe enrich for %s: its %s holds gene %s, which %s has not (run scpipe enrich again)", dir, run, r.Program, g, run)
+			}
+		}
+	}
+	return nil
 }
 
 // BestTerms reads the best k terms of every program of L, per library and
