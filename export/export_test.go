@@ -579,6 +579,12 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The run's shards, as shards.json names them: X is read from them.
+	id, err := rundir.ReadShardsIdentity(filepath.Join(r, rundir.ShardsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := id.Path
 	for _, c := range []struct {
 		name string
 		call func() error
@@ -591,6 +597,13 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 			_, err := export.Export(oo)
 			return err
 		}},
+		{"-o a file of the shards", func() error {
+			oo := o
+			oo.Out = filepath.Join(shards, "x.000000.bin")
+			_, err := export.Export(oo)
+			return err
+		}},
+		{"--cnmf the shards", func() error { _, err := export.WriteCNMF(o, shards); return err }},
 	} {
 		if err := c.call(); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
 			t.Errorf("%s: %v, want a refusal", c.name, err)
@@ -602,6 +615,9 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 	}
 	if _, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile)); err != nil {
 		t.Errorf("a fit's table after the refusals: %v", err)
+	}
+	if _, err := shard.OpenVerified(context.Background(), shards, 1); err != nil {
+		t.Errorf("the shards after the refusals: %v", err)
 	}
 }
 
