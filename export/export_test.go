@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -618,6 +619,41 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 	}
 	if _, err := shard.OpenVerified(context.Background(), shards, 1); err != nil {
 		t.Errorf("the shards after the refusals: %v", err)
+	}
+}
+
+// TestRefusedOptions: settings out of their range are errors naming the
+// setting, before anything is read or written.
+func TestRefusedOptions(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	for _, tc := range []struct {
+		name string
+		edit func(o *export.Options)
+		want string
+	}{
+		{"negative top", func(o *export.Options) { o.TopN = -1 }, "top genes -1"},
+		{"negative chain", func(o *export.Options) { o.Chain = -2 }, "chain -2"},
+		{"negative L", func(o *export.Options) { o.L = -3 }, "L = -3"},
+		{"threshold above 1", func(o *export.Options) { o.Threshold = 2 }, "threshold 2"},
+		{"threshold NaN", func(o *export.Options) { o.Threshold = math.NaN() }, "threshold NaN"},
+		{"negative top terms", func(o *export.Options) { o.TopTerms = -1 }, "top terms -1"},
+	} {
+		o := export.DefaultOptions()
+		o.Run, o.Out = r, filepath.Join(t.TempDir(), "run.h5ad")
+		tc.edit(&o)
+		if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: export: %v, want %q", tc.name, err, tc.want)
+		}
+		cnmf := filepath.Join(t.TempDir(), "cnmf")
+		if _, err := export.WriteCNMF(o, cnmf); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: cNMF tables: %v, want %q", tc.name, err, tc.want)
+		}
+		for _, p := range []string{o.Out, cnmf} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: %s written (%v)", tc.name, p, err)
+			}
+		}
 	}
 }
 

@@ -29,7 +29,10 @@ type Report struct {
 // Export writes the fit of o.Run at o.L (or the recommended L) as an
 // AnnData file (see README.md for its keys).
 func Export(o Options) (*Report, error) {
-	o = withDefaults(o)
+	o, err := withDefaults(o)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkInputs(o, o.Out); err != nil {
 		return nil, err
 	}
@@ -135,7 +138,21 @@ const (
 // usageColumn is the obs column of code k (0-based): scpipe_1, ….
 func usageColumn(k int) string { return "scpipe_" + strconv.Itoa(k+1) }
 
-func withDefaults(o Options) Options {
+// withDefaults refuses settings out of their range and fills those left
+// at 0 with DefaultOptions'.
+func withDefaults(o Options) (Options, error) {
+	switch {
+	case o.L < 0:
+		return o, fmt.Errorf("export: L = %d: want a latent size of the run (or 0: the recommended one)", o.L)
+	case o.Chain < 0:
+		return o, fmt.Errorf("export: chain %d: chains are numbered from 1", o.Chain)
+	case o.TopN < 0:
+		return o, fmt.Errorf("export: top genes %d: want a positive number", o.TopN)
+	case o.TopTerms < 0:
+		return o, fmt.Errorf("export: top terms %d: want a positive number", o.TopTerms)
+	case !(o.Threshold >= 0 && o.Threshold <= 1):
+		return o, fmt.Errorf("export: threshold %v outside [0, 1]", o.Threshold)
+	}
 	d := DefaultOptions()
 	if o.Chain == 0 {
 		o.Chain = d.Chain
@@ -152,7 +169,7 @@ func withDefaults(o Options) Options {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return o
+	return o, nil
 }
 
 // column returns column k of a row-major matrix of L columns.
