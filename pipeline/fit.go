@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"scpipe/codematch"
@@ -143,8 +144,9 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored
 		if stored == nil {
 			return fmt.Errorf("fit: --resume: %s holds no %s: not a run to resume (use --force to replace it)", cfg.Output, rundir.ConfigFile)
 		}
-		if stored.hash() != cfg.hash() {
-			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (see its %s; only --threads may change)", cfg.Output, rundir.ConfigFile)
+		if d := configDiff(*stored, cfg); len(d) > 0 {
+			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (%s; see its %s; only --threads and the checkpoint cadence may change)",
+				cfg.Output, strings.Join(d, ", "), rundir.ConfigFile)
 		}
 		if err := checkShards(cfg.Output, id, o.Log); err != nil {
 			return err

@@ -342,8 +342,9 @@ func TestFitRefusesBadInput(t *testing.T) {
 		}
 		other := cfg
 		other.Seed++
-		if _, err := Fit(ctx, other, FitOptions{Resume: true}); err == nil || !strings.Contains(err.Error(), "configuration differs") {
-			t.Errorf("resume with another seed: %v", err)
+		want := fmt.Sprintf("configuration differs from the one %s was started with (seed: %d ≠ %d;", cfg.Output, cfg.Seed, other.Seed)
+		if _, err := Fit(ctx, other, FitOptions{Resume: true}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("resume with another seed: %v, want %q", err, want)
 		}
 		if digest(t, cfg.Output) != before {
 			t.Error("a refused fit changed the existing run")
