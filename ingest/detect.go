@@ -57,6 +57,9 @@ func Detect(path string) (Format, error) {
 	if err != nil {
 		return FormatUnknown, fmt.Errorf("ingest: %w", err)
 	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return FormatUnknown, fmt.Errorf("ingest: %s is not a regular file (a pipe or a device?): ingest reads its input more than once, which a pipe does not allow; write it to a file first", path)
+	}
 	if fi.IsDir() {
 		if _, err := findMTXFolder(path, ""); err != nil {
 			return FormatUnknown, err
