@@ -149,7 +149,16 @@ func Evaluate(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	fits = slices.DeleteFunc(fits, func(f rundir.Fit) bool { return !f.Complete() || o.Ls != nil && !slices.Contains(o.Ls, f.L) })
+	fits = slices.DeleteFunc(fits, func(f rundir.Fit) bool {
+		if o.Ls != nil && !slices.Contains(o.Ls, f.L) {
+			return true
+		}
+		if !f.Complete() {
+			o.Log.Warn("evaluate: skipping an unfinished fit", "fit", f.Dir)
+			return true
+		}
+		return false
+	})
 	if len(fits) == 0 {
 		return nil, fmt.Errorf("evaluate: %s has no finished fit%s", o.Run, lText(o.Ls))
 	}

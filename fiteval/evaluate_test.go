@@ -3,6 +3,7 @@ package fiteval
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -339,4 +340,38 @@ func equalRows(a, b map[string]Row) bool {
 		}
 	}
 	return true
+}
+
+// TestEvaluateWarnsUnfinished: a fit of the run that has not finished (an
+// interrupted one, or one whose tables were lost) is left out of the
+// scores with a warning naming it, as enrich and summarize do, not
+// silently; one of an L left out by Ls is not mentioned.
+func TestEvaluateWarnsUnfinished(t *testing.T) {
+	cfg, _, _ := evalPlanted(t, gibbs.Symmetric, false)
+	unfinished := rundir.FitDir(cfg.Output, 5, 1)
+	if err := os.MkdirAll(unfinished, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unfinished, rundir.CheckpointFile), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		Ls   []int
+		want string
+	}{
+		{"every L", nil, "evaluate: skipping an unfinished fit\" fit=" + unfinished},
+		{"L = 4 only", []int{4}, ""},
+	} {
+		var log bytes.Buffer
+		o := DefaultOptions()
+		o.Run, o.Out, o.Workers, o.Ls = cfg.Output, filepath.Join(t.TempDir(), "eval"), 2, tc.Ls
+		o.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if _, err := Evaluate(context.Background(), o); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := log.String(); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }
