@@ -22,6 +22,7 @@ import (
 	"scpipe/enrich"
 	"scpipe/hierarchy"
 	"scpipe/ingest"
+	"scpipe/internal/outlock"
 	"scpipe/pipeline"
 	"scpipe/progress"
 	"scpipe/report"
@@ -76,8 +77,8 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 		return nil
 	}
 	dir := o.Dir
-	if _, err := os.Stat(dir); err == nil && !o.Force {
-		return fmt.Errorf("demo: %s already exists (use --force to replace it)", dir)
+	if err := outlock.Refuse(dir, o.Force); err != nil {
+		return fmt.Errorf("demo: %w", err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("demo: %w", err)

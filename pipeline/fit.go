@@ -18,6 +18,7 @@ import (
 	"scpipe/codematch"
 	"scpipe/gibbs"
 	"scpipe/holdout"
+	"scpipe/internal/outlock"
 	"scpipe/internal/splitmix"
 	"scpipe/progress"
 	"scpipe/rundir"
@@ -153,6 +154,9 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored
 		}
 		return removeLeftovers(cfg.Output, o.Log)
 	case o.Force:
+		if err := outlock.Refuse(cfg.Output, true); err != nil {
+			return fmt.Errorf("fit: %w", err)
+		}
 		if err := os.RemoveAll(cfg.Output); err != nil {
 			return fmt.Errorf("fit: --force: %w", err)
 		}

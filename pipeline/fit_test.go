@@ -358,6 +358,22 @@ func TestFitRefusesBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("--force on the working directory", func(t *testing.T) {
+		cfg := base
+		cfg.Output = filepath.Join(t.TempDir(), "run")
+		if _, err := Fit(ctx, cfg, FitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before := digest(t, cfg.Output)
+		t.Chdir(cfg.Output)
+		if _, err := Fit(ctx, cfg, FitOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "is the working directory") {
+			t.Errorf("--force on the run the command runs in: %v", err)
+		}
+		if digest(t, cfg.Output) != before {
+			t.Error("the refused --force changed the run")
+		}
+	})
+
 	t.Run("damaged shards", func(t *testing.T) {
 		damage := func(name string, mutate func(path string) error) {
 			t.Helper()
