@@ -8,6 +8,7 @@ package demo
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"scpipe/enrich"
 	"scpipe/hierarchy"
 	"scpipe/ingest"
+	"scpipe/internal/outlock"
 	"scpipe/pipeline"
 	"scpipe/progress"
 	"scpipe/report"
@@ -30,7 +32,7 @@ import (
 
 // Options configure Run.
 type Options struct {
-	Dir        string // working folder; "" makes a new one under the system's temporary folder
+	Dir        string // working folder; "" makes a new one under the system's temporary folder, removed if the demo fails
 	Force      bool   // replace an existing Dir
 	Threads    int
 	Log        *slog.Logger
@@ -59,20 +61,36 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	dir := o.Dir
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "scpipe-demo-"); err != nil {
+	if o.Dir == "" {
+		dir, err := os.MkdirTemp("", "scpipe-demo-")
+		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
-	} else if _, err := os.Stat(dir); err == nil && !o.Force {
-		return fmt.Errorf("demo: %s already exists (use --force to replace it)", dir)
-	} else if err := os.RemoveAll(dir); err != nil {
+		// A temporary folder is the demo's own: what a failed or
+		// interrupted demo leaves in it is neither read nor resumed.
+		if err := run(ctx, w, dir, o); err != nil {
+			if ctx.Err() != nil { // not fit's "resume with" a folder about to go
+				err = fmt.Errorf("demo: %w", ctx.Err())
+			}
+			return errors.Join(err, os.RemoveAll(dir))
+		}
+		return nil
+	}
+	dir := o.Dir
+	if err := outlock.Refuse(dir, o.Force); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	return run(ctx, w, dir, o)
+}
+
+// run runs the demo in the working folder dir.
+func run(ctx context.Context, w io.Writer, dir string, o Options) error {
 	p := simulate.DefaultParams()
 	truth, err := simulate.New(p)
 	if err != nil {

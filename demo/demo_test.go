@@ -3,12 +3,14 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"scpipe/rundir"
 )
@@ -68,5 +70,51 @@ func TestDemo(t *testing.T) {
 	html := strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0])
 	if page, err := os.ReadFile(html); err != nil || !bytes.Contains(page, []byte("planted_program_")) {
 		t.Errorf("the report %q: %v", html, err)
+	}
+}
+
+// TestInterruptedDemo: a demo interrupted in any stage removes the
+// temporary folder it made (nothing in it can be resumed or read), says
+// it was interrupted (context.Canceled, exit status 130), and keeps a
+// working folder the user named.
+func TestInterruptedDemo(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after time.Duration // cancel after this long; 0: before it starts
+		dir   bool          // the user names the working folder
+	}{
+		{"before it starts", 0, false},
+		{"while it works", 300 * time.Millisecond, false},
+		{"in a named folder", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.after == 0 {
+				cancel()
+			} else {
+				time.AfterFunc(tc.after, cancel)
+			}
+			o := Options{Threads: 2}
+			if tc.dir {
+				o.Dir = filepath.Join(t.TempDir(), "demo")
+			}
+			var out bytes.Buffer
+			if err := Run(ctx, &out, o); !errors.Is(err, context.Canceled) {
+				t.Fatalf("interrupted demo: %v, want context.Canceled", err)
+			}
+			left, err := os.ReadDir(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(left) > 0 {
+				t.Errorf("left in the temporary folder: %s", left[0].Name())
+			}
+			if _, err := os.Stat(o.Dir); tc.dir && err != nil {
+				t.Errorf("the named working folder: %v", err)
+			}
+		})
 	}
 }

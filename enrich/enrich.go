@@ -174,6 +174,10 @@ func analyse(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		c := universe.Restrict(lib)
+		if c.Matched == 0 {
+			o.Log.Warn(fmt.Sprintf("enrich: library %s (%s): none of its %d genes is in the background, so its table is empty (another organism, or gene ids where the run has symbols?)",
+				lib.Name, lib.Path, c.Genes))
+		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("library %s (%s): %d gene sets; %d of its %d genes in the background; %d sets with no gene in the background are not tested",
 			lib.Name, lib.Path, len(lib.Sets), c.Matched, c.Genes, c.Unmatched))
 		if lib.Empty+lib.Repeated > 0 {

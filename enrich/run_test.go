@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -303,6 +304,34 @@ func TestBadInputs(t *testing.T) {
 		}
 		if after := listDir(t, dir); !slices.Equal(before, after) {
 			t.Errorf("%s: the folder changed: %v, then %v", tc.name, before, after)
+		}
+	}
+}
+
+// TestLibraryMatchingNoGene: a library none of whose genes is in the
+// background (another organism, Ensembl ids against symbols) gives an
+// empty table, which a warning says why, naming the file; one that
+// matches says nothing above info.
+func TestLibraryMatchingNoGene(t *testing.T) {
+	t.Parallel()
+	run, lib, dir := fixture(t)
+	other := filepath.Join(dir, "other.gmt")
+	must(t, os.WriteFile(other, []byte("SET1\tdesc\tFOO1\tFOO2\nSET2\tdesc\tFOO3\n"), 0o644))
+	for _, tc := range []struct {
+		name, lib, want string
+	}{
+		{"matching", lib, ""},
+		{"matching no gene", other, "level=WARN msg=\"enrich: library other (" + other + "): none of its 3 genes is in the background, so its table is empty"},
+	} {
+		var log bytes.Buffer
+		o := DefaultOptions()
+		o.Run, o.Out, o.Libraries = run, filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-")), []string{tc.lib}
+		o.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if _, err := Run(context.Background(), o); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := log.String(); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

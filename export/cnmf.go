@@ -42,7 +42,10 @@ type CNMFReport struct {
 // temporary folder installed in its place (outlock.CommitDir); an existing
 // dir is replaced only with o.Force.
 func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
-	o = withDefaults(o)
+	o, err := withDefaults(o)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkInputs(o, dir); err != nil {
 		return nil, err
 	}

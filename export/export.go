@@ -44,8 +44,8 @@ type Options struct {
 	// TopTerms is the number of terms kept per program, query and library
 	// (default 5).
 	TopTerms int
-	// Threads is the number of goroutines that read Into; 0 means
-	// GOMAXPROCS.
+	// Threads is the number of goroutines that read Into or verify the
+	// shards; 0 means GOMAXPROCS.
 	Threads int
 	Log     *slog.Logger // nil: discard
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -384,6 +385,43 @@ func TestExportIngestsBack(t *testing.T) {
 	}
 }
 
+// TestDamagedShardsRefused: X is the shards' bits, so a changed byte in
+// any of their files is an error naming the file, not a wrong matrix in
+// the AnnData file, and nothing is written.
+func TestDamagedShardsRefused(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	id, err := rundir.ReadShardsIdentity(filepath.Join(r, rundir.ShardsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"x.000000.bin", "xt.000000.000000.bin", "barcodes.tsv"} {
+		t.Run(name, func(t *testing.T) {
+			damaged := filepath.Join(t.TempDir(), "shards")
+			if err := os.CopyFS(damaged, os.DirFS(id.Path)); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(damaged, name)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x10
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o := export.DefaultOptions()
+			o.Run, o.Out, o.Shards = r, filepath.Join(t.TempDir(), "run.h5ad"), damaged
+			if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), p+": crc32c") {
+				t.Errorf("export from shards with a changed byte in %s: %v", name, err)
+			}
+			if _, err := os.Stat(o.Out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s written (%v)", o.Out, err)
+			}
+		})
+	}
+}
+
 // userFile writes an AnnData file as a user might hold it for the run's
 // cells: cells in reverse order, two genes the run does not have, an
 // obsm X_umap.
@@ -466,7 +504,8 @@ func TestExportInto(t *testing.T) {
 
 // TestBestTerms builds a library whose sets are the programs of the fit
 // (by symbol) and decoys, enriches the run with it, and checks that the
-// terms kept for each program start with its own set.
+// terms kept for each program start with its own set, and that export
+// takes them from this output but not from another run's.
 func TestBestTerms(t *testing.T) {
 	t.Parallel()
 	r := copyRun(t, run(t))
@@ -510,6 +549,27 @@ func TestBestTerms(t *testing.T) {
 			t.Errorf("%s: terms %+v, want %s first, at most 2 per query (all, unique, top, fdr)", prog, ts, set)
 		}
 	}
+	// The output of another run's enrich (here: a program of genes this
+	// run has not) would label the programs with other programs' terms.
+	other := filepath.Join(dir, "other")
+	if err := os.CopyFS(other, os.DirFS(eo.Out)); err != nil {
+		t.Fatal(err)
+	}
+	genes := filepath.Join(other, "genes", export.ProgramName(3, 1)+".txt")
+	if err := os.WriteFile(genes, []byte("NOT_A_GENE\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, enrich, want string }{
+		{"its own", eo.Out, ""},
+		{"another run's", other, "L03_code1 holds gene NOT_A_GENE, which " + r + " has not"},
+	} {
+		o := export.DefaultOptions()
+		o.Run, o.Out, o.L, o.Enrich, o.NoX = r, filepath.Join(t.TempDir(), "run.h5ad"), 3, tc.enrich, true
+		_, err := export.Export(o)
+		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
+			t.Errorf("export with %s enrich output: %v, want %q", tc.name, err, tc.want)
+		}
+	}
 }
 
 // TestOutputsNeverInsideInputs: with --force, an output that is the run,
@@ -524,6 +584,12 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The run's shards, as shards.json names them: X is read from them.
+	id, err := rundir.ReadShardsIdentity(filepath.Join(r, rundir.ShardsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := id.Path
 	for _, c := range []struct {
 		name string
 		call func() error
@@ -536,6 +602,13 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 			_, err := export.Export(oo)
 			return err
 		}},
+		{"-o a file of the shards", func() error {
+			oo := o
+			oo.Out = filepath.Join(shards, "x.000000.bin")
+			_, err := export.Export(oo)
+			return err
+		}},
+		{"--cnmf the shards", func() error { _, err := export.WriteCNMF(o, shards); return err }},
 	} {
 		if err := c.call(); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
 			t.Errorf("%s: %v, want a refusal", c.name, err)
@@ -547,6 +620,44 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 	}
 	if _, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile)); err != nil {
 		t.Errorf("a fit's table after the refusals: %v", err)
+	}
+	if _, err := shard.OpenVerified(context.Background(), shards, 1); err != nil {
+		t.Errorf("the shards after the refusals: %v", err)
+	}
+}
+
+// TestRefusedOptions: settings out of their range are errors naming the
+// setting, before anything is read or written.
+func TestRefusedOptions(t *testing.T) {
+	t.Parallel()
+	r := copyRun(t, run(t))
+	for _, tc := range []struct {
+		name string
+		edit func(o *export.Options)
+		want string
+	}{
+		{"negative top", func(o *export.Options) { o.TopN = -1 }, "top genes -1"},
+		{"negative chain", func(o *export.Options) { o.Chain = -2 }, "chain -2"},
+		{"negative L", func(o *export.Options) { o.L = -3 }, "L = -3"},
+		{"threshold above 1", func(o *export.Options) { o.Threshold = 2 }, "threshold 2"},
+		{"threshold NaN", func(o *export.Options) { o.Threshold = math.NaN() }, "threshold NaN"},
+		{"negative top terms", func(o *export.Options) { o.TopTerms = -1 }, "top terms -1"},
+	} {
+		o := export.DefaultOptions()
+		o.Run, o.Out = r, filepath.Join(t.TempDir(), "run.h5ad")
+		tc.edit(&o)
+		if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: export: %v, want %q", tc.name, err, tc.want)
+		}
+		cnmf := filepath.Join(t.TempDir(), "cnmf")
+		if _, err := export.WriteCNMF(o, cnmf); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: cNMF tables: %v, want %q", tc.name, err, tc.want)
+		}
+		for _, p := range []string{o.Out, cnmf} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: %s written (%v)", tc.name, p, err)
+			}
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"scpipe/anndata"
 	"scpipe/enrich"
@@ -28,7 +29,10 @@ type Report struct {
 // Export writes the fit of o.Run at o.L (or the recommended L) as an
 // AnnData file (see README.md for its keys).
 func Export(o Options) (*Report, error) {
-	o = withDefaults(o)
+	o, err := withDefaults(o)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkInputs(o, o.Out); err != nil {
 		return nil, err
 	}
@@ -59,7 +63,7 @@ func Export(o Options) (*Report, error) {
 	}
 	var src *shard.Shard // X's rows, streamed from the shards
 	if !o.NoX && o.Into == "" {
-		if src, err = openShards(o.Run, o.Shards); err != nil {
+		if src, err = openShards(o.Run, o.Shards, o.Threads); err != nil {
 			return nil, err
 		}
 		defer src.Close()
@@ -69,6 +73,9 @@ func Export(o Options) (*Report, error) {
 	}
 	var terms map[string][]LibraryTerm
 	if o.Enrich != "" {
+		if err := checkEnrich(o.Enrich, o.Run, f); err != nil {
+			return nil, err
+		}
 		if terms, err = BestTerms(o.Enrich, L, o.TopTerms); err != nil {
 			return nil, err
 		}
@@ -131,7 +138,21 @@ const (
 // usageColumn is the obs column of code k (0-based): scpipe_1, ….
 func usageColumn(k int) string { return "scpipe_" + strconv.Itoa(k+1) }
 
-func withDefaults(o Options) Options {
+// withDefaults refuses settings out of their range and fills those left
+// at 0 with DefaultOptions'.
+func withDefaults(o Options) (Options, error) {
+	switch {
+	case o.L < 0:
+		return o, fmt.Errorf("export: L = %d: want a latent size of the run (or 0: the recommended one)", o.L)
+	case o.Chain < 0:
+		return o, fmt.Errorf("export: chain %d: chains are numbered from 1", o.Chain)
+	case o.TopN < 0:
+		return o, fmt.Errorf("export: top genes %d: want a positive number", o.TopN)
+	case o.TopTerms < 0:
+		return o, fmt.Errorf("export: top terms %d: want a positive number", o.TopTerms)
+	case !(o.Threshold >= 0 && o.Threshold <= 1):
+		return o, fmt.Errorf("export: threshold %v outside [0, 1]", o.Threshold)
+	}
 	d := DefaultOptions()
 	if o.Chain == 0 {
 		o.Chain = d.Chain
@@ -148,7 +169,7 @@ func withDefaults(o Options) Options {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return o
+	return o, nil
 }
 
 // column returns column k of a row-major matrix of L columns.
@@ -226,6 +247,35 @@ func pick(v []string, idx []int) []string {
 type LibraryTerm struct {
 	enrich.Term
 	Library string
+}
+
+// checkEnrich checks that the programs of fit f's L in the enrich output
+// dir hold genes of f only: the output of another run's enrich would
+// label the programs with other programs' terms.
+func checkEnrich(dir, run string, f *Fit) error {
+	out, err := enrich.ReadOutput(dir)
+	if err != nil {
+		return fmt.Errorf("export: --enrich: %w", err)
+	}
+	symbols := make(map[string]bool, len(f.Genes.Symbols))
+	for _, s := range f.Genes.Symbols {
+		symbols[s] = true
+	}
+	for _, r := range out.Index {
+		if r.L != f.L || r.GenesFile == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, r.GenesFile))
+		if err != nil {
+			return fmt.Errorf("export: --enrich: %w", err)
+		}
+		for line := range strings.Lines(string(b)) {
+			if g := strings.TrimRight(line, "\r\n"); g != "" && !symbols[g] {
+				return fmt.Errorf("export: --enrich: %s is not an output of scpipe enrich for %s: its %s holds gene %s, which %s has not (run scpipe enrich again)", dir, run, r.Program, g, run)
+			}
+		}
+	}
+	return nil
 }
 
 // BestTerms reads the best k terms of every program of L, per library and

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -15,19 +16,15 @@ import (
 
 // openShards opens the shards of run: dir when given, else the folder
 // shards.json names (as given to fit, or relative to the run's parent).
-// Either must have the fingerprint the run was fitted to.
-func openShards(run, dir string) (*shard.Shard, error) {
+// Either must have the fingerprint the run was fitted to, and its files
+// their checksums (verified on up to workers goroutines): the fingerprint
+// is taken from the manifest, and X is the files' bits.
+func openShards(run, dir string, workers int) (*shard.Shard, error) {
 	id, err := rundir.ReadShardsIdentity(filepath.Join(run, rundir.ShardsFile))
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	candidates := []string{dir}
-	if dir == "" {
-		candidates = []string{id.Path}
-		if !filepath.IsAbs(id.Path) {
-			candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Clean(run)), id.Path))
-		}
-	}
+	candidates := shardsCandidates(run, dir, id)
 	for _, c := range candidates {
 		if _, err := os.Stat(filepath.Join(c, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
 			continue
@@ -40,9 +37,27 @@ func openShards(run, dir string) (*shard.Shard, error) {
 			s.Close()
 			return nil, fmt.Errorf("export: shards %s are not those %s was fitted to (fingerprint %.12s, the run's %.12s)", c, run, fp, id.Fingerprint)
 		}
+		if err := s.Verify(context.Background(), workers); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("export: %w", err)
+		}
 		return s, nil
 	}
 	return nil, fmt.Errorf("export: the shards of %s are not at %s: give them with --shards, or --no-x for an export without X: %w", run, strings.Join(slices.Compact(candidates), " or "), os.ErrNotExist)
+}
+
+// shardsCandidates returns where the shards of run may be: dir when
+// given, else the path in its shards.json id, as given to fit and, when
+// relative, from the run's parent.
+func shardsCandidates(run, dir string, id rundir.ShardsIdentity) []string {
+	if dir != "" {
+		return []string{dir}
+	}
+	candidates := []string{id.Path}
+	if !filepath.IsAbs(id.Path) {
+		candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Clean(run)), id.Path))
+	}
+	return candidates
 }
 
 // checkShards checks that the shards s hold the fit's cells and genes.

@@ -149,7 +149,16 @@ func Evaluate(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	fits = slices.DeleteFunc(fits, func(f rundir.Fit) bool { return !f.Complete() || o.Ls != nil && !slices.Contains(o.Ls, f.L) })
+	fits = slices.DeleteFunc(fits, func(f rundir.Fit) bool {
+		if o.Ls != nil && !slices.Contains(o.Ls, f.L) {
+			return true
+		}
+		if !f.Complete() {
+			o.Log.Warn("evaluate: skipping an unfinished fit", "fit", f.Dir)
+			return true
+		}
+		return false
+	})
 	if len(fits) == 0 {
 		return nil, fmt.Errorf("evaluate: %s has no finished fit%s", o.Run, lText(o.Ls))
 	}
@@ -257,6 +266,12 @@ func openEvalInput(ctx context.Context, o Options) (*evalInput, error) {
 	if fp := src.Manifest().Fingerprint(); fp != id.Fingerprint {
 		in.close()
 		return nil, fmt.Errorf("evaluate: %s are not the shards %s was fitted to (%s)", path, o.Run, id)
+	}
+	// The fingerprint is taken from the manifest's checksums, not the
+	// data: a changed bit in a data file would be scored as an entry.
+	if err := src.Verify(ctx, o.Workers); err != nil {
+		in.close()
+		return nil, fmt.Errorf("evaluate: the run's shards: %w", err)
 	}
 	m := src.Manifest()
 	in.words = (m.Genes + 63) / 64

@@ -3,6 +3,7 @@ package fiteval
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -171,6 +172,7 @@ func TestEvaluateRefuses(t *testing.T) {
 	other := simulate.Params{Cells: 300, Genes: 200, L: 4, CodeDensity: 0.15, UsageDensity: 0.3, Seed: 9}
 	otherShards := plantedShards(t, other)
 	moved := filepath.Join(dir, "moved")
+	damaged := damagedCopy(t, cfg.Shards, "x.000000.bin")
 	for _, tc := range []struct {
 		name string
 		edit func(o *Options)
@@ -184,6 +186,7 @@ func TestEvaluateRefuses(t *testing.T) {
 			o.Out, o.Truth = filepath.Join(dir, "t"), filepath.Join(filepath.Dir(otherShards), simulate.TruthDir)
 		}, "is not in the truth"},
 		{"other shards", func(o *Options) { o.Out, o.Shards = filepath.Join(dir, "s"), otherShards }, "are not the shards"},
+		{"damaged shards", func(o *Options) { o.Out, o.Shards = filepath.Join(dir, "d"), damaged }, filepath.Join(damaged, "x.000000.bin") + ": crc32c"},
 		{"no fit at L", func(o *Options) { o.Out, o.Ls = filepath.Join(dir, "l"), []int{9} }, "no finished fit at L in [9]"},
 		{"negative workers", func(o *Options) { o.Out, o.Workers = filepath.Join(dir, "w"), -1 }, "-1 workers: want 0 (every core) or more"},
 		{"bad rate", func(o *Options) { o.Out, o.FPRs = filepath.Join(dir, "r"), []float64{1.5} }, "outside [0, 1]"},
@@ -216,6 +219,27 @@ func TestEvaluateRefuses(t *testing.T) {
 	if err := run(func(o *Options) { o.Run, o.Out = cfg0.Output, filepath.Join(dir, "z") }); err == nil || !strings.Contains(err.Error(), "nothing to score") {
 		t.Errorf("no holdout, no truth: %v", err)
 	}
+}
+
+// damagedCopy copies the shard folder dir and changes one byte of its
+// file name in the copy, as a disk or a careless edit might: the manifest,
+// and so the fingerprint, stay as they were.
+func damagedCopy(t *testing.T, dir, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "damaged")
+	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dst, name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x10
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 // TestEvaluateSamples scores the sample-averaged predictive of fits that
@@ -316,4 +340,38 @@ func equalRows(a, b map[string]Row) bool {
 		}
 	}
 	return true
+}
+
+// TestEvaluateWarnsUnfinished: a fit of the run that has not finished (an
+// interrupted one, or one whose tables were lost) is left out of the
+// scores with a warning naming it, as enrich and summarize do, not
+// silently; one of an L left out by Ls is not mentioned.
+func TestEvaluateWarnsUnfinished(t *testing.T) {
+	cfg, _, _ := evalPlanted(t, gibbs.Symmetric, false)
+	unfinished := rundir.FitDir(cfg.Output, 5, 1)
+	if err := os.MkdirAll(unfinished, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unfinished, rundir.CheckpointFile), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		Ls   []int
+		want string
+	}{
+		{"every L", nil, "evaluate: skipping an unfinished fit\" fit=" + unfinished},
+		{"L = 4 only", []int{4}, ""},
+	} {
+		var log bytes.Buffer
+		o := DefaultOptions()
+		o.Run, o.Out, o.Workers, o.Ls = cfg.Output, filepath.Join(t.TempDir(), "eval"), 2, tc.Ls
+		o.Log = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if _, err := Evaluate(context.Background(), o); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := log.String(); (tc.want == "" && got != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }

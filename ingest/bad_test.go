@@ -241,6 +241,14 @@ func TestBadInput(t *testing.T) {
 		want  []string
 	}{
 		{"truncated gzip", truncated, nil, "matrix.mtx.gz", []string{"truncated or corrupt gzip"}},
+		// A layer names a matrix of an AnnData file; elsewhere it was
+		// ignored, and the user's counts layer silently became X.
+		{"layer of an MTX folder", func() string { return mtxFolder(t, goodMTX, 4, 3, false, true) }, func(o *Options) { o.Layer = "counts" },
+			"", []string{`--layer "counts"`, "AnnData"}},
+		{"layer of a bare mtx", func() string { return filepath.Join(mtxFolder(t, goodMTX, 4, 3, false, true), "matrix.mtx") }, func(o *Options) { o.Layer = "raw" },
+			"", []string{`--layer "raw"`, "AnnData"}},
+		{"layer of a 10x HDF5 file", tenx(func(*h5gen.CSC) {}), func(o *Options) { o.Layer = "counts" },
+			"", []string{`--layer "counts"`, "AnnData"}},
 		{"header count too high", func() string { return mtxFolder(t, replace("4 3 5", "4 3 7"), 4, 3, true, true) }, nil,
 			"matrix.mtx.gz", []string{"declares 7 entries", "has 5"}},
 		{"header count too low", func() string { return mtxFolder(t, replace("4 3 5", "4 3 4"), 4, 3, false, true) }, nil,

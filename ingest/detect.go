@@ -57,6 +57,9 @@ func Detect(path string) (Format, error) {
 	if err != nil {
 		return FormatUnknown, fmt.Errorf("ingest: %w", err)
 	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return FormatUnknown, fmt.Errorf("ingest: %s is not a regular file (a pipe or a device?): ingest reads its input more than once, which a pipe does not allow; write it to a file first", path)
+	}
 	if fi.IsDir() {
 		if _, err := findMTXFolder(path, ""); err != nil {
 			return FormatUnknown, err
@@ -202,6 +205,16 @@ func findMTXFolder(dir, genome string) (mtxFiles, error) {
 	return m, nil
 }
 
+// layerOfAnnData refuses a layer (Options.Layer) for an input of format f
+// other than AnnData: no other format has layers, and ingesting X instead
+// would give the user another matrix than the one asked for.
+func layerOfAnnData(opt *Options, f Format) error {
+	if opt.Layer == "" || opt.Layer == "X" || f == FormatH5AD {
+		return nil
+	}
+	return fmt.Errorf("ingest: %s: --layer %q selects a matrix of an AnnData (.h5ad) file; this input is %v, which has none", opt.Input, opt.Layer, f)
+}
+
 // openSource detects opt.Input's format and opens it.
 func openSource(opt *Options) (source, error) {
 	fi, err := os.Stat(opt.Input)
@@ -209,6 +222,9 @@ func openSource(opt *Options) (source, error) {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	if fi.IsDir() {
+		if err := layerOfAnnData(opt, FormatMTX); err != nil {
+			return nil, err
+		}
 		m, err := findMTXFolder(opt.Input, opt.Genome)
 		if err != nil {
 			return nil, err
@@ -224,6 +240,9 @@ func openSource(opt *Options) (source, error) {
 	}
 	format, err := Detect(opt.Input)
 	if err != nil {
+		return nil, err
+	}
+	if err := layerOfAnnData(opt, format); err != nil {
 		return nil, err
 	}
 	switch format {

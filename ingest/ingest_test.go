@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"scpipe/shard"
@@ -555,6 +556,33 @@ func TestDetect(t *testing.T) {
 		got, err := Detect(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("Detect(%s) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+}
+
+// TestInputNotAFile: ingest reads its input more than once (to detect the
+// format, then in two or three passes), so a named pipe (a process
+// substitution, <(zcat …)) is refused at once, naming it, rather than
+// read in part (its first bytes gone to the detection: "no banner") or
+// waited on for a writer, deaf to Ctrl-C.
+func TestInputNotAFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "counts.mtx")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipe here: %v", err)
+	}
+	for _, tc := range []struct{ name, in string }{
+		{"named pipe", fifo},
+		{"character device", os.DevNull},
+	} {
+		out := filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-"))
+		_, err := Run(context.Background(), exact(tc.in, out))
+		if err == nil || !strings.Contains(err.Error(), tc.in+" is not a regular file") {
+			t.Errorf("%s: %v, want an error naming %s", tc.name, err, tc.in)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: %s written (%v)", tc.name, out, err)
 		}
 	}
 }

@@ -12,11 +12,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"scpipe/codematch"
 	"scpipe/gibbs"
 	"scpipe/holdout"
+	"scpipe/internal/outlock"
 	"scpipe/internal/splitmix"
 	"scpipe/progress"
 	"scpipe/rundir"
@@ -143,14 +145,18 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored
 		if stored == nil {
 			return fmt.Errorf("fit: --resume: %s holds no %s: not a run to resume (use --force to replace it)", cfg.Output, rundir.ConfigFile)
 		}
-		if stored.hash() != cfg.hash() {
-			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (see its %s; only --threads may change)", cfg.Output, rundir.ConfigFile)
+		if d := configDiff(*stored, cfg); len(d) > 0 {
+			return fmt.Errorf("fit: --resume: the configuration differs from the one %s was started with (%s; see its %s; only --threads and the checkpoint cadence may change)",
+				cfg.Output, strings.Join(d, ", "), rundir.ConfigFile)
 		}
 		if err := checkShards(cfg.Output, id, o.Log); err != nil {
 			return err
 		}
 		return removeLeftovers(cfg.Output, o.Log)
 	case o.Force:
+		if err := outlock.Refuse(cfg.Output, true); err != nil {
+			return fmt.Errorf("fit: %w", err)
+		}
 		if err := os.RemoveAll(cfg.Output); err != nil {
 			return fmt.Errorf("fit: --force: %w", err)
 		}

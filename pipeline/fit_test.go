@@ -342,8 +342,9 @@ func TestFitRefusesBadInput(t *testing.T) {
 		}
 		other := cfg
 		other.Seed++
-		if _, err := Fit(ctx, other, FitOptions{Resume: true}); err == nil || !strings.Contains(err.Error(), "configuration differs") {
-			t.Errorf("resume with another seed: %v", err)
+		want := fmt.Sprintf("configuration differs from the one %s was started with (seed: %d ≠ %d;", cfg.Output, cfg.Seed, other.Seed)
+		if _, err := Fit(ctx, other, FitOptions{Resume: true}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("resume with another seed: %v, want %q", err, want)
 		}
 		if digest(t, cfg.Output) != before {
 			t.Error("a refused fit changed the existing run")
@@ -354,6 +355,22 @@ func TestFitRefusesBadInput(t *testing.T) {
 		}
 		if _, err := Fit(ctx, other, FitOptions{Force: true}); err != nil {
 			t.Errorf("--force: %v", err)
+		}
+	})
+
+	t.Run("--force on the working directory", func(t *testing.T) {
+		cfg := base
+		cfg.Output = filepath.Join(t.TempDir(), "run")
+		if _, err := Fit(ctx, cfg, FitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before := digest(t, cfg.Output)
+		t.Chdir(cfg.Output)
+		if _, err := Fit(ctx, cfg, FitOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "is the working directory") {
+			t.Errorf("--force on the run the command runs in: %v", err)
+		}
+		if digest(t, cfg.Output) != before {
+			t.Error("the refused --force changed the run")
 		}
 	})
 

@@ -130,6 +130,46 @@ func TestResumeOnOtherShards(t *testing.T) {
 	}
 }
 
+// TestResumeFromAnotherDirectory: a run fitted as "fit shards -o run" and
+// resumed from a subfolder as "fit ../shards -o ../run --resume" names
+// the same shards; shards.json keeps the path it was fitted with, which
+// the other commands, run where the fit was, read. Rewriting it as
+// "../shards" once left evaluate, summarize and export looking for the
+// shards beside the run's parent. Shards that did move are recorded at
+// their new path.
+func TestResumeFromAnotherDirectory(t *testing.T) {
+	a, _ := plantedShards(t, smallPlanted)
+	dir := t.TempDir()
+	for _, d := range []string{"shards", "moved"} {
+		if err := os.CopyFS(filepath.Join(dir, d), os.DirFS(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	ctx := context.Background()
+	cfg := tinyConfig("shards", "run", 2)
+	if _, err := Fit(ctx, cfg, FitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("sub")
+	for _, tc := range []struct{ shards, want string }{
+		{"../shards", "shards"},
+		{"../moved", "../moved"},
+	} {
+		o := cfg
+		o.Shards, o.Output = tc.shards, "../run"
+		if rep, err := Fit(ctx, o, FitOptions{Resume: true}); err != nil || rep.Skipped != 1 {
+			t.Fatalf("resume from sub on %s: %+v, %v", tc.shards, rep, err)
+		}
+		if id, err := rundir.ReadShardsIdentity(filepath.Join("..", "run", rundir.ShardsFile)); err != nil || id.Path != tc.want {
+			t.Errorf("shards.json after resuming from sub on %s: %+v, %v; want the path %s", tc.shards, id, err, tc.want)
+		}
+	}
+}
+
 // TestResumeCheckpointOnOtherShards: a run that does not record its shards
 // (started by an older version) is still refused by its checkpoints and its
 // fit mask, with a user's message rather than the sampler's shape error.

@@ -165,9 +165,21 @@ func orNone(v string) string {
 // holds out. It is runsummary.Summarize's plan; a run without a
 // configuration gives an error wrapping os.ErrNotExist.
 func SummaryPlan(run string) (runsummary.Plan, error) {
-	cfg, _, err := LoadFitConfig(filepath.Join(run, rundir.ConfigFile), FitConfig{})
+	path := filepath.Join(run, rundir.ConfigFile)
+	cfg, keys, err := LoadFitConfig(path, FitConfig{})
 	if err != nil {
 		return runsummary.Plan{}, err
+	}
+	// Every config.toml scpipe fit writes has them; taken as zero, a file
+	// cut short would summarise a run as one that held nothing out.
+	var missing []string
+	for _, k := range []string{"L", "chains", "holdout"} {
+		if !slices.Contains(keys, k) {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return runsummary.Plan{}, fmt.Errorf("config %s: %w: it lacks %s, which scpipe fit always writes (cut short or edited?)", path, ErrConfig, strings.Join(missing, ", "))
 	}
 	return runsummary.Plan{L: cfg.L, Chains: cfg.Chains, Holdout: cfg.holdoutSpec()}, nil
 }

@@ -359,3 +359,52 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestSummaryPlanDamagedConfig: a config.toml cut short (a full disk, a
+// careless edit) lacks settings that every run records; reading it as
+// their zero values would summarise a run as one without held-out
+// entries, replacing its summary.tsv with one that has no scores. It is
+// an error naming the file and the missing keys instead.
+func TestSummaryPlanDamagedConfig(t *testing.T) {
+	cfg := DefaultFitConfig()
+	cfg.Shards, cfg.Output, cfg.L = "shards", "run", LSizes{2, 3}
+	full, err := cfg.encodeTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := func(after string) []byte {
+		i := bytes.Index(full, []byte(after))
+		if i < 0 {
+			t.Fatalf("config.toml has no %q", after)
+		}
+		return full[:i]
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string // "": no error
+	}{
+		{"whole", full, ""},
+		{"the header alone", cut("shards ="), "lacks L, chains, holdout"},
+		{"cut after L", cut("chains ="), "lacks chains, holdout"},
+		{"cut before holdout", cut("holdout ="), "lacks holdout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := t.TempDir()
+			path := filepath.Join(run, rundir.ConfigFile)
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, err := SummaryPlan(run)
+			if tc.want == "" {
+				if err != nil || len(p.L) != 2 || p.Chains != cfg.Chains {
+					t.Errorf("plan %+v, %v", p, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v, want an error naming %s that says %q", err, path, tc.want)
+			}
+		})
+	}
+}

@@ -166,11 +166,16 @@ func (t *Truth) GeneName(g int) string {
 	return GeneName(g)
 }
 
-// Barcode returns the barcode of cell n: Barcode(n), or for the digits kind
-// "digit<d>-<n+1>", e.g. "digit3-14" for the 14th image, a 3.
+// Barcode returns the barcode of cell n: Barcode(n), unless an earlier
+// cell has it (barcodeFixes), or for the digits kind "digit<d>-<n+1>",
+// e.g. "digit3-14" for the 14th image, a 3. No two cells share one.
 func (t *Truth) Barcode(n int) string {
 	if t.Kind == Digits {
 		return "digit" + strconv.Itoa(Digit(n)) + "-" + strconv.Itoa(n+1)
+	}
+	t.barcodeOnce.Do(func() { t.barcodeFixes = barcodeFixes(t.Cells) })
+	if b, ok := t.barcodeFixes[n]; ok {
+		return b
 	}
 	return Barcode(n)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 
 	"scpipe/internal/bernoulli"
 )
@@ -136,6 +137,9 @@ type Truth struct {
 
 	words int       // words per cell row
 	bins  []geneBin // single-cell kind: genes grouped by baseline rate
+
+	barcodeOnce  sync.Once
+	barcodeFixes map[int]string // the barcodes of the cells whose Barcode(n) an earlier cell has
 }
 
 // Words returns the number of uint64 words of one bit-packed cell row.

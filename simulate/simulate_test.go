@@ -282,3 +282,39 @@ func TestShardsValues(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestBarcodesUnique: 16 bases hold 2^32 barcodes, so a few hundred
+// thousand cells drawn by Barcode share some (about n²/2^33 pairs), and
+// ingest refuses a barcode that names two cells. Every cell of a
+// simulation has its own barcode, and a cell whose Barcode no earlier cell
+// has keeps it (TestBarcodePinned), so that small simulations are written
+// as before.
+func TestBarcodesUnique(t *testing.T) {
+	for _, tc := range []struct {
+		cells     int
+		collision bool // some cell's Barcode is an earlier cell's
+	}{{1000, false}, {300000, true}} {
+		tr, err := New(Params{Cells: tc.cells, Genes: 10, L: 1, CodeDensity: 0.5, UsageDensity: 0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make(map[string]int, tc.cells)
+		moved := 0
+		for n := range tc.cells {
+			b := tr.Barcode(n)
+			if m, ok := seen[b]; ok {
+				t.Fatalf("%d cells: cells %d and %d share the barcode %s", tc.cells, m, n, b)
+			}
+			seen[b] = n
+			if b != Barcode(n) {
+				if m, ok := seen[Barcode(n)]; !ok || m >= n {
+					t.Errorf("%d cells: cell %d has %s, not its own Barcode %s, which no earlier cell has", tc.cells, n, b, Barcode(n))
+				}
+				moved++
+			}
+		}
+		if (moved > 0) != tc.collision {
+			t.Errorf("%d cells: %d cells moved to another barcode, want collisions %v", tc.cells, moved, tc.collision)
+		}
+	}
+}

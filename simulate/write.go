@@ -37,15 +37,55 @@ func GeneID(g int) string { return fmt.Sprintf("SIMG%06d", g+1) }
 func GeneName(g int) string { return fmt.Sprintf("Gene%d", g+1) }
 
 // Barcode returns a 10x-style barcode (16 bases and "-1") determined by n.
-func Barcode(n int) string {
+// Two cells may share one (16 bases hold 2^32); Truth.Barcode does not.
+func Barcode(n int) string { return barcodeOf(uint32(splitmix.At(uint64(n), 0))) }
+
+// barcodeOf spells the barcode of code c, two bits a base, low bits first.
+func barcodeOf(c uint32) string {
 	const bases = "ACGT"
-	h := splitmix.At(uint64(n), 0)
 	b := make([]byte, 0, 18)
 	for range 16 {
-		b = append(b, bases[h&3])
-		h >>= 2
+		b = append(b, bases[c&3])
+		c >>= 2
 	}
 	return string(append(b, "-1"...))
+}
+
+// barcodeFixes returns the barcodes of the cells, among cells, whose
+// Barcode an earlier cell has (about cells²/2^33 of them): cell n gets
+// the first code of splitmix.At(n, k), k = 1, 2, …, that no cell has,
+// the cells taken in order.
+func barcodeFixes(cells int) map[int]string {
+	keys := make([]uint64, cells) // code<<32 | cell, so that a code's cells sort together, the first first
+	for n := range keys {
+		keys[n] = uint64(uint32(splitmix.At(uint64(n), 0)))<<32 | uint64(n)
+	}
+	slices.Sort(keys)
+	var later []int
+	for i := 1; i < len(keys); i++ {
+		if keys[i]>>32 == keys[i-1]>>32 {
+			later = append(later, int(uint32(keys[i])))
+		}
+	}
+	if len(later) == 0 {
+		return nil
+	}
+	slices.Sort(later)
+	taken := func(c uint32) bool {
+		i, _ := slices.BinarySearch(keys, uint64(c)<<32)
+		return i < len(keys) && keys[i]>>32 == uint64(c)
+	}
+	fixes := make(map[int]string, len(later))
+	given := make(map[uint32]bool, len(later))
+	for _, n := range later {
+		for k := uint64(1); ; k++ {
+			if c := uint32(splitmix.At(uint64(n), k)); !taken(c) && !given[c] {
+				given[c], fixes[n] = true, barcodeOf(c)
+				break
+			}
+		}
+	}
+	return fixes
 }
 
 // Summary counts what a simulation produced.

@@ -455,12 +455,32 @@ func WriteFile(path string, write func(w io.Writer) error) error {
 }
 
 // Refuse returns an error saying that output already exists, unless it
-// does not or force allows replacing it.
+// does not or force allows replacing it. Even force does not replace the
+// working directory, a folder that holds it, or the home directory: an
+// -o of .. or ~ is a slip, and replacing it deletes everything in it.
 func Refuse(output string, force bool) error {
 	if _, err := os.Lstat(output); err == nil && !force {
 		return fmt.Errorf("%s already exists (use --force to replace it)", output)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
+	} else if err != nil {
+		return nil
+	}
+	out, err := Resolve(output)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", output, err)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if wd, err = Resolve(wd); err == nil && (out == wd || within(wd, out)) {
+			how := map[bool]string{true: "is", false: "holds"}[out == wd]
+			return fmt.Errorf("%s %s the working directory: --force does not replace it (choose another output)", output, how)
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if home, err = Resolve(home); err == nil && (out == home || within(home, out)) {
+			how := map[bool]string{true: "is", false: "holds"}[out == home]
+			return fmt.Errorf("%s %s the home directory: --force does not replace it (choose another output)", output, how)
+		}
 	}
 	return nil
 }

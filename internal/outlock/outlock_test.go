@@ -435,3 +435,37 @@ func TestInstallFile(t *testing.T) {
 		t.Errorf("%d entries beside the output, want none", len(left)-1)
 	}
 }
+
+// TestRefuseWorkingAndHome: --force never replaces the folder a command
+// runs in, one that holds it, or the home directory (scpipe simulate -o ..
+// --force, or -o ~ --force, once deleted them), whatever else it replaces.
+func TestRefuseWorkingAndHome(t *testing.T) {
+	dir := t.TempDir()
+	cwd, home, other := filepath.Join(dir, "a", "b"), filepath.Join(dir, "home"), filepath.Join(dir, "other")
+	for _, d := range []string{cwd, home, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(cwd)
+	t.Setenv("HOME", home)
+	for _, tc := range []struct {
+		name, output string
+		force        bool
+		want         string // "": no error
+	}{
+		{"another folder", other, true, ""},
+		{"another folder without --force", other, false, "already exists (use --force"},
+		{"the working directory", ".", true, "is the working directory"},
+		{"a folder holding it", "..", true, "holds the working directory"},
+		{"the same by its absolute path", filepath.Join(dir, "a"), true, "holds the working directory"},
+		{"the home directory", home, true, "is the home directory"},
+		{"a folder holding both", dir, true, "holds the working directory"},
+		{"a new folder", filepath.Join(other, "new"), true, ""},
+	} {
+		err := Refuse(tc.output, tc.force)
+		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
+			t.Errorf("%s: Refuse(%s, %v) = %v, want %q", tc.name, tc.output, tc.force, err, tc.want)
+		}
+	}
+}
