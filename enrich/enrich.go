@@ -223,7 +223,7 @@ func (o Options) checkOutput() error {
 	if _, err := os.Stat(o.Out); err == nil && !o.Force {
 		return fmt.Errorf("enrich: %s already exists (use --force to replace it)", o.Out)
 	}
-	inputs := append([]string{o.Run}, o.Libraries...)
+	inputs := append(append([]string{o.Run}, o.Libraries...), rundir.ShardsInputs(o.Run)...)
 	if o.Background != BackgroundKept {
 		inputs = append(inputs, o.Background)
 	}

@@ -263,6 +263,10 @@ func TestBadInputs(t *testing.T) {
 	must(t, os.WriteFile(bg, []byte("# no gene of the run\nFOO1\nFOO2\tother column\n"), 0o644))
 	runLink := filepath.Join(dir, "run-link")
 	must(t, os.Symlink(run, runLink))
+	// The run's shards, named relative to the folder the fit ran in.
+	shards := filepath.Join(dir, "shards")
+	must(t, os.Mkdir(shards, 0o755))
+	must(t, rundir.WriteShardsIdentity(filepath.Join(run, rundir.ShardsFile), rundir.ShardsIdentity{Path: "shards", Fingerprint: "f"}))
 	unfinished := filepath.Join(dir, "unfinished")
 	must(t, os.MkdirAll(rundir.FitDir(unfinished, 3, 1), 0o755))
 	must(t, os.WriteFile(filepath.Join(rundir.FitDir(unfinished, 3, 1), rundir.CheckpointFile), []byte("x"), 0o644))
@@ -287,6 +291,7 @@ func TestBadInputs(t *testing.T) {
 		{"output a fit of the run", func(o *Options) { o.Out, o.Force = rundir.FitDir(run, 3, 1), true }, []string{"lies inside the input", run}},
 		{"output through a link to the run", func(o *Options) { o.Out, o.Force = filepath.Join(runLink, "L02"), true }, []string{"lies inside the input", run}},
 		{"output a library", func(o *Options) { o.Out, o.Force = lib, true }, []string{"is the input", lib}},
+		{"output the run's shards", func(o *Options) { o.Out, o.Force = shards, true }, []string{"is the input", shards}},
 	} {
 		o := DefaultOptions()
 		o.Run, o.Out, o.Libraries = run, filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-")), []string{lib}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"scpipe/anndata"
@@ -72,16 +71,7 @@ func into(o Options, f *Fit) (*anndata.Writer, error) {
 // file), after resolving symbolic links: --force would otherwise delete
 // what it reads (--into a file given as -o, --cnmf the run itself).
 func checkInputs(o Options, output string) error {
-	inputs := []string{o.Run, o.Shards, o.Enrich, o.Into}
-	// The shards shards.json names, where they are: a run without the
-	// file is refused where it is read.
-	if id, err := rundir.ReadShardsIdentity(filepath.Join(o.Run, rundir.ShardsFile)); err == nil && o.Shards == "" {
-		for _, c := range shardsCandidates(o.Run, "", id) {
-			if _, err := os.Stat(c); err == nil {
-				inputs = append(inputs, c)
-			}
-		}
-	}
+	inputs := append([]string{o.Run, o.Shards, o.Enrich, o.Into}, rundir.ShardsInputs(o.Run)...)
 	if err := outlock.CheckInputs(output, inputs...); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}

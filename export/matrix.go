@@ -24,7 +24,10 @@ func openShards(run, dir string, workers int) (*shard.Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	candidates := shardsCandidates(run, dir, id)
+	candidates := []string{dir}
+	if dir == "" {
+		candidates = id.Paths(run)
+	}
 	for _, c := range candidates {
 		if _, err := os.Stat(filepath.Join(c, shard.ManifestName)); errors.Is(err, os.ErrNotExist) {
 			continue
@@ -44,20 +47,6 @@ func openShards(run, dir string, workers int) (*shard.Shard, error) {
 		return s, nil
 	}
 	return nil, fmt.Errorf("export: the shards of %s are not at %s: give them with --shards, or --no-x for an export without X: %w", run, strings.Join(slices.Compact(candidates), " or "), os.ErrNotExist)
-}
-
-// shardsCandidates returns where the shards of run may be: dir when
-// given, else the path in its shards.json id, as given to fit and, when
-// relative, from the run's parent.
-func shardsCandidates(run, dir string, id rundir.ShardsIdentity) []string {
-	if dir != "" {
-		return []string{dir}
-	}
-	candidates := []string{id.Path}
-	if !filepath.IsAbs(id.Path) {
-		candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Clean(run)), id.Path))
-	}
-	return candidates
 }
 
 // checkShards checks that the shards s hold the fit's cells and genes.

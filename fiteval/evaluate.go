@@ -227,7 +227,7 @@ func (o *Options) check() error {
 			return fmt.Errorf("evaluate: target false-positive rate %v outside [0, 1]", a)
 		}
 	}
-	if err := outlock.CheckInputs(o.Out, o.Run, o.Shards, o.Truth); err != nil {
+	if err := outlock.CheckInputs(o.Out, append([]string{o.Run, o.Shards, o.Truth}, rundir.ShardsInputs(o.Run)...)...); err != nil {
 		return fmt.Errorf("evaluate: %w", err)
 	}
 	return nil

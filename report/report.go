@@ -163,6 +163,7 @@ func (o *Options) checkInputs() error {
 	if o.Enrich != NoEnrich {
 		inputs = append(inputs, o.Enrich)
 	}
+	inputs = append(inputs, rundir.ShardsInputs(o.Run)...)
 	for _, out := range []string{o.Out, FiguresDir(o.Out)} {
 		if err := outlock.CheckInputs(out, inputs...); err != nil {
 			return fmt.Errorf("report: %w", err)

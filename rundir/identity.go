@@ -63,6 +63,35 @@ func ReadShardsIdentity(path string) (ShardsIdentity, error) {
 	return id, nil
 }
 
+// Paths returns where the shards id names may be for the run directory
+// run: the path as given to fit and, when it is relative, the same from
+// the run's parent (a command run in another folder than the fit).
+func (id ShardsIdentity) Paths(run string) []string {
+	paths := []string{id.Path}
+	if !filepath.IsAbs(id.Path) {
+		paths = append(paths, filepath.Join(filepath.Dir(filepath.Clean(run)), id.Path))
+	}
+	return paths
+}
+
+// ShardsInputs returns the folders among the paths of the shards that
+// the run directory run records (ShardsIdentity.Paths) that exist: inputs
+// a command that reads the run must not write into or replace, though it
+// may not read them itself (scpipe enrich -o SHARDS --force deleted them).
+func ShardsInputs(run string) []string {
+	id, err := ReadShardsIdentity(filepath.Join(run, ShardsFile))
+	if err != nil {
+		return nil
+	}
+	var in []string
+	for _, p := range id.Paths(run) {
+		if _, err := os.Stat(p); err == nil {
+			in = append(in, p)
+		}
+	}
+	return in
+}
+
 // SameShards refuses shards (id) other than those the run directory run
 // records in shards.json, without changing the record, for a process that
 // shares the run with others or reads it; a run that records none (an

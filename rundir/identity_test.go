@@ -92,3 +92,36 @@ func TestRemoveTemporaries(t *testing.T) {
 		}
 	}
 }
+
+// TestShardsInputs: the shards a run records are inputs where they exist,
+// by their path as given to fit (absolute, or relative to the folder the
+// command runs in) or relative to the run's parent; a run that records
+// none has none.
+func TestShardsInputs(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, d := range []string{"shards", "elsewhere/run", "elsewhere/shards"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, run, path string
+		want            []string
+	}{
+		{"absolute", "elsewhere/run", filepath.Join(dir, "shards"), []string{filepath.Join(dir, "shards")}},
+		{"relative to both", "elsewhere/run", "shards", []string{"shards", filepath.Join("elsewhere", "shards")}},
+		{"relative to the run's parent", "elsewhere/run", "../elsewhere/shards", []string{filepath.Join("elsewhere", "..", "elsewhere", "shards")}},
+		{"moved away", "elsewhere/run", "gone", nil},
+		{"no shards.json", "shards", "", nil},
+	} {
+		if tc.path != "" {
+			if err := WriteShardsIdentity(filepath.Join(tc.run, ShardsFile), ShardsIdentity{Path: tc.path, Fingerprint: "f"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := ShardsInputs(tc.run); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
