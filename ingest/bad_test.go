@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -569,5 +570,32 @@ func TestFileHasher(t *testing.T) {
 			t.Errorf("%s: result = %q, %v; want %q", tc.name, got, err, want)
 		}
 		h.cancel() // as close does after a complete hash
+	}
+}
+
+// TestRepeatedGeneIDsWarned: a features file that repeats a gene id is
+// ingested (some references do) with a warning naming the id and both
+// genes, which joins by id would confuse; unique ids warn of nothing.
+func TestRepeatedGeneIDsWarned(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, features, want string
+	}{
+		{"unique", "G0\tgene0\tGene Expression\nG1\tgene1\tGene Expression\nG2\tgene2\tGene Expression\nG3\tgene3\tGene Expression\n", ""},
+		{"repeated", "G0\tgene0\tGene Expression\nG1\tgene1\tGene Expression\nG0\tgene0\tGene Expression\nG3\tgene3\tGene Expression\n", `id=G0 genes="1 and 3"`},
+	} {
+		dir := mtxFolder(t, goodMTX, 4, 3, false, true)
+		if err := os.WriteFile(filepath.Join(dir, "features.tsv"), []byte(tc.features), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		opt := exact(dir, filepath.Join(t.TempDir(), "shards"))
+		opt.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if _, err := Run(context.Background(), opt); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if warned := strings.Contains(log.String(), "gene id names two genes"); warned != (tc.want != "") || !strings.Contains(log.String(), tc.want) {
+			t.Errorf("%s: log %q, want a warning saying %q", tc.name, log.String(), tc.want)
+		}
 	}
 }

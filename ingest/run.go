@@ -72,6 +72,12 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	feat := src.features()
+	if a, b := firstRepeat(feat.IDs); a >= 0 {
+		// Not refused: some references repeat ids, and genes are also
+		// told apart by position; but a join by id would take the first.
+		log.Warn("ingest: a gene id names two genes; the outputs list both, and joins by gene id (a GMT of ids, a user's table) will match the first",
+			"input", matrix, "id", feat.IDs[a], "genes", fmt.Sprintf("%d and %d", a+1, b+1))
+	}
 	if w := axesWarning(matrix, cells, genes, feat, src.barcodes(), opt.Transpose); w != "" {
 		log.Warn(w)
 	}
