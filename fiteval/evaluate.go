@@ -251,9 +251,11 @@ func openEvalInput(ctx context.Context, o Options) (*evalInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evaluate: %s is not a run directory of scpipe fit: %w", o.Run, err)
 	}
-	path := id.Path
-	if o.Shards != "" {
-		path = o.Shards
+	path := o.Shards
+	if path == "" {
+		if path, err = id.Find(o.Run); err != nil {
+			return nil, fmt.Errorf("evaluate: %w (give their path with --shards if they moved)", err)
+		}
 	}
 	if err := outlock.CheckInputs(o.Out, path); err != nil {
 		return nil, fmt.Errorf("evaluate: %w", err)

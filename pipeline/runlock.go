@@ -78,26 +78,22 @@ func checkShards(run string, id rundir.ShardsIdentity, log *slog.Logger) error {
 	case stored.Fingerprint != id.Fingerprint:
 		return fmt.Errorf("fit: --resume: %s was started on the shards %s, not on %s: resume it with the shards it was started on, or start a new run (another -o, or --force to replace this one)",
 			run, stored, id)
-	case stored.Path != id.Path && !namesFolder(run, stored.Path, id.Path):
+	case stored.Path != id.Path && !namesFolder(run, stored, id.Path):
 		log.Info("resuming on the same shards at another path", "was", stored.Path, "now", id.Path)
 		return rundir.WriteShardsIdentity(path, id)
 	}
 	return nil
 }
 
-// namesFolder reports whether the path stored in run's shards.json, as
-// given to fit or (when relative) from the run's parent, is the folder
-// path: the shards did not move, the command runs in another folder.
-func namesFolder(run, stored, path string) bool {
+// namesFolder reports whether the shards run's shards.json records
+// (stored: ShardsIdentity.Paths) are the folder path: the shards did not
+// move, the command runs in another folder.
+func namesFolder(run string, stored rundir.ShardsIdentity, path string) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return false
 	}
-	candidates := []string{stored}
-	if !filepath.IsAbs(stored) {
-		candidates = append(candidates, filepath.Join(filepath.Dir(filepath.Clean(run)), stored))
-	}
-	for _, c := range candidates {
+	for _, c := range stored.Paths(run) {
 		if ci, err := os.Stat(c); err == nil && os.SameFile(ci, fi) {
 			return true
 		}

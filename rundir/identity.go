@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // ShardsFile is RUN/shards.json: which shards the run is fitted to.
@@ -72,6 +74,18 @@ func (id ShardsIdentity) Paths(run string) []string {
 		paths = append(paths, filepath.Join(filepath.Dir(filepath.Clean(run)), id.Path))
 	}
 	return paths
+}
+
+// Find returns the first of id.Paths(run) that exists, or an error
+// naming them, which wraps os.ErrNotExist.
+func (id ShardsIdentity) Find(run string) (string, error) {
+	paths := id.Paths(run)
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("the shards %s records are not at %s: %w", run, strings.Join(slices.Compact(paths), " or "), os.ErrNotExist)
 }
 
 // ShardsInputs returns the folders among the paths of the shards that

@@ -123,5 +123,20 @@ func TestShardsInputs(t *testing.T) {
 		if got := ShardsInputs(tc.run); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+		// Find takes the first that exists, as evaluate and summarize
+		// read the shards: a command run in the run's folder, or beside
+		// it, finds the shards fit was given by a relative path.
+		id, err := ReadShardsIdentity(filepath.Join(tc.run, ShardsFile))
+		if err != nil {
+			continue
+		}
+		got, err := id.Find(tc.run)
+		if len(tc.want) == 0 {
+			if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), tc.path) {
+				t.Errorf("%s: Find: %q, %v; want an error naming %s", tc.name, got, err, tc.path)
+			}
+		} else if err != nil || got != tc.want[0] {
+			t.Errorf("%s: Find: %q, %v; want %q", tc.name, got, err, tc.want[0])
+		}
 	}
 }

@@ -164,8 +164,9 @@ func runShards(run, override string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("summarize: %w (name the shards the run was fitted to with --shards)", err)
 	}
-	if _, err := os.Stat(id.Path); err != nil {
-		return "", fmt.Errorf("summarize: the shards %s records are not there (%w): name them with --shards", run, err)
+	path, err := id.Find(run)
+	if err != nil {
+		return "", fmt.Errorf("summarize: %w: name them with --shards", err)
 	}
-	return id.Path, nil
+	return path, nil
 }
