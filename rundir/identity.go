@@ -79,13 +79,21 @@ func (id ShardsIdentity) Paths(run string) []string {
 // Find returns the first of id.Paths(run) that exists, or an error
 // naming them, which wraps os.ErrNotExist.
 func (id ShardsIdentity) Find(run string) (string, error) {
-	paths := id.Paths(run)
-	for _, p := range paths {
+	if found := id.existing(run); len(found) > 0 {
+		return found[0], nil
+	}
+	return "", fmt.Errorf("the shards %s records are not at %s: %w", run, strings.Join(slices.Compact(id.Paths(run)), " or "), os.ErrNotExist)
+}
+
+// existing returns those of id.Paths(run) that exist.
+func (id ShardsIdentity) existing(run string) []string {
+	var found []string
+	for _, p := range id.Paths(run) {
 		if _, err := os.Stat(p); err == nil {
-			return p, nil
+			found = append(found, p)
 		}
 	}
-	return "", fmt.Errorf("the shards %s records are not at %s: %w", run, strings.Join(slices.Compact(paths), " or "), os.ErrNotExist)
+	return found
 }
 
 // ShardsInputs returns the folders among the paths of the shards that
@@ -97,13 +105,7 @@ func ShardsInputs(run string) []string {
 	if err != nil {
 		return nil
 	}
-	var in []string
-	for _, p := range id.Paths(run) {
-		if _, err := os.Stat(p); err == nil {
-			in = append(in, p)
-		}
-	}
-	return in
+	return id.existing(run)
 }
 
 // SameShards refuses shards (id) other than those the run directory run
