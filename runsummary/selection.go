@@ -229,7 +229,11 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 			worst = min(worst, q.Agreement)
 			programs = append(programs, fmt.Sprint(q.Programs))
 		}
-		attrs := []any{"L", L, "heldout_logpred", r.HeldoutLogPred, "se", r.HeldoutLogPredSE,
+		// The score is the one the recommendation weighed: that of the L's
+		// most likely chain, as summary.go picks it, not chain 1's, which
+		// could read higher than the best L's.
+		ml := mostLikely(rs)
+		attrs := []any{"L", L, "heldout_logpred", ml.HeldoutLogPred, "se", ml.HeldoutLogPredSE, "heldout_chain", ml.Chain,
 			"gap_to_best", r.LogPredGap, "gap_se", r.LogPredGapSE, "tolerance", r.LogPredTolerance}
 		switch r.Converged {
 		case "yes":
@@ -266,6 +270,18 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 	log.Info(fmt.Sprintf("recommended L: the smallest whose held-out log predictive is below the best L's by at most one standard error of the paired difference over cells or %g%% of the gain across L (the elbow), whichever is larger", 100*elbowShare),
 		"L", recommended, "best_L", best, "gap", r.LogPredGap, "gap_se", r.LogPredGapSE, "elbow", byL[best][0].LogPredTolerance,
 		"converged", r.Converged, "stable_programs", r.StablePrograms, "programs", r.Programs)
+}
+
+// mostLikely returns the row of highest training log-likelihood, the
+// first of a tie: the chain whose held-out scores choose L.
+func mostLikely(rows []rundir.SummaryRow) rundir.SummaryRow {
+	best := rows[0]
+	for _, r := range rows[1:] {
+		if r.LogLik > best.LogLik {
+			best = r
+		}
+	}
+	return best
 }
 
 // stableCodes names the codes of each chain that hold the stable

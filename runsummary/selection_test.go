@@ -1,9 +1,14 @@
 package runsummary
 
 import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"scpipe/rundir"
 )
 
 func TestConverged(t *testing.T) {
@@ -157,5 +162,45 @@ func TestRecommendL(t *testing.T) {
 	}
 	if !sel.within(6) || sel.within(4) || sel.within(3) {
 		t.Errorf("elbow: within the tolerance 4 %v, 6 %v, 3 (not fitted) %v; want false, true, false", sel.within(4), sel.within(6), sel.within(3))
+	}
+}
+
+// TestLogSelectionScoresTheMostLikelyChain checks that the per-L log line
+// states the held-out score the recommendation used, that of the L's
+// chain of highest log-likelihood, not chain 1's: on pbmc3k-600 the line
+// of the best L (gap 0) once showed a lower score than the recommended
+// L's.
+func TestLogSelectionScoresTheMostLikelyChain(t *testing.T) {
+	t.Parallel()
+	row := func(L, chain int, loglik, logpred, se float64, gap float64) rundir.SummaryRow {
+		return rundir.SummaryRow{L: L, Chain: chain, LogLik: loglik, HeldoutLogPred: logpred, HeldoutLogPredSE: se,
+			LogPredGap: gap, Agreement: 0.5, Converged: "no", Programs: L, StablePrograms: 1}
+	}
+	for _, tc := range []struct {
+		name      string
+		rows      []rundir.SummaryRow
+		wantPred  float64
+		wantSE    float64
+		wantChain int
+	}{
+		{"chain 2 more likely", []rundir.SummaryRow{row(6, 1, -1302, -0.2337, 0.0031, 0), row(6, 2, -1301, -0.2333, 0.0033, 0)}, -0.2333, 0.0033, 2},
+		{"chain 1 more likely", []rundir.SummaryRow{row(4, 1, -1300, -0.2334, 0.0032, 0), row(4, 2, -1301, -0.2332, 0.0034, 0)}, -0.2334, 0.0032, 1},
+		{"a tie keeps chain 1", []rundir.SummaryRow{row(4, 1, -1300, -0.2334, 0.0032, 0), row(4, 2, -1300, -0.2332, 0.0034, 0)}, -0.2334, 0.0032, 1},
+	} {
+		var buf bytes.Buffer
+		logSelection(slog.New(slog.NewJSONHandler(&buf, nil)), tc.rows)
+		var line struct {
+			Pred  float64 `json:"heldout_logpred"`
+			SE    float64 `json:"se"`
+			Chain int     `json:"heldout_chain"`
+		}
+		first, _, _ := bytes.Cut(buf.Bytes(), []byte("\n"))
+		if err := json.Unmarshal(first, &line); err != nil {
+			t.Fatalf("%s: %v in %s", tc.name, err, first)
+		}
+		if line.Pred != tc.wantPred || line.SE != tc.wantSE || line.Chain != tc.wantChain {
+			t.Errorf("%s: logged heldout_logpred %g se %g chain %d, want %g, %g, chain %d (%s)",
+				tc.name, line.Pred, line.SE, line.Chain, tc.wantPred, tc.wantSE, tc.wantChain, first)
+		}
 	}
 }
