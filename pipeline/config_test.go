@@ -122,3 +122,23 @@ func TestShippedConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultConfigFileIsTheDefaults checks configs/default.toml against
+// DefaultFitConfig: docs/commands.md gives "defaults as in
+// configs/default.toml", so the file must set every default, each to the
+// value scpipe fit uses. Read over an empty configuration, a key missing
+// from the file stays zero and shows.
+func TestDefaultConfigFileIsTheDefaults(t *testing.T) {
+	t.Parallel()
+	got, _, err := LoadFitConfig(filepath.Join("..", "configs", "default.toml"), FitConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultFitConfig()
+	gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range gv.NumField() {
+		if !reflect.DeepEqual(gv.Field(i).Interface(), wv.Field(i).Interface()) {
+			t.Errorf("configs/default.toml: %s = %v, scpipe fit's default %v", gv.Type().Field(i).Tag.Get("toml"), gv.Field(i).Interface(), wv.Field(i).Interface())
+		}
+	}
+}
