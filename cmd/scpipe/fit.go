@@ -39,11 +39,11 @@ directory:
 
 The model is chosen from the shards unless --noise or --housekeeping says
 otherwise (one log line says which and why): for data binarised from counts
-(10x HDF5, MTX, h5ad with values above 1; simulate --kind singlecell) the
-single-cell model, dropout noise with --cell-levels per-cell levels, a
+(10x HDF5, MTX, h5ad with values above 1; simulate --kind singlecell, and
+every MTX folder simulate writes) the single-cell model, dropout noise with --cell-levels per-cell levels, a
 housekeeping code and the uniform prior; for binary data (ratings from
-ingest --format ratings, an MTX or h5ad whose values are all 1, simulate's
-ormachine and digits kinds) the paper's, symmetric noise, no housekeeping
+ingest --format ratings, an MTX or h5ad whose values are all 1, simulate
+--shards of the ormachine and digits kinds) the paper's, symmetric noise, no housekeeping
 code and the empirical prior. Shards ingested before scpipe recorded their
 values get the single-cell model. RUN/config.toml records the choice.
 
