@@ -22,17 +22,20 @@ type summary struct {
 	CellsBeforeFilter int     `json:"cells_before_filter"`
 	MinCellFrac       float64 `json:"min_cell_frac"`
 	Threshold         float64 `json:"threshold"`
-	ExcludeGenes      string  `json:"exclude_genes,omitempty"` // the preset's name, or the pattern
-	DroppedByExclude  int     `json:"dropped_by_exclude,omitempty"`
-	SelectMethod      string  `json:"gene_selection,omitempty"`
-	SelectGenes       int     `json:"select_genes,omitempty"`  // N asked for
-	SelectedFrom      int     `json:"selected_from,omitempty"` // the genes it chose among
-	Source            string  `json:"source"`
-	SourceFormat      string  `json:"source_format"`
-	Files             int     `json:"files"`
-	BytesOnDisk       int64   `json:"bytes_on_disk"`
-	CellBlocks        int     `json:"cell_blocks"`
-	Verified          bool    `json:"verified"`
+	// AmbientFraction is ingest's --ambient: 0 when a count was 1 for
+	// being above Threshold alone (or the input held 0s and 1s).
+	AmbientFraction  float64 `json:"ambient_fraction"`
+	ExcludeGenes     string  `json:"exclude_genes,omitempty"` // the preset's name, or the pattern
+	DroppedByExclude int     `json:"dropped_by_exclude,omitempty"`
+	SelectMethod     string  `json:"gene_selection,omitempty"`
+	SelectGenes      int     `json:"select_genes,omitempty"`  // N asked for
+	SelectedFrom     int     `json:"selected_from,omitempty"` // the genes it chose among
+	Source           string  `json:"source"`
+	SourceFormat     string  `json:"source_format"`
+	Files            int     `json:"files"`
+	BytesOnDisk      int64   `json:"bytes_on_disk"`
+	CellBlocks       int     `json:"cell_blocks"`
+	Verified         bool    `json:"verified"`
 }
 
 // Options select what Print does.
@@ -62,7 +65,7 @@ func Print(ctx context.Context, w io.Writer, dir string, o Options) error {
 	info := summary{
 		Path: dir, Cells: m.Cells, Genes: m.Genes, NNZ: m.Ones, Density: m.Density, Observed: m.Observed,
 		GenesBeforeFilter: m.Filters.GenesBefore, CellsBeforeFilter: m.Filters.CellsBefore,
-		MinCellFrac: m.Filters.MinCellFrac, Threshold: m.Filters.Threshold,
+		MinCellFrac: m.Filters.MinCellFrac, Threshold: m.Filters.Threshold, AmbientFraction: m.Filters.Ambient,
 		Source: m.Source.Path, SourceFormat: m.Source.Format,
 		Files: len(m.Files) + 1, CellBlocks: len(s.CellBlocks()), Verified: o.Verify,
 	}
@@ -95,6 +98,7 @@ func Print(ctx context.Context, w io.Writer, dir string, o Options) error {
 	row("cells_before_filter", info.CellsBeforeFilter)
 	row("min_cell_frac", info.MinCellFrac)
 	row("threshold", info.Threshold)
+	row("ambient_fraction", info.AmbientFraction)
 	if info.ExcludeGenes != "" {
 		row("exclude_genes", fmt.Sprintf("%s (%d genes dropped)", info.ExcludeGenes, info.DroppedByExclude))
 	}

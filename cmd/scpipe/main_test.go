@@ -495,3 +495,41 @@ func TestSharedRunThroughCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestInfoShowsAmbient: scpipe info says how the counts were binarised,
+// the ambient fraction beside the threshold, as text and as JSON; a
+// threshold of 0 alone read as "count > 0" for shards that were weighed
+// against ambient RNA.
+func TestInfoShowsAmbient(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	if err := run(t, "simulate", "-o", sim, "--kind", "singlecell", "--cells", "200", "--genes", "120", "--seed", "3", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ambient string
+		want    float64
+	}{{"0.05", 0.05}, {"0", 0}} {
+		shards := filepath.Join(dir, "shards-"+tc.ambient)
+		if err := run(t, "ingest", sim, "-o", shards, "--ambient", tc.ambient, "--quiet"); err != nil {
+			t.Fatal(err)
+		}
+		text, err := captureStdout(t, func() error { return run(t, "info", shards) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("ambient_fraction     %v\n", tc.want); !strings.Contains(text, want) {
+			t.Errorf("--ambient %s: info lacks %q:\n%s", tc.ambient, want, text)
+		}
+		out, err := captureStdout(t, func() error { return run(t, "info", shards, "--json") })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info struct {
+			Ambient *float64 `json:"ambient_fraction"`
+		}
+		if err := json.Unmarshal([]byte(out), &info); err != nil || info.Ambient == nil || *info.Ambient != tc.want {
+			t.Errorf("--ambient %s: info --json ambient_fraction %v (%v), want %v\n%s", tc.ambient, info.Ambient, err, tc.want, out)
+		}
+	}
+}
