@@ -108,7 +108,9 @@ func fixedSetsFromGMT(path string, ids, names []string, log *slog.Logger) ([]fix
 // fixedSetsFromFit returns the MAP codes (posterior mean of u ≥ ½) of the
 // fit in dir (a folder holding rundir.CodesFile) that switch on at least
 // one gene, matched to the shards' genes by id, else by symbol. Its
-// housekeeping code is not among them.
+// housekeeping code is not among them, nor are its genes: that code
+// covers them in every cell, so every other code holds them at the
+// prior's ½ (enrich's MAP sets leave them out too).
 func fixedSetsFromFit(dir string, ids, names []string, log *slog.Logger) ([]fixedSet, error) {
 	codes, err := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
 	if err != nil {
@@ -121,7 +123,7 @@ func fixedSetsFromFit(dir string, ids, names []string, log *slog.Logger) ([]fixe
 	for l := range codes.L {
 		f := fixedSet{name: fmt.Sprintf("code%d", l+1), description: "MAP code of " + dir}
 		for g := range codes.GeneIDs {
-			if codes.Mean[g*codes.L+l] < 0.5 {
+			if codes.Mean[g*codes.L+l] < 0.5 || codes.Housekeeping != nil && codes.Housekeeping[g] >= 0.5 {
 				continue
 			}
 			m := byID.lookup(codes.GeneIDs[g])

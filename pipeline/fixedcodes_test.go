@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,4 +254,41 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// TestFixedSetsFromFitLeaveOutHousekeeping checks that the codes taken
+// from a fit are its MAP sets as enrich and codematch read them: the
+// genes of the fit's housekeeping code sit at the prior's ½ in every
+// code (no code's bit for them changes the likelihood), and were fixed
+// into every code of the new fit.
+func TestFixedSetsFromFitLeaveOutHousekeeping(t *testing.T) {
+	t.Parallel()
+	ids := []string{"g1", "g2", "g3", "g4"}
+	for _, tc := range []struct {
+		name         string
+		housekeeping []float64
+		want         [][]int
+	}{
+		{"housekeeping code", []float64{0, 0, 1, 0}, [][]int{{0, 3}, {1}}},
+		{"none", nil, [][]int{{0, 2, 3}, {1, 2}}},
+	} {
+		dir := t.TempDir()
+		codes := rundir.Codes{GeneIDs: ids, GeneNames: ids, L: 2,
+			Mean:         []float64{1, 0, 0, 1, 0.5, 0.5, 0.5, 0},
+			Housekeeping: tc.housekeeping}
+		if err := rundir.WriteCodes(filepath.Join(dir, rundir.CodesFile), codes); err != nil {
+			t.Fatal(err)
+		}
+		sets, err := fixedSetsFromFit(dir, ids, ids, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var got [][]int
+		for _, s := range sets {
+			got = append(got, s.genes)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: fixed sets %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
