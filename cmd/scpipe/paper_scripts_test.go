@@ -55,6 +55,16 @@ func TestPaperScripts(t *testing.T) {
 	}
 
 	times := readTSV(t, filepath.Join(out, "times.tsv"))
+	// The generated ratings file is as readable as the files the shell
+	// writes (0666 less the umask), not mktemp's 0600: a colleague fits it.
+	gen, err1 := os.Stat(filepath.Join(out, "generated-u.data"))
+	ref, err2 := os.Stat(filepath.Join(out, "times.tsv"))
+	switch {
+	case err1 != nil || err2 != nil:
+		t.Errorf("generated-u.data: %v; times.tsv: %v", err1, err2)
+	case gen.Mode().Perm() != ref.Mode().Perm():
+		t.Errorf("generated-u.data: mode %v, want %v as times.tsv", gen.Mode().Perm(), ref.Mode().Perm())
+	}
 	for _, name := range []string{"factorisation", "completion", "digits", "movielens-generated", "digits-7-4-2", "movielens-generated-4-2", "hierarchy"} {
 		row, ok := times[name]
 		switch {

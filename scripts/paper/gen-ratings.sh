@@ -74,5 +74,7 @@ gzip -dcf "$tmp/sim/matrix.mtx"* | awk -v format="$format" -v users="$users" \
   }' >"$part"
 rm -rf "$out.truth"
 mv "$tmp/sim/truth" "$out.truth"
+# mktemp made the part 0600; the file gets what a redirect would give it.
+chmod "$(printf '%o' $((0666 & ~$(umask))))" "$part"
 mv "$part" "$out"
 note "wrote $(wc -l <"$out") ratings to $out ($format), the planted likes to $out.truth/"
