@@ -226,3 +226,25 @@ func TestRunCancelled(t *testing.T) {
 		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
 	}
 }
+
+// TestLoadNote checks that the table says other processes shared the
+// cores only when the load average says so: it printed the remark after
+// every run, a load of 1.6 on two cores at -j 2 included.
+func TestLoadNote(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		before, after float64
+		workers       []int
+		shared        bool
+	}{
+		{1.61, 1.61, []int{2}, false},
+		{0.2, 2.5, []int{2}, true},
+		{6.5, 1.0, []int{2, 4}, true},
+		{3.5, 3.9, []int{2, 4}, false},
+	} {
+		got := loadNote(tc.before, tc.after, tc.workers)
+		if shared := strings.Contains(got, "other processes shared the cores"); shared != tc.shared || !strings.Contains(got, "load average") {
+			t.Errorf("loadNote(%v, %v, -j %v) = %q, want the remark %v", tc.before, tc.after, tc.workers, got, tc.shared)
+		}
+	}
+}

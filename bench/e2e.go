@@ -247,10 +247,10 @@ func (r *E2EReport) WriteTable(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "\nnot sweeping: %.1f%% of the total\n"+
 		"input: %s\n"+
 		"shards: %d cells × %d genes, %d ones; %d fits of %d sweeps (the first %d with %d starts), -j %d\n"+
-		"machine: %s, %d cores (GOMAXPROCS %d), %s RAM, %s %s/%s; load average %.2f before, %.2f after\n",
+		"machine: %s, %d cores (GOMAXPROCS %d), %s RAM, %s %s/%s; %s\n",
 		100*r.NonSweepShare(), input,
 		r.Cells, r.Genes, r.Ones, r.Fits, r.SweepsPerFit, r.StartSweeps, r.Starts, r.Workers,
-		m.CPU, m.Cores, m.GOMAXPROCS, byteSize(m.MemBytes), m.GoVersion, m.OS, m.Arch, r.LoadBefore, r.LoadAfter)
+		m.CPU, m.Cores, m.GOMAXPROCS, byteSize(m.MemBytes), m.GoVersion, m.OS, m.Arch, loadNote(r.LoadBefore, r.LoadAfter, []int{r.Workers}))
 	if err != nil {
 		return fmt.Errorf("bench: writing table: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -36,13 +37,33 @@ func (r *Report) WriteTable(w io.Writer) error {
 	m := r.Machine
 	_, err := fmt.Fprintf(w, "\nmachine: %s, %d cores (GOMAXPROCS %d), %s RAM, %s %s/%s; sampler kernel %s (this CPU runs %s)\n"+
 		"%d warm-up + %d timed sweeps per row (medians and ranges over the timed ones), prior of Z and U %s; stream: median of %d read-only passes over X and Xᵀ in file order (row-order s: in the sampler's order)\n"+
-		"load average %.2f before, %.2f after (above -j: other processes shared the cores)\n",
+		"%s\n",
 		m.CPU, m.Cores, m.GOMAXPROCS, byteSize(m.MemBytes), m.GoVersion, m.OS, m.Arch, r.Kernel, strings.Join(r.Kernels, ", "),
-		r.Warmup, r.Sweeps, r.Prior, r.StreamReps, r.LoadBefore, r.LoadAfter)
+		r.Warmup, r.Sweeps, r.Prior, r.StreamReps, loadNote(r.LoadBefore, r.LoadAfter, r.workers()))
 	if err != nil {
 		return fmt.Errorf("bench: writing table: %w", err)
 	}
 	return nil
+}
+
+// workers returns the -j of every row.
+func (r *Report) workers() []int {
+	w := make([]int, len(r.Results))
+	for i, x := range r.Results {
+		w[i] = x.Workers
+	}
+	return w
+}
+
+// loadNote gives the load averages around a run, and says that other
+// processes shared the cores when either exceeds the largest -j the run
+// used: its own workers account for that much load, no more.
+func loadNote(before, after float64, workers []int) string {
+	note := fmt.Sprintf("load average %.2f before, %.2f after", before, after)
+	if j := slices.Max(append([]int{0}, workers...)); max(before, after) > float64(j) {
+		note += fmt.Sprintf(" (above -j %d: other processes shared the cores)", j)
+	}
+	return note
 }
 
 // byteSize formats a byte count with a binary unit (KiB, MiB, GiB).
