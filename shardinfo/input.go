@@ -22,6 +22,11 @@ import (
 // path that does not exist (shard.Open names those problems).
 func notShards(path string) error {
 	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A mistyped path is said as such, not as a folder without a
+		// manifest.
+		return fmt.Errorf("info: %s: %w", path, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil
 	}

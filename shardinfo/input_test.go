@@ -43,6 +43,7 @@ func TestInfoOnOtherThanShards(t *testing.T) {
 		{run, []string{"not a shard folder", "run directory"}},
 		{sim, []string{"not a shard folder", "holds shards in " + filepath.Join(sim, simulate.ShardsDir)}},
 		{notes, []string{"is a file, not a shard folder", `starting "gene programs to"`, "neither HDF5 nor Matrix Market"}},
+		{filepath.Join(dir, "nowhere"), []string{filepath.Join(dir, "nowhere") + ": file does not exist"}},
 	}
 	if data := filepath.Join("..", "..", "shared", "data"); exists(data) {
 		h5 := filepath.Join(data, "scanpy-10x", "10x_data", "3.0.0", "filtered_feature_bc_matrix.h5")
