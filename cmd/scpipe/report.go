@@ -19,12 +19,14 @@ func reportCommand() *cli.Command {
 		ArgsUsage: "RUN",
 		Description: `Writes one HTML file to open in any browser, offline (no script, nothing
 loaded from elsewhere), and every figure again as an SVG file in a folder beside
-it: the model selection across L (held-out log predictive and accuracy per
-chain), the traces (log-likelihood, dropout and background rates against sweep,
-burn-in shaded), the programs across L (splits, merges, each labelled with its
-top enrichment term), and for each L the codes × genes and cell usage heat maps
-and a table of its codes: genes, unique genes, cells, stability, top genes by
-posterior mean, top terms with adjusted p.
+it: first the answer (the recommended L, whether the chains agree, and its
+programs with their top genes and terms), then the model selection across L
+(held-out log predictive and accuracy per chain), the traces (log-likelihood,
+dropout and background rates against sweep, burn-in shaded), the programs
+across L (splits, merges, each labelled with its top enrichment term), and for
+each L the codes × genes and cell usage heat maps and a table of its codes:
+genes, unique genes, cells, stability, top genes by score (posterior mean for
+runs fitted before scores), top terms with adjusted p.
 
 Enrichment terms come from an output of scpipe enrich: --enrich DIR, or else
 RUN/enrich or RUN-enrich when one exists (its threshold and hierarchy method are
