@@ -109,8 +109,8 @@ type Source struct {
 	Format string `json:"format"`
 	// Bytes is the input's size in bytes (for a folder, the sum of the files read).
 	Bytes int64 `json:"bytes"`
-	// SHA256 is the lowercase hex SHA-256 of the input file (empty for folders
-	// or generated data).
+	// SHA256 is the lowercase hex SHA-256 of the input file (of an MTX
+	// folder: of its matrix file, as stored; empty for generated data).
 	SHA256 string `json:"sha256"`
 	// Genome is the genome group of a CellRanger v2 file (e.g. "mm10").
 	Genome string `json:"genome"`
