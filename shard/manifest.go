@@ -116,7 +116,7 @@ type Source struct {
 	Genome string `json:"genome"`
 	// FeatureType is the feature type kept (e.g. "Gene Expression"); empty: all.
 	FeatureType string `json:"feature_type"`
-	// Layer is the AnnData layer read ("X" or a name under /layers).
+	// Layer is the AnnData matrix read: "X", "raw/X" or "layers/NAME".
 	Layer string `json:"layer"`
 	// Seed is the random seed of generated data.
 	Seed uint64 `json:"seed"`
