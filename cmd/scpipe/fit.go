@@ -105,7 +105,7 @@ finished. Each fit is identical to the same fit of a single process.
 				&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "start: cluster (from cell types), data (from random cells) or random"},
 				&cli.BoolFlag{Name: "reseed", Value: d.Reseed, Usage: "re-seed empty codes during the burn-in (--reseed=false: none)"},
 				&cli.IntFlag{Name: "starts", Value: d.Starts, Usage: "short chains per fit, the best by log-likelihood continued"},
-				&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "length of those short chains"},
+				&cli.IntFlag{Name: "start-sweeps", Value: d.StartSweeps, Usage: "sweeps of each of the --starts short chains (at most --burn-in)"},
 			),
 			inCategory("HPC",
 				&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain-index processes and fit nothing"},
