@@ -14,7 +14,8 @@ func infoCommand() *cli.Command {
 		Usage:     "summarise a shard folder",
 		ArgsUsage: "SHARDS",
 		Description: `Prints what a shard folder holds: cells, genes, nnz (ones), density, the
-gene filter's before/after counts, the source and the size on disk.
+gene filter's before/after counts, how the counts were binarised (threshold,
+ambient_fraction), the source and the size on disk.
 
    scpipe info shards
    scpipe info --verify shards          # recompute every file's CRC-32C
