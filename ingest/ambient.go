@@ -109,6 +109,7 @@ func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept 
 	if err != nil {
 		return nil, err
 	}
+	warnNotCounts(parts, src, log)
 	if !slices.ContainsFunc(parts, func(p ambientPart) bool { return p.aboveOne }) {
 		log.Info("ingest: no count above 1: binarising at the threshold alone, without the ambient RNA's levels")
 		return nil, nil
@@ -174,10 +175,27 @@ func cellSize(gene []int32, val []float64, typeKept []bool, total int64) int64 {
 	return sum
 }
 
+// warnNotCounts warns when a part saw a value that is not a whole number:
+// the binarisation weighs values as counts, and an AnnData X that scanpy
+// normalised or log-transformed is not (its counts are often kept in a
+// layer). Only a warning, as scanpy's own check is: some quantifiers
+// (alevin's, for one) write fractional counts on the counts' scale.
+func warnNotCounts(parts []ambientPart, src source, log *slog.Logger) {
+	for _, p := range parts {
+		if p.notCount != 0 {
+			log.Warn("ingest: the values are not whole counts (normalised or log-transformed?), yet the ambient-aware binarisation weighs them as counts: "+
+				"ingest the raw counts (from an h5ad, --layer counts or --layer raw where the file keeps them), or binarise at the threshold alone with --ambient 0",
+				"matrix", src.describe().matrix, "value", p.notCount)
+			return
+		}
+	}
+}
+
 // ambientPart is one worker's share of measureAmbient's read.
 type ambientPart struct {
 	geneTotal []int64
 	aboveOne  bool
+	notCount  float64     // a value that is not a whole number; 0: none seen
 	held      []heldCount // counts of edge runs weighed once the totals are in
 }
 
@@ -216,6 +234,9 @@ func (p *ambientPart) add(gene []int32, val []float64, typeKept []bool) int64 {
 			sum += q
 			p.geneTotal[g] += q
 			p.aboveOne = p.aboveOne || v > 1
+			if v != math.Trunc(v) {
+				p.notCount = v
+			}
 		}
 	}
 	return sum

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -222,4 +223,39 @@ func allGenes() []bool {
 		kept[g] = true
 	}
 	return kept
+}
+
+// TestAmbientWarnsOnValuesNotCounts: values that are not whole numbers
+// (an AnnData X normalised or log-transformed, as scanpy leaves it) are
+// weighed as counts by the ambient-aware binarisation, so ingest warns,
+// naming the matrix and a value; whole counts give no warning.
+func TestAmbientWarnsOnValuesNotCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		transform func(float64) float64
+		warn      bool
+	}{
+		{"counts", func(v float64) float64 { return v }, false},
+		{"log1p", math.Log1p, true},
+		{"scaled to 1e4", func(v float64) float64 { return v * 10000 / 2049 }, true},
+		{"below one", func(v float64) float64 { return v / 2000 }, true},
+	} {
+		es := ambientCounts(1, false)
+		for i := range es {
+			es[i].val = tc.transform(es[i].val)
+		}
+		var buf strings.Builder
+		log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		src := batchSource{batches: toBatches(es, []int{5120})}
+		if _, err := measureAmbient(context.Background(), src, ambientCells, ambientGenes, allGenes(), defaultAmbient, passSplit{2, 8}, log); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(buf.String(), "not whole counts")
+		if got != tc.warn {
+			t.Errorf("%s: warned %v, want %v (log %q)", tc.name, got, tc.warn, buf.String())
+		}
+		if tc.warn && !strings.Contains(buf.String(), "matrix=") {
+			t.Errorf("%s: the warning names no matrix: %q", tc.name, buf.String())
+		}
+	}
 }

@@ -21,6 +21,8 @@ type batchSource struct {
 	batches []*batch
 }
 
+func (s batchSource) describe() sourceInfo { return sourceInfo{matrix: "test.mtx"} }
+
 func (s batchSource) scan(_ context.Context, fn func(*batch) error) error {
 	for _, b := range s.batches {
 		if err := fn(b); err != nil {
