@@ -126,7 +126,7 @@ func buildPage(in *inputs) (*page, error) {
 		pg.Notes = append(pg.Notes, in.enrich.Notes...)
 	} else {
 		pg.Facts = append(pg.Facts, fmt.Sprintf("No enrichment: run scpipe enrich %s -o %s-enrich --gmt LIBRARY.gmt, then this report again, "+
-			"to label the programs with gene-set terms.", in.opts.Run, filepath.Clean(in.opts.Run)))
+			"to label the programs with gene-set terms (an enrichment written elsewhere: scpipe report --enrich DIR).", in.opts.Run, filepath.Clean(in.opts.Run)))
 	}
 
 	var err error
