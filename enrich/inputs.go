@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"scpipe/internal/infile"
 	"scpipe/rundir"
 )
 
@@ -94,7 +95,7 @@ func background(spec string, genes Genes) (*Universe, error) {
 	if spec == BackgroundKept {
 		return newUniverse(genes.Names), nil
 	}
-	f, err := os.Open(spec)
+	f, err := infile.Open(spec)
 	if err != nil {
 		return nil, fmt.Errorf("enrich: background: %w", err)
 	}

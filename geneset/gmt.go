@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // GeneSet is one line of a GMT library: a named set of gene symbols.
@@ -37,7 +38,7 @@ type Library struct {
 // ReadGMTFile reads the GMT library at path, gzip-compressed or not (told
 // by the content, not the name). Errors name the file and the line.
 func ReadGMTFile(path string) (*Library, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("geneset: gene-set library: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/holdout"
+	"scpipe/internal/infile"
 	"scpipe/rundir"
 )
 
@@ -141,7 +142,7 @@ func DefaultFitConfig() FitConfig {
 // replace base's values, and are returned; an unknown key is an error
 // naming it.
 func LoadFitConfig(path string, base FitConfig) (FitConfig, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path)
 	if err != nil {
 		return base, nil, fmt.Errorf("config: %w", err)
 	}

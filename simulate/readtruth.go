@@ -3,9 +3,10 @@ package simulate
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // Planted is a simulation's planted truth read back from its truth folder
@@ -27,7 +28,10 @@ func (p *Planted) Clean(n, g int) bool { return p.Cells[n]&p.Genes[g] != 0 }
 // (OUT/truth).
 func ReadTruth(dir string) (*Planted, error) {
 	p := &Planted{}
-	var err error
+	err := infile.Dir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: truth: %w", err)
+	}
 	if p.GeneIDs, p.Genes, p.L, err = readMembership(filepath.Join(dir, ProgramsFile), "gene_id", 2); err != nil {
 		return nil, err
 	}
@@ -45,7 +49,7 @@ func ReadTruth(dir string) (*Planted, error) {
 // whose first lead columns are annotations, and whose other columns,
 // program_1 … program_L, are 0 or 1.
 func readMembership(path, first string, lead int) (ids []string, sets []uint64, L int, err error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("simulate: truth: %w", err)
 	}

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
@@ -173,3 +175,106 @@ func TestDamagedRunFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestNotRegularInputs: a named pipe or a device given where a command
+// reads a file, or put in the place of one of its inputs' files, is
+// refused at once with an error naming it and what it is; opening the
+// pipe once blocked the command for ever, deaf to Ctrl-C (info, fit
+// --config, enrich --gmt and --background, export --into, ingest of an
+// MTX folder), and a run's table replaced by a pipe or a device made its
+// fit count as unfinished, which a resume would have fitted again.
+func TestNotRegularInputs(t *testing.T) {
+	dir, sim, shards, rd := hostileRun(t)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipe here: %v", err)
+	}
+	mtx := filepath.Join(dir, "mtx")
+	if err := os.Mkdir(mtx, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"features.tsv.gz", "barcodes.tsv.gz"} {
+		if err := os.Symlink(filepath.Join(sim, name), filepath.Join(mtx, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(mtx, "matrix.mtx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := func(name string) string { return filepath.Join(dir, name) }
+	pipe, device := fifo+" is a named pipe, not a", os.DevNull+" is a character device, not a"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"info", fifo}, pipe + " folder"},
+		{[]string{"info", os.DevNull}, device + " folder"},
+		{[]string{"fit", shards, "-o", out("f1"), "--L", "2", "--config", fifo}, pipe + " regular file"},
+		{[]string{"fit", shards, "-o", out("f2"), "--L", "2", "--fixed-codes", fifo}, pipe + " regular file"},
+		{[]string{"enrich", rd, "-o", out("e1"), "--gmt", fifo}, pipe + " regular file"},
+		{[]string{"enrich", rd, "-o", out("e2"), "--background", os.DevNull}, device + " regular file"},
+		{[]string{"evaluate", rd, "-o", out("v1"), "--truth", fifo}, pipe + " folder"},
+		{[]string{"export", rd, "-o", out("x1.h5ad"), "--enrich", fifo}, pipe + " folder"},
+		{[]string{"export", rd, "-o", out("x2.h5ad"), "--into", fifo}, pipe + " regular file"},
+		{[]string{"report", rd, "-o", out("r1.html"), "--enrich", os.DevNull}, device + " folder"},
+		{[]string{"ingest", mtx, "-o", out("s1")}, filepath.Join(mtx, "matrix.mtx") + " is a named pipe, not a regular file"},
+	} {
+		checkRefused(t, tc.args, tc.want)
+	}
+
+	// A run's files replaced by a pipe or a link to a device.
+	readers := map[string][]string{
+		"summarize": {"summarize", rd, "-q"},
+		"enrich":    {"enrich", rd, "-o", out("e3"), "-q"},
+		"report":    {"report", rd, "-o", out("r2.html"), "-q"},
+		"export":    {"export", rd, "-o", out("x3.h5ad"), "-q"},
+		"resume":    {"fit", shards, "-o", rd, "--resume", "--L", "2", "--chains", "1", "--starts", "1", "--burn-in", "4", "--samples", "4", "--holdout", "0.2", "-q"},
+	}
+	for _, tc := range []struct {
+		file    string
+		readers []string
+	}{
+		{filepath.Join(rundir.FitDir(rd, 2, 1), rundir.CodesFile), []string{"summarize", "enrich", "report", "export", "resume"}},
+		{filepath.Join(rd, rundir.ConfigFile), []string{"summarize", "export", "resume"}},
+	} {
+		file := tc.file
+		saved := file + ".saved"
+		if err := os.Rename(file, saved); err != nil {
+			t.Fatal(err)
+		}
+		for _, replace := range []func() error{
+			func() error { return syscall.Mkfifo(file, 0o644) },
+			func() error { return os.Symlink(os.DevNull, file) },
+		} {
+			if err := replace(); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range tc.readers {
+				checkRefused(t, readers[r], file+" is a ")
+			}
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Rename(saved, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkRefused runs scpipe with args and fails unless it returns, within
+// a minute, an error that says want.
+func checkRefused(t *testing.T, args []string, want string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run(t, args...) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("scpipe %s: %v (want it to say %q)", strings.Join(args, " "), err, want)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("scpipe %s: still running after a minute", strings.Join(args, " "))
+	}
+}
+
