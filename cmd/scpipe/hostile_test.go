@@ -278,3 +278,48 @@ func checkRefused(t *testing.T, args []string, want string) {
 	}
 }
 
+// TestFitSettingsOutOfRange: a setting out of its range is refused before
+// the run is made, naming its flag, or its key and the --config file that
+// gave it, and the range; --chains 1000000000 once listed its chains for
+// minutes, deaf to Ctrl-C, and --starts 100000 seeded its starts as long,
+// and threads = -3 in a --config file was blamed on --threads.
+func TestFitSettingsOutOfRange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	if err := run(t, "simulate", "-o", dir+"/sim", "--cells", "100", "--genes", "40", "--L", "2", "--shards", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "sim", "shards"), shards); err != nil {
+		t.Fatal(err)
+	}
+	config := func(name, text string) string {
+		p := filepath.Join(dir, name+".toml")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	samples0, threads, thin := config("samples", "samples = 0\n"), config("threads", "threads = -3\n"), config("thin", "thin = 5000\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--chains", "1000000000"}, "--chains: invalid configuration: chains = 1000000000 outside 1..1000"},
+		{[]string{"--chains", "0"}, "--chains: invalid configuration: chains = 0 outside 1..1000"},
+		{[]string{"--starts", "100000", "--burn-in", "1000000", "--start-sweeps", "1000000"}, "--starts: invalid configuration: starts = 100000 outside 1..64"},
+		{[]string{"--samples", "0"}, "--samples: invalid configuration: samples = 0"},
+		{[]string{"--holdout", "1.5"}, "--holdout: invalid configuration: holdout = 1.5 outside [0, 1)"},
+		{[]string{"--burn-in", "-1"}, "--burn-in: invalid configuration: burn_in = -1"},
+		{[]string{"--config", samples0}, "config " + samples0 + ": invalid configuration: samples = 0"},
+		{[]string{"--config", threads}, "config " + threads + ": invalid configuration: threads = -3 outside 1.."},
+		{[]string{"--config", thin}, "config " + thin + ": invalid configuration: thin = 5000 outside 1..samples (100)"},
+		{[]string{"-j", "-3"}, "--threads must be at least 1"},
+	} {
+		out := filepath.Join(dir, "run")
+		checkRefused(t, append([]string{"fit", shards, "-o", out, "--L", "2", "-q"}, tc.args...), tc.want)
+		if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("fit %v made %s (%v)", tc.args, out, err)
+		}
+	}
+}
