@@ -322,11 +322,20 @@ func TestLibraryMatchingNoGene(t *testing.T) {
 	run, lib, dir := fixture(t)
 	other := filepath.Join(dir, "other.gmt")
 	must(t, os.WriteFile(other, []byte("SET1\tdesc\tFOO1\tFOO2\nSET2\tdesc\tFOO3\n"), 0o644))
+	// A library joined from two, where a name comes back with other genes:
+	// the later set is not tested, which a warning says, naming it.
+	text, err := os.ReadFile(lib)
+	must(t, err)
+	first, _, _ := strings.Cut(string(text), "\t")
+	lines := strings.Count(string(text), "\n")
+	joined := filepath.Join(dir, "joined.gmt")
+	must(t, os.WriteFile(joined, append(text, first+"\tagain\tFOO1\n"...), 0o644))
 	for _, tc := range []struct {
 		name, lib, want string
 	}{
 		{"matching", lib, ""},
 		{"matching no gene", other, "level=WARN msg=\"enrich: library other (" + other + "): none of its 3 genes is in the background, so its table is empty"},
+		{"repeated name", joined, fmt.Sprintf("library joined (%s): 1 set(s) repeat an earlier set's name and are not tested, the first at line %d: set \\\"%s\\\" repeats the name of line 1", joined, lines+1, first)},
 	} {
 		var log bytes.Buffer
 		o := DefaultOptions()
