@@ -101,7 +101,9 @@ func background(spec string, genes Genes) (*Universe, error) {
 	}
 	defer f.Close()
 	var symbols []string
-	sc := bufio.NewScanner(f)
+	br := bufio.NewReader(f)
+	infile.SkipBOM(br)
+	sc := bufio.NewScanner(br)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		s, _, _ := strings.Cut(sc.Text(), "\t")

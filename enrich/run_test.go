@@ -410,3 +410,28 @@ func TestOutputReplacement(t *testing.T) {
 		t.Errorf("hierarchy.json: L %v, %d nodes, %d genes (first %+v)", h.L, len(h.Nodes), len(h.Genes), h.Genes[0])
 	}
 }
+
+// TestBackgroundFile: a background file saved on Windows (a byte-order
+// mark and CRLF line ends) reads as the same symbols: the mark stuck to
+// the first symbol, which then matched no gene, without a word.
+func TestBackgroundFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	genes := Genes{Names: []string{"CD3E", "MS4A1", "LYZ"}}
+	for name, text := range map[string]string{
+		"plain.txt":   "CD3E\nMS4A1\nLYZ\n",
+		"windows.txt": "\ufeffCD3E\r\nMS4A1\r\nLYZ\r\n",
+	} {
+		path := filepath.Join(dir, name)
+		must(t, os.WriteFile(path, []byte(text), 0o644))
+		u, err := background(path, genes)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, g := range genes.Names {
+			if _, ok := u.Lookup(g); !ok || u.Len() != 3 {
+				t.Errorf("%s: %s not in the background of %d symbols %q", name, g, u.Len(), u.Symbols)
+			}
+		}
+	}
+}

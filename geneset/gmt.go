@@ -106,6 +106,7 @@ func ReadGMT(r io.Reader, path string) (*Library, error) {
 	lib := &Library{Name: libraryName(path), Path: path}
 	seen := make(map[string]int) // set name -> line
 	br := bufio.NewReaderSize(r, 1<<16)
+	infile.SkipBOM(br)
 	lineNo := 0
 	for {
 		line, err := readLine(br, MaxLineBytes)

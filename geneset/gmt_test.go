@@ -31,6 +31,8 @@ func TestReadGMTDialects(t *testing.T) {
 		{"blank and comment lines", "\n# a comment\n  \nA\t\tG1\n\r\n", []GeneSet{{"A", "", []string{"G1"}}}, 0, 0},
 		{"set with no gene skipped", "A\tdesc\nB\t\t\t\nC\t\tG1\n", []GeneSet{{"C", "", []string{"G1"}}}, 2, 0},
 		{"repeated name: first wins", "A\t\tG1\nA\t\tG2\n", []GeneSet{{"A", "", []string{"G1"}}}, 0, 1},
+		{"byte-order mark (Windows)", "\ufeffA\td\tG1\r\n", []GeneSet{{"A", "d", []string{"G1"}}}, 0, 0},
+		{"byte-order mark before a comment", "\ufeff# c\nA\t\tG1\n", []GeneSet{{"A", "", []string{"G1"}}}, 0, 0},
 		{"term names with spaces and ids", "T cell activation (GO:0042110)\t\tCD3E\n", []GeneSet{{"T cell activation (GO:0042110)", "", []string{"CD3E"}}}, 0, 0},
 	} {
 		lib, err := ReadGMT(strings.NewReader(tc.in), "lib.gmt")

@@ -14,6 +14,8 @@
 package infile
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +88,19 @@ func Dir(path string) error {
 		return nil
 	}
 	return fmt.Errorf("%s is %s, not a folder", path, kind(fi.Mode()))
+}
+
+// bom is the UTF-8 encoding of U+FEFF, the byte-order mark.
+var bom = []byte{0xef, 0xbb, 0xbf}
+
+// SkipBOM drops a UTF-8 byte-order mark at the head of a text input read
+// through br: editors and spreadsheets on Windows write one, and it stuck
+// to the first name read (a background's first gene never matched, a GMT's
+// first term was written with it into every table).
+func SkipBOM(br *bufio.Reader) {
+	if head, err := br.Peek(len(bom)); err == nil && bytes.Equal(head, bom) {
+		br.Discard(len(bom))
+	}
 }
 
 // kind names the type of a file mode, with its article.

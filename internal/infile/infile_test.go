@@ -1,7 +1,9 @@
 package infile
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,6 +90,29 @@ func TestDir(t *testing.T) {
 		err := Dir(tc.path)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("Dir(%s): %v, want %q", tc.path, err, tc.want)
+		}
+	}
+}
+
+// TestSkipBOM: a byte-order mark at the head is dropped, and nothing
+// else: not one later in the text, nor the head of a text without one.
+func TestSkipBOM(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"\ufeffBC0-1\n":  "BC0-1\n",
+		"BC0-1\n":        "BC0-1\n",
+		"\ufeff":         "",
+		"ab":             "ab",
+		"":               "",
+		"\ufeff\ufeffx":  "\ufeffx",
+		"x\ufeff":        "x\ufeff",
+		"\xef\xbb\xbe\n": "\xef\xbb\xbe\n",
+	} {
+		br := bufio.NewReader(strings.NewReader(in))
+		SkipBOM(br)
+		got, err := io.ReadAll(br)
+		if err != nil || string(got) != want {
+			t.Errorf("SkipBOM(%q): %q, %v; want %q", in, got, err, want)
 		}
 	}
 }
