@@ -218,8 +218,17 @@ func TestNotRegularInputs(t *testing.T) {
 		{[]string{"export", rd, "-o", out("x2.h5ad"), "--into", fifo}, pipe + " regular file"},
 		{[]string{"report", rd, "-o", out("r1.html"), "--enrich", os.DevNull}, device + " folder"},
 		{[]string{"ingest", mtx, "-o", out("s1")}, filepath.Join(mtx, "matrix.mtx") + " is a named pipe, not a regular file"},
+		// A pipe or a device as the output: --force replaced it (as root,
+		// -o /dev/null --force replaced the system's /dev/null).
+		{[]string{"enrich", rd, "-o", fifo, "--force"}, pipe + " file or a folder: --force does not replace it"},
+		{[]string{"evaluate", rd, "-o", fifo, "--force"}, pipe + " file or a folder: --force does not replace it"},
+		{[]string{"simulate", "-o", fifo, "--force"}, pipe + " file or a folder: --force does not replace it"},
+		{[]string{"fit", shards, "-o", fifo, "--force", "--L", "2"}, "run directory " + pipe + " folder"},
 	} {
 		checkRefused(t, tc.args, tc.want)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("%s replaced: %v, %v", fifo, fi.Mode(), err)
 	}
 
 	// A run's files replaced by a pipe or a link to a device.
