@@ -265,10 +265,10 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("output", "no run directory given (-o RUN)")
 	case c.Chains < 1 || c.Chains > MaxChains:
 		return bad("chains", "chains = %d outside 1..%d", c.Chains, MaxChains)
-	case c.BurnIn < 0:
-		return bad("burn_in", "burn_in = %d is negative", c.BurnIn)
-	case c.Samples < 1:
-		return bad("samples", "samples = %d: need at least 1", c.Samples)
+	case c.BurnIn < 0 || c.BurnIn > gibbs.MaxSweeps:
+		return bad("burn_in", "burn_in = %d outside 0..%d", c.BurnIn, gibbs.MaxSweeps)
+	case c.Samples < 1 || c.Samples > gibbs.MaxSweeps:
+		return bad("samples", "samples = %d outside 1..%d", c.Samples, gibbs.MaxSweeps)
 	case c.Thin < 1 || c.Thin > c.Samples:
 		return bad("thin", "thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
@@ -288,6 +288,8 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("start_sweeps", "start_sweeps = %d outside 1..burn_in (%d) with %d starts (set --start-sweeps at most --burn-in, or --starts 1)", c.StartSweeps, c.BurnIn, c.Starts)
 	case c.CheckpointEvery < 1:
 		return bad("checkpoint_every", "checkpoint_every = %d: need at least 1", c.CheckpointEvery)
+	case len(c.Layers) > 0 && c.Samples > gibbs.MaxSweeps/len(c.Layers):
+		return bad("samples", "samples = %d with %d layers: at most %d sweeps in all", c.Samples, len(c.Layers), gibbs.MaxSweeps)
 	case !(c.CheckpointMinutes > 0):
 		return bad("checkpoint_minutes", "checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
 	case c.Threads < 0:

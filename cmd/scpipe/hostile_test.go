@@ -290,8 +290,9 @@ func checkRefused(t *testing.T, args []string, want string) {
 // TestFitSettingsOutOfRange: a setting out of its range is refused before
 // the run is made, naming its flag, or its key and the --config file that
 // gave it, and the range; --chains 1000000000 once listed its chains for
-// minutes, deaf to Ctrl-C, and --starts 100000 seeded its starts as long,
-// and threads = -3 in a --config file was blamed on --threads.
+// minutes, deaf to Ctrl-C, --starts 100000 seeded its starts as long,
+// sweeps summing past an int panicked, and threads = -3 in a --config file
+// was blamed on --threads.
 func TestFitSettingsOutOfRange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -320,6 +321,10 @@ func TestFitSettingsOutOfRange(t *testing.T) {
 		{[]string{"--samples", "0"}, "--samples: invalid configuration: samples = 0"},
 		{[]string{"--holdout", "1.5"}, "--holdout: invalid configuration: holdout = 1.5 outside [0, 1)"},
 		{[]string{"--burn-in", "-1"}, "--burn-in: invalid configuration: burn_in = -1"},
+		// Sums of sweeps past an int panicked making the trace.
+		{[]string{"--burn-in", "9223372036854775000", "--samples", "10000", "--starts", "1"}, "--burn-in: invalid configuration: burn_in = 9223372036854775000 outside 0..1099511627776"},
+		{[]string{"--samples", "9223372036854775807", "--thin", "9223372036854775807"}, "--samples: invalid configuration: samples = 9223372036854775807 outside 1..1099511627776"},
+		{[]string{"--burn-in", "1000000000000000"}, "outside 0..1099511627776"},
 		{[]string{"--config", samples0}, "config " + samples0 + ": invalid configuration: samples = 0"},
 		{[]string{"--config", threads}, "config " + threads + ": invalid configuration: threads = -3 outside 1.."},
 		{[]string{"--config", thin}, "config " + thin + ": invalid configuration: thin = 5000 outside 1..samples (100)"},
