@@ -71,7 +71,7 @@ func (p Params) Validate() error {
 		return fmt.Errorf("simulate: L must be in 1..64 (got %d)", p.L)
 	case !(p.Missing >= 0 && p.Missing <= 1):
 		return fmt.Errorf("simulate: missing must be in [0, 1] (got %v)", p.Missing)
-	case p.ActivityPrograms < 0 || p.L+p.ActivityPrograms > 64:
+	case p.ActivityPrograms < 0 || p.ActivityPrograms > 64-p.L: // not L+A, which a huge A overflows
 		return fmt.Errorf("simulate: %d activity programs beside L = %d: want 0 or more, and at most 64 programs in all", p.ActivityPrograms, p.L)
 	case p.ActivityPrograms > 0 && !(p.ActivityFraction > 0 && p.ActivityFraction <= 1):
 		return fmt.Errorf("simulate: activity fraction must be in (0, 1] (got %v)", p.ActivityFraction)
