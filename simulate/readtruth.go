@@ -2,7 +2,10 @@ package simulate
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +21,9 @@ type Planted struct {
 	Genes    []uint64
 	Barcodes []string
 	Cells    []uint64
+	// Seed is the simulation's seed from truth.json; nil in a truth
+	// folder without one.
+	Seed *uint64
 }
 
 // Clean reports whether the noise-free entry of cell n and gene g is 1: a
@@ -42,7 +48,29 @@ func ReadTruth(dir string) (*Planted, error) {
 	if L != p.L {
 		return nil, fmt.Errorf("simulate: %s has %d programs, %s %d", usageFile, L, ProgramsFile, p.L)
 	}
+	if p.Seed, err = readSeed(filepath.Join(dir, TruthJSONFile)); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// readSeed reads the seed of the parameters in truth.json at path: nil
+// when there is no such file.
+func readSeed(path string) (*uint64, error) {
+	b, err := infile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("simulate: truth: %w", err)
+	}
+	var sum struct {
+		Params struct{ Seed *uint64 } `json:"params"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return nil, fmt.Errorf("simulate: truth %s: %w", path, err)
+	}
+	return sum.Params.Seed, nil
 }
 
 // readMembership reads a table whose first column (named first) is an id,
