@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 
+	"scpipe/internal/infile"
 	"scpipe/internal/outlock"
 )
 
@@ -50,7 +51,7 @@ func Create(path string) (*Writer, error) {
 // 8-byte addresses whose groups are symbol tables (h5py's default, which
 // anndata writes).
 func Append(src, path string) (*Writer, error) {
-	in, err := os.Open(src)
+	in, err := infile.Open(src)
 	if err != nil {
 		return nil, fmt.Errorf("anndata: %w", err)
 	}

@@ -113,6 +113,11 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	if err := os.MkdirAll(work, 0o777); err != nil {
 		return nil, fmt.Errorf("bench: creating work folder: %w", err)
 	}
+	// Before the truth is drawn, which for billions of cells took
+	// gigabytes and minutes, deaf to Ctrl-C, before the disk refused.
+	if err := simulate.CheckRoom(dir, p, true); err != nil {
+		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
+	}
 	truth, err := simulate.New(p)
 	if err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)

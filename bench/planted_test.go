@@ -9,7 +9,9 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"scpipe/shard"
 	"scpipe/simulate"
@@ -84,6 +86,28 @@ func TestPlantedDataDensity(t *testing.T) {
 	// Single-cell-like: cells use a few programs each, not none or all.
 	if per := float64(programs) / float64(p.Cells); per < 1.5 || per > 4 {
 		t.Errorf("cells use %.2f programs on average, want a few", per)
+	}
+}
+
+// TestOpenDatasetTooLarge: a size whose shards no disk here holds is
+// refused before its truth is drawn (--size 2e13 drew 1.8 billion cells'
+// usage for minutes, deaf to Ctrl-C), naming the folder.
+func TestOpenDatasetTooLarge(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	size := Size{2_000_000_000, 1_000_000} // 0.5 PB of shards
+	done := make(chan error, 1)
+	go func() {
+		_, err := openDataset(context.Background(), work, size, defaultDensity, 3, 2, false, discard())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, simulate.ErrNoRoom) || !strings.Contains(err.Error(), work) {
+			t.Errorf("%v: %v, want a refusal naming %s", size, err, work)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%v: still drawing after 30 s", size)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"scpipe/geneset"
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
 )
@@ -180,6 +181,12 @@ func analyse(ctx context.Context, o Options) (*Report, error) {
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("library %s (%s): %d gene sets; %d of its %d genes in the background; %d sets with no gene in the background are not tested",
 			lib.Name, lib.Path, len(lib.Sets), c.Matched, c.Genes, c.Unmatched))
+		if lib.Repeated > 0 {
+			// The later sets of a name are not tested, whatever their
+			// genes: a library joined from two would lose sets unseen.
+			o.Log.Warn(fmt.Sprintf("enrich: library %s (%s): %d set(s) repeat an earlier set's name and are not tested, the first at %s",
+				lib.Name, lib.Path, lib.Repeated, firstRepeat(lib.Skips)))
+		}
 		if lib.Empty+lib.Repeated > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("library %s: skipped %d lines naming a set with no gene and %d repeating a set's name",
 				lib.Name, lib.Empty, lib.Repeated))
@@ -190,6 +197,17 @@ func analyse(ctx context.Context, o Options) (*Report, error) {
 		o.Log.Info("enrich: " + n)
 	}
 	return rep, nil
+}
+
+// firstRepeat describes the first skipped line of skips that repeats a
+// set's name.
+func firstRepeat(skips []geneset.Skip) string {
+	for _, k := range skips {
+		if k.First > 0 {
+			return k.String()
+		}
+	}
+	return "an unknown line"
 }
 
 // check validates the options that need no file.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"scpipe/internal/infile"
 	"scpipe/rundir"
 )
 
@@ -94,13 +95,15 @@ func background(spec string, genes Genes) (*Universe, error) {
 	if spec == BackgroundKept {
 		return newUniverse(genes.Names), nil
 	}
-	f, err := os.Open(spec)
+	f, err := infile.Open(spec)
 	if err != nil {
 		return nil, fmt.Errorf("enrich: background: %w", err)
 	}
 	defer f.Close()
 	var symbols []string
-	sc := bufio.NewScanner(f)
+	br := bufio.NewReader(f)
+	infile.SkipBOM(br)
+	sc := bufio.NewScanner(br)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		s, _, _ := strings.Cut(sc.Text(), "\t")

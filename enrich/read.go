@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // Output is an output folder of Run read back: its settings and programs
@@ -59,6 +61,9 @@ type EnrichmentFile struct {
 // naming the file that is missing or malformed.
 func ReadOutput(dir string) (*Output, error) {
 	out := &Output{Dir: dir, Hierarchy: HierarchyOverlap}
+	if err := infile.Dir(dir); err != nil {
+		return nil, fmt.Errorf("enrich: %w", err)
+	}
 	if err := out.readLog(filepath.Join(dir, LogFile)); err != nil {
 		return nil, err
 	}
@@ -80,7 +85,7 @@ func ReadOutput(dir string) (*Output, error) {
 // readLog reads the settings of enrich.log: a first line naming scpipe
 // enrich, then key<TAB>value lines.
 func (o *Output) readLog(path string) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return fmt.Errorf("enrich: %w", err)
 	}
@@ -224,7 +229,7 @@ func ReadTopTerms(path string, k int) ([]Term, error) {
 // readTSV reads a tab-separated file whose header starts with columns,
 // calling row with the fields of each line (as many as the header has).
 func readTSV(path string, columns []string, row func(fields []string) error) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return fmt.Errorf("enrich: %w", err)
 	}

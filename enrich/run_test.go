@@ -322,11 +322,20 @@ func TestLibraryMatchingNoGene(t *testing.T) {
 	run, lib, dir := fixture(t)
 	other := filepath.Join(dir, "other.gmt")
 	must(t, os.WriteFile(other, []byte("SET1\tdesc\tFOO1\tFOO2\nSET2\tdesc\tFOO3\n"), 0o644))
+	// A library joined from two, where a name comes back with other genes:
+	// the later set is not tested, which a warning says, naming it.
+	text, err := os.ReadFile(lib)
+	must(t, err)
+	first, _, _ := strings.Cut(string(text), "\t")
+	lines := strings.Count(string(text), "\n")
+	joined := filepath.Join(dir, "joined.gmt")
+	must(t, os.WriteFile(joined, append(text, first+"\tagain\tFOO1\n"...), 0o644))
 	for _, tc := range []struct {
 		name, lib, want string
 	}{
 		{"matching", lib, ""},
 		{"matching no gene", other, "level=WARN msg=\"enrich: library other (" + other + "): none of its 3 genes is in the background, so its table is empty"},
+		{"repeated name", joined, fmt.Sprintf("library joined (%s): 1 set(s) repeat an earlier set's name and are not tested, the first at line %d: set \\\"%s\\\" repeats the name of line 1", joined, lines+1, first)},
 	} {
 		var log bytes.Buffer
 		o := DefaultOptions()
@@ -399,5 +408,30 @@ func TestOutputReplacement(t *testing.T) {
 	must(t, json.Unmarshal(data, &h))
 	if !slices.Equal(h.L, []int{3}) || len(h.Nodes) != 3 || len(h.Genes) != 18 || h.Genes[0].Symbol != "Cd3e" {
 		t.Errorf("hierarchy.json: L %v, %d nodes, %d genes (first %+v)", h.L, len(h.Nodes), len(h.Genes), h.Genes[0])
+	}
+}
+
+// TestBackgroundFile: a background file saved on Windows (a byte-order
+// mark and CRLF line ends) reads as the same symbols: the mark stuck to
+// the first symbol, which then matched no gene, without a word.
+func TestBackgroundFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	genes := Genes{Names: []string{"CD3E", "MS4A1", "LYZ"}}
+	for name, text := range map[string]string{
+		"plain.txt":   "CD3E\nMS4A1\nLYZ\n",
+		"windows.txt": "\ufeffCD3E\r\nMS4A1\r\nLYZ\r\n",
+	} {
+		path := filepath.Join(dir, name)
+		must(t, os.WriteFile(path, []byte(text), 0o644))
+		u, err := background(path, genes)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, g := range genes.Names {
+			if _, ok := u.Lookup(g); !ok || u.Len() != 3 {
+				t.Errorf("%s: %s not in the background of %d symbols %q", name, g, u.Len(), u.Symbols)
+			}
+		}
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"scpipe/anndata"
 	"scpipe/enrich"
+	"scpipe/internal/infile"
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
 	"scpipe/shard"
@@ -57,7 +57,7 @@ func Export(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	config, err := os.ReadFile(filepath.Join(o.Run, rundir.ConfigFile))
+	config, err := infile.ReadFile(filepath.Join(o.Run, rundir.ConfigFile))
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
@@ -265,7 +265,7 @@ func checkEnrich(dir, run string, f *Fit) error {
 		if r.L != f.L || r.GenesFile == "" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, r.GenesFile))
+		b, err := infile.ReadFile(filepath.Join(dir, r.GenesFile))
 		if err != nil {
 			return fmt.Errorf("export: --enrich: %w", err)
 		}

@@ -304,6 +304,12 @@ func (in *evalInput) alignTruth(dir string) error {
 		return fmt.Errorf("evaluate: --truth: %w", err)
 	}
 	m := in.src.Manifest()
+	// Simulations of one shape share their barcodes and gene ids, so the
+	// truth of another seed matched by name and was scored against.
+	if m.Source.Format == "simulate" && p.Seed != nil && *p.Seed != m.Source.Seed {
+		return fmt.Errorf("evaluate: --truth %s is the truth of a simulation with seed %d, the shards were simulated with seed %d: is it the truth of these data?",
+			dir, *p.Seed, m.Source.Seed)
+	}
 	barcodes, err := in.src.Barcodes()
 	if err != nil {
 		return fmt.Errorf("evaluate: %w", err)

@@ -184,7 +184,7 @@ func TestEvaluateRefuses(t *testing.T) {
 		{"not pixels", func(o *Options) { o.Out, o.Images = filepath.Join(dir, "img"), true }, `not a pixel r<row>c<col>`},
 		{"other truth", func(o *Options) {
 			o.Out, o.Truth = filepath.Join(dir, "t"), filepath.Join(filepath.Dir(otherShards), simulate.TruthDir)
-		}, "is not in the truth"},
+		}, "is the truth of a simulation with seed 9, the shards were simulated with seed 1: is it the truth of these data?"},
 		{"other shards", func(o *Options) { o.Out, o.Shards = filepath.Join(dir, "s"), otherShards }, "are not the shards"},
 		{"damaged shards", func(o *Options) { o.Out, o.Shards = filepath.Join(dir, "d"), damaged }, filepath.Join(damaged, "x.000000.bin") + ": crc32c"},
 		{"no fit at L", func(o *Options) { o.Out, o.Ls = filepath.Join(dir, "l"), []int{9} }, "no finished fit at L in [9]"},

@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // GeneSet is one line of a GMT library: a named set of gene symbols.
@@ -30,14 +31,36 @@ type Library struct {
 	Sets []GeneSet
 	// Empty counts the lines that name a set but list no gene; Repeated
 	// the lines whose set name an earlier line already used. Both are
-	// skipped (the first line of a name wins).
+	// skipped (the first line of a name wins), and listed in Skips.
 	Empty, Repeated int
+	Skips           []Skip
 }
+
+// Skip is a line of a GMT library that names a set but was skipped: a
+// caller that needs every set (fixed codes) refuses it.
+type Skip struct {
+	Line  int    // 1-based
+	Name  string // the set's name
+	First int    // the line that used Name first; 0 when the line lists no gene
+}
+
+// String says what the line is.
+func (k Skip) String() string {
+	if k.First == 0 {
+		return fmt.Sprintf("line %d: set %q lists no gene", k.Line, k.Name)
+	}
+	return fmt.Sprintf("line %d: set %q repeats the name of line %d", k.Line, k.Name, k.First)
+}
+
+// MaxLineBytes bounds a line of a GMT library: a set of a million genes
+// of 15 characters. A gzipped file of a few megabytes can unpack into a
+// line of gigabytes, which was read whole (6 GB and 45 s for 3 GB).
+const MaxLineBytes = 16 << 20
 
 // ReadGMTFile reads the GMT library at path, gzip-compressed or not (told
 // by the content, not the name). Errors name the file and the line.
 func ReadGMTFile(path string) (*Library, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("geneset: gene-set library: %w", err)
 	}
@@ -83,9 +106,10 @@ func ReadGMT(r io.Reader, path string) (*Library, error) {
 	lib := &Library{Name: libraryName(path), Path: path}
 	seen := make(map[string]int) // set name -> line
 	br := bufio.NewReaderSize(r, 1<<16)
+	infile.SkipBOM(br)
 	lineNo := 0
 	for {
-		line, err := br.ReadString('\n')
+		line, err := readLine(br, MaxLineBytes)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("geneset: %s line %d: %w", path, lineNo+1, err)
 		}
@@ -101,8 +125,10 @@ func ReadGMT(r io.Reader, path string) (*Library, error) {
 		case !ok:
 		case len(set.Genes) == 0:
 			lib.Empty++
+			lib.Skips = append(lib.Skips, Skip{Line: lineNo, Name: set.Name})
 		case seen[set.Name] > 0:
 			lib.Repeated++
+			lib.Skips = append(lib.Skips, Skip{Line: lineNo, Name: set.Name, First: seen[set.Name]})
 		default:
 			seen[set.Name] = lineNo
 			lib.Sets = append(lib.Sets, set)
@@ -116,6 +142,22 @@ func ReadGMT(r io.Reader, path string) (*Library, error) {
 			path, lineNo, lib.Empty)
 	}
 	return lib, nil
+}
+
+// readLine reads a line of at most max bytes, its end included: the last
+// line may lack one, and then comes with io.EOF.
+func readLine(br *bufio.Reader, max int) (string, error) {
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		if len(line)+len(part) > max {
+			return "", fmt.Errorf("longer than %d bytes (a binary or damaged file?)", max)
+		}
+		line = append(line, part...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return string(line), err
+		}
+	}
 }
 
 // parseGMTLine parses one line; ok is false for lines to skip.

@@ -31,6 +31,8 @@ func TestReadGMTDialects(t *testing.T) {
 		{"blank and comment lines", "\n# a comment\n  \nA\t\tG1\n\r\n", []GeneSet{{"A", "", []string{"G1"}}}, 0, 0},
 		{"set with no gene skipped", "A\tdesc\nB\t\t\t\nC\t\tG1\n", []GeneSet{{"C", "", []string{"G1"}}}, 2, 0},
 		{"repeated name: first wins", "A\t\tG1\nA\t\tG2\n", []GeneSet{{"A", "", []string{"G1"}}}, 0, 1},
+		{"byte-order mark (Windows)", "\ufeffA\td\tG1\r\n", []GeneSet{{"A", "d", []string{"G1"}}}, 0, 0},
+		{"byte-order mark before a comment", "\ufeff# c\nA\t\tG1\n", []GeneSet{{"A", "", []string{"G1"}}}, 0, 0},
 		{"term names with spaces and ids", "T cell activation (GO:0042110)\t\tCD3E\n", []GeneSet{{"T cell activation (GO:0042110)", "", []string{"CD3E"}}}, 0, 0},
 	} {
 		lib, err := ReadGMT(strings.NewReader(tc.in), "lib.gmt")
@@ -38,10 +40,56 @@ func TestReadGMTDialects(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if !reflect.DeepEqual(lib.Sets, tc.want) || lib.Empty != tc.empty || lib.Repeated != tc.repeated {
-			t.Errorf("%s: sets %q (empty %d, repeated %d), want %q (empty %d, repeated %d)",
-				tc.name, lib.Sets, lib.Empty, lib.Repeated, tc.want, tc.empty, tc.repeated)
+		if !reflect.DeepEqual(lib.Sets, tc.want) || lib.Empty != tc.empty || lib.Repeated != tc.repeated || len(lib.Skips) != tc.empty+tc.repeated {
+			t.Errorf("%s: sets %q (empty %d, repeated %d, skips %v), want %q (empty %d, repeated %d)",
+				tc.name, lib.Sets, lib.Empty, lib.Repeated, lib.Skips, tc.want, tc.empty, tc.repeated)
 		}
+	}
+}
+
+// TestReadGMTSkips: the lines skipped are listed by line and name, so
+// that fixed codes can refuse them and enrich name them.
+func TestReadGMTSkips(t *testing.T) {
+	t.Parallel()
+	lib, err := ReadGMT(strings.NewReader("A\t\tG1\nB\tdesc\n# c\nA\t\tG2\nC\t\tG3\n"), "lib.gmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Skip{{Line: 2, Name: "B"}, {Line: 4, Name: "A", First: 1}}
+	if !reflect.DeepEqual(lib.Skips, want) {
+		t.Errorf("skips %v, want %v", lib.Skips, want)
+	}
+	if got := want[1].String(); got != `line 4: set "A" repeats the name of line 1` {
+		t.Errorf("Skip.String: %s", got)
+	}
+}
+
+// TestReadGMTLongLine: a line longer than MaxLineBytes is an error naming
+// the file and the line, read in bounded memory: a gzipped library of a
+// few megabytes unpacking into one line of 3 GB was read whole (6 GB).
+func TestReadGMTLongLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("A\t\tG1\nB\t\t"))
+	chunk := bytes.Repeat([]byte("G\t"), 1<<19)
+	for range MaxLineBytes/len(chunk) + 1 {
+		zw.Write(chunk)
+	}
+	zw.Close()
+	path := filepath.Join(dir, "bomb.gmt.gz")
+	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadGMTFile(path)
+	if err == nil || !strings.Contains(err.Error(), "bomb.gmt.gz line 2: longer than") {
+		t.Errorf("a line over %d bytes: %v", MaxLineBytes, err)
+	}
+	// A line just within the bound is read.
+	long := "B\t\t" + strings.Repeat("G", MaxLineBytes-8) + "\n"
+	if lib, err := ReadGMT(strings.NewReader(long), "lib.gmt"); err != nil || len(lib.Sets) != 1 {
+		t.Errorf("a line of %d bytes: %v", len(long), err)
 	}
 }
 

@@ -3,6 +3,7 @@ package gibbs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -96,6 +97,8 @@ func TestNewSamplerRejectsBadInput(t *testing.T) {
 		{"L 64 and the housekeeping code", good, mod(func(c *Config) { c.L, c.Housekeeping = 64, true }), ErrConfig},
 		{"no samples", good, mod(func(c *Config) { c.Samples = 0 }), ErrConfig},
 		{"thin past samples", good, mod(func(c *Config) { c.Thin = 200 }), ErrConfig},
+		{"sweeps summing past an int", good, mod(func(c *Config) { c.BurnIn, c.Samples, c.Starts = math.MaxInt-1000, 10000, 1 }), ErrConfig},
+		{"samples past MaxSweeps", good, mod(func(c *Config) { c.Samples = MaxSweeps + 1 }), ErrConfig},
 		{"lambda 0", good, mod(func(c *Config) { c.Lambda = 0 }), ErrConfig},
 		{"start sweeps past burn-in", good, mod(func(c *Config) { c.StartSweeps = 500 }), ErrConfig},
 		{"prior length", good, mod(func(c *Config) { c.PriorZ = FixedPrior(0.1, 0.2, 0.3) }), ErrConfig},

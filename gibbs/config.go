@@ -12,6 +12,12 @@ import (
 // are held in one uint64.
 const MaxL = 64
 
+// MaxSweeps bounds BurnIn and Samples (and a start's sweeps): a trillion
+// sweeps, thirty years at a millisecond each, and far from the sums of
+// them overflowing an int (BurnIn 9e18 with Samples 10 000 panicked
+// making the trace).
+const MaxSweeps = 1 << 40
+
 // ErrConfig is wrapped by the errors that report an invalid Config.
 var ErrConfig = errors.New("gibbs: invalid config")
 
@@ -263,6 +269,8 @@ func (c *config) validate() error {
 	switch {
 	case c.BurnIn < 0 || c.Samples < 1 || c.Thin < 1 || c.Samples/c.Thin < 1:
 		return fmt.Errorf("%w: BurnIn = %d, Samples = %d, Thin = %d retain no sample", ErrConfig, c.BurnIn, c.Samples, c.Thin)
+	case c.BurnIn > MaxSweeps || c.Samples > MaxSweeps:
+		return fmt.Errorf("%w: BurnIn = %d and Samples = %d: at most %d each", ErrConfig, c.BurnIn, c.Samples, MaxSweeps)
 	case c.Workers < 0:
 		return fmt.Errorf("%w: Workers = %d", ErrConfig, c.Workers)
 	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 0):

@@ -599,3 +599,38 @@ func TestRepeatedGeneIDsWarned(t *testing.T) {
 		}
 	}
 }
+
+// TestSideFilesBOM: a UTF-8 byte-order mark at the head of a side file
+// (a barcodes.tsv or features.tsv saved from a spreadsheet, with CRLF
+// line ends) is dropped, gzipped or not: it stuck to the first barcode and
+// the first gene id, so that joins by barcode or id missed them.
+func TestSideFilesBOM(t *testing.T) {
+	t.Parallel()
+	for _, gz := range []bool{false, true} {
+		dir := mtxFolder(t, goodMTX, 4, 3, false, false)
+		write := func(name, text string) {
+			b := []byte("\ufeff" + strings.ReplaceAll(text, "\n", "\r\n"))
+			if gz {
+				name, b = name+".gz", gzipBytes(t, b)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Remove(filepath.Join(dir, "features.tsv")); err != nil {
+			t.Fatal(err)
+		}
+		write("features.tsv", "G0\tgene0\tGene Expression\nG1\tgene1\tGene Expression\nG2\tgene2\tGene Expression\nG3\tgene3\tGene Expression\n")
+		write("barcodes.tsv", "BC0-1\nBC1-1\nBC2-1\n")
+		opt := exact(dir, filepath.Join(t.TempDir(), "out"))
+		opt.MinCellFrac = 0
+		_, s := ingest(t, opt)
+		bcs, err := s.Barcodes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := s.Manifest().GeneIDs; bcs[0] != "BC0-1" || ids[0] != "G0" {
+			t.Errorf("gzip %v: first barcode %q, first gene id %q; want BC0-1 and G0", gz, bcs[0], ids[0])
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
+
+	"scpipe/internal/infile"
 )
 
 // Format is an input format recognised by Detect.
@@ -201,6 +203,17 @@ func findMTXFolder(dir, genome string) (mtxFiles, error) {
 	}
 	if m.barcodes == "" {
 		return m, fmt.Errorf("ingest: %s: missing barcodes.tsv(.gz) beside %s", dir, filepath.Base(m.matrix))
+	}
+	// A pipe in the folder would block its first open, deaf to Ctrl-C,
+	// and the matrix is read more than once.
+	for _, p := range []string{m.matrix, m.features, m.barcodes} {
+		fi, err := os.Stat(p)
+		if err == nil {
+			err = infile.Regular(p, fi)
+		}
+		if err != nil {
+			return m, fmt.Errorf("ingest: %w", err)
+		}
 	}
 	return m, nil
 }

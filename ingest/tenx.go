@@ -3,10 +3,12 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	"scpipe/ingest/internal/h5"
+	"scpipe/internal/infile"
 )
 
 // tenxSource is a CellRanger / spaceranger HDF5 matrix: genes × cells in
@@ -43,6 +45,15 @@ func tenxGenomes(f *h5.File) []string {
 // openHDF5 opens an HDF5 input, whose reads decode chunks on workers
 // goroutines, and returns it with its size in bytes.
 func openHDF5(path string, workers int) (*h5.File, int64, error) {
+	// AnnDataNames reads a user's file that Detect has not seen: a pipe
+	// there would block the open, deaf to Ctrl-C.
+	fi, err := os.Stat(path)
+	if err == nil {
+		err = infile.Regular(path, fi)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("ingest: %w", err)
+	}
 	f, err := h5.Open(path, workers)
 	if err != nil {
 		return nil, 0, fmt.Errorf("ingest: %w", err)

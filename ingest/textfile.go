@@ -12,6 +12,8 @@ import (
 	"os"
 
 	"github.com/klauspost/compress/gzip"
+
+	"scpipe/internal/infile"
 )
 
 // gzipMagic starts every gzip stream (RFC 1952).
@@ -56,6 +58,7 @@ func openText(path string, hashing bool, bufSize int) (*textFile, error) {
 	}
 	t.ra = newReadAhead(src, 1<<20, 4)
 	t.Reader = bufio.NewReaderSize(&errNamer{r: t.ra, path: path, gz: t.gz != nil}, bufSize)
+	infile.SkipBOM(t.Reader) // a barcodes.tsv saved from a spreadsheet
 	return t, nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/holdout"
+	"scpipe/internal/infile"
 	"scpipe/rundir"
 )
 
@@ -141,7 +142,7 @@ func DefaultFitConfig() FitConfig {
 // replace base's values, and are returned; an unknown key is an error
 // naming it.
 func LoadFitConfig(path string, base FitConfig) (FitConfig, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path)
 	if err != nil {
 		return base, nil, fmt.Errorf("config: %w", err)
 	}
@@ -221,51 +222,80 @@ func (c FitConfig) encodeTOML() ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// MaxChains is the most chains per L a run accepts: each chain is a fit
+// of its own, with its folder, and the run lists every chain before it
+// starts (--chains 1000000000 once took gigabytes and minutes, deaf to
+// Ctrl-C, before the first sweep). A thousand is more than any job
+// array of one run holds.
+const MaxChains = 1000
+
+// MaxStarts is the most short chains a fit starts from: the sampler holds
+// every start's state at once and seeds each (a clustering of up to 4000
+// cells, seconds) before its first sweep, out of reach of Ctrl-C
+// (--starts 100000 ran for minutes before it could be stopped).
+const MaxStarts = 64
+
+// SettingError is an invalid setting of a fit's configuration, named by
+// its TOML key, so that a command can say where the setting came from
+// (a flag, its --config file, the run's own config.toml). It wraps
+// ErrConfig.
+type SettingError struct {
+	Key string // TOML key: samples, burn_in, …
+	Msg string // what is wrong, starting with the key: "samples = 0: need at least 1"
+}
+
+func (e *SettingError) Error() string { return ErrConfig.Error() + ": " + e.Msg }
+
+// Unwrap returns ErrConfig.
+func (e *SettingError) Unwrap() error { return ErrConfig }
+
 // Validate checks every field and returns the latent sizes to fit.
 func (c FitConfig) Validate() ([]int, error) {
 	Ls := []int(c.L)
 	if len(Ls) == 0 {
 		return nil, fmt.Errorf("%w: no latent size L given (examples: 5, 2..10, 2,4,8)", ErrConfig)
 	}
-	bad := func(format string, a ...any) ([]int, error) {
-		return nil, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, a...)...)
+	bad := func(key, format string, a ...any) ([]int, error) {
+		return nil, &SettingError{Key: key, Msg: fmt.Sprintf(format, a...)}
 	}
 	switch {
 	case c.Shards == "":
-		return bad("no shard folder given")
+		return bad("shards", "no shard folder given")
 	case c.Output == "":
-		return bad("no run directory given (-o RUN)")
-	case c.Chains < 1:
-		return bad("chains = %d: need at least 1", c.Chains)
-	case c.BurnIn < 0:
-		return bad("burn_in = %d is negative", c.BurnIn)
-	case c.Samples < 1:
-		return bad("samples = %d: need at least 1", c.Samples)
+		return bad("output", "no run directory given (-o RUN)")
+	case c.Chains < 1 || c.Chains > MaxChains:
+		return bad("chains", "chains = %d outside 1..%d", c.Chains, MaxChains)
+	case c.BurnIn < 0 || c.BurnIn > gibbs.MaxSweeps:
+		return bad("burn_in", "burn_in = %d outside 0..%d", c.BurnIn, gibbs.MaxSweeps)
+	case c.Samples < 1 || c.Samples > gibbs.MaxSweeps:
+		return bad("samples", "samples = %d outside 1..%d", c.Samples, gibbs.MaxSweeps)
 	case c.Thin < 1 || c.Thin > c.Samples:
-		return bad("thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
+		return bad("thin", "thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
-		return bad("holdout = %v outside [0, 1)", c.Holdout)
+		return bad("holdout", "holdout = %v outside [0, 1)", c.Holdout)
 	case !c.Noise.Auto && !knownNoise(c.Noise.Noise):
-		return bad("noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
+		return bad("noise", "noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
 	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
-		return bad("cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
+		return bad("cell_levels", "cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
 	case c.GeneLevels != 0 && c.GeneLevels != 1 && c.GeneLevels != 2 && c.GeneLevels != 4 && c.GeneLevels != 8:
-		return bad("gene_levels = %d: want 1, 2, 4 or 8", c.GeneLevels)
+		return bad("gene_levels", "gene_levels = %d: want 1, 2, 4 or 8", c.GeneLevels)
 
 	case c.Init > gibbs.InitCluster:
-		return bad("init = %v: want cluster, data or random", c.Init)
-	case c.Starts < 1:
-		return bad("starts = %d: need at least 1", c.Starts)
+		return bad("init", "init = %v: want cluster, data or random", c.Init)
+	case c.Starts < 1 || c.Starts > MaxStarts:
+		return bad("starts", "starts = %d outside 1..%d", c.Starts, MaxStarts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
-		return bad("start_sweeps = %d outside 1..burn_in (%d) with %d starts (set --start-sweeps at most --burn-in, or --starts 1)", c.StartSweeps, c.BurnIn, c.Starts)
+		return bad("start_sweeps", "start_sweeps = %d outside 1..burn_in (%d) with %d starts (set --start-sweeps at most --burn-in, or --starts 1)", c.StartSweeps, c.BurnIn, c.Starts)
 	case c.CheckpointEvery < 1:
-		return bad("checkpoint_every = %d: need at least 1", c.CheckpointEvery)
+		return bad("checkpoint_every", "checkpoint_every = %d: need at least 1", c.CheckpointEvery)
+	case len(c.Layers) > 0 && c.Samples > gibbs.MaxSweeps/len(c.Layers):
+		return bad("samples", "samples = %d with %d layers: at most %d sweeps in all", c.Samples, len(c.Layers), gibbs.MaxSweeps)
 	case !(c.CheckpointMinutes > 0):
-		return bad("checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
+		return bad("checkpoint_minutes", "checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
 	case c.Threads < 0:
-		return bad("threads = %d is negative", c.Threads)
+		return bad("threads", "threads = %d is negative", c.Threads)
 	case c.Threads > MaxThreads():
-		return bad("threads = %d: at most %d (%s)", c.Threads, MaxThreads(), MaxThreadsReason())
+		return bad("threads", "threads = %d: at most %d (%s)", c.Threads, MaxThreads(), MaxThreadsReason())
 	}
 	if err := c.checkHousekeeping(); err != nil {
 		return nil, err
@@ -278,15 +308,15 @@ func (c FitConfig) Validate() ([]int, error) {
 		pr   gibbs.Prior
 	}{{"prior_u", c.PriorU.Prior}, {"prior_z", c.PriorZ.Prior}} {
 		if p.pr.Kind > gibbs.Empirical {
-			return bad("%s: unknown prior", p.name)
+			return bad(p.name, "%s: unknown prior", p.name)
 		}
 		for _, q := range p.pr.P {
 			if !(q > 0 && q < 1) {
-				return bad("%s: probability %v outside (0, 1)", p.name, q)
+				return bad(p.name, "%s: probability %v outside (0, 1)", p.name, q)
 			}
 		}
 		if n := len(p.pr.P); p.pr.Kind == gibbs.Fixed && n != 1 && n != Ls[0] || n > 1 && Ls[0] != Ls[len(Ls)-1] {
-			return bad("%s: %d probabilities: give one, or one per code with a single L", p.name, n)
+			return bad(p.name, "%s: %d probabilities: give one, or one per code with a single L", p.name, n)
 		}
 	}
 	return Ls, nil

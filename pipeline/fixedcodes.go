@@ -78,6 +78,12 @@ func fixedSetsFromGMT(path string, ids, names []string, log *slog.Logger) ([]fix
 	if err != nil {
 		return nil, fmt.Errorf("fit: --fixed-codes: %w", err)
 	}
+	// Every line is meant as a code the fits hold: one left out would
+	// change the model without a word.
+	if len(lib.Skips) > 0 {
+		return nil, fmt.Errorf("fit: --fixed-codes %s: %w: %s (every set is a fixed code: give each a name of its own and its genes)",
+			path, ErrFixedCodes, lib.Skips[0])
+	}
 	x := newGeneIndex(ids, names)
 	var out []fixedSet
 	for _, s := range lib.Sets {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"scpipe/internal/infile"
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
 	"scpipe/shard"
@@ -50,6 +51,9 @@ func shardsIdentity(path string, m *shard.Manifest) rundir.ShardsIdentity {
 // without --resume; anything else in it (another program's files) keeps
 // it from being touched.
 func unstarted(run string) (bool, error) {
+	if err := infile.Dir(run); err != nil {
+		return false, fmt.Errorf("fit: run directory %w", err)
+	}
 	entries, err := os.ReadDir(run)
 	if err != nil {
 		return false, fmt.Errorf("fit: %w", err)

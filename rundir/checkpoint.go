@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"time"
+
+	"scpipe/internal/infile"
 )
 
 // Checkpoint container layout (all integers little-endian):
@@ -88,7 +89,7 @@ func WriteCheckpoint(path string, meta CheckpointMeta, payload []byte) error {
 // its checksum. Errors wrap ErrTruncated or ErrCorrupt and name the file.
 // The returned payload is a fresh slice the caller owns.
 func ReadCheckpoint(path string) (CheckpointMeta, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path)
 	if err != nil {
 		return CheckpointMeta{}, nil, fmt.Errorf("rundir: %w", err)
 	}

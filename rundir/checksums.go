@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"scpipe/internal/infile"
 )
 
 // checksumsFile is the manifest, in each folder that holds Parquet tables
@@ -43,12 +45,12 @@ var sumsMu sync.Mutex
 // returns nil and no error when the folder has none.
 func readChecksums(dir string) (map[string]string, error) {
 	path := filepath.Join(dir, checksumsFile)
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rundir: %s: %w", path, err)
+		return nil, fmt.Errorf("rundir: %w", err) // it names path
 	}
 	sums := map[string]string{}
 	for i, line := range strings.SplitAfter(string(data), "\n") {
@@ -119,7 +121,7 @@ func verifyTable(path string) error {
 	if !ok {
 		return fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, checksumsFile)
 	}
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return fmt.Errorf("rundir: %w", err)
 	}
@@ -150,7 +152,7 @@ func WriteChecksummed(path string, write func(w io.Writer) error) error {
 // checksumsFile of its folder, as verifyTable does (no manifest: the
 // file of an older run, read unverified).
 func ReadChecksummed(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // ShardsFile is RUN/shards.json: which shards the run is fitted to.
@@ -52,7 +54,7 @@ func WriteShardsIdentity(path string, id ShardsIdentity) error {
 // file gives an error wrapping os.ErrNotExist.
 func ReadShardsIdentity(path string) (ShardsIdentity, error) {
 	var id ShardsIdentity
-	b, err := os.ReadFile(path)
+	b, err := infile.ReadFile(path)
 	if err != nil {
 		return id, fmt.Errorf("rundir: %w", err)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"scpipe/internal/infile"
 )
 
 // FormatVersion is the version of the run directory format, stored in the
@@ -197,7 +199,12 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 // decodeTable is readTable without the checks of the file's integrity.
 func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)) error {
 	mem := cappedAllocator{memory.DefaultAllocator}
-	rdr, err := file.OpenParquetFile(path, false, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	f, err := infile.Open(path)
+	if err != nil {
+		return fmt.Errorf("rundir: %w", err)
+	}
+	defer f.Close()
+	rdr, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(mem)))
 	if err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // File names inside a run directory (RUN/...) and inside a fit directory
@@ -82,11 +84,16 @@ func Fits(run string) ([]Fit, error) {
 				name string
 				has  *bool
 			}{{CodesFile, &fit.Codes}, {CellsFile, &fit.Cells}, {TraceFile, &fit.Trace}, {CheckpointFile, &fit.Checkpoint}} {
-				st, err := os.Stat(filepath.Join(dir, f.name))
-				switch {
-				case err == nil:
-					*f.has = st.Mode().IsRegular()
-				case !os.IsNotExist(err):
+				p := filepath.Join(dir, f.name)
+				st, err := os.Stat(p)
+				if err == nil {
+					// A pipe or a device in a table's place is damage to
+					// name, not a fit that has not finished (which a
+					// resume would fit again without a word).
+					err = infile.Regular(p, st)
+					*f.has = err == nil
+				}
+				if err != nil && !os.IsNotExist(err) {
 					return nil, fmt.Errorf("rundir: list fits: %w", err)
 				}
 			}

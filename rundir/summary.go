@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // SummaryRow is one row of summary.tsv: the result of one (L, chain) fit.
@@ -260,7 +261,7 @@ func parseFloat(s string) (float64, error) {
 // reads as the SummaryRow documents; other columns (from a later format
 // version) are ignored. Empty fields and NA read as NaN.
 func ReadSummary(path string) ([]SummaryRow, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}

@@ -109,6 +109,28 @@ echo "hostile: -j beyond any use"
 try 1 'at most' shards -- fit shards -o run-j "${fitargs[@]}" -j 100000
 try 1 'at most' sim -- ingest sim -o shards-j -j 100000 -q
 
+echo "hostile: pipes and devices where files are read or written"
+mkfifo fifo
+try 1 'fifo is a named pipe, not a folder' shards -- info fifo
+try 1 'fifo is a named pipe, not a regular file' shards -- fit shards -o run-fifo --config fifo "${fitargs[@]}"
+try 1 'fifo is a named pipe, not a regular file' run -- enrich run -o e-fifo --gmt fifo -q
+try 1 'fifo is a named pipe, not a folder' run -- evaluate run -o v-fifo --truth fifo -q
+try 1 'fifo is a named pipe, not a file or a folder' run -- enrich run -o fifo --force -q
+bad() { rm -rf "$1"; cp -r mtx "$1"; }
+bad mtx-fifo
+rm mtx-fifo/matrix.mtx
+mkfifo mtx-fifo/matrix.mtx
+try 1 'matrix.mtx is a named pipe' mtx-fifo/features.tsv mtx-fifo/barcodes.tsv -- ingest mtx-fifo -o s-fifo -q
+[ -p fifo ] || fail "the named pipe given as an output was replaced"
+
+echo "hostile: sizes and settings beyond any use"
+try 1 'at most 2147483647' sim -- simulate -o sim-huge --cells 1000000000000 -q
+try 1 'not enough free space' sim -- simulate -o sim-huge --cells 2000000000 --genes 60000000 --shards -q
+try 1 'at most 64' sim -- simulate -o sim-huge --activity-programs 9223372036854775807 -q
+try 1 'chains = 1000000000 outside 1..1000' shards -- fit shards -o run-chains "${fitargs[@]}" --chains 1000000000
+try 1 'starts = 100000 outside 1..64' shards -- fit shards -o run-starts "${fitargs[@]}" --starts 100000 --burn-in 10000 --start-sweeps 10
+try 1 'burn_in = 9223372036854775000 outside' shards -- fit shards -o run-sweeps "${fitargs[@]}" --burn-in 9223372036854775000
+
 echo "hostile: damaged MTX folders"
 bad() { rm -rf "$1"; cp -r mtx "$1"; }
 bad mtx-huge

@@ -13,6 +13,7 @@ import (
 	"github.com/edsrzf/mmap-go"
 
 	"scpipe/internal/directio"
+	"scpipe/internal/infile"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -66,7 +67,7 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 			err = f.Truncate(size)
 		}
 	} else {
-		f, err = os.Open(path)
+		f, err = infile.Open(path)
 	}
 	if err != nil {
 		if f != nil {

@@ -9,9 +9,9 @@ import (
 // speed and small enough that a worker's block stays in cache-friendly pieces.
 const targetBlockBytes = 4 << 20
 
-// maxDim bounds Cells and Genes so that every size computed from a layout fits
+// MaxDim bounds Cells and Genes so that every size computed from a layout fits
 // in an int64 and every gene index fits in the int32 used by Writer.SetRow.
-const maxDim = 1<<31 - 1
+const MaxDim = 1<<31 - 1
 
 // Layout is the geometry of a shard folder: the matrix size and how it is cut
 // into files. Callers of Create set Cells, Genes, Masked and optionally
@@ -57,11 +57,11 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // resolve validates the caller's fields and fills the automatic and derived
 // ones.
 func (l Layout) resolve() (Layout, error) {
-	if l.Cells < 1 || l.Cells > maxDim {
-		return l, fmt.Errorf("layout: cells = %d, want 1..%d", l.Cells, maxDim)
+	if l.Cells < 1 || l.Cells > MaxDim {
+		return l, fmt.Errorf("layout: cells = %d, want 1..%d", l.Cells, MaxDim)
 	}
-	if l.Genes < 1 || l.Genes > maxDim {
-		return l, fmt.Errorf("layout: genes = %d, want 1..%d", l.Genes, maxDim)
+	if l.Genes < 1 || l.Genes > MaxDim {
+		return l, fmt.Errorf("layout: genes = %d, want 1..%d", l.Genes, MaxDim)
 	}
 	l.WordsPerRow = ceilDiv(l.Genes, 64)
 	cellsUp := ceilDiv(l.Cells, 64) * 64
@@ -88,6 +88,25 @@ func (l Layout) resolve() (Layout, error) {
 	l.CellBlocks = ceilDiv(l.Cells, l.RowsPerBlock)
 	l.GeneTiles = ceilDiv(l.Genes, l.GenesPerTile)
 	return l, nil
+}
+
+// DataBytes returns the bytes of the data files of a shard folder of
+// layout l (X and Xᵀ, and the mask's planes when Masked), which Create
+// maps in full: the room a writer needs beyond the manifest and the side
+// files.
+func (l Layout) DataBytes() (int64, error) {
+	l, err := l.resolve()
+	if err != nil {
+		return 0, err
+	}
+	// Every block's Xᵀ tiles hold all genes in segWords words each.
+	last := l.CellBlocks - 1
+	segs := int64(last)*int64(l.segWords(0)) + int64(l.segWords(last))
+	n := int64(l.Cells)*int64(l.WordsPerRow)*8 + segs*int64(l.Genes)*8
+	if l.Masked {
+		n *= 2
+	}
+	return n, nil
 }
 
 // check reports whether a stored layout is complete and self-consistent.

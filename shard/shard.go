@@ -13,6 +13,8 @@ import (
 
 	"github.com/edsrzf/mmap-go"
 	"golang.org/x/sync/errgroup"
+
+	"scpipe/internal/infile"
 )
 
 // Shard is an open, memory-mapped shard folder. Its methods other than Close
@@ -68,7 +70,7 @@ func open(dir string, first, last int) (*Shard, error) {
 		return nil, fmt.Errorf("shard: %s: this host is big-endian; the format stores little-endian words", dir)
 	}
 	mpath := filepath.Join(dir, ManifestName)
-	data, err := os.ReadFile(mpath)
+	data, err := infile.ReadFile(mpath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s: missing (is %s a shard folder?)", ErrFormat, mpath, dir)
 	}
@@ -179,7 +181,7 @@ func (m *Manifest) loadSideFiles(dir string) error {
 // readSideFile reads the n rows of ncol columns of the side file name.
 func readSideFile(dir, name string, n, ncol int) ([][]string, error) {
 	p := filepath.Join(dir, name)
-	f, err := os.Open(p)
+	f, err := infile.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)
 	}
@@ -303,7 +305,7 @@ func (s *Shard) checksum(ctx context.Context, name string) (uint32, error) {
 		return crc, nil
 	}
 	p := filepath.Join(s.dir, name)
-	f, err := os.Open(p)
+	f, err := infile.Open(p)
 	if err != nil {
 		return 0, fmt.Errorf("shard: %w", err)
 	}

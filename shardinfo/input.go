@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"scpipe/ingest"
+	"scpipe/internal/infile"
 	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
@@ -29,6 +30,9 @@ func notShards(path string) error {
 	}
 	if err != nil {
 		return nil
+	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return fmt.Errorf("info: %w", infile.Dir(path))
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("info: %s is a file, not a shard folder: %s", path, describeFile(path, fi.Size()))
@@ -69,7 +73,7 @@ func describeFile(path string, size int64) string {
 		return "it is an HDF5 file, but neither a 10x count matrix nor AnnData; scpipe info reads the folder that scpipe ingest writes"
 	}
 	head := make([]byte, 16)
-	if f, err := os.Open(path); err == nil {
+	if f, err := infile.Open(path); err == nil {
 		n, _ := io.ReadFull(f, head)
 		head = head[:n]
 		f.Close()

@@ -170,6 +170,9 @@ func TestActivityValidate(t *testing.T) {
 	}{
 		{"negative count", func(p *Params) { p.ActivityPrograms = -1 }, nil, "activity programs"},
 		{"over 64 programs", func(p *Params) { p.ActivityPrograms = 63 }, nil, "at most 64"},
+		// L + the count overflowed, passed, and New drew programs until
+		// memory ran out, deaf to Ctrl-C.
+		{"the largest int", func(p *Params) { p.ActivityPrograms = math.MaxInt }, nil, "at most 64"},
 		{"fraction zero", func(p *Params) { p.ActivityFraction = 0 }, nil, "activity fraction"},
 		{"fraction above 1", func(p *Params) { p.ActivityFraction = 1.5 }, nil, "activity fraction"},
 		{"fraction without programs", func(p *Params) { p.ActivityPrograms = 0 }, nil, "without activity programs"},

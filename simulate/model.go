@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"scpipe/internal/bernoulli"
+	"scpipe/shard"
 )
 
 // Params describe a planted dataset. Kind chooses the generative model;
@@ -62,11 +63,15 @@ func (p Params) Validate() error {
 	switch {
 	case p.Cells < 1 || p.Genes < 1:
 		return fmt.Errorf("simulate: cells and genes must be positive (got %d × %d)", p.Cells, p.Genes)
+	case p.Cells > shard.MaxDim:
+		return fmt.Errorf("simulate: %d cells: at most %d, the most a shard folder holds", p.Cells, shard.MaxDim)
+	case p.Genes > MaxGenes:
+		return fmt.Errorf("simulate: %d genes: at most %d", p.Genes, MaxGenes)
 	case p.L < 1 || p.L > 64:
 		return fmt.Errorf("simulate: L must be in 1..64 (got %d)", p.L)
 	case !(p.Missing >= 0 && p.Missing <= 1):
 		return fmt.Errorf("simulate: missing must be in [0, 1] (got %v)", p.Missing)
-	case p.ActivityPrograms < 0 || p.L+p.ActivityPrograms > 64:
+	case p.ActivityPrograms < 0 || p.ActivityPrograms > 64-p.L: // not L+A, which a huge A overflows
 		return fmt.Errorf("simulate: %d activity programs beside L = %d: want 0 or more, and at most 64 programs in all", p.ActivityPrograms, p.L)
 	case p.ActivityPrograms > 0 && !(p.ActivityFraction > 0 && p.ActivityFraction <= 1):
 		return fmt.Errorf("simulate: activity fraction must be in (0, 1] (got %v)", p.ActivityFraction)

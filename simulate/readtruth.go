@@ -2,10 +2,14 @@ package simulate
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"scpipe/internal/infile"
 )
 
 // Planted is a simulation's planted truth read back from its truth folder
@@ -17,6 +21,9 @@ type Planted struct {
 	Genes    []uint64
 	Barcodes []string
 	Cells    []uint64
+	// Seed is the simulation's seed from truth.json; nil in a truth
+	// folder without one.
+	Seed *uint64
 }
 
 // Clean reports whether the noise-free entry of cell n and gene g is 1: a
@@ -27,7 +34,10 @@ func (p *Planted) Clean(n, g int) bool { return p.Cells[n]&p.Genes[g] != 0 }
 // (OUT/truth).
 func ReadTruth(dir string) (*Planted, error) {
 	p := &Planted{}
-	var err error
+	err := infile.Dir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: truth: %w", err)
+	}
 	if p.GeneIDs, p.Genes, p.L, err = readMembership(filepath.Join(dir, ProgramsFile), "gene_id", 2); err != nil {
 		return nil, err
 	}
@@ -38,14 +48,36 @@ func ReadTruth(dir string) (*Planted, error) {
 	if L != p.L {
 		return nil, fmt.Errorf("simulate: %s has %d programs, %s %d", usageFile, L, ProgramsFile, p.L)
 	}
+	if p.Seed, err = readSeed(filepath.Join(dir, TruthJSONFile)); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// readSeed reads the seed of the parameters in truth.json at path: nil
+// when there is no such file.
+func readSeed(path string) (*uint64, error) {
+	b, err := infile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("simulate: truth: %w", err)
+	}
+	var sum struct {
+		Params struct{ Seed *uint64 } `json:"params"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return nil, fmt.Errorf("simulate: truth %s: %w", path, err)
+	}
+	return sum.Params.Seed, nil
 }
 
 // readMembership reads a table whose first column (named first) is an id,
 // whose first lead columns are annotations, and whose other columns,
 // program_1 … program_L, are 0 or 1.
 func readMembership(path, first string, lead int) (ids []string, sets []uint64, L int, err error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("simulate: truth: %w", err)
 	}

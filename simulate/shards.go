@@ -20,12 +20,19 @@ const ShardsDir = "shards"
 // (see shard.CreateOptions); t.Workers goroutines draw the rows and write
 // the shards (opts.Workers is not read).
 func WriteShards(ctx context.Context, dir string, t *Truth, opts shard.CreateOptions) error {
+	need, err := t.MinBytes(true)
+	if err != nil {
+		return err
+	}
 	return commitDir(dir, opts.Force, func(tmp string) error {
+		if err := checkFree(dir, tmp, need, t.Params); err != nil {
+			return err
+		}
 		sum, err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir), opts.Cached)
 		if err != nil {
 			return err
 		}
-		return t.writeTruth(filepath.Join(tmp, TruthDir), sum)
+		return t.writeTruth(ctx, filepath.Join(tmp, TruthDir), sum)
 	})
 }
 
@@ -97,7 +104,13 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 		m.GeneNames = append(m.GeneNames, t.GeneName(g))
 	}
 	for n := range t.Cells {
+		if err := stopped(ctx, n); err != nil {
+			return Summary{}, err
+		}
 		m.Barcodes = append(m.Barcodes, t.Barcode(n))
+	}
+	if err := ctx.Err(); err != nil {
+		return Summary{}, err
 	}
 	return t.summary(sum), w.Commit(m)
 }

@@ -222,6 +222,9 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 		return fmt.Errorf("simulate: an MTX folder cannot hold missing entries (missing fraction %v): write shards instead", t.Missing)
 	}
 	return commitDir(dir, force, func(tmp string) error {
+		if err := t.checkMTXRoom(ctx, dir, tmp); err != nil {
+			return err
+		}
 		sum, err := t.summarise(ctx)
 		if err != nil {
 			return err
@@ -241,6 +244,9 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 		}
 		if err := writeGz(filepath.Join(tmp, "barcodes.tsv.gz"), func(w *bufio.Writer) error {
 			for n := range t.Cells {
+				if err := stopped(ctx, n); err != nil {
+					return err
+				}
 				w.WriteString(t.Barcode(n))
 				w.WriteByte('\n')
 			}
@@ -248,7 +254,7 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 		}); err != nil {
 			return err
 		}
-		return t.writeTruth(filepath.Join(tmp, TruthDir), sum)
+		return t.writeTruth(ctx, filepath.Join(tmp, TruthDir), sum)
 	})
 }
 
@@ -284,7 +290,7 @@ func (t *Truth) writeEntries(ctx context.Context, w *bufio.Writer, nnz int64) er
 
 // writeTruth writes the planted programs and their usage as TSV plus a JSON
 // summary.
-func (t *Truth) writeTruth(dir string, sum Summary) error {
+func (t *Truth) writeTruth(ctx context.Context, dir string, sum Summary) error {
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
@@ -315,6 +321,9 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 	if err := writePlain(filepath.Join(dir, usageFile), func(w *bufio.Writer) error {
 		header(w, "barcode")
 		for n := range t.Cells {
+			if err := stopped(ctx, n); err != nil {
+				return err
+			}
 			w.WriteString(t.Barcode(n))
 			bitsRow(w, t.Z, n)
 		}
@@ -326,6 +335,9 @@ func (t *Truth) writeTruth(dir string, sum Summary) error {
 		if err := t.writeRates(dir); err != nil {
 			return err
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	return writePlain(filepath.Join(dir, TruthJSONFile), func(w *bufio.Writer) error {
 		enc := json.NewEncoder(w)
@@ -361,6 +373,15 @@ func (t *Truth) writeRates(dir string) error {
 		}
 		return nil
 	})
+}
+
+// stopped returns ctx's error every 65 536 cells n, so that a loop over
+// the cells of a large simulation stops soon after Ctrl-C.
+func stopped(ctx context.Context, n int) error {
+	if n&0xffff != 0 {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // writePlain creates path and fills it through a buffered writer, checking

@@ -52,4 +52,14 @@ func TestEvaluateCLI(t *testing.T) {
 	if err := run(t, "evaluate", runDir, "-o", filepath.Join(dir, "x"), "--fpr", "0.1,low"); err == nil || !strings.Contains(err.Error(), `--fpr: "low"`) {
 		t.Errorf("bad --fpr: %v", err)
 	}
+	// The truth of another seed has the same cells and pixels by name, and
+	// was scored against without a word.
+	other := filepath.Join(dir, "calc-seed2")
+	if err := run(t, "simulate", "-o", other, "--kind", "digits", "--cells", "20", "--flip", "0.02", "--missing", "0.3", "--shards", "--seed", "2", "--quiet"); err != nil {
+		t.Fatal(err)
+	}
+	err = run(t, "evaluate", runDir, "-o", filepath.Join(dir, "y"), "--truth", filepath.Join(other, "truth"), "--quiet")
+	if err == nil || !strings.Contains(err.Error(), "is the truth of a simulation with seed 2, the shards were simulated with seed 1") {
+		t.Errorf("the truth of another seed: %v", err)
+	}
 }

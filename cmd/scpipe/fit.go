@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,55 +118,89 @@ finished. Each fit is identical to the same fit of a single process.
 			),
 		),
 		Action: func(c *cli.Context) error {
-			shards, err := oneArg(c, "shard folder")
-			if err != nil {
-				return err
-			}
-			cfg, given, err := fitConfig(c, shards)
-			if err != nil {
-				return err
-			}
-			env, err := newEnvThreads(c, cfg.Threads)
-			if err != nil {
-				return err
-			}
-			o := pipeline.FitOptions{
-				Resume: c.Bool("resume"), Force: c.Bool("force"), Given: given,
-				Log: env.log, Progress: env.progress, ProgressTo: os.Stderr, Cached: env.cached,
-			}
-			chain, oneChain := chainIndex(c)
-			switch {
-			case c.Bool("mpi") && (c.Bool("prepare") || oneChain):
-				return fmt.Errorf("fit: --mpi fits the whole run on every rank: it goes without --prepare and --chain-index")
-			case c.Bool("mpi"):
-				return fitMPI(c, cfg, o, env)
-			case c.Bool("prepare") && (oneChain || c.Bool("resume")):
-				return fmt.Errorf("fit: --prepare fits nothing: it goes without --chain-index and --resume")
-			case c.Bool("prepare"):
-				_, err := pipeline.Prepare(c.Context, cfg, o)
-				return err
-			case oneChain:
-				rep, err := pipeline.FitChain(c.Context, cfg, chain, o)
-				if err != nil {
-					return err
-				}
-				env.log.Info("fits complete", "run", rep.Run, "chain", chain,
-					"fitted", rep.Fitted, "skipped", rep.Skipped, "then", "scpipe summarize "+rep.Run)
-				return nil
-			}
-			rep, err := pipeline.Fit(c.Context, cfg, o)
-			if err != nil {
-				return err
-			}
-			env.log.Info("fit complete", "run", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
-				"summary", filepath.Join(rep.Run, rundir.SummaryFile))
-			env.log.Info("results: "+filepath.Join(rep.Run, "L*", "chain*", "{codes,cells,trace}.parquet")+" per fit; next:",
-				"programs", "scpipe enrich "+rep.Run+" -o "+rep.Run+"-enrich --gmt LIBRARY.gmt",
-				"report", "scpipe report "+rep.Run,
-				"scanpy", "scpipe export "+rep.Run+" -o "+rep.Run+".h5ad")
-			return nil
+			var given []string
+			err := fitAction(c, &given)
+			return settingSource(c, given, err)
 		},
 	}
+}
+
+// fitAction is fit's Action; givenOut receives the settings that the flags
+// and the --config file gave, by their TOML keys.
+func fitAction(c *cli.Context, givenOut *[]string) error {
+	shards, err := oneArg(c, "shard folder")
+	if err != nil {
+		return err
+	}
+	cfg, given, err := fitConfig(c, shards)
+	if err != nil {
+		return err
+	}
+	*givenOut = given
+	if !c.IsSet("threads") && slices.Contains(given, "threads") && (cfg.Threads < 1 || cfg.Threads > pipeline.MaxThreads()) {
+		// newEnvThreads would name the flag, which was not given.
+		return &pipeline.SettingError{Key: "threads", Msg: fmt.Sprintf("threads = %d outside 1..%d (%s)", cfg.Threads, pipeline.MaxThreads(), pipeline.MaxThreadsReason())}
+	}
+	env, err := newEnvThreads(c, cfg.Threads)
+	if err != nil {
+		return err
+	}
+	o := pipeline.FitOptions{
+		Resume: c.Bool("resume"), Force: c.Bool("force"), Given: given,
+		Log: env.log, Progress: env.progress, ProgressTo: os.Stderr, Cached: env.cached,
+	}
+	chain, oneChain := chainIndex(c)
+	switch {
+	case c.Bool("mpi") && (c.Bool("prepare") || oneChain):
+		return fmt.Errorf("fit: --mpi fits the whole run on every rank: it goes without --prepare and --chain-index")
+	case c.Bool("mpi"):
+		return fitMPI(c, cfg, o, env)
+	case c.Bool("prepare") && (oneChain || c.Bool("resume")):
+		return fmt.Errorf("fit: --prepare fits nothing: it goes without --chain-index and --resume")
+	case c.Bool("prepare"):
+		_, err := pipeline.Prepare(c.Context, cfg, o)
+		return err
+	case oneChain:
+		rep, err := pipeline.FitChain(c.Context, cfg, chain, o)
+		if err != nil {
+			return err
+		}
+		env.log.Info("fits complete", "run", rep.Run, "chain", chain,
+			"fitted", rep.Fitted, "skipped", rep.Skipped, "then", "scpipe summarize "+rep.Run)
+		return nil
+	}
+	rep, err := pipeline.Fit(c.Context, cfg, o)
+	if err != nil {
+		return err
+	}
+	env.log.Info("fit complete", "run", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
+		"summary", filepath.Join(rep.Run, rundir.SummaryFile))
+	env.log.Info("results: "+filepath.Join(rep.Run, "L*", "chain*", "{codes,cells,trace}.parquet")+" per fit; next:",
+		"programs", "scpipe enrich "+rep.Run+" -o "+rep.Run+"-enrich --gmt LIBRARY.gmt",
+		"report", "scpipe report "+rep.Run,
+		"scanpy", "scpipe export "+rep.Run+" -o "+rep.Run+".h5ad")
+	return nil
+}
+
+// settingSource names where an invalid setting of err came from: its
+// flag when one gave it, else the --config file when given (which holds
+// the settings' keys) names it, else the run's own config.toml, which a
+// resumed run or a chain process reads for the settings not given.
+func settingSource(c *cli.Context, given []string, err error) error {
+	var se *pipeline.SettingError
+	if !errors.As(err, &se) {
+		return err
+	}
+	flag := strings.ReplaceAll(se.Key, "_", "-")
+	switch {
+	case c.IsSet(flag):
+		return fmt.Errorf("--%s: %w", flag, err)
+	case slices.Contains(given, se.Key) && c.String("config") != "":
+		return fmt.Errorf("config %s: %w", c.String("config"), err)
+	case c.Bool("resume") || c.IsSet("chain-index") || c.IsSet("chain"):
+		return fmt.Errorf("%s: %w", filepath.Join(c.String("output"), rundir.ConfigFile), err)
+	}
+	return err
 }
 
 // chainIndex returns the chain that --chain-index (or its old name,

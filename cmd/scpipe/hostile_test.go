@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"scpipe/internal/outlock"
 	"scpipe/rundir"
@@ -170,6 +172,168 @@ func TestDamagedRunFiles(t *testing.T) {
 	for _, r := range []string{"summarize", "enrich", "evaluate", "report", "resume"} {
 		if err := run(t, readers[r]...); err != nil {
 			t.Errorf("%s of the repaired rd: %v", r, err)
+		}
+	}
+}
+
+// TestNotRegularInputs: a named pipe or a device given where a command
+// reads a file, or put in the place of one of its inputs' files, is
+// refused at once with an error naming it and what it is; opening the
+// pipe once blocked the command for ever, deaf to Ctrl-C (info, fit
+// --config, enrich --gmt and --background, export --into, ingest of an
+// MTX folder), and a run's table replaced by a pipe or a device made its
+// fit count as unfinished, which a resume would have fitted again.
+func TestNotRegularInputs(t *testing.T) {
+	dir, sim, shards, rd := hostileRun(t)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipe here: %v", err)
+	}
+	mtx := filepath.Join(dir, "mtx")
+	if err := os.Mkdir(mtx, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"features.tsv.gz", "barcodes.tsv.gz"} {
+		if err := os.Symlink(filepath.Join(sim, name), filepath.Join(mtx, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(mtx, "matrix.mtx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := func(name string) string { return filepath.Join(dir, name) }
+	pipe, device := fifo+" is a named pipe, not a", os.DevNull+" is a character device, not a"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"info", fifo}, pipe + " folder"},
+		{[]string{"info", os.DevNull}, device + " folder"},
+		{[]string{"fit", shards, "-o", out("f1"), "--L", "2", "--config", fifo}, pipe + " regular file"},
+		{[]string{"fit", shards, "-o", out("f2"), "--L", "2", "--fixed-codes", fifo}, pipe + " regular file"},
+		{[]string{"enrich", rd, "-o", out("e1"), "--gmt", fifo}, pipe + " regular file"},
+		{[]string{"enrich", rd, "-o", out("e2"), "--background", os.DevNull}, device + " regular file"},
+		{[]string{"evaluate", rd, "-o", out("v1"), "--truth", fifo}, pipe + " folder"},
+		{[]string{"export", rd, "-o", out("x1.h5ad"), "--enrich", fifo}, pipe + " folder"},
+		{[]string{"export", rd, "-o", out("x2.h5ad"), "--into", fifo}, pipe + " regular file"},
+		{[]string{"report", rd, "-o", out("r1.html"), "--enrich", os.DevNull}, device + " folder"},
+		{[]string{"ingest", mtx, "-o", out("s1")}, filepath.Join(mtx, "matrix.mtx") + " is a named pipe, not a regular file"},
+		// A pipe or a device as the output: --force replaced it (as root,
+		// -o /dev/null --force replaced the system's /dev/null).
+		{[]string{"enrich", rd, "-o", fifo, "--force"}, pipe + " file or a folder: --force does not replace it"},
+		{[]string{"evaluate", rd, "-o", fifo, "--force"}, pipe + " file or a folder: --force does not replace it"},
+		{[]string{"simulate", "-o", fifo, "--force"}, pipe + " file or a folder: --force does not replace it"},
+		{[]string{"fit", shards, "-o", fifo, "--force", "--L", "2"}, "run directory " + pipe + " folder"},
+	} {
+		checkRefused(t, tc.args, tc.want)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("%s replaced: %v, %v", fifo, fi.Mode(), err)
+	}
+
+	// A run's files replaced by a pipe or a link to a device.
+	readers := map[string][]string{
+		"summarize": {"summarize", rd, "-q"},
+		"enrich":    {"enrich", rd, "-o", out("e3"), "-q"},
+		"report":    {"report", rd, "-o", out("r2.html"), "-q"},
+		"export":    {"export", rd, "-o", out("x3.h5ad"), "-q"},
+		"resume":    {"fit", shards, "-o", rd, "--resume", "--L", "2", "--chains", "1", "--starts", "1", "--burn-in", "4", "--samples", "4", "--holdout", "0.2", "-q"},
+	}
+	for _, tc := range []struct {
+		file    string
+		readers []string
+	}{
+		{filepath.Join(rundir.FitDir(rd, 2, 1), rundir.CodesFile), []string{"summarize", "enrich", "report", "export", "resume"}},
+		{filepath.Join(rd, rundir.ConfigFile), []string{"summarize", "export", "resume"}},
+	} {
+		file := tc.file
+		saved := file + ".saved"
+		if err := os.Rename(file, saved); err != nil {
+			t.Fatal(err)
+		}
+		for _, replace := range []func() error{
+			func() error { return syscall.Mkfifo(file, 0o644) },
+			func() error { return os.Symlink(os.DevNull, file) },
+		} {
+			if err := replace(); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range tc.readers {
+				checkRefused(t, readers[r], file+" is a ")
+			}
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Rename(saved, file); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkRefused runs scpipe with args and fails unless it returns, within
+// a minute, an error that says want.
+func checkRefused(t *testing.T, args []string, want string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run(t, args...) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("scpipe %s: %v (want it to say %q)", strings.Join(args, " "), err, want)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("scpipe %s: still running after a minute", strings.Join(args, " "))
+	}
+}
+
+// TestFitSettingsOutOfRange: a setting out of its range is refused before
+// the run is made, naming its flag, or its key and the --config file that
+// gave it, and the range; --chains 1000000000 once listed its chains for
+// minutes, deaf to Ctrl-C, --starts 100000 seeded its starts as long,
+// sweeps summing past an int panicked, and threads = -3 in a --config file
+// was blamed on --threads.
+func TestFitSettingsOutOfRange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	shards := filepath.Join(dir, "shards")
+	if err := run(t, "simulate", "-o", dir+"/sim", "--cells", "100", "--genes", "40", "--L", "2", "--shards", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "sim", "shards"), shards); err != nil {
+		t.Fatal(err)
+	}
+	config := func(name, text string) string {
+		p := filepath.Join(dir, name+".toml")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	samples0, threads, thin := config("samples", "samples = 0\n"), config("threads", "threads = -3\n"), config("thin", "thin = 5000\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--chains", "1000000000"}, "--chains: invalid configuration: chains = 1000000000 outside 1..1000"},
+		{[]string{"--chains", "0"}, "--chains: invalid configuration: chains = 0 outside 1..1000"},
+		{[]string{"--starts", "100000", "--burn-in", "1000000", "--start-sweeps", "1000000"}, "--starts: invalid configuration: starts = 100000 outside 1..64"},
+		{[]string{"--samples", "0"}, "--samples: invalid configuration: samples = 0"},
+		{[]string{"--holdout", "1.5"}, "--holdout: invalid configuration: holdout = 1.5 outside [0, 1)"},
+		{[]string{"--burn-in", "-1"}, "--burn-in: invalid configuration: burn_in = -1"},
+		// Sums of sweeps past an int panicked making the trace.
+		{[]string{"--burn-in", "9223372036854775000", "--samples", "10000", "--starts", "1"}, "--burn-in: invalid configuration: burn_in = 9223372036854775000 outside 0..1099511627776"},
+		{[]string{"--samples", "9223372036854775807", "--thin", "9223372036854775807"}, "--samples: invalid configuration: samples = 9223372036854775807 outside 1..1099511627776"},
+		{[]string{"--burn-in", "1000000000000000"}, "outside 0..1099511627776"},
+		{[]string{"--config", samples0}, "config " + samples0 + ": invalid configuration: samples = 0"},
+		{[]string{"--config", threads}, "config " + threads + ": invalid configuration: threads = -3 outside 1.."},
+		{[]string{"--config", thin}, "config " + thin + ": invalid configuration: thin = 5000 outside 1..samples (100)"},
+		{[]string{"-j", "-3"}, "--threads must be at least 1"},
+	} {
+		out := filepath.Join(dir, "run")
+		checkRefused(t, append([]string{"fit", shards, "-o", out, "--L", "2", "-q"}, tc.args...), tc.want)
+		if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("fit %v made %s (%v)", tc.args, out, err)
 		}
 	}
 }

@@ -106,12 +106,17 @@ it was before they existed.
 			if err != nil {
 				return err
 			}
+			out := c.String("output")
+			// Before the truth is drawn, which takes memory in
+			// proportion to the sizes.
+			if err := simulate.CheckRoom(out, p, c.Bool("shards")); err != nil {
+				return err
+			}
 			t, err := simulate.New(p)
 			if err != nil {
 				return err
 			}
 			t.Workers = env.threads
-			out := c.String("output")
 			if c.Bool("shards") {
 				err = simulate.WriteShards(c.Context, out, t, shard.CreateOptions{Force: c.Bool("force"), Cached: env.cached})
 			} else {

@@ -459,12 +459,18 @@ func WriteFile(path string, write func(w io.Writer) error) error {
 // working directory, a folder that holds it, or the home directory: an
 // -o of .. or ~ is a slip, and replacing it deletes everything in it.
 func Refuse(output string, force bool) error {
-	if _, err := os.Lstat(output); err == nil && !force {
+	fi, err := os.Lstat(output)
+	if err == nil && !force {
 		return fmt.Errorf("%s already exists (use --force to replace it)", output)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	} else if err != nil {
 		return nil
+	}
+	// -o /dev/null --force, meant to discard the output, replaced the
+	// system's /dev/null with a file or a folder when run as root.
+	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0 {
+		return fmt.Errorf("%s is a %s, not a file or a folder: --force does not replace it (choose another output)", output, special(m))
 	}
 	out, err := Resolve(output)
 	if err != nil {
@@ -483,6 +489,22 @@ func Refuse(output string, force bool) error {
 		}
 	}
 	return nil
+}
+
+// special names the type of a file mode that is not a file, a folder or
+// a symbolic link.
+func special(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file (" + m.Type().String() + ")"
 }
 
 // Install puts tmp, a complete file or folder written beside output

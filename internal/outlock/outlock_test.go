@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -466,6 +467,49 @@ func TestRefuseWorkingAndHome(t *testing.T) {
 		err := Refuse(tc.output, tc.force)
 		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
 			t.Errorf("%s: Refuse(%s, %v) = %v, want %q", tc.name, tc.output, tc.force, err, tc.want)
+		}
+	}
+}
+
+// TestRefuseSpecialFiles: --force replaces a file, a folder or a link, and
+// never a named pipe or a device: -o /dev/null --force, meant to discard
+// an output, replaced the system's /dev/null when run as root. (A named
+// pipe stands in for the device here, which a test must not risk.)
+func TestRefuseSpecialFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipe here: %v", err)
+	}
+	for _, force := range []bool{false, true} {
+		err := Refuse(fifo, force)
+		want := map[bool]string{false: "already exists", true: fifo + " is a named pipe, not a file or a folder: --force does not replace it"}[force]
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Refuse(a named pipe, force %v): %v, want %q", force, err, want)
+		}
+	}
+	tmp, err := TempDir(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(tmp, fifo, true); err == nil {
+		t.Errorf("Install over a named pipe with force: no error")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("the named pipe was replaced: %v %v", fi.Mode(), err)
+	}
+	for _, p := range []string{filepath.Join(dir, "file"), filepath.Join(dir, "folder")} {
+		if strings.HasSuffix(p, "folder") {
+			err = os.Mkdir(p, 0o777)
+		} else {
+			err = os.WriteFile(p, nil, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Refuse(p, true); err != nil {
+			t.Errorf("Refuse(%s, force): %v", p, err)
 		}
 	}
 }

@@ -1,0 +1,169 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scpipe/shard"
+)
+
+// TestSizesRefused: sizes no output can hold are refused before anything
+// is drawn, naming the limit (--cells 1000000000000 allocated 125 GB in
+// New, --genes 2000000000 8 GB a worker), and a simulation the output's
+// file system has no room for is refused by CheckRoom, naming the output,
+// at once and without drawing it.
+func TestSizesRefused(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, tc := range []struct {
+		cells, genes int
+		shards       bool
+		want         string
+	}{
+		{1_000_000_000_000, 100, false, "1000000000000 cells: at most 2147483647"},
+		{100, 2_000_000_000, true, "2000000000 genes: at most 67108864"},
+		// Petabytes: no file system here has that much free.
+		{shard.MaxDim, MaxGenes, true, dir + ": not enough free space: 2147483647 cells × 67108864 genes need at least"},
+		{shard.MaxDim, MaxGenes, false, dir + ": not enough free space"},
+	} {
+		p := DefaultParams()
+		p.Cells, p.Genes = tc.cells, tc.genes
+		err := CheckRoom(dir, p, tc.shards)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d × %d (shards %v): %v, want %q", tc.cells, tc.genes, tc.shards, err, tc.want)
+		}
+		if strings.Contains(tc.want, "free space") && !errors.Is(err, ErrNoRoom) {
+			t.Errorf("%d × %d: %v does not wrap ErrNoRoom", tc.cells, tc.genes, err)
+		}
+		if strings.Contains(tc.want, "at most") {
+			if _, err := New(p); err == nil {
+				t.Errorf("New accepts %d × %d", tc.cells, tc.genes)
+			}
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s made (%v)", dir, err)
+	}
+	p := DefaultParams()
+	if err := CheckRoom(dir, p, true); err != nil {
+		t.Errorf("the default simulation: %v", err)
+	}
+}
+
+// TestMinBytes: MinBytes is a lower bound of what WriteShards and
+// WriteMTX write, and the estimate of the MTX matrix is within a factor
+// of two below what it takes, for each kind.
+func TestMinBytes(t *testing.T) {
+	t.Parallel()
+	for _, p := range []Params{
+		func() Params { p := DefaultParams(); p.Cells, p.Genes = 1500, 700; return p }(),
+		func() Params {
+			p := DefaultParams()
+			p.Kind, p.CodeDensity, p.UsageDensity, p.FlipOn, p.FlipOff = SingleCell, 0, 0, 0, 0
+			p.Cells, p.Genes, p.SingleCell = 1500, 700, DefaultSingleCell()
+			return p
+		}(),
+		func() Params { p := DefaultDigitsParams(); p.Cells, p.Missing = 300, 0.3; return p }(),
+	} {
+		tr, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, shards := range []bool{true, false} {
+			if shards == false && p.Missing > 0 {
+				continue
+			}
+			dir := filepath.Join(t.TempDir(), "out")
+			write := func() error { return WriteMTX(context.Background(), dir, tr, false) }
+			if shards {
+				write = func() error { return WriteShards(context.Background(), dir, tr, shard.CreateOptions{}) }
+			}
+			if err := write(); err != nil {
+				t.Fatal(err)
+			}
+			total, matrix := treeBytes(t, dir), fileBytes(t, filepath.Join(dir, "matrix.mtx.gz"))
+			min, err := p.MinBytes(shards)
+			if err != nil || min > total {
+				t.Errorf("%v (shards %v): MinBytes = %d, %v; the output takes %d", p.Kind, shards, min, err, total)
+			}
+			if shards {
+				continue
+			}
+			est, err := tr.mtxMatrixBytes(context.Background())
+			if err != nil || est > matrix || 2*est < matrix {
+				t.Errorf("%v: matrix.mtx.gz estimated at %d bytes (%v), takes %d", p.Kind, est, err, matrix)
+			}
+		}
+	}
+}
+
+func treeBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func fileBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// countdown is a context whose Err reports cancellation after n calls
+// that did not: Ctrl-C arriving at a chosen check of a loop. Its Done is
+// nil, so the contexts derived from it never see it.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestStopAfterRows: Ctrl-C after the rows are drawn (while the barcodes,
+// the manifest and the truth are written: seconds for tens of millions of
+// cells) stops WriteShards with nothing left behind; it was ignored, and
+// the output installed after it.
+func TestStopAfterRows(t *testing.T) {
+	t.Parallel()
+	p := DefaultParams()
+	p.Cells, p.Genes = 100, 50
+	tr, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 4 {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "out")
+		err := WriteShards(&countdown{context.Background(), k}, dir, tr, shard.CreateOptions{})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Ctrl-C at check %d: %v, want it stopped", k, err)
+		}
+		if left, _ := os.ReadDir(parent); len(left) > 1 || len(left) == 1 && !strings.HasPrefix(left[0].Name(), ".") {
+			t.Errorf("Ctrl-C at check %d left %v", k, left)
+		}
+	}
+	if err := WriteShards(&countdown{context.Background(), 1000}, filepath.Join(t.TempDir(), "out"), tr, shard.CreateOptions{}); err != nil {
+		t.Errorf("no Ctrl-C: %v", err)
+	}
+}
