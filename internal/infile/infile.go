@@ -72,7 +72,7 @@ func Regular(path string, fi fs.FileInfo) error {
 	if fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%s is %s, %w", path, kind(fi.Mode()), ErrNotRegular)
+	return fmt.Errorf("%s is %s, %w", path, Kind(fi.Mode()), ErrNotRegular)
 }
 
 // Dir returns nil when path, symbolic links followed, is a folder, and
@@ -87,7 +87,7 @@ func Dir(path string) error {
 	if fi.IsDir() {
 		return nil
 	}
-	return fmt.Errorf("%s is %s, not a folder", path, kind(fi.Mode()))
+	return fmt.Errorf("%s is %s, not a folder", path, Kind(fi.Mode()))
 }
 
 // bom is the UTF-8 encoding of U+FEFF, the byte-order mark.
@@ -103,8 +103,9 @@ func SkipBOM(br *bufio.Reader) {
 	}
 }
 
-// kind names the type of a file mode, with its article.
-func kind(m fs.FileMode) string {
+// Kind names the type of a file mode, with its article ("a named pipe"),
+// for messages that refuse a path.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a folder"

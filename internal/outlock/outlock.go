@@ -56,6 +56,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"scpipe/internal/infile"
 )
 
 // ErrLocked is matched (errors.Is) by the error Acquire returns when
@@ -470,7 +472,7 @@ func Refuse(output string, force bool) error {
 	// -o /dev/null --force, meant to discard the output, replaced the
 	// system's /dev/null with a file or a folder when run as root.
 	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() && m&fs.ModeSymlink == 0 {
-		return fmt.Errorf("%s is a %s, not a file or a folder: --force does not replace it (choose another output)", output, special(m))
+		return fmt.Errorf("%s is %s, not a file or a folder: --force does not replace it (choose another output)", output, infile.Kind(m))
 	}
 	out, err := Resolve(output)
 	if err != nil {
@@ -489,22 +491,6 @@ func Refuse(output string, force bool) error {
 		}
 	}
 	return nil
-}
-
-// special names the type of a file mode that is not a file, a folder or
-// a symbolic link.
-func special(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file (" + m.Type().String() + ")"
 }
 
 // Install puts tmp, a complete file or folder written beside output
