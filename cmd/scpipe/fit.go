@@ -110,7 +110,7 @@ finished. Each fit is identical to the same fit of a single process.
 			),
 			inCategory("HPC",
 				&cli.BoolFlag{Name: "prepare", Usage: "create the run for --chain-index processes and fit nothing"},
-				&cli.IntFlag{Name: "chain-index", Usage: "fit only chain `K` of each --L of a prepared run (one task of a job array)"},
+				&cli.IntFlag{Name: "chain-index", Usage: "fit only chain `K` of each --L of a prepared run (one task of a job array)", DefaultText: "every chain"},
 				// The name of --chain-index before it was told apart from
 				// --chains, kept for the job scripts written with it.
 				&cli.IntFlag{Name: "chain", Hidden: true},
