@@ -207,11 +207,7 @@ func findMTXFolder(dir, genome string) (mtxFiles, error) {
 	// A pipe in the folder would block its first open, deaf to Ctrl-C,
 	// and the matrix is read more than once.
 	for _, p := range []string{m.matrix, m.features, m.barcodes} {
-		fi, err := os.Stat(p)
-		if err == nil {
-			err = infile.Regular(p, fi)
-		}
-		if err != nil {
+		if err := infile.Check(p); err != nil {
 			return m, fmt.Errorf("ingest: %w", err)
 		}
 	}

@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -47,11 +46,7 @@ func tenxGenomes(f *h5.File) []string {
 func openHDF5(path string, workers int) (*h5.File, int64, error) {
 	// AnnDataNames reads a user's file that Detect has not seen: a pipe
 	// there would block the open, deaf to Ctrl-C.
-	fi, err := os.Stat(path)
-	if err == nil {
-		err = infile.Regular(path, fi)
-	}
-	if err != nil {
+	if err := infile.Check(path); err != nil {
 		return nil, 0, fmt.Errorf("ingest: %w", err)
 	}
 	f, err := h5.Open(path, workers)

@@ -84,15 +84,11 @@ func Fits(run string) ([]Fit, error) {
 				name string
 				has  *bool
 			}{{CodesFile, &fit.Codes}, {CellsFile, &fit.Cells}, {TraceFile, &fit.Trace}, {CheckpointFile, &fit.Checkpoint}} {
-				p := filepath.Join(dir, f.name)
-				st, err := os.Stat(p)
-				if err == nil {
-					// A pipe or a device in a table's place is damage to
-					// name, not a fit that has not finished (which a
-					// resume would fit again without a word).
-					err = infile.Regular(p, st)
-					*f.has = err == nil
-				}
+				// A pipe or a device in a table's place is damage to name,
+				// not a fit that has not finished (which a resume would fit
+				// again without a word).
+				err := infile.Check(filepath.Join(dir, f.name))
+				*f.has = err == nil
 				if err != nil && !os.IsNotExist(err) {
 					return nil, fmt.Errorf("rundir: list fits: %w", err)
 				}

@@ -30,11 +30,7 @@ var ErrNotRegular = errors.New("not a regular file")
 // Open opens path for reading, symbolic links followed, when it is a
 // regular file, and refuses anything else, naming path and what it is.
 func Open(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := Regular(path, fi); err != nil {
+	if err := Check(path); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(path)
@@ -44,7 +40,8 @@ func Open(path string) (*os.File, error) {
 	// The path may have been replaced between the two looks; a pipe put
 	// there in between would already have blocked the open, but a device
 	// would not.
-	if fi, err = f.Stat(); err == nil {
+	fi, err := f.Stat()
+	if err == nil {
 		err = Regular(path, fi)
 	}
 	if err != nil {
@@ -52,6 +49,17 @@ func Open(path string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// Check returns nil when path, symbolic links followed, is a regular
+// file, and otherwise what Open would: os.Stat's error, or one naming path
+// and what it is. For a path that another package opens.
+func Check(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return Regular(path, fi)
 }
 
 // ReadFile reads the regular file path whole, as os.ReadFile does, and
