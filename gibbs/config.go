@@ -134,6 +134,22 @@ type Config struct {
 	// values after every sweep. With it the sampler is an exact MCMC
 	// sampler of p(Z, U | X, λ) (or of p(Z, U | X, α, β)).
 	FixLambda bool
+	// HoldFrom, when positive, ends the estimation of the likelihood's
+	// parameters at sweep HoldFrom: λ or the rates, and with levels ρ,
+	// the levels' grids and every cell's and gene's level, are set to
+	// their maximum-likelihood values given the state after each of sweeps
+	// 0 … HoldFrom−1 (an empirical-Bayes burn-in) and held at the last of
+	// them from then on. The later sweeps are then an exact MCMC sampler
+	// of p(Z, U | X, θ̂), and every retained state is drawn under the same
+	// θ̂ (HoldFrom ≤ BurnIn). 0 sets them after every sweep, as the paper
+	// sets λ.
+	HoldFrom int
+	// MaxBurnIn, when above BurnIn (with HoldFrom > 0), lets the burn-in
+	// go on past BurnIn until the chain has settled under the held
+	// parameters, at most MaxBurnIn sweeps in all: until the log-likelihood
+	// of the last SettleWindow sweeps, all after HoldFrom, shows no trend
+	// (settle.go). 0 (or BurnIn) burns in BurnIn sweeps exactly.
+	MaxBurnIn int
 	// KeepSamples retains every retained (thinned) state, so that
 	// Result.Predict can average the likelihood over samples.
 	KeepSamples bool
@@ -151,8 +167,8 @@ type Config struct {
 	// per-cell levels): 1 (or 0) for none, or 2, 4 or 8: a gene detected in many
 	// cells whatever codes they use sits at a higher background, where
 	// covering its ones gains less (genelevels.go). The levels are first
-	// set after sweep BurnIn/2, once the codes have formed; until then
-	// every gene's offset is 0.
+	// set after sweep BurnIn/2 (HoldFrom/2 with a hold), once the codes
+	// have formed; until then every gene's offset is 0.
 	GeneLevels int
 	// Housekeeping adds a code that every cell uses, beside the L codes
 	// (the sampler's last, code L, whose z are clamped to 1): it collects
@@ -229,6 +245,12 @@ type config struct {
 	CellLevelBits, GeneLevelBits int
 }
 
+// estimates reports whether the likelihood's parameters are set from the
+// state after sweep (Config.FixLambda, Config.HoldFrom).
+func (c *config) estimates(sweep int) bool {
+	return !c.FixLambda && (c.HoldFrom == 0 || sweep < c.HoldFrom)
+}
+
 // resolve checks c and returns it in the sampler's units.
 func (c Config) resolve() (config, error) {
 	r := config{Config: c, L: c.L}
@@ -287,6 +309,12 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: Starts = %d", ErrConfig, c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
 		return fmt.Errorf("%w: StartSweeps = %d outside 1..BurnIn (%d)", ErrConfig, c.StartSweeps, c.BurnIn)
+	case c.HoldFrom < 0 || c.HoldFrom > c.BurnIn:
+		return fmt.Errorf("%w: HoldFrom = %d outside 0..BurnIn (%d): the sampling sweeps must share one likelihood", ErrConfig, c.HoldFrom, c.BurnIn)
+	case c.MaxBurnIn != 0 && (c.MaxBurnIn < c.BurnIn || c.MaxBurnIn > MaxSweeps):
+		return fmt.Errorf("%w: MaxBurnIn = %d outside BurnIn (%d)..%d", ErrConfig, c.MaxBurnIn, c.BurnIn, MaxSweeps)
+	case c.MaxBurnIn > c.BurnIn && c.HoldFrom == 0:
+		return fmt.Errorf("%w: MaxBurnIn = %d needs HoldFrom: a chain whose parameters move every sweep has no level to settle at", ErrConfig, c.MaxBurnIn)
 	}
 	if err := checkKernel(c.Kernel); err != nil {
 		return err

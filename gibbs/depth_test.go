@@ -271,6 +271,7 @@ func TestLevelsReproducible(t *testing.T) {
 	}{
 		{"cells", 17, 0, []int{5}},
 		{"cells and genes", 23, 2, []int{2, 6}},
+		{"held, burn-in until settled", 29, 2, []int{4, 7, 40}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -279,6 +280,9 @@ func TestLevelsReproducible(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 2, 8, 6, 2, Dropout, 8, 1<<tc.geneBits
 			cfg.Starts, cfg.StartSweeps, cfg.KeepSamples, cfg.Init, cfg.Housekeeping = 2, 3, true, InitCluster, true
+			if tc.name == "held, burn-in until settled" {
+				cfg.HoldFrom, cfg.MaxBurnIn = 5, 8+2*SettleWindow
+			}
 			var base *Sampler
 			var baseRes *Result
 			for _, seg := range []int{0, 64, 128} {
@@ -297,6 +301,10 @@ func TestLevelsReproducible(t *testing.T) {
 					sameRun(t, fmt.Sprintf("segments %d, workers %d", seg, w), base, s, baseRes, res)
 					sameLevels(t, fmt.Sprintf("segments %d, workers %d", seg, w), base, s, baseRes, res)
 				}
+			}
+			if cfg.MaxBurnIn > 0 && (base.BurnIn() == cfg.BurnIn || base.BurnIn() == cfg.MaxBurnIn) {
+				t.Errorf("burn-in of %d sweeps: the test needs one that ran past BurnIn (%d) and settled before MaxBurnIn (%d)",
+					base.BurnIn(), cfg.BurnIn, cfg.MaxBurnIn)
 			}
 			data, err := NewData(p.noisy, mask, 64)
 			if err != nil {

@@ -26,8 +26,9 @@ const MaxGeneLevelBits = MaxCellLevelBits
 // lift0.
 //
 // The genes' levels are set after every sweep from the U step's per-gene
-// counts (after the cells' levels and ρ), from sweep geneDelay on; until
-// then every gene's offset is 0, the per-cell model's gain.
+// counts (after the cells' levels and ρ), from sweep geneDelay on and
+// before Config.HoldFrom; until then every gene's offset is 0, the
+// per-cell model's gain.
 // A gene's background is the frequency of ones among its uncovered
 // entries, shrunk towards the pooled frequency by geneShrink·N entries; its
 // deviation is its gain, log(1 − ρ(1 − β)) − log β, less the pooled
@@ -54,10 +55,10 @@ const MaxGeneLevelBits = MaxCellLevelBits
 // any number of workers; in a partitioned fit the counts are summed
 // across processes first, and every process sets the same levels.
 //
-// The log-likelihood a sweep reports (SweepStats.LogLik) stays that of the
-// per-cell levels with every gene at offset 0: the exact one needs each
-// cell's covered ones by gene level, which the kernels do not count
-// either.
+// The log-likelihood a sweep reports (SweepStats.LogLik) is the exact
+// one, which needs each cell's covered ones by gene level, which the
+// kernels do not count: exactlik.go sums them in a pass of its own, and
+// follows them flip by flip once the levels are held.
 
 // minLift is the smallest gain of a covered one that per-gene offsets may
 // leave: g ≤ 0 would put the background at or above 1.
@@ -220,7 +221,12 @@ func (s *Sampler) calibrate(genes []levelCounts, level []uint8, rho, ref, lo, st
 // set: until the codes have formed, a gene's uncovered entries include
 // the cells of the program it belongs to, and an early high background
 // would keep it out of its code for good.
-func (s *Sampler) geneDelay() int { return s.cfg.BurnIn / 2 }
+func (s *Sampler) geneDelay() int {
+	if s.cfg.HoldFrom > 0 {
+		return s.cfg.HoldFrom / 2
+	}
+	return s.cfg.BurnIn / 2
+}
 
 // setGenePlanes writes c's gene levels as bit planes over the genes, for
 // the Z step's kernel: bit d of plane j is bit j of gene d's level.

@@ -292,9 +292,9 @@ func (s *Sampler) sumCounts(zs, us *rowStats) {
 	if s.part == nil {
 		return
 	}
-	v := []int64{zs.flips, zs.miss, zs.covered, us.miss, us.covered}
+	v := []int64{zs.flips, zs.miss, zs.covered, us.miss, us.covered, zs.lev}
 	s.part.sum(v)
-	zs.flips, zs.miss, zs.covered, us.miss, us.covered = v[0], v[1], v[2], v[3], v[4]
+	zs.flips, zs.miss, zs.covered, us.miss, us.covered, zs.lev = v[0], v[1], v[2], v[3], v[4], v[5]
 }
 
 // cellRange returns the cells this process sweeps: all of them, or its
@@ -341,6 +341,7 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	for i := range rows {
 		r, w, bit := &rows[i], i/64, uint(i%64)
 		r.a, r.want, r.next, r.flips, r.lifted = 0, sp.live, 0, 0, lift
+		r.dLev, r.fetch, r.fetchOn = 0, 0, 0
 		for l := range L {
 			r.a |= (sp.own[w*L+l] >> bit & 1) << uint(l)
 		}
@@ -384,6 +385,7 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	for i := range rows {
 		r, w, bit := &rows[i], i/64, uint(i%64)
 		tot.add(r.counts, r.flips)
+		tot.lev += r.dLev
 		if sp.rowCounts != nil {
 			sp.rowCounts[i] = r.counts
 		}

@@ -90,6 +90,10 @@ func TestPartsMatchOneProcess(t *testing.T) {
 		{"8 cell and 4 gene levels, masked, cluster start, housekeeping, 2 starts", true, func(c *Config) {
 			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 8, 4, true, 4, 2, 2
 		}},
+		{"8 cell and 4 gene levels held from sweep 3, burn-in until settled", true, func(c *Config) {
+			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = InitCluster, Dropout, 8, 4, true, 4
+			c.HoldFrom, c.MaxBurnIn = 3, 5+SettleWindow+4
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

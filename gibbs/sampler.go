@@ -68,6 +68,13 @@ type chain struct {
 	geneLevel  []uint8
 	genePlanes [][]uint64
 	geneBlock  []uint64
+	// heldBase is the log-likelihood of the state with nothing covered,
+	// and coveredLev the summed gene level of its covered ones, once the
+	// parameters are held (held; heldLogLik): set on the first held sweep
+	// and after a restore, then followed flip by flip.
+	heldBase   float64
+	coveredLev int64
+	held       bool
 }
 
 // Sampler runs the OrMachine's Metropolised Gibbs sampler over Data. It is not
@@ -129,6 +136,7 @@ type Sampler struct {
 	hkOnes, hkObs []int32
 
 	sweep    int
+	burnIn   int // the burn-in's length so far: BurnIn, or more until the chain settles (settle.go)
 	chains   []*chain
 	zCount   []uint32 // zCount[(n−first)*L+l]: retained samples with z_nl = 1, over s.cellRange
 	uCount   []uint32 // uCount[d*L+l]: retained samples with u_ld = 1
@@ -191,7 +199,7 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64}
+	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64, burnIn: cfg.BurnIn}
 	counts, err := s.countData(data, workers, p, cfg.CellLevelBits > 0)
 	if err != nil {
 		return nil, err
@@ -378,8 +386,13 @@ func (s *Sampler) seedCodes(c *chain, key uint64) {
 // Sweep returns the number of completed sweeps.
 func (s *Sampler) Sweep() int { return s.sweep }
 
-// Sweeps returns the total number of sweeps, BurnIn + Samples.
-func (s *Sampler) Sweeps() int { return s.cfg.BurnIn + s.cfg.Samples }
+// Sweeps returns the total number of sweeps as far as they are known:
+// the burn-in so far and Samples. It grows while a burn-in allowed to run
+// past BurnIn (Config.MaxBurnIn) has not settled.
+func (s *Sampler) Sweeps() int { return s.burnIn + s.cfg.Samples }
+
+// BurnIn returns the burn-in's length as far as it is known.
+func (s *Sampler) BurnIn() int { return s.burnIn }
 
 // Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
 // returns the posterior summary. Cancellation of ctx is checked between
@@ -421,7 +434,7 @@ func (s *Sampler) Step() (SweepStats, error) {
 	}
 	start := time.Now()
 	st := SweepStats{Sweep: s.sweep, Phase: BurnIn, Chains: len(s.chains)}
-	if s.sweep >= s.cfg.BurnIn {
+	if s.sweep >= s.burnIn {
 		st.Phase = Sample
 	}
 	lead := 0
@@ -443,11 +456,12 @@ func (s *Sampler) Step() (SweepStats, error) {
 	if len(s.chains) > 1 && s.sweep >= s.cfg.StartSweeps {
 		s.chains = []*chain{s.chains[lead]}
 	}
-	if s.sweep > s.cfg.BurnIn && (s.sweep-s.cfg.BurnIn)%s.cfg.Thin == 0 {
+	if s.sweep > s.burnIn && (s.sweep-s.burnIn)%s.cfg.Thin == 0 {
 		s.accumulate(s.chains[0])
 	}
 	st.Seconds = time.Since(start).Seconds()
 	s.trace = append(s.trace, st)
+	s.burnIn = s.cfg.burnInAfter(s.burnIn, s.trace)
 	return st, nil
 }
 

@@ -106,6 +106,9 @@ func (s *Sampler) fingerprint() []uint64 {
 	if s.cfg.FixLambda {
 		fix = 1
 	}
+	// The hold rides in the same field, so that the states of samplers
+	// without it keep the fingerprint they were written with.
+	fix |= uint64(s.cfg.HoldFrom) << 1
 	keep := uint64(0)
 	if s.cfg.KeepSamples {
 		keep = 1
@@ -247,7 +250,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	cellLevels := func() []uint8 { return r.levelsIn(levelCells, s.levels(), first, last) }
 	zWords := func() []uint64 { return r.wordsIn(s.nw*s.l, first/64*s.l, (last+63)/64*s.l) }
-	sweep := r.count(s.Sweeps())
+	sweep := r.count(max(s.cfg.MaxBurnIn, s.cfg.BurnIn) + s.cfg.Samples)
 	chains := make([]*chain, r.count(s.cfg.Starts))
 	for i := range chains {
 		c := &chain{seed: r.u64(), rates: r.rates()}
@@ -304,7 +307,14 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 			s.setGenePlanes(c)
 		}
 	}
-	s.sweep, s.chains, s.retained = sweep, chains, retained
+	burnIn := s.cfg.BurnIn
+	for t := range trace {
+		burnIn = s.cfg.burnInAfter(burnIn, trace[:t+1])
+	}
+	if burnIn+s.cfg.Samples < sweep {
+		return fmt.Errorf("%w: sweep %d past the last (%d) of a burn-in of %d", ErrState, sweep, burnIn+s.cfg.Samples, burnIn)
+	}
+	s.sweep, s.chains, s.retained, s.burnIn = sweep, chains, retained, burnIn
 	s.zCount, s.uCount, s.kept, s.trace = zCount, uCount, kept, trace
 	return nil
 }

@@ -58,9 +58,14 @@ type stepSpec struct {
 	// rowCounts, when not nil, receives each row's counts after the step
 	// (packCounts: mispredicted, covered).
 	rowCounts []uint64
-	key       uint64
-	L         int
-	fixed     uint64 // codes the step leaves as they are (the Z step's clamped codes, the U step's fixed codes)
+	// trackLev has the step add up, over its accepted flips, the change
+	// in the summed gene level of the covered ones (rowStats.lev): with
+	// per-gene levels held, the log-likelihood follows from it
+	// (heldLogLik).
+	trackLev bool
+	key      uint64
+	L        int
+	fixed    uint64 // codes the step leaves as they are (the Z step's clamped codes, the U step's fixed codes)
 	// above, when not nil, adds ±aboveGain to the logit of code l of row i
 	// as bit i of above[i/64*L+l] is set or not: the row's codes are the
 	// data of a layer above (layers.go).
@@ -93,7 +98,11 @@ type stepSpec struct {
 // rowStats are the integer totals of a step; integers keep them independent
 // of the number of workers. miss and covered count the observed entries that
 // the state after the step mispredicts and covers.
-type rowStats struct{ flips, miss, covered int64 }
+//
+// lev, in a step that tracks it (stepSpec.trackLev), is the change its
+// accepted flips made to the summed gene level of the covered ones
+// (heldLogLik).
+type rowStats struct{ flips, miss, covered, lev int64 }
 
 // add adds a row's counts (packed by packCounts) and flips.
 func (t *rowStats) add(counts uint64, flips int64) {
@@ -124,7 +133,7 @@ func (s *Sampler) sweepStats(c *chain, sweep int, zs, us rowStats) SweepStats {
 	// The U step leaves the state of the sweep: its rows' counts are the
 	// counts of that state.
 	t := tally{observed: s.observed, ones: s.obsOnes, covered: us.covered, miss: us.miss}
-	c.rates = s.cfg.Noise.update(t, c.rates, s.cfg.FixLambda)
+	c.rates = s.cfg.Noise.update(t, c.rates, !s.cfg.estimates(sweep))
 	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Dropout: 1 - c.rates.on, Background: c.rates.off,
 		Flips: zs.flips + us.flips, LogLik: s.cfg.Noise.logLik(t, c.rates)}
 	if s.cfg.Noise == Symmetric {
@@ -139,22 +148,32 @@ func (s *Sampler) sweepStats(c *chain, sweep int, zs, us rowStats) SweepStats {
 // sweepLevels is sweepChain with per-cell levels: a U step, then a Z step
 // whose per-cell counts (the sweep's final state) set the levels and rates.
 func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
+	estimate, genes := s.cfg.estimates(sweep), s.cfg.GeneLevelBits > 0
 	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
-	if s.cfg.GeneLevelBits > 0 {
+	if genes {
 		u.rowCounts = s.geneCountBuf()
 	}
+	u.trackLev = genes && !estimate
 	us := s.runUStep(&u)
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
-	z.rowCounts = s.cellCountBuf()
+	z.rowCounts, z.trackLev = s.cellCountBuf(), u.trackLev
 	zs := s.runStep(&z)
 	s.sumCounts(&zs, &us)
-	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips,
-		LogLik: s.updateLevels(c, s.cellStep, s.cfg.FixLambda)}
-	if s.cfg.GeneLevelBits > 0 && !s.cfg.FixLambda && sweep+1 >= s.geneDelay() {
-		s.sumGeneCounts(s.geneStep)
-		s.updateGeneLevels(c, s.geneStep)
+	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips}
+	switch {
+	case genes && !estimate:
+		st.LogLik = s.heldLogLik(c, s.cellStep, zs.lev+us.lev)
+	case genes:
+		s.updateLevels(c, s.cellStep, false)
+		if sweep+1 >= s.geneDelay() {
+			s.sumGeneCounts(s.geneStep)
+			s.updateGeneLevels(c, s.geneStep)
+		}
+		st.LogLik = s.exactLogLik(c)
+	default:
+		st.LogLik = s.updateLevels(c, s.cellStep, !estimate)
 	}
 	c.rates.on, c.rates.off = s.meanRates(c)
 	st.Dropout, st.Background = 1-c.rates.on, c.rates.off
@@ -259,6 +278,7 @@ func (s *Sampler) runStep(sp *stepSpec) rowStats {
 		tot.flips += r.flips
 		tot.miss += r.miss
 		tot.covered += r.covered
+		tot.lev += r.lev
 	}
 	return tot
 }
@@ -330,6 +350,7 @@ func (sp *stepSpec) rowsRange(buf *rowScratch, w0, w1 int) rowStats {
 			for k := range rows {
 				r, bit := &rows[k], uint((i0+k)%64)
 				r.a, r.want, r.next, r.flips, r.lifted = 0, sp.live&^sp.fixed, 0, 0, sp.liftFirst()
+				r.dLev, r.fetch, r.fetchOn = 0, 0, 0
 				for l, word := range ow {
 					r.a |= (word >> bit & 1) << uint(l)
 				}
@@ -340,6 +361,7 @@ func (sp *stepSpec) rowsRange(buf *rowScratch, w0, w1 int) rowStats {
 			for k := range rows {
 				r, bit := &rows[k], uint((i0+k)%64)
 				tot.add(r.counts, r.flips)
+				tot.lev += r.dLev
 				if sp.rowCounts != nil {
 					sp.rowCounts[i0+k] = r.counts
 				}
@@ -375,6 +397,12 @@ type rowState struct {
 	// counts holds the observed entries that a mispredicts and covers
 	// (packCounts), as of the last scan.
 	counts uint64
+	// dLev is the change the row's accepted flips made to the summed
+	// gene level of its covered ones (stepSpec.trackLev). A flip decided
+	// without the levels of its ones (decideBounded) leaves its code in
+	// fetch, and its new value in fetchOn, for the next scan to sum.
+	dLev           int64
+	fetch, fetchOn uint64
 	// tot, when not nil during a scan, holds Σ popcount(S_l) of the row's
 	// active codes (from stepTotals): the kernel then leaves it out.
 	tot *[MaxL]int64
@@ -424,6 +452,10 @@ func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
 // min(1, e^−c) from on to off (Metropolised Gibbs).
 func (sp *stepSpec) decide(r *rowState, i int) bool {
 	L := sp.L
+	for ; r.fetch != 0; r.fetch &= r.fetch - 1 {
+		l := bits.TrailingZeros64(r.fetch)
+		r.dLev += signed(int64(r.lev[l]), r.fetchOn>>uint(l)&1 != 0)
+	}
 	for l := r.next; l < L; l++ {
 		flipped, known := false, true
 		if r.lifted || sp.lift == nil {
@@ -441,8 +473,16 @@ func (sp *stepSpec) decide(r *rowState, i int) bool {
 			clear(r.acc[l+1 : L])
 			clear(r.lev[l+1 : L])
 			r.want, r.next, r.lifted = sp.live&^sp.fixed&^(2<<uint(l)-1), l+1, sp.liftFirst()
+			if r.fetch>>uint(l)&1 != 0 {
+				// The next scan sums code l's ones and their levels anew:
+				// after the flip it alone decides the same entries.
+				r.acc[l], r.lev[l] = 0, 0
+				r.want |= 1 << uint(l)
+				r.lifted = true
+			}
 			return true
 		}
+		r.fetch &^= 1 << uint(l) // a code that covers nothing changes no level
 	}
 	return false
 }
@@ -461,9 +501,32 @@ func (sp *stepSpec) flip(r *rowState, l, i int) bool {
 	if sp.accepts(sp.proposal(r, l, i, r.lev[l]), l, i) {
 		r.a ^= 1 << uint(l)
 		r.flips++
+		if sp.trackLev {
+			r.dLev += signed(sp.flipLev(r, l, i, r.lev[l]), r.a>>uint(l)&1 != 0)
+		}
 		return true
 	}
 	return false
+}
+
+// flipLev returns the summed gene level of the ones that code l alone
+// decides in row i, whose cells' levels sum to lev (a Z step with gene
+// planes): lev itself in a cell's row, the row's gene level times the
+// ones in a gene's.
+func (sp *stepSpec) flipLev(r *rowState, l, i int, lev uint64) int64 {
+	if sp.cells {
+		return int64(lev)
+	}
+	ones, _ := splitCounts(r.acc[l])
+	return int64(sp.rowGene[i]) * ones
+}
+
+// signed returns v when on (the flip covered the entries) and −v when not.
+func signed(v int64, on bool) int64 {
+	if on {
+		return v
+	}
+	return -v
 }
 
 // decideBounded is flip for a row scanned without the levels of its ones,
@@ -503,6 +566,16 @@ func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	}
 	r.a ^= 1 << uint(l)
 	r.flips++
+	switch on := r.a>>uint(l)&1 != 0; {
+	case !sp.trackLev:
+	case sp.cells:
+		// The levels of a cell's ones are the genes', which the scan left
+		// out: the next scan sums them (decide).
+		r.fetch |= 1 << uint(l)
+		r.fetchOn = r.fetchOn&^(1<<uint(l)) | boolBit(on)<<uint(l)
+	default:
+		r.dLev += signed(sp.flipLev(r, l, i, 0), on)
+	}
 	return true, true
 }
 
@@ -513,17 +586,7 @@ func codeLevelCounts(n *[MaxL][1 << MaxCellLevelBits]int64, codes []uint64, L in
 	K := 1 << uint(len(lift))
 	var at [1 << MaxCellLevelBits]uint64 // a word's columns of each level
 	for w := range len(codes) / L {
-		for k := range K {
-			m := ^uint64(0)
-			for j, p := range lift {
-				if k>>uint(j)&1 != 0 {
-					m &= p[w]
-				} else {
-					m &^= p[w]
-				}
-			}
-			at[k] = m
-		}
+		levelMasks(&at, lift, w, K)
 		for m := live; m != 0; m &= m - 1 {
 			l := bits.TrailingZeros64(m)
 			u := codes[w*L+l]
@@ -784,4 +847,12 @@ func codeMajor(buf, codes []uint64, L int) []uint64 {
 		}
 	}
 	return buf
+}
+
+// boolBit returns 1 for true and 0 for false.
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -75,7 +75,22 @@ type FitConfig struct {
 	// false, which a run's config.toml written before the setting existed
 	// reads as, resumes those runs as they were.
 	Reseed bool `toml:"reseed"`
-	Starts int  `toml:"starts"` // short chains per fit, the best by log-likelihood continued
+	// HoldFrom is the sweep from which dropout noise's parameters (the
+	// rates, ρ, the levels' grids and every cell's and gene's level) are
+	// held at their estimates (gibbs.Config.HoldFrom), min(hold_from,
+	// burn_in): the sweeps before it estimate them from the state after
+	// each (an empirical-Bayes burn-in), and every later sweep draws from
+	// the one posterior p(Z, U | X, θ̂). Symmetric noise re-estimates λ
+	// after every sweep, as the paper does. 0, which a run's config.toml
+	// written before the setting existed reads as, never holds them:
+	// those runs resume as they were.
+	HoldFrom int `toml:"hold_from"`
+	// MaxBurnIn lets the burn-in of a fit with held parameters go on past
+	// burn_in until its chain has settled (its log-likelihood over 30
+	// sweeps shows no trend; gibbs.Config.MaxBurnIn), at most
+	// max(max_burn_in, burn_in) sweeps. 0 burns in burn_in sweeps exactly.
+	MaxBurnIn int `toml:"max_burn_in"`
+	Starts    int `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
 	// CheckpointEvery writes a checkpoint every so many sweeps…
@@ -131,6 +146,8 @@ func DefaultFitConfig() FitConfig {
 		Init:              gibbs.InitCluster,
 		Housekeeping:      autoHousekeeping(),
 		Reseed:            true,
+		HoldFrom:          0,
+		MaxBurnIn:         0,
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,
@@ -280,6 +297,10 @@ func (c FitConfig) Validate() ([]int, error) {
 	case c.GeneLevels != 0 && c.GeneLevels != 1 && c.GeneLevels != 2 && c.GeneLevels != 4 && c.GeneLevels != 8:
 		return bad("gene_levels", "gene_levels = %d: want 1, 2, 4 or 8", c.GeneLevels)
 
+	case c.HoldFrom < 0 || c.HoldFrom > gibbs.MaxSweeps:
+		return bad("hold_from", "hold_from = %d outside 0..%d", c.HoldFrom, gibbs.MaxSweeps)
+	case c.MaxBurnIn < 0 || c.MaxBurnIn > gibbs.MaxSweeps:
+		return bad("max_burn_in", "max_burn_in = %d outside 0..%d", c.MaxBurnIn, gibbs.MaxSweeps)
 	case c.Init > gibbs.InitCluster:
 		return bad("init", "init = %v: want cluster, data or random", c.Init)
 	case c.Starts < 1 || c.Starts > MaxStarts:

@@ -243,6 +243,12 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.Noise, c.CellLevels, c.GeneLevels = cfg.Noise.Noise, cfg.CellLevels, cfg.GeneLevels
 	c.Housekeeping = cfg.Housekeeping.On
 	c.Init, c.KeepSamples, c.Reseed = cfg.Init, cfg.KeepSamples, cfg.Reseed
+	if c.Noise == gibbs.Dropout && cfg.HoldFrom > 0 {
+		c.HoldFrom = min(cfg.HoldFrom, cfg.BurnIn)
+		if cfg.MaxBurnIn > cfg.BurnIn && c.HoldFrom > 0 {
+			c.MaxBurnIn = cfg.MaxBurnIn
+		}
+	}
 	return c
 }
 

@@ -191,6 +191,7 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	if err == nil {
 		err = s.run(ctx, func(note string) error {
 			at := s.Sweep()
+			meter.SetTotal(int64(s.Sweeps()))
 			meter.Set(int64(at), joinNotes(note, o.run.status(float64(at)/float64(s.Sweeps()))))
 			o.sweepDone(L, chain, at-1)
 			return checkpoint(true)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,5 +51,46 @@ func TestGeneLevelsSetting(t *testing.T) {
 	}
 	if d := DefaultFitConfig().GeneLevels; d != 8 {
 		t.Errorf("default gene_levels %d, want 8", d)
+	}
+}
+
+// TestHoldSetting checks how hold_from and max_burn_in reach the sampler:
+// under dropout noise only (symmetric noise keeps the paper's λ update),
+// the hold at most burn_in, a longer burn-in only with a hold, and every
+// combination the sampler accepts.
+func TestHoldSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		noise                   gibbs.Noise
+		burnIn, hold, maxBurnIn int
+		wantHold, wantMax       int
+		ok                      bool
+	}{
+		{gibbs.Dropout, 25, 0, 0, 0, 0, true},
+		{gibbs.Dropout, 25, 15, 0, 15, 0, true},
+		{gibbs.Dropout, 25, 40, 0, 25, 0, true},
+		{gibbs.Dropout, 25, 15, 200, 15, 200, true},
+		{gibbs.Dropout, 25, 0, 200, 0, 0, true},
+		{gibbs.Dropout, 250, 15, 200, 15, 0, true},
+		{gibbs.Symmetric, 25, 15, 200, 0, 0, true},
+		{gibbs.Dropout, 25, -1, 0, 0, 0, false},
+		{gibbs.Dropout, 25, 10, -5, 0, 0, false},
+	} {
+		c := DefaultFitConfig().Resolve(CountData)
+		c.Shards, c.Output, c.Noise = "s", "o", givenNoise(tc.noise)
+		c.BurnIn, c.HoldFrom, c.MaxBurnIn = tc.burnIn, tc.hold, tc.maxBurnIn
+		if _, err := c.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%+v: error %v, want ok %v", tc, err, tc.ok)
+		}
+		if !tc.ok {
+			continue
+		}
+		sc := samplerConfig(c, 4, 1)
+		if sc.HoldFrom != tc.wantHold || sc.MaxBurnIn != tc.wantMax {
+			t.Errorf("%+v: the sampler holds from %d with a burn-in of at most %d, want %d and %d", tc, sc.HoldFrom, sc.MaxBurnIn, tc.wantHold, tc.wantMax)
+		}
+		if _, err := gibbs.NewSampler(gibbs.Data{}, sc); err != nil && errors.Is(err, gibbs.ErrConfig) {
+			t.Errorf("%+v: the sampler refuses its configuration: %v", tc, err)
+		}
 	}
 }

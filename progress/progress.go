@@ -80,6 +80,17 @@ func (m *Meter) Set(done int64, extra string) {
 	m.print(done, extra, false)
 }
 
+// SetTotal changes the task's total units: a task that learns its length
+// as it goes (a fit's burn-in that runs until its chain settles).
+func (m *Meter) SetTotal(total int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.total = total
+	m.mu.Unlock()
+}
+
 // Done prints the final state of the task.
 func (m *Meter) Done(extra string) {
 	if m == nil {

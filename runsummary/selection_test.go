@@ -204,3 +204,37 @@ func TestLogSelectionScoresTheMostLikelyChain(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldRatesLeaveRHat requires rates held since the burn-in, which
+// differ between chains but are constant within each, to be left out of
+// R̂, while a drifting log-likelihood still shows.
+func TestHeldRatesLeaveRHat(t *testing.T) {
+	level := func(shift float64) []float64 {
+		v := make([]float64, 40)
+		for i := range v {
+			v[i] = shift + float64((i*7)%11)
+		}
+		return v
+	}
+	held := func(x float64) []float64 {
+		v := make([]float64, 40)
+		for i := range v {
+			v[i] = x
+		}
+		return v
+	}
+	traces := []sampleTrace{
+		{logLik: level(0), lambda: held(math.NaN()), dropout: held(0.4), background: held(0.05)},
+		{logLik: level(0), lambda: held(math.NaN()), dropout: held(0.41), background: held(0.051)},
+	}
+	d := chainDiagnostics(nil, traces)
+	if !(d.rhat < 1.1) || !(d.rhatWithin < 1.1) {
+		t.Errorf("held rates: R̂ %v, within %v; want those of the log-likelihood alone", d.rhat, d.rhatWithin)
+	}
+	for i := range traces[1].logLik {
+		traces[1].logLik[i] += 3 * float64(i)
+	}
+	if d := chainDiagnostics(nil, traces); !(d.rhatWithin > 1.1) {
+		t.Errorf("a drifting log-likelihood beside held rates: R̂ within %v", d.rhatWithin)
+	}
+}

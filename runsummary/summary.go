@@ -151,6 +151,9 @@ func chainDiagnostics(sets [][]codematch.Set, traces []sampleTrace) diagnostics 
 		func(t sampleTrace) []float64 { return t.background },
 	} {
 		q := quantity(get)
+		if heldInEvery(q) {
+			continue
+		}
 		d.rhat = maxDefined(d.rhat, codematch.RankRHat(q))
 		d.rhatWithin = maxDefined(d.rhatWithin, codematch.WithinRHat(q))
 	}
@@ -158,6 +161,21 @@ func chainDiagnostics(sets [][]codematch.Set, traces []sampleTrace) diagnostics 
 		d.converged = Converged(d.agreement, d.programs, d.stability.Stable(), d.rhatWithin)
 	}
 	return d
+}
+
+// heldInEvery reports whether a traced quantity is constant over the
+// sampling sweeps of every chain: a parameter held since the burn-in
+// (gibbs.Config.HoldFrom), which has no draws for R̂ to compare; chains
+// that hold different values would give +Inf however well they mix.
+func heldInEvery(chains [][]float64) bool {
+	for _, c := range chains {
+		for _, v := range c {
+			if v != c[0] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // maxDefined is the larger of a and b where both are defined, the defined

@@ -101,6 +101,8 @@ finished. Each fit is identical to the same fit of a single process.
 				&cli.IntFlag{Name: "chains", Value: d.Chains, Usage: "chains per L"},
 				&cli.IntFlag{Name: "burn-in", Value: d.BurnIn, Usage: "discarded sweeps"},
 				&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
+				&cli.IntFlag{Name: "hold-from", Value: d.HoldFrom, Usage: "dropout noise: estimate the rates and levels in the sweeps before this one (at most --burn-in), then hold them, so that the samples share one posterior (0: re-estimate after every sweep)"},
+				&cli.IntFlag{Name: "max-burn-in", Value: d.MaxBurnIn, Usage: "with held rates, burn in past --burn-in until the chain's log-likelihood settles, at most this many sweeps (0: exactly --burn-in)"},
 				&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
 				&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "master seed"},
 				&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "start: cluster (from cell types), data (from random cells) or random"},
@@ -248,6 +250,8 @@ func fitConfig(c *cli.Context, shards string) (cfg pipeline.FitConfig, given []s
 	set("chains", func() { cfg.Chains = c.Int("chains") })
 	set("burn-in", func() { cfg.BurnIn = c.Int("burn-in") })
 	set("samples", func() { cfg.Samples = c.Int("samples") })
+	set("hold-from", func() { cfg.HoldFrom = c.Int("hold-from") })
+	set("max-burn-in", func() { cfg.MaxBurnIn = c.Int("max-burn-in") })
 	set("thin", func() { cfg.Thin = c.Int("thin") })
 	set("seed", func() { cfg.Seed = c.Uint64("seed") })
 

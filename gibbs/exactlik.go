@@ -1,0 +1,242 @@
+package gibbs
+
+import (
+	"math"
+	"math/bits"
+	"sync"
+)
+
+// With per-gene levels the gain of a covered one, g(n, d), varies along a
+// cell's row as well as along a gene's, so the log-likelihood of a state
+// is not a function of the steps' per-row counts: it needs the observed
+// entries by (cell level, gene level), coverage and value. entryTotals
+// counts them in a pass of its own over the process's cells, a Boolean
+// product of the row's codes and a popcount per gene level a word: the
+// per-cell levels' LogLik (depth.go) with every gene at offset 0 is not
+// the likelihood the sampler draws from, and R̂ and the choice between
+// chains must see the one it does.
+
+// entryTotals returns the observed entries of c's state by cell level kc
+// and gene level kg (index kc·G + kg), summed over every process's cells.
+// The counts are integers, so the totals are the same for any number of
+// workers or processes.
+func (s *Sampler) entryTotals(c *chain) []levelCounts {
+	K, G := s.levels(), s.geneLevels()
+	x, mask := s.data.X, s.data.Mask
+	rows := s.n
+	if p := s.part; p != nil {
+		x, mask, rows = p.x, p.mask, p.Hi-p.Lo
+	}
+	out := make([]int64, 4*K*G)
+	var mu sync.Mutex
+	s.forBlocks((rows+63)/64, func(lo, hi int) {
+		part := make([]int64, 4*K*G)
+		for i := lo * 64; i < min(hi*64, rows); i++ {
+			s.countRow(part[4*int(c.level[i])*G:], c, x, mask, i)
+		}
+		mu.Lock()
+		for k, v := range part {
+			out[k] += v
+		}
+		mu.Unlock()
+	})
+	if s.part != nil {
+		s.part.sum(out)
+	}
+	by := make([]levelCounts, K*G)
+	for k := range by {
+		o := out[4*k:]
+		by[k] = levelCounts{float64(o[0]), float64(o[1]), float64(o[2]), float64(o[3])}
+	}
+	return by
+}
+
+// countRow adds the observed entries of the process's i-th cell to
+// by[4·kg …] by gene level kg: covered ones, covered zeros, uncovered ones
+// and uncovered zeros.
+func (s *Sampler) countRow(by []int64, c *chain, x, mask BitMatrix, i int) {
+	L, G := s.l, s.geneLevels()
+	a := s.rowCodes(c, i)
+	var at [1 << MaxGeneLevelBits]uint64
+	b := x.Segments()
+	for seg := 0; seg+1 < len(b); seg++ {
+		xs := x.Segment(i, seg)
+		var ms []uint64
+		if mask != nil {
+			ms = mask.Segment(i, seg)
+		}
+		w0 := b[seg] / 64
+		for k, xw := range xs {
+			w := w0 + k
+			obs := ^uint64(0)
+			if ms != nil {
+				obs = ms[k]
+			} else if r := b[seg+1] - 64*w; r < 64 {
+				obs = 1<<uint(r) - 1
+			}
+			var cov uint64
+			for m := a; m != 0; m &= m - 1 {
+				cov |= c.u[w*L+bits.TrailingZeros64(m)]
+			}
+			xw &= obs
+			levelMasks(&at, c.genePlanes, w, G)
+			for kg := range G {
+				m := at[kg] & obs
+				co := bits.OnesCount64(xw & cov & m)
+				cz := bits.OnesCount64(cov&m) - co
+				uo := bits.OnesCount64(xw&m) - co
+				uz := bits.OnesCount64(m) - co - cz - uo
+				by[4*kg] += int64(co)
+				by[4*kg+1] += int64(cz)
+				by[4*kg+2] += int64(uo)
+				by[4*kg+3] += int64(uz)
+			}
+		}
+	}
+}
+
+// levelMasks sets at[k], k < K, to the columns of word w at level k,
+// from the levels' bit planes.
+func levelMasks(at *[1 << MaxCellLevelBits]uint64, planes [][]uint64, w, K int) {
+	for k := range K {
+		m := ^uint64(0)
+		for j, p := range planes {
+			if k>>uint(j)&1 != 0 {
+				m &= p[w]
+			} else {
+				m &^= p[w]
+			}
+		}
+		at[k] = m
+	}
+}
+
+// exactLogLik returns log p(X_obs | Z, U, θ) of c's state with per-gene
+// levels: the sum over (cell level, gene level) of each class's counts
+// under its rates.
+func (s *Sampler) exactLogLik(c *chain) float64 {
+	G := s.geneLevels()
+	t := 0.0
+	for k, lc := range s.entryTotals(c) {
+		t += lc.logLik(c.rates.rho, c.rates.lift(uint8(k/G))+c.rates.geneLift(uint8(k%G)))
+	}
+	return t
+}
+
+// Once the parameters are held, the log-likelihood splits into a part
+// that depends on them alone and a sum over the covered entries:
+//
+//	log p(X_obs | Z, U, θ) = Σ_ones log β_nd + Σ_zeros log(1 − β_nd)
+//	                        + Σ_covered ones g(n, d) + (covered zeros)·log ρ,
+//
+// since covering an observed one adds g = log(1 − ρ(1 − β)) − log β and
+// covering a zero log ρ. The first line is the state's with nothing
+// covered, computed once (heldBase); g(n, d) = lift(k_n) + gene0 +
+// geneStep·k_d is linear in the gene's level, so the second line needs the
+// Z step's covered ones and zeros by cell level and, over every covered
+// one, the sum of its gene's level: Σ_j 2^j·popcount(x ∧ covered ∧ G_j)
+// over the genes' bit planes G_j (coveredGeneLevels), a pass of three
+// popcounts a word where entryTotals takes thirty-two.
+
+// heldLogLik returns exactLogLik of c's state with its parameters held,
+// from the Z step's per-cell counts (counts[i], packCounts: mispredicted,
+// covered) and the change dLev the sweep's flips made to the summed gene
+// level of the covered ones (stepSpec.trackLev). On the first held sweep,
+// and the first after a restore, it sums them in a pass of its own.
+func (s *Sampler) heldLogLik(c *chain, counts []uint64, dLev int64) float64 {
+	if c.held {
+		c.coveredLev += dLev
+	} else {
+		c.heldBase, c.coveredLev, c.held = s.heldBase(c), s.coveredGeneLevels(c), true
+	}
+	r := c.rates
+	byLevel := s.levelTotals(c, counts, nil)
+	t := c.heldBase
+	var zeros float64
+	for k, lc := range byLevel {
+		t += float64((r.lift(uint8(k)) + r.gene0) * lc.covOnes)
+		zeros += lc.covZeros
+	}
+	t += float64(r.geneStep * float64(c.coveredLev))
+	return t + float64(math.Log(r.rho)*zeros)
+}
+
+// heldBase returns the log-likelihood of c's observed entries with
+// nothing covered, at c's levels and rates.
+func (s *Sampler) heldBase(c *chain) float64 {
+	G := s.geneLevels()
+	t := 0.0
+	for k, lc := range s.entryTotals(c) {
+		bare := levelCounts{uncOnes: lc.covOnes + lc.uncOnes, uncZeros: lc.covZeros + lc.uncZeros}
+		t += bare.logLik(c.rates.rho, c.rates.lift(uint8(k/G))+c.rates.geneLift(uint8(k%G)))
+	}
+	return t
+}
+
+// coveredGeneLevels returns the sum, over the observed ones that c's state
+// covers in every process's cells, of their genes' levels.
+func (s *Sampler) coveredGeneLevels(c *chain) int64 {
+	x, mask := s.data.X, s.data.Mask
+	rows := s.n
+	if p := s.part; p != nil {
+		x, mask, rows = p.x, p.mask, p.Hi-p.Lo
+	}
+	var total int64
+	var mu sync.Mutex
+	s.forBlocks((rows+63)/64, func(lo, hi int) {
+		var sum int64
+		for i := lo * 64; i < min(hi*64, rows); i++ {
+			sum += s.rowGeneLevels(c, x, mask, i)
+		}
+		mu.Lock()
+		total += sum
+		mu.Unlock()
+	})
+	if s.part != nil {
+		v := []int64{total}
+		s.part.sum(v)
+		total = v[0]
+	}
+	return total
+}
+
+// rowGeneLevels returns the summed gene level of the observed ones that
+// c's state covers in the process's i-th cell.
+func (s *Sampler) rowGeneLevels(c *chain, x, mask BitMatrix, i int) int64 {
+	L := s.l
+	a := s.rowCodes(c, i)
+	var sum int64
+	b := x.Segments()
+	for seg := 0; seg+1 < len(b); seg++ {
+		xs := x.Segment(i, seg)
+		var ms []uint64
+		if mask != nil {
+			ms = mask.Segment(i, seg)
+		}
+		w0 := b[seg] / 64
+		for k, xw := range xs {
+			w := w0 + k
+			if ms != nil {
+				xw &= ms[k]
+			}
+			var cov uint64
+			for m := a; m != 0; m &= m - 1 {
+				cov |= c.u[w*L+bits.TrailingZeros64(m)]
+			}
+			xw &= cov
+			for j, p := range c.genePlanes {
+				sum += int64(bits.OnesCount64(xw&p[w])) << uint(j)
+			}
+		}
+	}
+	return sum
+}
+
+// rowCodes returns the codes of the process's i-th cell in c's state.
+func (s *Sampler) rowCodes(c *chain, i int) uint64 {
+	var a uint64
+	for l := range s.l {
+		a |= (c.z[i/64*s.l+l] >> uint(i%64) & 1) << uint(l)
+	}
+	return a
+}

@@ -1,0 +1,239 @@
+package gibbs
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+)
+
+// bruteLogLik returns log p(X_obs | Z, U, θ) of chain c entry by entry,
+// each entry at the rates of its cell's and its gene's level.
+func bruteLogLik(s *Sampler, c *chain, x, mask *Matrix) float64 {
+	t := 0.0
+	for i := range s.n {
+		a := s.rowCodes(c, i)
+		for j := range s.d {
+			if mask != nil && !mask.Get(i, j) {
+				continue
+			}
+			covered := false
+			for l := range s.l {
+				covered = covered || a>>uint(l)&1 != 0 && c.u[j/64*s.l+l]>>uint(j%64)&1 != 0
+			}
+			var kg uint8
+			if c.geneLevel != nil {
+				kg = c.geneLevel[j]
+			}
+			on, off := c.rates.entryRates(c.level[i], kg)
+			p := off
+			if covered {
+				p = on
+			}
+			if !x.Get(i, j) {
+				p = 1 - p
+			}
+			t += math.Log(p)
+		}
+	}
+	return t
+}
+
+// TestTraceLogLikIsExact requires every sweep's reported log-likelihood,
+// with per-gene levels estimated and then held, to be the likelihood the
+// sampler draws from, summed entry by entry at the chain's levels and
+// rates, for any segmentation, mask and number of workers.
+func TestTraceLogLikIsExact(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		seg, workers, geneLevels, hold int
+		masked, housekeeping           bool
+	}{
+		{0, 1, 8, 6, false, true},
+		{64, 3, 4, 4, true, false},
+		{128, 2, 2, 1, true, true},
+		{64, 2, 8, 0, false, false}, // estimated after every sweep
+	} {
+		name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, masked %v", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.masked)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := newPlanted(41, 260, 300, 3, 0.3, 0.05)
+			var mask *Matrix
+			var m BitMatrix
+			if tc.masked {
+				mask = randomMatrix(&testRNG{s: 5}, 260, 300, 0.85, 0)
+				m = mask
+			}
+			data, err := NewData(p.noisy, m, tc.seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = 3, 8, 4, 1, tc.workers, InitCluster
+			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, tc.geneLevels, tc.housekeeping, tc.hold
+			s, err := NewSampler(data, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range s.Sweeps() {
+				st, err := s.Step()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := bruteLogLik(s, s.chains[0], p.noisy, mask)
+				if math.Abs(st.LogLik-want) > 1e-9*math.Abs(want) {
+					t.Errorf("sweep %d: LogLik %.6f, entry by entry %.6f", st.Sweep, st.LogLik, want)
+				}
+			}
+		})
+	}
+}
+
+// TestHeldParametersStay requires the likelihood's parameters to be set
+// after each sweep before HoldFrom and never after: the rates, ρ, the
+// grids and every cell's and gene's level of the last sweep are those
+// left by sweep HoldFrom−1.
+func TestHeldParametersStay(t *testing.T) {
+	t.Parallel()
+	p := newPlanted(7, 300, 250, 3, 0.3, 0.06)
+	data, err := NewData(p.noisy, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Init = 3, 10, 10, 1, InitCluster
+	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, 8, true, 6
+	s, err := NewSampler(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type params struct {
+		r            rates
+		cells, genes string
+	}
+	snap := func() params {
+		c := s.chains[0]
+		return params{c.rates, fmt.Sprint(c.level), fmt.Sprint(c.geneLevel)}
+	}
+	var atHold params
+	var moved int
+	for sweep := range s.Sweeps() {
+		before := snap()
+		if _, err := s.Step(); err != nil {
+			t.Fatal(err)
+		}
+		after := snap()
+		switch {
+		case sweep < cfg.HoldFrom && after != before:
+			moved++
+		case sweep >= cfg.HoldFrom && after != atHold:
+			t.Fatalf("sweep %d changed the held parameters", sweep)
+		}
+		if sweep == cfg.HoldFrom-1 {
+			atHold = after
+		}
+	}
+	if moved < cfg.HoldFrom-1 {
+		t.Errorf("the parameters moved in %d of the %d sweeps before the hold", moved, cfg.HoldFrom)
+	}
+	for _, st := range s.trace[cfg.HoldFrom:] {
+		if st.Dropout != s.trace[cfg.HoldFrom-1].Dropout || st.Background != s.trace[cfg.HoldFrom-1].Background {
+			t.Errorf("sweep %d reports rates %v, %v after the hold at %v, %v", st.Sweep, st.Dropout, st.Background,
+				s.trace[cfg.HoldFrom-1].Dropout, s.trace[cfg.HoldFrom-1].Background)
+		}
+	}
+}
+
+// TestHeldMatchesEnumeration lets a chain estimate its levels and rates
+// on a 3 × 3 problem, holds them, and compares the retained states with
+// the posterior enumerated under the held parameters: the sampling
+// sweeps are an exact MCMC sampler of p(Z, U | X, θ̂).
+func TestHeldMatchesEnumeration(t *testing.T) {
+	t.Parallel()
+	const n, d, L = 3, 3, 2
+	xbits := [][]bool{{true, true, false}, {true, false, true}, {false, true, true}}
+	obs := [][]bool{{true, true, true}, {false, true, true}, {true, true, false}}
+	data := tinyData(t, xbits, obs)
+	pz, pu := []float64{0.4, 0.55}, []float64{0.6, 0.35}
+	cfg := DefaultConfig()
+	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Seed = L, 1000, 150000, 1, 1, 3
+	if testing.Short() {
+		cfg.Samples = 50000
+	}
+	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.HoldFrom, cfg.KeepSamples = Dropout, 4, 4, 40, true
+	cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
+	s, err := NewSampler(data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	c := s.chains[0]
+	entries := make([]rates, n*d)
+	for i, kc := range c.level {
+		for j, kg := range c.geneLevel {
+			on, off := c.rates.entryRates(kc, kg)
+			entries[i*d+j] = rates{on: on, off: off}
+		}
+	}
+	exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
+	mean, se := sampleStats(s, n, d, L, len(exact), entries)
+	for i := range exact {
+		if math.Abs(mean[i]-exact[i]) > 5*se[i]+1e-9 {
+			t.Errorf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], exact[i])
+		}
+	}
+}
+
+// TestBurnInSettles checks the rule that extends a burn-in: a climbing
+// log-likelihood extends it up to MaxBurnIn, a level one ends it once the
+// window after the hold is full, and nothing extends without MaxBurnIn.
+func TestBurnInSettles(t *testing.T) {
+	t.Parallel()
+	climb := func(t, noise float64) float64 { return 10*t + noise }
+	flat := func(t, noise float64) float64 { return 100 * noise }
+	for _, tc := range []struct {
+		name                  string
+		ll                    func(t, noise float64) float64
+		burnIn, hold, maxBurn int
+		want                  int
+	}{
+		{"climbing, to the cap", climb, 20, 10, 200, 200},
+		{"level, once the window fills", flat, 20, 10, 200, 10 + SettleWindow},
+		{"level, window full at burn_in", flat, 60, 10, 200, 60},
+		{"climbing, no MaxBurnIn", climb, 20, 10, 0, 20},
+		{"climbing, no hold", climb, 20, 0, 200, 20},
+	} {
+		cfg := config{Config: Config{BurnIn: tc.burnIn, HoldFrom: tc.hold, MaxBurnIn: tc.maxBurn}}
+		r := &testRNG{s: 3}
+		var trace []SweepStats
+		b := cfg.BurnIn
+		for t := 0; t < b+5; t++ {
+			trace = append(trace, SweepStats{Sweep: t, LogLik: tc.ll(float64(t), r.float())})
+			b = cfg.burnInAfter(b, trace)
+		}
+		if b != tc.want {
+			t.Errorf("%s: burn-in %d, want %d", tc.name, b, tc.want)
+		}
+	}
+}
+
+// TestTrendRho checks the Spearman correlation with the index.
+func TestTrendRho(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v    []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, 1},
+		{[]float64{4, 3, 2, 1}, -1},
+		{[]float64{5, 5, 5}, 0},
+		{[]float64{1, 3, 2, 4}, 0.8},
+		{[]float64{1, 2, 2, 3}, 3 / math.Sqrt(10)}, // ties take their mean rank
+	} {
+		if got := trendRho(tc.v); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("trendRho(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}

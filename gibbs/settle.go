@@ -1,0 +1,92 @@
+package gibbs
+
+import (
+	"math"
+	"slices"
+)
+
+// A burn-in of fixed length is blind: on real cells a chain of many codes
+// is still climbing, under parameters held since HoldFrom, long after a
+// chain of few codes has reached its level, and the sampling sweeps of a
+// climbing chain average a drift, not a posterior. With Config.MaxBurnIn
+// the burn-in goes on past BurnIn, one sweep at a time, until the last
+// SettleWindow log-likelihoods, all drawn under the held parameters, show
+// no trend: the absolute Spearman correlation of the log-likelihood with
+// the sweep is below SettleRho. A chain at its level passes within a few
+// sweeps (the correlation of a window of independent draws has standard
+// deviation 1/√(SettleWindow−1), about 0.19); a chain climbing by more than
+// its sweep-to-sweep spread does not. The decision reads the trace alone,
+// whose log-likelihoods are sums of integer counts, so it is the same for
+// any number of workers or processes, and a restored sampler replays it
+// from its trace.
+
+// SettleWindow is the number of sweeps whose log-likelihood decides
+// whether a chain has settled.
+const SettleWindow = 30
+
+// SettleRho bounds the absolute Spearman correlation of a settled
+// window's log-likelihood with the sweep.
+const SettleRho = 0.2
+
+// burnInAfter returns the burn-in's length after the sweeps of trace,
+// given its length b before the last of them: b, or b+1 when the last
+// sweep was the burn-in's last so far and the chain has not settled.
+func (c *config) burnInAfter(b int, trace []SweepStats) int {
+	t := len(trace)
+	if t != b || b >= c.MaxBurnIn || c.HoldFrom == 0 {
+		return b
+	}
+	if held := t - c.HoldFrom; held >= SettleWindow {
+		w := max(SettleWindow, held/2)
+		ll := make([]float64, w)
+		for i, st := range trace[t-w:] {
+			ll[i] = st.LogLik
+		}
+		if math.Abs(trendRho(ll)) < SettleRho {
+			return b
+		}
+	}
+	return b + 1
+}
+
+// trendRho returns the Spearman correlation of v with its index (ties
+// take their mean rank); 0 for a constant v.
+func trendRho(v []float64) float64 {
+	n := len(v)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case v[a] < v[b]:
+			return -1
+		case v[a] > v[b]:
+			return 1
+		}
+		return 0
+	})
+	rank := make([]float64, n)
+	for i := 0; i < n; {
+		j := i
+		for j+1 < n && v[idx[j+1]] == v[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			rank[idx[k]] = float64(i+j) / 2
+		}
+		i = j + 1
+	}
+	mean := float64(n-1) / 2
+	var sxy, sxx, syy float64
+	for i, r := range rank {
+		x := float64(i) - mean
+		sxy += x * (r - mean)
+		sxx += x * x
+		syy += (r - mean) * (r - mean)
+	}
+	if syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
