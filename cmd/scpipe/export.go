@@ -63,6 +63,9 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 			o.Run, o.Out, o.Force, o.Threads, o.Log = run, c.String("output"), c.Bool("force"), env.threads, env.log
 			o.L, o.Chain, o.TopN, o.Enrich = c.Int("L"), c.Int("chain"), c.Int("top"), c.String("enrich")
 			o.NoX, o.Shards, o.Into = c.Bool("no-x"), c.String("shards"), c.String("into")
+			if err := export.CheckOutputs(o, c.String("cnmf")); err != nil {
+				return err
+			}
 			if o.Out != "" {
 				rep, err := export.Export(o)
 				if err != nil {
