@@ -71,6 +71,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := checkUniqueBarcodes(src.barcodes(), where); err != nil {
 		return nil, err
 	}
+	if err := checkNames(src, info); err != nil {
+		return nil, err
+	}
 	feat := src.features()
 	if a, b := firstRepeat(feat.IDs); a >= 0 {
 		// Not refused: some references repeat ids, and genes are also

@@ -121,14 +121,14 @@ func writeStarted(path string, data []byte, create, direct bool) (unsynced bool,
 }
 
 // encodeTSV renders rows of columns as tab-separated lines. Each column is
-// either empty (omitted) or has exactly n entries; fields may not contain
-// tabs, newlines or carriage returns.
+// either empty (omitted) or has exactly n entries; every field must pass
+// CheckName (no tab or line break among them).
 func encodeTSV(name string, n int, cols ...[]string) ([]byte, error) {
 	var buf bytes.Buffer
 	for i := 0; i < n; i++ {
 		for j, c := range cols {
-			if strings.ContainsAny(c[i], "\t\n\r") {
-				return nil, fmt.Errorf("shard: %s: line %d column %d: field %q contains a tab or line break", name, i+1, j+1, c[i])
+			if err := CheckName(c[i]); err != nil {
+				return nil, fmt.Errorf("shard: %s: line %d column %d: name %s %w", name, i+1, j+1, Quote(c[i]), err)
 			}
 			if j > 0 {
 				buf.WriteByte('\t')
