@@ -64,7 +64,9 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 		prot = mmap.RDWR
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
-			err = f.Truncate(size)
+			if err = f.Truncate(size); err == nil {
+				err = allocate(f, size)
+			}
 		}
 	} else {
 		f, err = infile.Open(path)
@@ -169,4 +171,17 @@ func decodeTSV(path string, r io.Reader, n, ncol int) ([][]string, error) {
 		return nil, fmt.Errorf("%w: %s: %d lines, want %d", ErrFormat, path, line, n)
 	}
 	return cols, nil
+}
+
+// writeZeros writes size zero bytes over f from its start, so that the
+// file system allocates every block of it now.
+func writeZeros(f *os.File, size int64) error {
+	zeros := make([]byte, min(size, 1<<20))
+	for off := int64(0); off < size; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), size-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			return err
+		}
+	}
+	return nil
 }
