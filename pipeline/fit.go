@@ -167,7 +167,9 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored
 		return fmt.Errorf("fit: %w", err)
 	}
 	// Before the configuration: a run with a configuration always says
-	// which shards it was started on.
+	// which shards it was started on, and its identity, which its tables
+	// and fit mask record.
+	id.Run = cfg.hash()
 	return rundir.WriteShardsIdentity(filepath.Join(cfg.Output, rundir.ShardsFile), id)
 }
 

@@ -273,6 +273,18 @@ func TestFitInterruptAndResume(t *testing.T) {
 		if err := writeConfig(cfg); err != nil { // the child resumes this run from the start
 			t.Fatal(err)
 		}
+		// As a fit's start records them: the shards and the run's
+		// identity, which its tables record.
+		src, err := shard.Open(cfg.Shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := shardsIdentity(cfg.Shards, src.Manifest())
+		src.Close()
+		id.Run = cfg.hash()
+		if err := rundir.WriteShardsIdentity(filepath.Join(cfg.Output, rundir.ShardsFile), id); err != nil {
+			t.Fatal(err)
+		}
 		js, _ := json.Marshal(cfg)
 		for kills := 0; kills < 3; kills++ {
 			child := exec.Command(os.Args[0], "-test.run=^$")

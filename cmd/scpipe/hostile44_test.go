@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,5 +38,85 @@ func TestExportChecksEveryOutputFirst(t *testing.T) {
 		if _, err := os.Stat(fresh); err == nil {
 			t.Errorf("scpipe %s: left %s behind", strings.Join(tc.args, " "), fresh)
 		}
+	}
+}
+
+// copyTree copies the files under src to dst, replacing dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.RemoveAll(dst); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o777)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o666)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunFilesFromAnotherRun: a fit mask, or a fit's tables, copied from
+// another run (or another fit of the run) into a run, are refused by every
+// command that reads them, naming the file and the cause (issue 44 item
+// 7): hB's mask (30% held out) over hA's once made summarize and evaluate
+// score 1.6 million "held-out" entries the fits had trained on, and fit
+// --resume said only "field 12 of the configuration fingerprint". Tables
+// of L = 3 in an L02 folder said "does not match the shards" (item 11).
+func TestRunFilesFromAnotherRun(t *testing.T) {
+	dir, _, shards, _ := hostileRun(t)
+	fit := func(out string, extra ...string) string {
+		t.Helper()
+		p := filepath.Join(dir, out)
+		args := append([]string{"fit", shards, "-o", p, "--chains", "1", "--starts", "1", "--burn-in", "3", "--samples", "3", "-j", "2", "-q"}, extra...)
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+		return p
+	}
+	hA := fit("hA", "--L", "2..3", "--holdout", "0.05")
+	hB := fit("hB", "--L", "2", "--holdout", "0.3")
+	hC := fit("hC", "--L", "2", "--chains", "2", "--holdout", "0.05")
+	resume := []string{"fit", shards, "--L", "2..3", "--chains", "1", "--starts", "1", "--burn-in", "3", "--samples", "3", "--holdout", "0.05", "--resume", "-q"}
+	for _, tc := range []struct {
+		name  string
+		from  string // copied over to
+		to    string
+		cmds  [][]string
+		wants []string
+	}{
+		{"another run's fit mask", filepath.Join(hB, "fitmask"), filepath.Join(hA, "fitmask"),
+			[][]string{{"summarize", hA, "-q"}, {"evaluate", hA, "-o", filepath.Join(dir, "ev"), "-q"}, append(resume, "-o", hA)},
+			[]string{filepath.Join(hA, "fitmask"), "written by another run or fit", "a fit mask copied from another run"}},
+		{"another run's chain", filepath.Join(hB, "L02", "chain1"), filepath.Join(hC, "L02", "chain2"),
+			[][]string{{"summarize", hC, "-q"}, {"enrich", hC, "-o", filepath.Join(dir, "en"), "-q"}},
+			[]string{filepath.Join(hC, "L02", "chain2"), "a table copied from another run's fit"}},
+		{"another L's tables", filepath.Join(hA, "L03", "chain1"), filepath.Join(hA, "L02", "chain1"),
+			[][]string{{"summarize", hA, "-q"}, {"export", hA, "-o", filepath.Join(dir, "x.h5ad"), "--L", "2", "-q"}},
+			[]string{filepath.Join(hA, "L02", "chain1"), "written by the fit of L = 3, chain 1, and lies in the folder of L = 2, chain 1"}},
+	} {
+		keep := filepath.Join(dir, "keep")
+		copyTree(t, tc.to, keep)
+		copyTree(t, tc.from, tc.to)
+		for _, args := range tc.cmds {
+			err := run(t, args...)
+			for _, w := range tc.wants {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: scpipe %s: %v, want it to say %q", tc.name, strings.Join(args, " "), err, w)
+					break
+				}
+			}
+		}
+		copyTree(t, keep, tc.to)
 	}
 }
