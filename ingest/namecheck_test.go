@@ -18,7 +18,10 @@ import (
 // the side file and its line (issue 44 items 5, 6, 8, 10). 0xE9 once
 // passed every command and failed anndata.read_h5ad; a carriage return
 // was refused only when the shards were written, naming their line 1 for
-// the input's line 3; a 2 MB name was ingested and then failed fit.
+// the input's line 3; a 2 MB name was ingested and then failed fit. Names
+// that the tables downstream cannot hold unchanged are refused too (item
+// 9): a leading =, +, - or @ (a spreadsheet's formula), and a comma or a
+// semicolon in a gene (the separators of enrich's lists).
 func TestNamesNoReaderCanHold(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("A", shard.MaxNameBytes+1)
@@ -31,10 +34,14 @@ func TestNamesNoReaderCanHold(t *testing.T) {
 		{"invalid UTF-8", "barcodes.tsv", 3, "BC2\xe9-1", "not valid UTF-8 (byte 0xE9"},
 		{"NUL", "barcodes.tsv", 2, "BC\x001-1", "control character U+0000"},
 		{"carriage return", "barcodes.tsv", 3, "BC\r2-1", "control character U+000D"},
-		{"escape in a symbol", "features.tsv", 4, "G3\tgene\x1b[31m\tGene Expression", "gene name \"gene\\x1b[31m\" is"},
+		{"escape in a symbol", "features.tsv", 4, "G3\tgene\x1b[31m\tGene Expression", "gene name \"gene\\x1b[31m\": holds the control character U+001B"},
 		{"C1 control", "features.tsv", 2, "G1\tgene\u0085\tGene Expression", "control character U+0085"},
 		{"right-to-left override", "features.tsv", 1, "G0\tS100A9\u202e\tGene Expression", "bidirectional control U+202E"},
 		{"too long", "features.tsv", 2, "G1\t" + long + "\tGene Expression", "4097 bytes long: names are at most 4096 bytes"},
+		{"a formula", "barcodes.tsv", 2, "=HYPERLINK(1)", "begins with \"=\": a spreadsheet"},
+		{"a minus", "features.tsv", 3, "-G2\tgene2\tGene Expression", "begins with \"-\""},
+		{"a list separator", "features.tsv", 2, "G1\tgene,1\tGene Expression", "holds \",\", which separates the genes"},
+		{"a semicolon", "features.tsv", 2, "G;1\tgene1\tGene Expression", "gene id \"G;1\": holds"},
 	} {
 		dir := mtxFolder(t, goodMTX, 4, 3, false, true)
 		path := filepath.Join(dir, tc.file)
