@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -55,6 +56,12 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 			env, err := newEnv(c)
 			if err != nil {
 				return err
+			}
+			for _, f := range []string{"top", "chain"} {
+				// 0 means the default to the library, not to a user who typed it.
+				if c.IsSet(f) && c.Int(f) < 1 {
+					return fmt.Errorf("export: --%s %d: want at least 1", f, c.Int(f))
+				}
 			}
 			if c.String("output") == "" && c.String("cnmf") == "" {
 				return errors.New("export: nothing to write: give -o FILE.h5ad, --cnmf DIR or both")

@@ -120,3 +120,32 @@ func TestRunFilesFromAnotherRun(t *testing.T) {
 		copyTree(t, keep, tc.to)
 	}
 }
+
+// TestEnrichInRunAndReport: report --help names RUN/enrich as the place it
+// looks for an enrichment, and enrich RUN -o RUN/enrich was refused as
+// lying inside the run (issue 44 item 11). It is written now, and found by
+// the report; any other folder of the run is still refused.
+func TestEnrichInRunAndReport(t *testing.T) {
+	_, _, _, rd := hostileRun(t)
+	if err := run(t, "enrich", rd, "-o", filepath.Join(rd, "enrich"), "-q"); err != nil {
+		t.Fatalf("enrich into RUN/enrich: %v", err)
+	}
+	if err := run(t, "enrich", rd, "-o", filepath.Join(rd, "enrich"), "--force", "-q"); err != nil {
+		t.Fatalf("enrich into RUN/enrich again, --force: %v", err)
+	}
+	for _, out := range []string{filepath.Join(rd, "L02"), filepath.Join(rd, "fitmask"), filepath.Join(rd, "L02", "enrich")} {
+		if err := run(t, "enrich", rd, "-o", out, "--force", "-q"); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
+			t.Errorf("enrich -o %s --force: %v, want a refusal", out, err)
+		}
+	}
+	if err := run(t, "summarize", rd, "-q"); err != nil {
+		t.Errorf("summarize with RUN/enrich in the run: %v", err)
+	}
+	if err := run(t, "report", rd, "-q"); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	page, err := os.ReadFile(filepath.Join(rd, "report.html"))
+	if err != nil || !strings.Contains(string(page), "Enrichment from "+filepath.Join(rd, "enrich")) {
+		t.Errorf("the report does not show RUN/enrich (%v)", err)
+	}
+}

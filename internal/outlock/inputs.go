@@ -50,6 +50,12 @@ func Resolve(p string) (string, error) {
 		if !errors.Is(err, os.ErrNotExist) {
 			return "", err
 		}
+		// A link whose target is missing is in the way of whatever is made
+		// through it: "mkdir lnk/: file exists" said nothing of the link.
+		if fi, lerr := os.Lstat(abs); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(abs)
+			return "", fmt.Errorf("%s is a symbolic link to %s, which does not exist", abs, target)
+		}
 		dir, base := filepath.Split(abs)
 		if base == "" { // the root itself does not resolve
 			return "", err

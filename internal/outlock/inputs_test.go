@@ -184,3 +184,22 @@ func TestInstallAfterPathSwap(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveDanglingLink: an output under a symbolic link whose target
+// does not exist is refused naming the link and its target (issue 44
+// item 11: "mkdir …/lnk2/: file exists").
+func TestResolveDanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "lnk2")
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{link, filepath.Join(link, "out")} {
+		if _, err := Resolve(out); err == nil || !strings.Contains(err.Error(), link+" is a symbolic link to "+filepath.Join(dir, "nowhere")+", which does not exist") {
+			t.Errorf("Resolve(%s): %v, want the dangling link named", out, err)
+		}
+		if _, err := Acquire(out, nil); err == nil || !strings.Contains(err.Error(), "which does not exist") {
+			t.Errorf("Acquire(%s): %v, want the dangling link named", out, err)
+		}
+	}
+}
