@@ -149,3 +149,18 @@ func TestEnrichInRunAndReport(t *testing.T) {
 		t.Errorf("the report does not show RUN/enrich (%v)", err)
 	}
 }
+
+// TestHoldoutLeavingNothing: fit --holdout 0.9999999 fitted about no entry
+// without a word, log-likelihood 0 (issue 44 item 11); it is refused
+// naming the setting, and a large fraction that leaves entries is fitted.
+func TestHoldoutLeavingNothing(t *testing.T) {
+	dir, _, shards, _ := hostileRun(t)
+	args := []string{"fit", shards, "--L", "2", "--chains", "1", "--starts", "1", "--burn-in", "3", "--samples", "3", "-j", "2", "-q"}
+	err := run(t, append(args, "-o", filepath.Join(dir, "h1"), "--holdout", "0.9999999")...)
+	if err == nil || !strings.Contains(err.Error(), "holdout = 0.9999999 hides every observed entry") {
+		t.Errorf("fit --holdout 0.9999999: %v, want a refusal", err)
+	}
+	if err := run(t, append(args, "-o", filepath.Join(dir, "h2"), "--holdout", "0.9")...); err != nil {
+		t.Errorf("fit --holdout 0.9: %v", err)
+	}
+}
