@@ -154,7 +154,7 @@ func TestReportWithoutExtras(t *testing.T) {
 	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "summary.tsv is not written yet") || res.Enrich != "" {
 		t.Errorf("notes %q, enrich %q", res.Notes, res.Enrich)
 	}
-	for _, w := range []string{"summary.tsv is not written yet", "No enrichment: run scpipe enrich", "scpipe report --enrich DIR", "Gene1 (", "stability", "use no program in chain 1"} {
+	for _, w := range []string{"summary.tsv is not written yet", "No enrichment: run scpipe enrich", "scpipe report --enrich DIR", "<bdi>Gene1</bdi> (", "stability", "use no program in chain 1"} {
 		if !strings.Contains(string(page), w) {
 			t.Errorf("the page does not say %q", w)
 		}
