@@ -184,9 +184,9 @@ func (w *Writer) Strings(path string, v []string) error {
 	if w.err != nil {
 		return w.err
 	}
-	dt, data, err := stringBytes(v)
+	data, err := w.h.vlenStrings(v)
 	if err == nil {
-		err = w.h.dataset(path, dt, []uint64{uint64(len(v))}, data)
+		err = w.h.dataset(path, typeVLenString, []uint64{uint64(len(v))}, data)
 	}
 	if w.fail(path, err) != nil {
 		return w.err
@@ -199,9 +199,9 @@ func (w *Writer) String(path, s string) error {
 	if w.err != nil {
 		return w.err
 	}
-	dt, data, err := stringBytes([]string{s})
+	data, err := w.h.vlenStrings([]string{s})
 	if err == nil {
-		err = w.h.dataset(path, dt, nil, data)
+		err = w.h.dataset(path, typeVLenString, nil, data)
 	}
 	if w.fail(path, err) != nil {
 		return w.err

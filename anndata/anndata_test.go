@@ -180,3 +180,46 @@ func TestWriterErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStringsVariableLength: string arrays are written variable-length,
+// as anndata writes them, so that one long name costs its own length:
+// as fixed-length strings, one gene name of 65 003 characters made each
+// name column as wide (issue 44 item 4: a 1.86 GB h5ad where 4.8 MB was
+// due). ingest's reader reads every string back, across global heap
+// collections (70 000 barcodes, more than one collection's 65 535
+// objects) and with empty strings among them.
+func TestStringsVariableLength(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "long.h5ad")
+	barcodes, genes, ids := names("cell-", 70_000), names("GENE", 500), names("ENSG", 500)
+	genes[17] = strings.Repeat("L", 65_003)
+	ids[3], ids[499] = "", ""
+	w, err := anndata.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Dataframe("/obs", barcodes)
+	w.Dataframe("/var", genes, anndata.Column{Name: "gene_ids", Strings: ids})
+	w.CSR("/X", len(barcodes), len(genes), make([]int64, len(barcodes)+1), nil, nil)
+	w.Dict("/uns")
+	w.String("/uns/long", genes[17])
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The strings' bytes, 32 bytes of heap and reference a string, the
+	// indptr; fixed-length strings took 65 MB.
+	if limit := int64(3*65_003 + 70_500*(32+16) + 8*70_001 + 1<<20); fi.Size() > limit {
+		t.Errorf("the file is %d bytes, want at most %d", fi.Size(), limit)
+	}
+	obs, vars, geneIDs, err := ingest.AnnDataNames(path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(obs, barcodes) || !slices.Equal(vars, genes) || !slices.Equal(geneIDs, ids) {
+		t.Errorf("names read back differ: %d obs, %d var, %d ids", len(obs), len(vars), len(geneIDs))
+	}
+}

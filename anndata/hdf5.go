@@ -25,8 +25,13 @@ import (
 //   - datasets contiguous, little-endian, never filtered: a scalar or
 //     simple dataspace (version 1), a new-style fill value message
 //     (version 2, undefined) and a version-3 layout message;
-//   - strings fixed-length, null-padded UTF-8 (numpy "S" strings, which
-//     h5py's asstr and anndata decode), so that no global heap is needed;
+//   - datasets of strings variable-length UTF-8 (h5py's str, as anndata
+//     writes them), each string an object of a global heap collection
+//     (version 1, at most 65 535 objects each); attributes' strings
+//     fixed-length, null-padded UTF-8 (numpy "S" strings, which h5py's
+//     asstr and anndata decode). A fixed-length array is as wide as its
+//     longest string: one gene name of 65 003 characters once made each
+//     of var's three name columns 543 MB;
 //   - attributes (version 1) with scalar or simple dataspaces.
 //
 // Data are written as they are added, object headers and the groups'
@@ -485,6 +490,83 @@ func typeInt(size int) []byte {
 func typeString(n int) []byte {
 	b := []byte{0x13, 0x11, 0, 0} // version 1, class 3; null pad, UTF-8
 	return le32(b, uint32(n))
+}
+
+// typeVLenString is a variable-length, null-terminated UTF-8 string
+// (HDF5's H5T_VARIABLE strings, h5py's str): 16 bytes an element, the
+// string's length and its global heap ID (collection address, object
+// index); the base type is HDF5's, an unsigned byte.
+var typeVLenString = func() []byte {
+	b := []byte{0x19, 0x01, 0x01, 0} // version 1, class 9; a string, null-terminated, UTF-8
+	b = le32(b, 16)
+	b = append(b, 0x10, 0, 0, 0) // version 1, class 0; unsigned, little-endian
+	b = le32(b, 1)
+	b = le16(b, 0)
+	return le16(b, 8)
+}()
+
+// Global heap collections: a 16-byte header, then objects of a 16-byte
+// header and their data padded to 8 bytes, then the free space (object 0)
+// to the collection's size, at least 4 096 bytes as the HDF5 library
+// makes them.
+const (
+	heapHeaderSize  = 16
+	heapMinSize     = 4096
+	heapMaxObjects  = 1<<16 - 1
+	heapTargetBytes = 1 << 20 // a reader loads a collection whole
+)
+
+// vlenStrings writes v into global heap collections at the end of the
+// file and returns the dataset's elements referring to them. An empty
+// string is stored as no object, as the HDF5 library stores it.
+func (h *h5file) vlenStrings(v []string) ([]byte, error) {
+	data := make([]byte, 0, 16*len(v))
+	for lo := 0; lo < len(v); {
+		hi, size := lo, uint64(heapHeaderSize)
+		for hi < len(v) && hi-lo < heapMaxObjects && (hi == lo || size+16+align8(uint64(len(v[hi]))) <= heapTargetBytes) {
+			if len(v[hi]) > 0 {
+				size += 16 + align8(uint64(len(v[hi])))
+			}
+			hi++
+		}
+		total := max(size+16, heapMinSize) // room for the free-space object's header
+		col := make([]byte, 0, total)
+		col = append(col, "GCOL"...)
+		col = append(col, 1, 0, 0, 0)
+		col = le64(col, total)
+		h.end = align8(h.end)
+		addr := h.end
+		idx := 0
+		for _, s := range v[lo:hi] {
+			if strings.IndexByte(s, 0) >= 0 {
+				return nil, errors.New("a string holds a NUL byte")
+			}
+			data = le32(data, uint32(len(s)))
+			if len(s) == 0 {
+				data = le64(data, 0)
+				data = le32(data, 0)
+				continue
+			}
+			idx++
+			col = le16(col, uint16(idx))
+			col = le16(col, 1) // reference count
+			col = le32(col, 0)
+			col = le64(col, uint64(len(s)))
+			col = padTo8(append(col, s...))
+			data = le64(data, addr)
+			data = le32(data, uint32(idx))
+		}
+		col = le16(col, 0) // the free space
+		col = le16(col, 0)
+		col = le32(col, 0)
+		col = le64(col, total-uint64(len(col))+8)
+		col = append(col, make([]byte, total-uint64(len(col)))...)
+		if _, err := h.write(col); err != nil {
+			return nil, err
+		}
+		lo = hi
+	}
+	return data, nil
 }
 
 func float64Bytes(v []float64) []byte {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"scpipe/geneset"
 	"scpipe/internal/outlock"
@@ -241,7 +242,11 @@ func (o Options) checkOutput() error {
 	if _, err := os.Stat(o.Out); err == nil && !o.Force {
 		return fmt.Errorf("enrich: %s already exists (use --force to replace it)", o.Out)
 	}
-	inputs := append(append([]string{o.Run}, o.Libraries...), rundir.ShardsInputs(o.Run)...)
+	run, err := runInputs(o.Run, o.Out)
+	if err != nil {
+		return err
+	}
+	inputs := append(append(run, o.Libraries...), rundir.ShardsInputs(o.Run)...)
 	if o.Background != BackgroundKept {
 		inputs = append(inputs, o.Background)
 	}
@@ -249,6 +254,32 @@ func (o Options) checkOutput() error {
 		return fmt.Errorf("enrich: %w", err)
 	}
 	return nil
+}
+
+// InRunDir is the folder inside a run that enrich may write (and scpipe
+// report looks in first): RUN/enrich.
+const InRunDir = "enrich"
+
+// runInputs is what of the run at run an output at out must not overlap:
+// the run, or, for RUN/enrich, every entry of the run but that one (its
+// fits, mask and files are still refused as outputs).
+func runInputs(run, out string) ([]string, error) {
+	r, err1 := outlock.Resolve(run)
+	o, err2 := outlock.Resolve(out)
+	if err1 != nil || err2 != nil || o != filepath.Join(r, InRunDir) {
+		return []string{run}, nil
+	}
+	entries, err := os.ReadDir(run)
+	if err != nil {
+		return nil, fmt.Errorf("enrich: %w", err)
+	}
+	var inputs []string
+	for _, e := range entries {
+		if e.Name() != InRunDir && !outlock.IsTemp(e.Name()) && !strings.HasSuffix(e.Name(), ".lock") {
+			inputs = append(inputs, filepath.Join(run, e.Name()))
+		}
+	}
+	return inputs, nil
 }
 
 // orderGenes puts every program's genes (and their means and support) in

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"scpipe/internal/outlock"
+	"scpipe/rundir"
 )
 
 // The files and folders of an enrich output (README.md in this folder
@@ -126,10 +127,11 @@ func writeFile(path string, write func(w *bufio.Writer)) error {
 	return nil
 }
 
-// tsv writes one tab-separated line.
+// tsv writes one tab-separated line, each field quoted where pandas'
+// read_csv(sep="\t") needs it (rundir.TSVField): library terms and gene
+// names may hold a double quote.
 func tsv(w *bufio.Writer, fields ...string) {
-	w.WriteString(strings.Join(fields, "\t"))
-	w.WriteByte('\n')
+	w.WriteString(rundir.TSVLine(fields...))
 }
 
 // num formats a float as rundir's summary.tsv does: the shortest decimal

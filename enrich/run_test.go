@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"scpipe/internal/outlock"
 	"scpipe/rundir"
 )
 
@@ -433,5 +434,42 @@ func TestBackgroundFile(t *testing.T) {
 				t.Errorf("%s: %s not in the background of %d symbols %q", name, g, u.Len(), u.Symbols)
 			}
 		}
+	}
+}
+
+// TestForceAfterPathSwap: enrich X/out -o d/out --force, with d swapped
+// for a link to X after the output was checked against the run (mv d
+// d.old; ln -s X d, issue 44), once replaced the run X/out with the
+// enrichment and exited 0. The install checks the inputs again where the
+// output now leads. Not parallel: the hook is the package's.
+func TestForceAfterPathSwap(t *testing.T) {
+	dir := t.TempDir()
+	run, out := filepath.Join(dir, "X", "out"), filepath.Join(dir, "d", "out")
+	writeFixtureRun(t, run)
+	must(t, os.MkdirAll(out, 0o777))
+	lib := filepath.Join(dir, "markers.gmt")
+	must(t, os.WriteFile(lib, []byte(fixtureLibrary), 0o644))
+	outlock.AfterCheck = func(output string) {
+		if output != out {
+			return
+		}
+		must(t, os.Rename(filepath.Join(dir, "d"), filepath.Join(dir, "d.old")))
+		must(t, os.Symlink("X", filepath.Join(dir, "d")))
+	}
+	defer func() { outlock.AfterCheck = nil }()
+	o := DefaultOptions()
+	o.Run, o.Out, o.Libraries, o.Force = run, out, []string{lib}, true
+	_, err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "would destroy the input") {
+		t.Errorf("enrich after the swap: %v, want a refusal naming the input", err)
+	}
+	if _, err := rundir.Fits(run); err != nil {
+		t.Errorf("the run after the refused enrich: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run, IndexFile)); err == nil {
+		t.Errorf("the enrichment was installed in the run's place")
+	}
+	if got := listDir(t, filepath.Join(dir, "X")); !slices.Equal(got, []string{"out"}) {
+		t.Errorf("the run's folder holds %v, want the run alone", got)
 	}
 }

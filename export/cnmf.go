@@ -149,11 +149,14 @@ func floats(v []float64) []string {
 	return s
 }
 
+// tsvLine writes one line of a table, each field quoted where pandas'
+// read_csv(sep="\t"), as cNMF's loaders call it, needs it
+// (rundir.TSVField).
 func tsvLine(w *bufio.Writer, first string, rest ...string) {
-	w.WriteString(first)
+	w.WriteString(rundir.TSVField(first))
 	for _, s := range rest {
 		w.WriteByte('\t')
-		w.WriteString(s)
+		w.WriteString(rundir.TSVField(s))
 	}
 	w.WriteByte('\n')
 }

@@ -707,3 +707,51 @@ func TestOutputsCommitted(t *testing.T) {
 		}
 	}
 }
+
+// TestIntoAfterPathSwap: export RUN -o d/user.h5ad --into X/user.h5ad
+// --force, with d swapped for a link to X after the output was checked
+// (mv d d.old; ln -s X d, issue 44), once replaced the user's own file,
+// which export promises never to modify. Not parallel: the hook is
+// outlock's.
+func TestIntoAfterPathSwap(t *testing.T) {
+	r := copyRun(t, run(t))
+	f, err := export.ReadFit(r, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"X", "d"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user, out := filepath.Join(dir, "X", "user.h5ad"), filepath.Join(dir, "d", "user.h5ad")
+	userFile(t, r, user, f.Cells.Barcodes)
+	before, err := os.ReadFile(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outlock.AfterCheck = func(output string) {
+		if output != out {
+			return
+		}
+		if err := os.Rename(filepath.Join(dir, "d"), filepath.Join(dir, "d.old")); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink("X", filepath.Join(dir, "d")); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { outlock.AfterCheck = nil }()
+	o := export.DefaultOptions()
+	o.Run, o.Into, o.Out, o.L, o.Force = r, user, out, 2, true
+	if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
+		t.Errorf("export after the swap: %v, want a refusal naming the input", err)
+	}
+	if after, _ := os.ReadFile(user); !slices.Equal(before, after) {
+		t.Error("the user's file was replaced")
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "X")); len(left) != 1 {
+		t.Errorf("the user's folder holds %d entries, want only the user's file", len(left))
+	}
+}

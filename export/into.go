@@ -66,6 +66,36 @@ func into(o Options, f *Fit) (*anndata.Writer, error) {
 	return w, nil
 }
 
+// CheckOutputs refuses, before anything is written, an export whose
+// outputs (the .h5ad o.Out and the cNMF folder cnmf, each where given)
+// overlap an input or each other, or exist without o.Force: a command
+// that writes both once replaced -o and then refused --cnmf.
+func CheckOutputs(o Options, cnmf string) error {
+	o, err := withDefaults(o)
+	if err != nil {
+		return err
+	}
+	var outs []string
+	for _, p := range []string{o.Out, cnmf} {
+		if p == "" {
+			continue
+		}
+		if err := checkInputs(o, p); err != nil {
+			return err
+		}
+		if err := outlock.Refuse(p, o.Force); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		outs = append(outs, p)
+	}
+	if len(outs) == 2 {
+		if err := outlock.CheckInputs(outs[1], outs[0]); err != nil {
+			return fmt.Errorf("export: --cnmf: %w", err)
+		}
+	}
+	return nil
+}
+
 // checkInputs refuses an output that is, holds or lies inside one of the
 // export's inputs (the run, its shards, the enrich output, the user's
 // file), after resolving symbolic links: --force would otherwise delete

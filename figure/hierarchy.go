@@ -6,6 +6,7 @@ import (
 	"html"
 	"regexp"
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -151,7 +152,7 @@ func Hierarchy(nodes []HierarchyNode, edges []HierarchyEdge) (svg []byte, wide b
 		xm := (x1 + x2) / 2
 		fmt.Fprintf(&b, `<path d="M%.1f,%.1fC%.1f,%.1f %.1f,%.1f %.1f,%.1fL%.1f,%.1fC%.1f,%.1f %.1f,%.1f %.1f,%.1fZ" fill="%s" fill-opacity="0.35">`,
 			x1, ys, xm, ys, xm, yt, x2, yt, x2, yt+wt, xm, yt+wt, xm, ys+ws, x1, ys+ws, from.color)
-		fmt.Fprintf(&b, "<title>%s</title></path>\n", html.EscapeString(e.Title))
+		fmt.Fprintf(&b, "<title>%s</title></path>\n", xmlText(e.Title))
 	}
 
 	for _, L := range Ls {
@@ -165,14 +166,14 @@ func Hierarchy(nodes []HierarchyNode, edges []HierarchyEdge) (svg []byte, wide b
 				what += " · " + n.Event
 			}
 			what = clipText(what, int(labelPx/hierCharPx))
-			fmt.Fprintf(&b, `<g><title>%s</title>`, html.EscapeString(n.Title))
+			fmt.Fprintf(&b, `<g><title>%s</title>`, xmlText(n.Title))
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%d" height="%.1f" fill="%s"/>`, p.x, p.y, hierNode, p.h, p.color)
 			tx := p.x + hierNode + 5
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" paint-order="stroke" stroke="white" stroke-width="3" stroke-linejoin="round">%s</text>`,
-				tx, p.y+10, html.EscapeString(what))
+				tx, p.y+10, xmlText(what))
 			if second := secondLabel(*n, labelPx); second != "" {
 				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#444" font-style="italic" paint-order="stroke" stroke="white" stroke-width="3" stroke-linejoin="round">%s</text>`,
-					tx, p.y+23, html.EscapeString(second))
+					tx, p.y+23, xmlText(second))
 			}
 			b.WriteString("</g>\n")
 		}
@@ -236,4 +237,18 @@ func clipText(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// xmlText escapes s for an SVG's text and titles: markup escaped, and
+// every character XML 1.0 does not allow (C0 controls but tab and line
+// breaks, U+FFFE, U+FFFF, invalid UTF-8) replaced by U+FFFD. A control
+// character in a gene symbol or a library's term once made the figure
+// ill-formed XML, which expat refused and browsers showed as an error.
+func xmlText(s string) string {
+	return html.EscapeString(strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r < 0xfffe && (r < 0xd800 || r > 0xdfff) || r > 0xffff && r <= 0x10ffff {
+			return r
+		}
+		return utf8.RuneError
+	}, strings.ToValidUTF8(s, "\uFFFD")))
 }

@@ -73,7 +73,7 @@ func WriteMask(ctx context.Context, run string, src *shard.Shard, s Spec, opts s
 	}
 	fm := shard.Manifest{
 		Tool:   "scpipe fit (observed-entry mask for the fits: observed and not held out)",
-		Source: shard.Source{Path: src.Dir(), Format: "scpipe-fit-mask", Seed: s.Seed},
+		Source: shard.Source{Path: src.Dir(), Format: "scpipe-fit-mask", Seed: s.Seed, Run: runIdentity(run)},
 	}
 	if err := w.Commit(fm); err != nil {
 		return 0, fmt.Errorf("fit: writing the held-out mask: %w", err)
@@ -99,6 +99,14 @@ func OpenMask(ctx context.Context, run string, src *shard.Shard, workers int) (*
 		fm.Close()
 		return nil, err
 	}
+	if want, got := runIdentity(run), fm.Manifest().Source.Run; want != "" && got != want {
+		fm.Close()
+		if got == "" {
+			got = "none (an older scpipe made it)"
+		}
+		return nil, fmt.Errorf("%s: %w: it records run %s, and %s is run %s (%s): a fit mask copied from another run",
+			dir, rundir.ErrOtherRun, got, run, want, filepath.Join(run, rundir.ShardsFile))
+	}
 	if err := fm.Verify(ctx, workers); err != nil {
 		fm.Close()
 		return nil, fmt.Errorf("the run's fit mask: %w", err)
@@ -116,4 +124,15 @@ func CheckMask(fm, src *shard.Shard) error {
 			fm.Dir(), a.Cells, a.Genes, src.Dir(), b.Cells, b.Genes)
 	}
 	return nil
+}
+
+// runIdentity is the identity the run directory run records in its
+// shards.json, or "" when it records none (or no shards.json can be read:
+// the commands that need it say so themselves).
+func runIdentity(run string) string {
+	id, err := rundir.ReadShardsIdentity(filepath.Join(run, rundir.ShardsFile))
+	if err != nil {
+		return ""
+	}
+	return id.Run
 }

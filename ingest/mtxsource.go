@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"scpipe/shard"
 )
 
 // mtxSource is a Matrix Market file with its gene and barcode side files.
@@ -18,6 +20,7 @@ type mtxSource struct {
 	feat      features
 	bcs       []string
 	bcsPath   string // the barcodes file, "" when the names are generated
+	genesPath string // the genes file, likewise
 	sum       string // SHA-256, filled by the first complete scan
 	size      int64
 }
@@ -58,7 +61,7 @@ func openMTXSource(matrixPath, genesPath, barcodesPath string, transpose bool) (
 		if err != nil {
 			return nil, err
 		}
-		s.feat.IDs = cols[0]
+		s.feat.IDs, s.genesPath = cols[0], genesPath
 		if len(cols) > 1 {
 			s.feat.Names = cols[1]
 		}
@@ -95,7 +98,7 @@ func (s *mtxSource) entries() int64     { return s.hdr.entries }
 func (s *mtxSource) features() features { return s.feat }
 func (s *mtxSource) barcodes() []string { return s.bcs }
 func (s *mtxSource) describe() sourceInfo {
-	return sourceInfo{format: FormatMTX, matrix: s.path, barcodes: s.bcsPath}
+	return sourceInfo{format: FormatMTX, matrix: s.path, barcodes: s.bcsPath, genes: s.genesPath}
 }
 func (s *mtxSource) bytes() int64 { return s.size }
 func (s *mtxSource) close() error { return nil }
@@ -172,7 +175,7 @@ func readTSV(path string, n int) ([][]string, error) {
 		b, err := t.ReadSlice('\n')
 		if err != nil && err != io.EOF {
 			if err == bufio.ErrBufferFull {
-				return nil, fmt.Errorf("ingest: %s line %d: line too long", path, line+1)
+				return nil, fmt.Errorf("ingest: %s line %d: line too long (over 64 KiB; names are at most %d bytes)", path, line+1, shard.MaxNameBytes)
 			}
 			return nil, err
 		}

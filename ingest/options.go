@@ -68,6 +68,10 @@ type Options struct {
 	// shard.CreateOptions.Cached): on network file systems such as NFS
 	// each direct write waits for the server.
 	Cached bool
+	// FreeBytes tells the free space of the file system the shards go to
+	// (shard.CreateOptions.FreeBytes; nil: the system's): the shards are
+	// refused before they are written when it cannot hold them.
+	FreeBytes func(path string) (n int64, ok bool)
 	// Workers is the number of goroutines of each pass (decoding HDF5
 	// chunks, counting, writing shards); 0 means GOMAXPROCS. The shards do
 	// not depend on it.

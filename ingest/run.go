@@ -71,6 +71,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := checkUniqueBarcodes(src.barcodes(), where); err != nil {
 		return nil, err
 	}
+	if err := checkNames(src, info); err != nil {
+		return nil, err
+	}
 	feat := src.features()
 	if a, b := firstRepeat(feat.IDs); a >= 0 {
 		// Not refused: some references repeat ids, and genes are also
@@ -150,7 +153,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		"genes_kept", rep.GenesOut, "cells_kept", rep.CellsOut, "dropped_by_feature_type", dropped, "elapsed", rep.Count)
 
 	t1 := time.Now()
-	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force, Cached: opt.Cached, Workers: opt.Workers})
+	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force, Cached: opt.Cached, Workers: opt.Workers, FreeBytes: opt.FreeBytes})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}

@@ -89,8 +89,9 @@ type sourceInfo struct {
 	genome string // the 10x genome, when known
 	layer  string // the AnnData matrix read ("X", "raw/X", "layers/NAME")
 	// barcodes names the file the barcodes come from, when it is not the
-	// matrix's (a 10x MTX folder's barcodes.tsv).
-	barcodes string
+	// matrix's (a 10x MTX folder's barcodes.tsv); genes likewise for the
+	// genes (features.tsv).
+	barcodes, genes string
 }
 
 // errValue marks a value that cannot be binarised as a count.

@@ -53,6 +53,11 @@ type FitOptions struct {
 	// run, set by Fit, tells the progress of the run's fits as a whole.
 	run *runProgress
 
+	// replaced, set by Fit with Force, receives where the run that Force
+	// replaces was moved aside (prepareRunDir), so that Fit removes it
+	// only once the new run is complete, and puts it back otherwise.
+	replaced *string
+
 	// afterSweep, when set (by tests), is called after each sweep of each
 	// fit, in the fit's goroutine: a test cancels at a chosen sweep rather
 	// than racing a fit that may finish first.
@@ -86,7 +91,45 @@ func interrupted(ctx context.Context, err *error, resume string) {
 	if *err == nil || ctx.Err() == nil || errors.Is(*err, ErrInterrupted) {
 		return
 	}
+	if resume == "" { // a --force fit, undone: the old run is back
+		*err = fmt.Errorf("%w (%w)", ErrInterrupted, *err)
+		return
+	}
 	*err = fmt.Errorf("%w (%w); what was written is kept: go on with: %s", ErrInterrupted, *err, resume)
+}
+
+// restoreReplaced ends the replacement of a run by fit --force: the old
+// run, moved aside to aside (empty: there was none), is removed when the
+// new run is complete (*err nil), and otherwise put back in place of the
+// unfinished new one, *err then saying so; it reports whether it put the
+// old run back. fit --force once deleted the old run at its start, so
+// that Ctrl-C left neither run.
+func restoreReplaced(run, aside string, err *error, log *slog.Logger) bool {
+	if aside == "" {
+		return false
+	}
+	if *err == nil {
+		if rerr := os.RemoveAll(aside); rerr != nil {
+			log.Warn("fit: the run replaced by --force could not be removed", "path", aside, "error", rerr)
+		}
+		return false
+	}
+	if rerr := os.RemoveAll(run); rerr != nil {
+		*err = fmt.Errorf("%w; the run replaced by --force is kept at %s (removing the unfinished new run: %v)", *err, aside, rerr)
+		return false
+	}
+	if rerr := os.Rename(aside, run); rerr != nil {
+		*err = fmt.Errorf("%w; the run replaced by --force is kept at %s (%v)", *err, aside, rerr)
+		return false
+	}
+	if errors.Is(*err, ErrInterrupted) || errors.Is(*err, context.Canceled) {
+		// What the fit said of its checkpoint and --resume went with the
+		// unfinished run.
+		*err = fmt.Errorf("%w: the new run of fit --force was not complete: nothing replaced, %s is the run it was before", ErrInterrupted, run)
+		return true
+	}
+	*err = fmt.Errorf("%w; nothing replaced: %s is the run it was before --force", *err, run)
+	return true
 }
 
 // Fit runs every (L, chain) fit of cfg over the shards cfg.Shards and writes
@@ -95,11 +138,21 @@ func interrupted(ctx context.Context, err *error, resume string) {
 // thread count and across interruption and resumption; only the seconds
 // columns differ.
 func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err error) {
-	defer interrupted(ctx, &err, fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output))
+	resume := fmt.Sprintf("scpipe fit %s -o %s --resume", cfg.Shards, cfg.Output)
+	defer func() { interrupted(ctx, &err, resume) }()
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	defer o.Timings.since(phaseTotal, time.Now())
+	if o.Force && !o.Resume {
+		o.replaced = new(string)
+		// Runs before the lock is released (r.Close, deferred below).
+		defer func() {
+			if restoreReplaced(cfg.Output, *o.replaced, &err, o.Log) {
+				resume = ""
+			}
+		}()
+	}
 	r, err := openRun(ctx, cfg, o, wholeRun, 0)
 	if err != nil {
 		return nil, err
@@ -157,7 +210,15 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored
 		if err := outlock.Refuse(cfg.Output, true); err != nil {
 			return fmt.Errorf("fit: %w", err)
 		}
-		if err := os.RemoveAll(cfg.Output); err != nil {
+		if o.replaced != nil {
+			// Fit removes it once the new run is complete, and puts it
+			// back otherwise (restoreReplaced).
+			aside := outlock.AsideName(cfg.Output)
+			if err := os.Rename(cfg.Output, aside); err != nil {
+				return fmt.Errorf("fit: --force: moving the old run aside: %w", err)
+			}
+			*o.replaced = aside
+		} else if err := os.RemoveAll(cfg.Output); err != nil {
 			return fmt.Errorf("fit: --force: %w", err)
 		}
 	default:
@@ -167,7 +228,9 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored
 		return fmt.Errorf("fit: %w", err)
 	}
 	// Before the configuration: a run with a configuration always says
-	// which shards it was started on.
+	// which shards it was started on, and its identity, which its tables
+	// and fit mask record.
+	id.Run = cfg.hash()
 	return rundir.WriteShardsIdentity(filepath.Join(cfg.Output, rundir.ShardsFile), id)
 }
 
@@ -226,6 +289,15 @@ func fitData(ctx context.Context, src *shard.Shard, cfg FitConfig, o FitOptions,
 			held = int64(src.Manifest().Cells) * int64(src.Manifest().Genes)
 		}
 		held -= fm.Manifest().Ones
+	}
+	// --holdout 0.9999999 once fitted about no entry without a word
+	// (log-likelihood 0).
+	if fitted := fm.Manifest().Ones; fitted == 0 {
+		fm.Close()
+		return data, nil, 0, fmt.Errorf("fit: holdout = %v hides every observed entry of %s from the fits: nothing is left to fit (hold out a small fraction, such as the default %v)",
+			cfg.Holdout, cfg.Shards, DefaultFitConfig().Holdout)
+	} else if cfg.Holdout > 0.5 {
+		o.Log.Warn("fit: most observed entries are held out: the fits see only the rest", "holdout", cfg.Holdout, "fitted_entries", fitted, "held_out_entries", held)
 	}
 	data.Mask, data.MaskT = fm.X(), fm.XT()
 	return data, func() { fm.Close() }, held, nil

@@ -273,6 +273,18 @@ func TestFitInterruptAndResume(t *testing.T) {
 		if err := writeConfig(cfg); err != nil { // the child resumes this run from the start
 			t.Fatal(err)
 		}
+		// As a fit's start records them: the shards and the run's
+		// identity, which its tables record.
+		src, err := shard.Open(cfg.Shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := shardsIdentity(cfg.Shards, src.Manifest())
+		src.Close()
+		id.Run = cfg.hash()
+		if err := rundir.WriteShardsIdentity(filepath.Join(cfg.Output, rundir.ShardsFile), id); err != nil {
+			t.Fatal(err)
+		}
 		js, _ := json.Marshal(cfg)
 		for kills := 0; kills < 3; kills++ {
 			child := exec.Command(os.Args[0], "-test.run=^$")
@@ -355,6 +367,37 @@ func TestFitRefusesBadInput(t *testing.T) {
 		}
 		if _, err := Fit(ctx, other, FitOptions{Force: true}); err != nil {
 			t.Errorf("--force: %v", err)
+		}
+	})
+
+	t.Run("--force keeps the old run until the new one is complete", func(t *testing.T) {
+		// fit --force once deleted the old run at its start, so that
+		// Ctrl-C left neither run (issue 44 item 11).
+		cfg := base
+		cfg.Output = filepath.Join(t.TempDir(), "run")
+		if _, err := Fit(ctx, cfg, FitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before := digest(t, cfg.Output)
+		other := cfg
+		other.Seed++
+		cctx, cancel := context.WithCancel(ctx)
+		_, err := Fit(cctx, other, FitOptions{Force: true, afterSweep: cancelAfter(2, cancel)})
+		cancel()
+		if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "nothing replaced") || strings.Contains(err.Error(), "--resume") {
+			t.Errorf("interrupted --force: %v, want it to say nothing was replaced", err)
+		}
+		if digest(t, cfg.Output) != before {
+			t.Error("an interrupted --force lost the old run")
+		}
+		if _, err := Fit(ctx, other, FitOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		if digest(t, cfg.Output) == before {
+			t.Error("--force did not replace the run")
+		}
+		if left, _ := os.ReadDir(filepath.Dir(cfg.Output)); len(left) != 1 {
+			t.Errorf("%d entries beside the run after --force, want none", len(left)-1)
 		}
 	})
 

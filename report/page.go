@@ -75,10 +75,15 @@ type codeLine struct {
 	Genes, Unique, Cells  string
 	Stability             string
 	Stable                bool // found in every chain (enrich.Program.Stable)
-	TopGenes              []string
+	TopGenes              []scoredGene
 	Terms                 []termLine
 	IsProgram, HasParents bool
 }
+
+// scoredGene is a gene of a code's table cell and its score, apart, so
+// that the page isolates the symbol (<bdi>): a right-to-left override in
+// a symbol once turned "S100A9 (0.61)" into "(16.0) 9A001S".
+type scoredGene struct{ Symbol, Score string }
 
 // termLine is one enrichment term of a code.
 type termLine struct {
@@ -312,7 +317,7 @@ func codeRow(in *inputs, p *enrich.Program, n *enrich.Node, cells int) codeLine 
 		c.Event, c.Parent = string(n.Event), n.Parent
 	}
 	for _, r := range p.Top[:min(maxTopGenes, len(p.Top))] {
-		c.TopGenes = append(c.TopGenes, fmt.Sprintf("%s (%.2f)", in.analysis.Genes.Symbols[r.Gene], r.Score))
+		c.TopGenes = append(c.TopGenes, scoredGene{in.analysis.Genes.Symbols[r.Gene], fmt.Sprintf("%.2f", r.Score)})
 	}
 	c.Terms = termLines(in.terms[p.Name()])
 	return c

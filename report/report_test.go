@@ -98,14 +98,27 @@ func TestReportPage(t *testing.T) {
 		"900 cells × 240 genes", "L = 2, 3, 4, 5, 6 with 2 chain(s)",
 		"Enrichment from " + enrichDir,
 		"L06_code6 (unused)", // the code no cell uses, listed after the programs
-		"Housekeeping code (every cell uses it; it is not one of the 6 codes): 5 genes; those the programs' cells detect most evenly: Gene236",
+		"Housekeeping code (every cell uses it; it is not one of the 6 codes): 5 genes; those the programs' cells detect most evenly: <bdi>Gene236</bdi>",
 		"Answer: L = ", "◀ recommended", "top genes (score)",
 		"split from L02_code1",                        // the hierarchy in the tables
-		">block_1 <b>",                                // a term in a table, its adjusted p in bold
+		"><bdi>block_1</bdi> <b>",                     // a term in a table, isolated, its adjusted p in bold
 		"agreement with chain 1", "held-out log pred", // the summary table
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the page does not say %q", w)
+		}
+	}
+	// Every symbol of the tables is isolated from its score (issue 44 item
+	// 10: a right-to-left override in a symbol turned "S100A9 (0.61)" into
+	// "(16.0) 9A001S").
+	if cells := regexp.MustCompile(`<td class="genes">(.*?)</td>`).FindAllStringSubmatch(text, -1); len(cells) == 0 {
+		t.Error("no table cell of top genes")
+	} else {
+		for _, c := range cells {
+			if c[1] != "" && !regexp.MustCompile(`^<bdi>Gene[0-9]+</bdi> \([0-9.-]+\)(, <bdi>Gene[0-9]+</bdi> \([0-9.-]+\))*$`).MatchString(c[1]) {
+				t.Errorf("a table cell of top genes does not isolate its symbols: %.120s", c[1])
+				break
+			}
 		}
 	}
 	// Each program of the hierarchy is labelled with a block and its adjusted p.
@@ -141,7 +154,7 @@ func TestReportWithoutExtras(t *testing.T) {
 	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "summary.tsv is not written yet") || res.Enrich != "" {
 		t.Errorf("notes %q, enrich %q", res.Notes, res.Enrich)
 	}
-	for _, w := range []string{"summary.tsv is not written yet", "No enrichment: run scpipe enrich", "scpipe report --enrich DIR", "Gene1 (", "stability", "use no program in chain 1"} {
+	for _, w := range []string{"summary.tsv is not written yet", "No enrichment: run scpipe enrich", "scpipe report --enrich DIR", "<bdi>Gene1</bdi> (", "stability", "use no program in chain 1"} {
 		if !strings.Contains(string(page), w) {
 			t.Errorf("the page does not say %q", w)
 		}

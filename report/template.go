@@ -107,7 +107,7 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 <div class="left">
 {{with .Genes}}{{template "figure" .}}{{end}}
 {{template "codes" .Codes}}
-{{with .Housekeeping}}<p class="facts">Housekeeping code (every cell uses it; it is not one of the {{$L}} codes): {{.Genes}} genes{{if .TopGenes}}; those the programs' cells detect most evenly: {{range $i, $g := .TopGenes}}{{if $i}}, {{end}}{{$g}}{{end}}{{end}}.</p>
+{{with .Housekeeping}}<p class="facts">Housekeeping code (every cell uses it; it is not one of the {{$L}} codes): {{.Genes}} genes{{if .TopGenes}}; those the programs' cells detect most evenly: {{range $i, $g := .TopGenes}}{{if $i}}, {{end}}<bdi>{{$g}}</bdi>{{end}}{{end}}.</p>
 {{end}}</div>
 {{with .Cells}}{{template "figure" .}}{{end}}
 </div>
@@ -119,7 +119,7 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 </html>
 {{define "codes"}}<table>
 <tr><th>code</th><th>program</th><th>genes</th><th>unique</th><th>cells</th><th>stability</th><th>across L</th><th>top genes (score)</th><th>top terms of the top genes (adjusted p)</th></tr>
-{{range .}}<tr{{if not .IsProgram}} class="noprogram"{{end}}><td class="num">{{.Code}}</td><td>{{.Program}}{{if not .IsProgram}} ({{.Status}}){{end}}</td><td class="num">{{.Genes}}</td><td class="num">{{.Unique}}</td><td class="num">{{.Cells}}</td><td class="num">{{.Stability}}{{if .IsProgram}}{{if .Stable}} stable{{else}} <span class="warn">unstable</span>{{end}}{{end}}</td><td>{{.Event}}{{if .Parent}} from {{.Parent}}{{end}}</td><td class="genes">{{range $i, $g := .TopGenes}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td>{{if .Terms}}<ul class="terms">{{range .Terms}}<li{{if not .Significant}} class="ns"{{end}}>{{.Term}} <b>{{.AdjP}}</b> <span class="lib">{{.Library}}, {{.Query}} genes, {{.Overlap}}</span></li>{{end}}</ul>{{end}}</td></tr>
+{{range .}}<tr{{if not .IsProgram}} class="noprogram"{{end}}><td class="num">{{.Code}}</td><td>{{.Program}}{{if not .IsProgram}} ({{.Status}}){{end}}</td><td class="num">{{.Genes}}</td><td class="num">{{.Unique}}</td><td class="num">{{.Cells}}</td><td class="num">{{.Stability}}{{if .IsProgram}}{{if .Stable}} stable{{else}} <span class="warn">unstable</span>{{end}}{{end}}</td><td>{{.Event}}{{if .Parent}} from {{.Parent}}{{end}}</td><td class="genes">{{range $i, $g := .TopGenes}}{{if $i}}, {{end}}<bdi>{{$g.Symbol}}</bdi> ({{$g.Score}}){{end}}</td><td>{{if .Terms}}<ul class="terms">{{range .Terms}}<li{{if not .Significant}} class="ns"{{end}}><bdi>{{.Term}}</bdi> <b>{{.AdjP}}</b> <span class="lib">{{.Library}}, {{.Query}} genes, {{.Overlap}}</span></li>{{end}}</ul>{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{define "figure"}}<figure id="fig-{{.ID}}" class="{{.Class}}">
 <div class="svg">{{.Inline}}</div>

@@ -26,6 +26,11 @@ type ShardsIdentity struct {
 	Cells       int    `json:"cells"`
 	Genes       int    `json:"genes"`
 	Ones        int64  `json:"ones"`
+	// Run is the run's identity (the hash of the configuration it was
+	// started with), recorded in every table of its fits and in its fit
+	// mask, and checked wherever they are read, so that a file copied
+	// from another run is refused; empty in runs started before.
+	Run string `json:"run,omitempty"`
 }
 
 // String describes the shards for a message: path, shape and the

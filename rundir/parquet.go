@@ -140,7 +140,12 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.name, Type: c.typ}
 	}
-	md := arrow.NewMetadata([]string{"scpipe.table", "scpipe.format_version"}, []string{table, FormatVersion})
+	st, err := stampOf(path)
+	if err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	keys, values := st.metadata()
+	md := arrow.NewMetadata(append([]string{"scpipe.table", "scpipe.format_version"}, keys...), append([]string{table, FormatVersion}, values...))
 	schema := arrow.NewSchema(fields, &md)
 	props := writerProperties(batch, cols)
 	sum := sha256.New()
@@ -188,12 +193,21 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 	if err := verifyTable(path); err != nil {
 		return err
 	}
+	st, err := stampOf(path)
+	if err != nil {
+		return fmt.Errorf("rundir: %s: %w", path, err)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("rundir: %s: %w: the Parquet decoder failed: %v", path, ErrDamaged, p)
 		}
 	}()
-	return decodeTable(path, plan)
+	return decodeTable(path, func(s *arrow.Schema, rows int) ([]sink, error) {
+		if err := st.check(path, s.Metadata()); err != nil {
+			return nil, err
+		}
+		return plan(s, rows)
+	})
 }
 
 // decodeTable is readTable without the checks of the file's integrity.
@@ -216,6 +230,12 @@ func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, erro
 	schema, err := fr.Schema()
 	if err != nil {
 		return fmt.Errorf("rundir: %s: schema: %w", path, err)
+	}
+	if kv := rdr.MetaData().KeyValueMetadata(); schema.Metadata().Len() == 0 && kv.Len() > 0 {
+		// The file's key-value metadata (scpipe.table, scpipe.run, …),
+		// which the reader's schema leaves out, for plan to see.
+		md := arrow.NewMetadata(kv.Keys(), kv.Values())
+		schema = arrow.NewSchema(schema.Fields(), &md)
 	}
 	rows := int(rdr.NumRows())
 	st, err := os.Stat(path)

@@ -6,7 +6,10 @@
 # byte at a time in the run directory and the MTX folder before running
 # the commands that read them. Every command must end with an exit code
 # below 128 (130 for SIGTERM), print no panic and no fatal error, and
-# leave every input byte for byte as it was.
+# leave every input byte for byte as it was. Issue 44 added names no reader
+# can hold, run files copied from another run, outputs checked before any
+# is written, and ingest onto a full 30 MB tmpfs (mounted only where the
+# script may: root; skipped with a message otherwise).
 #
 #   scripts/hostile.sh            # the cases and RANDOM_CASES (200) random byte changes
 #   RANDOM_CASES=2000 SEED=7 scripts/hostile.sh
@@ -25,7 +28,7 @@ if [ -n "${KEEP:-}" ]; then
   mkdir -p "$work"
 else
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
+  trap 'umount "$work/w/full" 2>/dev/null || true; rm -rf "$work"' EXIT
 fi
 scpipe="$work/scpipe"
 go build -o "$scpipe" ./cmd/scpipe
@@ -149,6 +152,66 @@ try 1 'barcodes.tsv: barcode .* names two cells' mtx-dup -- ingest mtx-dup -o s-
 bad mtx-both
 gzip -c mtx/matrix.mtx > mtx-both/matrix.mtx.gz
 try 1 'both matrix.mtx.gz and matrix.mtx' mtx-both -- ingest mtx-both -o s-both -q
+
+echo "hostile: issue 44: every output checked before any is written"
+echo precious > precious.h5ad
+try 1 'is the input' run precious.h5ad -- export run -o precious.h5ad --cnmf run --force -q
+try 1 'is the input' run -- export run -o fresh.h5ad --cnmf run -q
+[ ! -e fresh.h5ad ] || fail "export -o fresh.h5ad --cnmf run left fresh.h5ad behind"
+ln -s nowhere dangling
+try 1 'symbolic link to .*nowhere, which does not exist' run -- enrich run -o dangling/out -q
+try 1 '--top 0: want at least 1' run -- export run -o top0.h5ad --top 0 -q
+try 1 '--chain 0: want at least 1' run -- export run -o chain0.h5ad --chain 0 -q
+try 1 'holdout = 0.9999999 hides every observed entry' shards -- fit shards -o run-allheld --L 2 --chains 1 --starts 1 --burn-in 3 --samples 3 --holdout 0.9999999 -j 2 -q
+
+echo "hostile: issue 44: names no reader can hold"
+# name FILE LINE TEXT: the MTX folder mtx-name with line LINE of FILE replaced.
+name() {
+  bad mtx-name
+  awk -v n="$2" -v t="$3" 'NR == n { print t; next } { print }' "mtx/$1" >"mtx-name/$1"
+}
+name barcodes.tsv 6 "$(printf 'BC\351X')"
+try 1 'mtx-name/barcodes.tsv line 6: barcode .*not valid UTF-8' mtx-name -- ingest mtx-name -o s-name -q
+name barcodes.tsv 6 "$(printf 'BC\rX')"
+try 1 'mtx-name/barcodes.tsv line 6: barcode .*control character U\+000D' mtx-name -- ingest mtx-name -o s-name -q
+name barcodes.tsv 3 "$(printf 'BC\342\200\256X')"
+try 1 'mtx-name/barcodes.tsv line 3: barcode .*bidirectional control U\+202E' mtx-name -- ingest mtx-name -o s-name -q
+name barcodes.tsv 4 '=HYPERLINK("x")'
+try 1 'mtx-name/barcodes.tsv line 4: barcode .*formula' mtx-name -- ingest mtx-name -o s-name -q
+name features.tsv 2 "$(printf 'G2\tgene\033[2\tGene Expression')"
+try 1 'mtx-name/features.tsv line 2: gene name .*control character U\+001B' mtx-name -- ingest mtx-name -o s-name -q
+name features.tsv 5 "$(printf 'G5\t%s\tGene Expression' "$(head -c 5000 /dev/zero | tr '\0' A)")"
+try 1 'mtx-name/features.tsv line 5: gene name .*5000 bytes long: names are at most 4096 bytes' mtx-name -- ingest mtx-name -o s-name -q
+name features.tsv 7 "$(printf 'G7\tgene,7\tGene Expression')"
+try 1 'mtx-name/features.tsv line 7: gene name .*separates the genes' mtx-name -- ingest mtx-name -o s-name -q
+
+echo "hostile: issue 44: run files from another run"
+"$scpipe" fit shards -o run-other --L 2 --chains 1 --starts 1 --burn-in 3 --samples 3 --holdout 0.3 -j 2 -q
+rm -rf run-swapped && cp -r run run-swapped && rm -rf run-swapped/fitmask && cp -r run-other/fitmask run-swapped/fitmask
+try 1 'run-swapped/fitmask: written by another run' run-swapped -- summarize run-swapped -q
+try 1 'run-swapped/fitmask: written by another run' run-swapped -- evaluate run-swapped -o ev-swapped -q
+# config.toml is written again by --resume before the mask is read (issue 42's).
+SKIP='run-swapped/config\.toml$' try 1 'run-swapped/fitmask: written by another run' run-swapped -- fit shards -o run-swapped --resume "${fitargs[@]}"
+rm -rf run-swapped && cp -r run run-swapped && rm -rf run-swapped/L02/chain1 && cp -r run-other/L02/chain1 run-swapped/L02/chain1
+try 1 "a table copied from another run's fit" run-swapped -- enrich run-swapped -o en-swapped -q
+
+echo "hostile: issue 44: a full disk under ingest"
+# The shards of 50 000 cells (most empty) × 10 000 genes need 120 MB of
+# data files; a tmpfs of 30 MB of our own holds them not. Root only.
+full=$w/full
+mkdir -p "$full"
+if mount -t tmpfs -o size=30m tmpfs "$full" 2>/dev/null; then
+  mkdir mtx-wide
+  awk 'BEGIN { print "%%MatrixMarket matrix coordinate integer general"; print "10000 50000 10000"; for (g = 1; g <= 10000; g++) print g, g, 1 }' >mtx-wide/matrix.mtx
+  awk 'BEGIN { for (g = 1; g <= 10000; g++) printf "G%d\tgene%d\tGene Expression\n", g, g }' >mtx-wide/features.tsv
+  awk 'BEGIN { for (c = 1; c <= 50000; c++) printf "BC%d-1\n", c }' >mtx-wide/barcodes.tsv
+  try 1 'not enough free space' mtx-wide -- ingest mtx-wide -o "$full/shards" --min-cell-frac 0 --min-cells 1 -q -j 2
+  left=$(ls -A "$full")
+  [ -z "$left" ] || fail "ingest onto a full disk left $left"
+  umount "$full"
+else
+  echo "hostile: skipped the full disk: cannot mount a tmpfs (needs root)"
+fi
 
 echo "hostile: SIGTERM while fitting"
 "$scpipe" fit shards -o run-term --L 2 --chains 1 --starts 1 --burn-in 100000 --samples 10 -j 2 -q >/dev/null 2>term.txt &

@@ -12,11 +12,14 @@
 #     scpipe ingest reads the export back to the same matrix;
 #   * export --into a user's file that anndata wrote (cells shuffled, its
 #     own X, obsm, layers, obs, var and uns): every key and value kept,
-#     X_scpipe in the file's order of cells.
+#     X_scpipe in the file's order of cells;
+#   * the TSV tables (export --cnmf, enrich) of a run whose barcodes, gene
+#     symbols and library term hold double quotes, with Debian's
+#     python3-pandas as cNMF's loader reads them (check-tsv.py).
 #
 #   scripts/test-readers.sh           (.ci/run runs it)
 #
-# It installs python3-anndata (apt-get, with sudo when not root) and the npm
+# It installs python3-anndata and python3-pandas (apt-get, with sudo when not root) and the npm
 # packages (pinned, into $SCPIPE_READERS, default ~/.cache/scpipe-readers,
 # outside the repository) when they are missing. About half a minute on two
 # cores, plus the installs.
@@ -33,17 +36,17 @@ fail() {
 
 # --- readers ---------------------------------------------------------------------
 py=/usr/bin/python3 # Debian's, which python3-anndata installs into
-if ! "$py" -c 'import anndata' 2>/dev/null; then
-  say "installing python3-anndata (Debian)"
+if ! "$py" -c 'import anndata, pandas' 2>/dev/null; then
+  say "installing python3-anndata and python3-pandas (Debian)"
   as_root=()
   if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || fail "not root and no sudo: cannot install python3-anndata"
+    command -v sudo >/dev/null || fail "not root and no sudo: cannot install python3-anndata and python3-pandas"
     as_root=(sudo)
   fi
   "${as_root[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq python3-anndata >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq python3-anndata python3-pandas >/dev/null
 fi
-"$py" -c 'import anndata' || fail "python3-anndata is missing after the install"
+"$py" -c 'import anndata, pandas' || fail "python3-anndata or python3-pandas is missing after the install"
 command -v node >/dev/null && command -v npm >/dev/null || fail "node and npm are needed (Debian: apt-get install nodejs npm)"
 readers=${SCPIPE_READERS:-${XDG_CACHE_HOME:-$HOME/.cache}/scpipe-readers}
 packages=(hyparquet@1.33.0 hyparquet-compressors@1.1.2 @duckdb/node-api@1.5.6-r.1)
@@ -101,4 +104,22 @@ cp "$state/run.json" "$state/tables.json"
 sc export "$state/run" -o "$state/user-programs.h5ad" --into "$state/user.h5ad" --L "$L"
 "$py" scripts/readers/into.py check "$state/user.h5ad" "$state/user-programs.h5ad" "$state/tables.json" ||
   fail "export --into lost or changed something of the user's file (above)"
-say "ok: every table of both runs read by hyparquet and DuckDB alike; their exports read by anndata and by scpipe ingest; --into kept the user's file"
+# --- names that need quoting: the TSV tables read by pandas ------------------------
+# Barcodes 10 and 20 and two symbols begin with a double quote, and a
+# library's term holds two: read_csv(sep="\t"), as cNMF's loader calls it,
+# once merged ten cells into one row of the usages without an error.
+q=$state/quoted
+mkdir -p "$q/mtx"
+cp "$input/matrix.mtx.gz" "$q/mtx/"
+gzip -dc "$input/barcodes.tsv.gz" | awk 'NR == 10 || NR == 20 { $0 = "\"" $0 } { print }' >"$q/mtx/barcodes.tsv"
+gzip -dc "$input/genes.tsv.gz" | awk -F '\t' 'BEGIN { OFS = "\t" } $NF == "S100A9" || $NF == "LYZ" { $NF = "\"" $NF "\"" } { print }' >"$q/mtx/genes.tsv"
+term='Myeloid "quoted" markers'
+{ cat "$data/genesets/celltype-markers.gmt"; printf '%s\t\t"S100A9"\t"LYZ"\tS100A8\tCD14\tFCN1\n' "$term"; } >"$q/lib.gmt"
+sc ingest "$q/mtx" -o "$q/shards"
+sc fit "$q/shards" -o "$q/run" --L 2..3 --chains 1 --burn-in 8 --samples 8
+sc export "$q/run" --cnmf "$q/cnmf"
+sc enrich "$q/run" -o "$q/enrich" --gmt "$q/lib.gmt"
+"$py" scripts/readers/check-tsv.py "$q/cnmf" "$q/enrich" "$q/mtx/barcodes.tsv" "$q/mtx/genes.tsv" "$term" ||
+  fail "pandas read the TSV tables otherwise than they were written (above)"
+
+say "ok: every table of both runs read by hyparquet and DuckDB alike; their exports read by anndata and by scpipe ingest; --into kept the user's file; the TSV tables of quoted names read by pandas"

@@ -64,7 +64,9 @@ func mapFile(path string, size int64, write bool) (mmap.MMap, error) {
 		prot = mmap.RDWR
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
-			err = f.Truncate(size)
+			if err = f.Truncate(size); err == nil {
+				err = allocate(f, size)
+			}
 		}
 	} else {
 		f, err = infile.Open(path)
@@ -121,14 +123,14 @@ func writeStarted(path string, data []byte, create, direct bool) (unsynced bool,
 }
 
 // encodeTSV renders rows of columns as tab-separated lines. Each column is
-// either empty (omitted) or has exactly n entries; fields may not contain
-// tabs, newlines or carriage returns.
+// either empty (omitted) or has exactly n entries; every field must pass
+// CheckName (no tab or line break among them).
 func encodeTSV(name string, n int, cols ...[]string) ([]byte, error) {
 	var buf bytes.Buffer
 	for i := 0; i < n; i++ {
 		for j, c := range cols {
-			if strings.ContainsAny(c[i], "\t\n\r") {
-				return nil, fmt.Errorf("shard: %s: line %d column %d: field %q contains a tab or line break", name, i+1, j+1, c[i])
+			if err := CheckName(c[i]); err != nil {
+				return nil, fmt.Errorf("shard: %s: line %d column %d: name %s %w", name, i+1, j+1, Quote(c[i]), err)
 			}
 			if j > 0 {
 				buf.WriteByte('\t')
@@ -169,4 +171,17 @@ func decodeTSV(path string, r io.Reader, n, ncol int) ([][]string, error) {
 		return nil, fmt.Errorf("%w: %s: %d lines, want %d", ErrFormat, path, line, n)
 	}
 	return cols, nil
+}
+
+// writeZeros writes size zero bytes over f from its start, so that the
+// file system allocates every block of it now.
+func writeZeros(f *os.File, size int64) error {
+	zeros := make([]byte, min(size, 1<<20))
+	for off := int64(0); off < size; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), size-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -120,6 +120,9 @@ type Source struct {
 	Layer string `json:"layer"`
 	// Seed is the random seed of generated data.
 	Seed uint64 `json:"seed"`
+	// Run is, for a run's fit mask, the identity of the run it was made
+	// for (rundir.ShardsIdentity.Run); empty otherwise.
+	Run string `json:"run,omitempty"`
 	// Values says what the input's stored values were before they were
 	// binarised: ValuesCounts, ValuesBinary or ValuesRatings; "" in a
 	// manifest written before scpipe recorded it. A reader takes a value

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -56,6 +57,12 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 			if err != nil {
 				return err
 			}
+			for _, f := range []string{"top", "chain"} {
+				// 0 means the default to the library, not to a user who typed it.
+				if c.IsSet(f) && c.Int(f) < 1 {
+					return fmt.Errorf("export: --%s %d: want at least 1", f, c.Int(f))
+				}
+			}
 			if c.String("output") == "" && c.String("cnmf") == "" {
 				return errors.New("export: nothing to write: give -o FILE.h5ad, --cnmf DIR or both")
 			}
@@ -63,6 +70,9 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 			o.Run, o.Out, o.Force, o.Threads, o.Log = run, c.String("output"), c.Bool("force"), env.threads, env.log
 			o.L, o.Chain, o.TopN, o.Enrich = c.Int("L"), c.Int("chain"), c.Int("top"), c.String("enrich")
 			o.NoX, o.Shards, o.Into = c.Bool("no-x"), c.String("shards"), c.String("into")
+			if err := export.CheckOutputs(o, c.String("cnmf")); err != nil {
+				return err
+			}
 			if o.Out != "" {
 				rep, err := export.Export(o)
 				if err != nil {

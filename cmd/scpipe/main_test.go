@@ -256,6 +256,9 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "--select-genes", "-3"}, "--select-genes -3: want a positive number"},
 		{[]string{"ingest", dir, "-o", filepath.Join(dir, "y"), "--exclude-genes", "RP[SL"}, `--exclude-genes: ingest: gene pattern "RP[SL"`},
 		{[]string{"export", dir}, "give -o FILE.h5ad, --cnmf DIR or both"},
+		// 0 was taken as the default while -1 was refused (issue 44 item 11).
+		{[]string{"export", dir, "-o", filepath.Join(dir, "e.h5ad"), "--top", "0"}, "--top 0: want at least 1"},
+		{[]string{"export", dir, "-o", filepath.Join(dir, "e.h5ad"), "--chain", "0"}, "--chain 0: want at least 1"},
 		{[]string{"export", dir, "-o", filepath.Join(t.TempDir(), "e.h5ad")}, "holds no finished fit"},
 	}
 	for _, tt := range tests {

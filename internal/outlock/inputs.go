@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ErrOverlap is matched (errors.Is) by the error CheckInputs returns.
@@ -49,6 +50,12 @@ func Resolve(p string) (string, error) {
 		if !errors.Is(err, os.ErrNotExist) {
 			return "", err
 		}
+		// A link whose target is missing is in the way of whatever is made
+		// through it: "mkdir lnk/: file exists" said nothing of the link.
+		if fi, lerr := os.Lstat(abs); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(abs)
+			return "", fmt.Errorf("%s is a symbolic link to %s, which does not exist", abs, target)
+		}
 		dir, base := filepath.Split(abs)
 		if base == "" { // the root itself does not resolve
 			return "", err
@@ -80,6 +87,7 @@ func CheckInputs(output string, inputs ...string) error {
 		return fmt.Errorf("output %s: %w", output, err)
 	}
 	outInfo, outErr := os.Stat(out)
+	var checked []checkedInput
 	for _, in := range inputs {
 		if in == "" {
 			continue
@@ -88,25 +96,96 @@ func CheckInputs(output string, inputs ...string) error {
 		if err != nil {
 			return fmt.Errorf("input %s: %w", in, err)
 		}
-		how := ""
-		switch {
-		case r == out:
-			how = "is the input"
-		case within(out, r):
-			how = "lies inside the input"
-		case within(r, out):
-			how = "holds the input"
-		}
-		if how == "" && outErr == nil {
-			if inInfo, err := os.Stat(r); err == nil && os.SameFile(outInfo, inInfo) {
-				how = "is the input"
-			}
-		}
-		if how != "" {
+		inInfo, _ := os.Stat(r)
+		c := checkedInput{name: in, path: r, info: inInfo}
+		if how := c.overlap(out, outInfo, outErr == nil); how != "" {
 			return &overlapError{output: output, input: in, how: how}
 		}
+		checked = append(checked, c)
+	}
+	remember(output, checked)
+	if AfterCheck != nil {
+		AfterCheck(output)
 	}
 	return nil
+}
+
+// AfterCheck, when set, is called by CheckInputs when output has passed:
+// tests change the output's path there (a folder swapped for a link to an
+// input's folder) to show that Install checks the output where it leads
+// when it is installed, not where it led when it was checked.
+var AfterCheck func(output string)
+
+// checkedInput is an input as CheckInputs found it: its name as given, its
+// resolved path and its identity (nil when it did not exist).
+type checkedInput struct {
+	name, path string
+	info       os.FileInfo
+}
+
+// overlap says how the output whose resolved path is out overlaps the
+// input ("is the input", "lies inside the input", "holds the input"), or
+// "" when it does not; outInfo is the output's identity when exists.
+func (c checkedInput) overlap(out string, outInfo os.FileInfo, exists bool) string {
+	switch {
+	case c.path == out:
+		return "is the input"
+	case within(out, c.path):
+		return "lies inside the input"
+	case within(c.path, out):
+		return "holds the input"
+	}
+	if exists && c.info != nil && os.SameFile(outInfo, c.info) {
+		return "is the input"
+	}
+	return ""
+}
+
+// checkedInputs holds, for each output CheckInputs passed (by its absolute
+// path as given, links not resolved), the inputs it was checked against,
+// so that Install checks them again at the moment it replaces the output:
+// a folder on the output's path swapped for a link between the check and
+// the install (mv d d.old; ln -s RUN d) once made --force replace the
+// command's own input.
+var checkedInputs = struct {
+	sync.Mutex
+	m map[string][]checkedInput
+}{m: map[string][]checkedInput{}}
+
+// outputKey is output's absolute path as given, cleaned but unresolved.
+func outputKey(output string) string {
+	if abs, err := filepath.Abs(output); err == nil {
+		return abs
+	}
+	return filepath.Clean(output)
+}
+
+func remember(output string, inputs []checkedInput) {
+	checkedInputs.Lock()
+	defer checkedInputs.Unlock()
+	k := outputKey(output)
+	checkedInputs.m[k] = append(checkedInputs.m[k], inputs...)
+}
+
+func remembered(output string) []checkedInput {
+	checkedInputs.Lock()
+	defer checkedInputs.Unlock()
+	return checkedInputs.m[outputKey(output)]
+}
+
+// recheck refuses to put anything at out, the resolved path where output
+// is about to be installed (its folder named from the open folder itself),
+// when out is, holds or lies inside an input CheckInputs checked output
+// against, or is the working or home directory (see Refuse). outInfo is
+// what stands at out now, when exists.
+func recheck(output, out string, outInfo os.FileInfo, exists bool) error {
+	for _, c := range remembered(output) {
+		if how := c.overlap(out, outInfo, exists); how != "" {
+			return fmt.Errorf("%w (a folder on its path changed since the command checked it: it now leads to %s; nothing replaced)",
+				&overlapError{output: output, input: c.name, how: how}, out)
+		}
+	}
+	return refuseResolved(output, out)
 }
 
 // within reports whether the clean absolute path p lies strictly inside

@@ -102,3 +102,104 @@ func TestLockThroughSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallAfterPathSwap: a folder on the output's path swapped for a
+// link to the input's folder between CheckInputs and Install (mv d d.old;
+// ln -s X d, issue 44) once made --force replace the input. Install checks
+// the inputs again where the output now leads and replaces nothing,
+// whether the new output was begun before the swap or after it.
+func TestInstallAfterPathSwap(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		folder        bool // a folder output (enrich, fit), else a file (export)
+		tmpBeforeSwap bool
+	}{{"folder", true, false}, {"file", false, false}, {"folder begun before", true, true}, {"file begun before", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			for _, d := range []string{"X", "d"} {
+				if err := os.Mkdir(d, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			}
+			input, output := filepath.Join("X", "out"), filepath.Join("d", "out")
+			if tc.folder {
+				if err := os.MkdirAll(filepath.Join(input, "L02"), 0o777); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(output, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.WriteFile(input, []byte("precious"), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			begin := func() string {
+				if tc.folder {
+					tmp, err := TempDir(output)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return tmp
+				}
+				f, err := TempFile(output, "tmp")
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+				return f.Name()
+			}
+			var tmp string
+			AfterCheck = func(string) {
+				if tc.tmpBeforeSwap {
+					tmp = begin()
+				}
+				if err := os.Rename("d", "d.old"); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("X", "d"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer func() { AfterCheck = nil }()
+			if err := CheckInputs(output, input); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.tmpBeforeSwap {
+				tmp = begin()
+			}
+			err := Install(tmp, output, true)
+			switch {
+			case tc.tmpBeforeSwap && (err == nil || !strings.Contains(err.Error(), "nothing replaced")):
+				t.Errorf("Install after the swap: %v, want an error saying nothing was replaced", err)
+			case !tc.tmpBeforeSwap && (!errors.Is(err, ErrOverlap) || !strings.Contains(err.Error(), "changed since the command checked it")):
+				t.Errorf("Install after the swap: %v, want the overlap named", err)
+			}
+			if tc.folder {
+				if _, err := os.Stat(filepath.Join(input, "L02")); err != nil {
+					t.Errorf("the input folder was replaced: %v", err)
+				}
+			} else if b, err := os.ReadFile(input); string(b) != "precious" {
+				t.Errorf("the input file holds %q, %v", b, err)
+			}
+		})
+	}
+}
+
+// TestResolveDanglingLink: an output under a symbolic link whose target
+// does not exist is refused naming the link and its target (issue 44
+// item 11: "mkdir …/lnk2/: file exists").
+func TestResolveDanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "lnk2")
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{link, filepath.Join(link, "out")} {
+		if _, err := Resolve(out); err == nil || !strings.Contains(err.Error(), link+" is a symbolic link to "+filepath.Join(dir, "nowhere")+", which does not exist") {
+			t.Errorf("Resolve(%s): %v, want the dangling link named", out, err)
+		}
+		if _, err := Acquire(out, nil); err == nil || !strings.Contains(err.Error(), "which does not exist") {
+			t.Errorf("Acquire(%s): %v, want the dangling link named", out, err)
+		}
+	}
+}

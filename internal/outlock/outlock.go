@@ -478,6 +478,12 @@ func Refuse(output string, force bool) error {
 	if err != nil {
 		return fmt.Errorf("output %s: %w", output, err)
 	}
+	return refuseResolved(output, out)
+}
+
+// refuseResolved refuses out, output resolved, when it is or holds the
+// working directory or the home directory.
+func refuseResolved(output, out string) error {
 	if wd, err := os.Getwd(); err == nil {
 		if wd, err = Resolve(wd); err == nil && (out == wd || within(wd, out)) {
 			how := map[bool]string{true: "is", false: "holds"}[out == wd]
@@ -510,37 +516,14 @@ func Install(tmp, output string, force bool) error {
 	}
 	ti, err := os.Lstat(tmp)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: the new output is not where it was written (%w): nothing replaced", output, err)
 	}
 	if ti.IsDir() {
 		if err := syncTree(tmp); err != nil {
 			return err
 		}
 	}
-	var old string
-	if oi, err := os.Lstat(output); err == nil && oi.IsDir() && !ti.IsDir() {
-		return fmt.Errorf("%s is a folder: a file does not replace it", output)
-	} else if err == nil && ti.IsDir() {
-		old = asideOf(tmp, output)
-		if err := os.Rename(output, old); err != nil {
-			return fmt.Errorf("move the old %s aside: %w", output, err)
-		}
-	}
-	if err := os.Rename(tmp, output); err != nil {
-		if old != "" {
-			os.Rename(old, output) // put the old output back; the rename's error is the one to report
-		}
-		return fmt.Errorf("rename %s into place: %w", output, err)
-	}
-	if err := Sync(filepath.Dir(output)); err != nil {
-		return err
-	}
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("%s replaced, but removing the old copy %s failed: %w", output, old, err)
-		}
-	}
-	return nil
+	return install(tmp, ti, output)
 }
 
 // tmpName splits the name of a temporary into the output it is named
