@@ -280,12 +280,13 @@ type multiSource struct {
 // openSamples opens every sample's input with opt's settings and matches
 // their genes; a failure names its sample and closes what was opened.
 func openSamples(opt *Options) (ms *multiSource, err error) {
-	ms = &multiSource{samples: opt.Samples, join: opt.GeneJoin}
+	m := &multiSource{samples: opt.Samples, join: opt.GeneJoin}
 	defer func() {
 		if err != nil {
-			ms.close()
+			m.close()
 		}
 	}()
+	ms = m
 	ms.cellStart = make([]int, 1, len(opt.Samples)+1)
 	for _, s := range opt.Samples {
 		one := *opt
@@ -384,7 +385,7 @@ func (ms *multiSource) matchGenes(opt *Options) error {
 	names, types, genomes := false, false, false
 	for _, src := range ms.srcs {
 		f := src.features()
-		names, types, genomes = names || f.Names != nil, types || f.Types != nil, genomes || f.Genomes != nil
+		names, types, genomes = names || len(f.Names) > 0, types || len(f.Types) > 0, genomes || len(f.Genomes) > 0
 	}
 	if names {
 		ms.feat.Names = make([]string, ms.shared)
@@ -409,7 +410,7 @@ func (ms *multiSource) matchGenes(opt *Options) error {
 			if !kept[i][g] {
 				gm[g] = int32(next)
 				next++
-				ms.appendOther(f, g, genes)
+				ms.appendOther(f, g)
 				continue
 			}
 			c := col[keys[i][ki]]
@@ -436,24 +437,28 @@ func (ms *multiSource) matchGenes(opt *Options) error {
 	return nil
 }
 
-// fill copies sample gene g's annotations into matched column c.
+// fill copies sample gene g's annotations into matched column c; an
+// annotation the sample does not record is its id (names), want or
+// GeneExpression (types), or empty (genomes).
 func (ms *multiSource) fill(c int, f features, g int, want string) {
 	ms.feat.IDs[c] = f.IDs[g]
 	if ms.feat.Names != nil {
-		ms.feat.Names[c] = f.IDs[g]
-		if f.Names != nil {
-			ms.feat.Names[c] = f.Names[g]
-		}
+		ms.feat.Names[c] = at(f.Names, g, f.IDs[g])
 	}
 	if ms.feat.Types != nil {
-		ms.feat.Types[c] = cmpOr(want, GeneExpression)
-		if f.Types != nil {
-			ms.feat.Types[c] = f.Types[g]
-		}
+		ms.feat.Types[c] = at(f.Types, g, cmpOr(want, GeneExpression))
 	}
-	if ms.feat.Genomes != nil && f.Genomes != nil {
-		ms.feat.Genomes[c] = f.Genomes[g]
+	if ms.feat.Genomes != nil {
+		ms.feat.Genomes[c] = at(f.Genomes, g, "")
 	}
+}
+
+// at returns s[g], or def where s does not hold it.
+func at(s []string, g int, def string) string {
+	if g < len(s) {
+		return s[g]
+	}
+	return def
 }
 
 func cmpOr(a, b string) string {
@@ -464,28 +469,16 @@ func cmpOr(a, b string) string {
 }
 
 // appendOther appends a column for a feature of another type or genome.
-func (ms *multiSource) appendOther(f features, g, _ int) {
+func (ms *multiSource) appendOther(f features, g int) {
 	ms.feat.IDs = append(ms.feat.IDs, f.IDs[g])
 	if ms.feat.Names != nil {
-		n := f.IDs[g]
-		if f.Names != nil {
-			n = f.Names[g]
-		}
-		ms.feat.Names = append(ms.feat.Names, n)
+		ms.feat.Names = append(ms.feat.Names, at(f.Names, g, f.IDs[g]))
 	}
 	if ms.feat.Types != nil {
-		t := GeneExpression
-		if f.Types != nil {
-			t = f.Types[g]
-		}
-		ms.feat.Types = append(ms.feat.Types, t)
+		ms.feat.Types = append(ms.feat.Types, at(f.Types, g, GeneExpression))
 	}
 	if ms.feat.Genomes != nil {
-		var gn string
-		if f.Genomes != nil {
-			gn = f.Genomes[g]
-		}
-		ms.feat.Genomes = append(ms.feat.Genomes, gn)
+		ms.feat.Genomes = append(ms.feat.Genomes, at(f.Genomes, g, ""))
 	}
 }
 
