@@ -3,8 +3,8 @@ package ingest
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,7 +35,7 @@ func baronLibraries(t *testing.T) (dir string, ids, names []string, libs []baron
 		ids, names = append(ids, cols[0]), append(names, cols[1])
 	}
 	bcs := readGz(t, filepath.Join(dir, "barcodes.tsv.gz"))
-	lib := make([]int, len(bcs))  // each cell's library
+	lib := make([]int, len(bcs))   // each cell's library
 	local := make([]int, len(bcs)) // its column in the library's matrix
 	for i, b := range bcs {
 		k := slices.IndexFunc([]string{"mouse1_lib1", "mouse1_lib2", "mouse1_lib3"}, func(p string) bool { return strings.HasPrefix(b, p) })
