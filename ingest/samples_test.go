@@ -15,6 +15,7 @@ import (
 
 	"scpipe/ingest/internal/h5gen"
 	"scpipe/shard"
+	"scpipe/simulate"
 )
 
 // baronLibraries reads the shared islet data (one 10x MTX folder whose
@@ -566,5 +567,60 @@ func TestSamplesFromPaths(t *testing.T) {
 		if !slices.Equal(got, tc.names) {
 			t.Errorf("%q: names %q, want %q", tc.paths, got, tc.names)
 		}
+	}
+}
+
+// TestSimulatedSamples ingests a simulation of several samples written as
+// one MTX folder per sample, through its samples file, and finds the
+// shards the simulation writes itself: the same bits, barcodes and
+// samples, the samples file's further columns kept.
+func TestSimulatedSamples(t *testing.T) {
+	t.Parallel()
+	p := simulate.DefaultSingleCellParams()
+	p.Cells, p.Genes, p.L = 500, 300, 3
+	p.Samples = simulate.DefaultSampleParams(3)
+	p.Samples.Programs = 1
+	tr, err := simulate.New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mtx, direct := filepath.Join(dir, "mtx"), filepath.Join(dir, "direct")
+	if err := simulate.WriteMTX(context.Background(), mtx, tr, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := simulate.WriteShards(context.Background(), direct, tr, shard.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cols, samples, err := ReadSamplesFile(filepath.Join(mtx, simulate.SamplesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Samples: samples, SampleColumns: cols, Output: filepath.Join(dir, "ingested"), Workers: 2}
+	_, got := ingest(t, o)
+	want, err := shard.Open(filepath.Join(direct, simulate.ShardsDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	gx, _ := bitRows(got)
+	wx, _ := bitRows(want)
+	if len(gx) != len(wx) {
+		t.Fatalf("%d cells ingested, %d simulated", len(gx), len(wx))
+	}
+	for i := range gx {
+		if !slices.Equal(gx[i], wx[i]) {
+			t.Fatalf("cell %d differs", i)
+		}
+	}
+	if !slices.Equal(barcodes(t, got), barcodes(t, want)) {
+		t.Error("barcodes differ")
+	}
+	gm, wm := got.Manifest(), want.Manifest()
+	if !slices.Equal(gm.SampleNames(), wm.SampleNames()) || !slices.Equal(gm.CellSamples(), wm.CellSamples()) {
+		t.Errorf("samples %q, want %q", gm.SampleNames(), wm.SampleNames())
+	}
+	if !slices.Equal(gm.SampleColumns, []string{"depth_factor", "background_factor"}) || gm.Samples[2].Values[0] != strconv.FormatFloat(tr.SampleDepth[2], 'g', -1, 64) {
+		t.Errorf("sample columns %q, sample 3's values %q", gm.SampleColumns, gm.Samples[2].Values)
 	}
 }
