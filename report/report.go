@@ -179,7 +179,7 @@ type inputs struct {
 	hierarchy enrich.HierarchyMethod
 	analysis  *enrich.Report // programs, consensus, hierarchy
 	levels    map[int]*levelData
-	summary   []rundir.SummaryRow // nil when the run has no summary.tsv yet
+	summary   []rundir.SummaryRow  // nil when the run has no summary.tsv yet
 	samples   []rundir.SampleUsage // samples.tsv; nil for shards of one input
 	traces    []figure.Trace
 	enrich    *enrich.Output
