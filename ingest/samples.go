@@ -275,6 +275,10 @@ type multiSource struct {
 	sums                   []string // each sample's SHA-256, once read
 
 	mu sync.Mutex // guards the children's range openers
+
+	hashOnce sync.Once
+	hashed   chan struct{} // closed when sums (or hashErr) are in
+	hashErr  error
 }
 
 // openSamples opens every sample's input with opt's settings and matches
@@ -350,6 +354,11 @@ func (ms *multiSource) matchGenes(opt *Options) error {
 	for i, src := range ms.srcs {
 		_, genes := src.shape()
 		kept[i], ms.otherType[i], ms.otherGenome[i] = selectFeatures(src.features(), genes, opt.FeatureType, opt.Genome)
+	}
+	if ms.sameOrder(kept) {
+		return nil
+	}
+	for i, src := range ms.srcs {
 		keys[i] = keysOf(src.features(), kept[i])
 	}
 	if ms.join == GenesSame {
@@ -435,6 +444,26 @@ func (ms *multiSource) matchGenes(opt *Options) error {
 	}
 	ms.kept = append(ms.kept, make([]bool, next-ms.shared)...)
 	return nil
+}
+
+// sameOrder takes the common case at once: every sample holds the first's
+// features in its order (ids, and which are kept). The columns are then
+// the first sample's features, every sample read as it is stored.
+func (ms *multiSource) sameOrder(kept [][]bool) bool {
+	first := ms.srcs[0].features()
+	for i, src := range ms.srcs[1:] {
+		if !slices.Equal(src.features().IDs, first.IDs) || !slices.Equal(kept[i+1], kept[0]) {
+			return false
+		}
+	}
+	S := len(ms.srcs)
+	ms.feat, ms.kept, ms.shared = first, kept[0], len(first.IDs)
+	ms.geneMap, ms.has = make([][]int32, S), make([][]bool, S)
+	// The other features are the first's columns, counted once.
+	for i := 1; i < S; i++ {
+		ms.otherType[i], ms.otherGenome[i] = 0, 0
+	}
+	return true
 }
 
 // fill copies sample gene g's annotations into matched column c; an
@@ -637,6 +666,9 @@ func (ms *multiSource) ranges() (int, func() (rangeReader, error)) {
 		return func(r int, b *batch) error {
 			i := sort.SearchInts(first[1:], r+1)
 			if i != cur {
+				if read != nil {
+					read(releaseRanges, nil) // its chunk buffers, for the next sample's reader
+				}
 				ms.mu.Lock()
 				rd, err := opens[i]()
 				ms.mu.Unlock()
@@ -654,23 +686,34 @@ func (ms *multiSource) ranges() (int, func() (rangeReader, error)) {
 	}
 }
 
+// startHash hashes the samples' inputs one after another in the
+// background: one at a time, as one input is, not a goroutine and a
+// buffer per sample competing with the write pass.
 func (ms *multiSource) startHash() {
-	for _, s := range ms.srcs {
-		s.startHash()
-	}
+	ms.hashOnce.Do(func() {
+		ms.hashed = make(chan struct{})
+		go func() {
+			defer close(ms.hashed)
+			ms.sums = make([]string, len(ms.srcs))
+			for i, s := range ms.srcs {
+				s.startHash()
+				sum, err := s.sha256()
+				if err != nil {
+					ms.hashErr = ms.wrap(i, err)
+					return
+				}
+				ms.sums[i] = sum
+			}
+		}()
+	})
 }
 
-// sha256 returns "": each sample's input has its own (sampleSums).
+// sha256 returns "": each sample's input has its own (ms.sums, for the
+// manifest's samples).
 func (ms *multiSource) sha256() (string, error) {
-	ms.sums = make([]string, len(ms.srcs))
-	for i, s := range ms.srcs {
-		sum, err := s.sha256()
-		if err != nil {
-			return "", ms.wrap(i, err)
-		}
-		ms.sums[i] = sum
-	}
-	return "", nil
+	ms.startHash()
+	<-ms.hashed
+	return "", ms.hashErr
 }
 
 func (ms *multiSource) bytes() int64 {
