@@ -138,6 +138,11 @@ Examples:
 				}
 			} else {
 				o.GenesFile, o.BarcodesFile = c.String("genes"), c.String("barcodes")
+				if g := o.GenesFile; g == string(ingest.GenesIntersect) || g == string(ingest.GenesUnion) {
+					if _, err := os.Stat(g); err != nil {
+						return fmt.Errorf("--genes %s matches the genes of several samples; one input was given", g)
+					}
+				}
 			}
 			if c.IsSet("exclude-genes") {
 				if o.ExcludeGenes, err = ingest.ParseGenePattern(c.String("exclude-genes")); err != nil {

@@ -109,3 +109,28 @@ func TestSeveralSamplesThroughCLI(t *testing.T) {
 		t.Errorf("%s: %d lines, first %q, last %q", export.CNMFSamplesFile, len(lines), lines[0], lines[len(lines)-1])
 	}
 }
+
+// TestSamplesFlagsRefused: the flags of several samples refused where they
+// cannot apply, each naming the flag.
+func TestSamplesFlagsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ingest", a, b, "-o", filepath.Join(dir, "x"), "--genes", "some"}, `--genes of several samples: ingest: genes "some": want intersect or union`},
+		{[]string{"ingest", a, "--samples", filepath.Join(dir, "s.tsv"), "-o", filepath.Join(dir, "x")}, "give no input beside it"},
+		{[]string{"ingest", a, b, "--barcodes", "bc.tsv", "-o", filepath.Join(dir, "x")}, "--barcodes names the barcodes of one bare Matrix Market file"},
+		{[]string{"ingest", a, "--genes", "union", "-o", filepath.Join(dir, "x")}, "--genes union matches the genes of several samples; one input was given"},
+		{[]string{"ingest", "--format", "ratings", a, b, "-o", filepath.Join(dir, "x")}, "--format ratings reads one ratings file; 2 inputs given"},
+		{[]string{"ingest", a, b, "-o", filepath.Join(dir, "x")}, "sample a (" + a + ")"},
+		{[]string{"simulate", "-o", filepath.Join(dir, "s"), "--samples", "2"}, "--samples does not apply to --kind ormachine"},
+		{[]string{"simulate", "-o", filepath.Join(dir, "s"), "--kind", "singlecell", "--sample-programs", "1"}, "--sample-programs needs --samples"},
+	} {
+		if err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("scpipe %s: %v, want an error saying %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
