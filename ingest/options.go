@@ -112,7 +112,8 @@ func DefaultOptions() Options {
 
 // Report describes a completed ingest.
 type Report struct {
-	// Input and Output are the paths of Options.
+	// Input and Output are the paths of Options (of several samples, Input
+	// is the samples file, or "N samples").
 	Input, Output string
 	// Format is the detected input format.
 	Format Format

@@ -69,6 +69,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	nnz := src.entries()
 	rep := &Report{Input: opt.Input, Output: opt.Output, Format: format, Matrix: matrix,
 		CellsIn: cells, GenesIn: genes, NNZ: nnz}
+	if ms != nil {
+		rep.Input = cmpOr(opt.SamplesFile, matrix) // "3 samples" without a samples file
+	}
 	if cells == 0 || genes == 0 || nnz == 0 {
 		return nil, fmt.Errorf("ingest: %s: empty matrix (%d cells × %d genes, %d stored entries)", matrix, cells, genes, nnz)
 	}
