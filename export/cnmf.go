@@ -30,6 +30,22 @@ func CNMFFiles(L int) (usages, score, spectra, top string) {
 		fmt.Sprintf(p, "top_genes") + ".txt"
 }
 
+// CNMFSamplesFile is the table of each cell's sample beside the cNMF
+// tables of shards ingested from several samples: header "" and sample, a
+// row per cell (barcode, sample), in the usages' order, for
+// pd.read_csv(..., sep="\t", index_col=0) to join with them.
+const CNMFSamplesFile = CNMFName + ".cell_samples.txt"
+
+// writeCellSamples writes c's cells' samples as CNMFSamplesFile.
+func writeCellSamples(path string, c rundir.Cells) error {
+	return writeTSV(path, func(w *bufio.Writer) {
+		tsvLine(w, "", "sample")
+		for n, b := range c.Barcodes {
+			tsvLine(w, b, c.Samples[n])
+		}
+	})
+}
+
 // CNMFReport is what WriteCNMF wrote.
 type CNMFReport struct {
 	Dir string // DIR/NAME, holding the tables
@@ -70,13 +86,18 @@ func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 		if err := os.Mkdir(sub, 0o777); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
-		for _, L := range Ls {
+		for i, L := range Ls {
 			f, err := ReadFit(o.Run, L, o.Chain)
 			if err != nil {
 				return err
 			}
 			if err := writeCNMFTables(sub, f, o); err != nil {
 				return err
+			}
+			if i == 0 && f.Cells.Samples != nil {
+				if err := writeCellSamples(filepath.Join(sub, CNMFSamplesFile), f.Cells); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,6 +111,7 @@ func fresh(o Options, f *Fit, src *shard.Shard) (*anndata.Writer, error) {
 	for k := range L {
 		usage[k] = anndata.Column{Name: usageColumn(k), Float64: column(f.Cells.Mean, L, k)}
 	}
+	usage = append(sampleColumns(f, src), usage...)
 	if src != nil {
 		w.BinaryCSR("/X", len(f.Cells.Barcodes), len(f.Codes.GeneIDs), binaryRow(src))
 	}
@@ -304,4 +306,34 @@ func BestTerms(dir string, L, k int) (map[string][]LibraryTerm, error) {
 		return nil, errors.New("export: --enrich: no enrichment of the exported L")
 	}
 	return terms, nil
+}
+
+// sampleColumns returns the obs columns of the cells' samples, for shards
+// ingested from several: sample (as scanpy's concat(..., label="sample")
+// names it), and, where the shards are at hand, the samples file's further
+// columns, each cell given its sample's value.
+func sampleColumns(f *Fit, src *shard.Shard) []anndata.Column {
+	if f.Cells.Samples == nil {
+		return nil
+	}
+	cols := []anndata.Column{{Name: "sample", Strings: f.Cells.Samples}}
+	if src == nil {
+		return cols
+	}
+	m := src.Manifest()
+	cs := m.CellSamples()
+	if len(cs) != len(f.Cells.Samples) {
+		return cols
+	}
+	for j, name := range m.SampleColumns {
+		if name == "_index" || slices.ContainsFunc(cols, func(c anndata.Column) bool { return c.Name == name }) || strings.HasPrefix(name, "scpipe_") {
+			continue
+		}
+		v := make([]string, len(cs))
+		for n, k := range cs {
+			v[n] = m.Samples[k].Values[j]
+		}
+		cols = append(cols, anndata.Column{Name: name, Strings: v})
+	}
+	return cols
 }

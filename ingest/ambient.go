@@ -57,15 +57,41 @@ const dominantShare = 0.05
 // ambientLevels holds the per-entry thresholds of the ambient-aware
 // binarisation: entry (n, d) is 1 only when its value exceeds
 // cellScale[n]·geneTotal[d].
+//
+// Of several samples (samples.go) each has its own soup: the sums run over
+// the sample's cells, and a cell's counts are weighed against its own
+// sample's gene totals.
 type ambientLevels struct {
-	cellScale []float64 // κ·s_n / Σ s, in the same units as geneTotal
-	geneTotal []float64 // Σ_n c_nd of each gene of the kept types
-	reads     int       // how many times the input was read to measure them
+	cellScale []float64 // κ·s_n / Σ s over n's sample, in the same units as geneTotal
+	geneTotal []float64 // Σ_n c_nd of each gene of the kept types, sample after sample
+	// cellSample holds each cell's sample, nil for one input; genes is
+	// the length of one sample's totals.
+	cellSample []uint16
+	genes      int
+	reads      int // how many times the input was read to measure them
 }
 
 // limit returns the value an entry of cell and gene must exceed.
 func (a *ambientLevels) limit(cell, gene int32) float64 {
-	return a.cellScale[cell] * a.geneTotal[gene]
+	return a.cellScale[cell] * a.totals(cell)[gene]
+}
+
+// totals returns the gene totals of cell's sample.
+func (a *ambientLevels) totals(cell int32) []float64 {
+	if a.cellSample == nil {
+		return a.geneTotal
+	}
+	base := int(a.cellSample[cell]) * a.genes
+	return a.geneTotal[base : base+a.genes]
+}
+
+// sampleBase returns the offset of cell's sample's totals among sums of
+// samples × genes.
+func sampleBase(cellSample []uint16, cell int32, genes int) int {
+	if cellSample == nil {
+		return 0
+	}
+	return int(cellSample[cell]) * genes
 }
 
 // ambientKappa returns κ for the ambient fraction rho.
@@ -87,16 +113,20 @@ func ambientKappa(rho float64) float64 { return (1 - rho) / math.Log(1/rho) }
 // weighed once every total is in. An input that shows
 // a cell in more than one run beside a whole one (stored gene by gene, or
 // unsorted) is read once more for the sizes.
-func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept []bool, rho float64, split passSplit, log *slog.Logger) (*ambientLevels, error) {
+//
+// cellSample, unless nil, holds each cell's sample, of samples: the levels
+// are then measured per sample.
+func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept []bool, rho float64, split passSplit, cellSample []uint16, samples int, log *slog.Logger) (*ambientLevels, error) {
+	samples = max(samples, 1)
 	total, size := make([]int64, cells), make([]int64, cells)
 	runs, whole := make([]int32, cells), make([]int32, cells)
 	parts := make([]ambientPart, max(split.workers, 1))
 	for i := range parts {
-		parts[i].geneTotal = make([]int64, genes)
+		parts[i].geneTotal = make([]int64, samples*genes)
 	}
 	err := scanRuns(ctx, src, split, func(r int, cell int32, gene []int32, val []float64, inside bool) {
 		p := &parts[r]
-		sum := p.add(gene, val, typeKept)
+		sum := p.add(gene, val, typeKept, sampleBase(cellSample, cell, genes))
 		atomic.AddInt64(&total[cell], sum)
 		atomic.AddInt32(&runs[cell], 1)
 		if inside {
@@ -114,7 +144,7 @@ func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept 
 		log.Info("ingest: no count above 1: binarising at the threshold alone, without the ambient RNA's levels")
 		return nil, nil
 	}
-	geneTotal := make([]float64, genes)
+	geneTotal := make([]float64, samples*genes)
 	for g := range geneTotal {
 		var y int64
 		for _, p := range parts {
@@ -145,15 +175,14 @@ func measureAmbient(ctx context.Context, src source, cells, genes int, typeKept 
 			return nil, err
 		}
 	}
-	var all int64
-	for _, s := range size {
-		all += s
+	all := make([]int64, samples)
+	for n, s := range size {
+		all[sampleBase(cellSample, int32(n), 1)] += s
 	}
-	a := &ambientLevels{cellScale: make([]float64, cells), geneTotal: geneTotal, reads: reads}
-	if all > 0 {
-		k := ambientKappa(rho) / float64(all)
-		for n, s := range size {
-			a.cellScale[n] = k * float64(s)
+	a := &ambientLevels{cellScale: make([]float64, cells), geneTotal: geneTotal, cellSample: cellSample, genes: genes, reads: reads}
+	for n, s := range size {
+		if sum := all[sampleBase(cellSample, int32(n), 1)]; sum > 0 {
+			a.cellScale[n] = ambientKappa(rho) / float64(sum) * float64(s)
 		}
 	}
 	log.Info("ingest: ambient-aware binarisation", "ambient_fraction", rho, "kappa", ambientKappa(rho),
@@ -224,15 +253,17 @@ func (p *ambientPart) holdLarge(cell int32, gene []int32, val []float64, typeKep
 	return sure
 }
 
-// add adds a run's values of kept genes to the genes' totals and returns
+// add adds a run's values of kept genes to the genes' totals (from base,
+// the run's sample's) and returns
 // their sum (× valueScale).
-func (p *ambientPart) add(gene []int32, val []float64, typeKept []bool) int64 {
+func (p *ambientPart) add(gene []int32, val []float64, typeKept []bool, base int) int64 {
 	var sum int64
+	total := p.geneTotal[base:]
 	for i, v := range val {
 		if g := gene[i]; typeKept[g] {
 			q := quant(v)
 			sum += q
-			p.geneTotal[g] += q
+			total[g] += q
 			p.aboveOne = p.aboveOne || v > 1
 			if v != math.Trunc(v) {
 				p.notCount = v

@@ -61,7 +61,7 @@ func ambientBits(t *testing.T, src source, split passSplit, rho float64) [][]int
 	var amb *ambientLevels
 	if rho > 0 {
 		var err error
-		if amb, err = measureAmbient(context.Background(), src, ambientCells, ambientGenes, kept, rho, split, slog.New(slog.DiscardHandler)); err != nil {
+		if amb, err = measureAmbient(context.Background(), src, ambientCells, ambientGenes, kept, rho, split, nil, 1, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,7 +106,7 @@ func TestAmbientBinarisation(t *testing.T) {
 		"short ranges of runs": rangeSource{batchSource: batchSource{batches: withRuns(toBatches(es, []int{100, 37}))}},
 	}
 	for name, reads := range map[string]int{"unsorted": 2, "entries": 1, "ranges of runs": 1, "short ranges of runs": 1} {
-		amb, err := measureAmbient(context.Background(), sources[name], ambientCells, ambientGenes, allGenes(), defaultAmbient, passSplit{3, 8}, slog.New(slog.DiscardHandler))
+		amb, err := measureAmbient(context.Background(), sources[name], ambientCells, ambientGenes, allGenes(), defaultAmbient, passSplit{3, 8}, nil, 1, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestAmbientLimit(t *testing.T) {
 		// among the pieces: the edges' counts are weighed afterwards.
 		rangeSource{batchSource: batchSource{batches: withRuns(toBatches(es, []int{100, 37}))}},
 	} {
-		amb, err := measureAmbient(context.Background(), src, ambientCells, ambientGenes, kept, 0.1, passSplit{2, 8}, slog.New(slog.DiscardHandler))
+		amb, err := measureAmbient(context.Background(), src, ambientCells, ambientGenes, kept, 0.1, passSplit{2, 8}, nil, 1, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +247,7 @@ func TestAmbientWarnsOnValuesNotCounts(t *testing.T) {
 		var buf strings.Builder
 		log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		src := batchSource{batches: toBatches(es, []int{5120})}
-		if _, err := measureAmbient(context.Background(), src, ambientCells, ambientGenes, allGenes(), defaultAmbient, passSplit{2, 8}, log); err != nil {
+		if _, err := measureAmbient(context.Background(), src, ambientCells, ambientGenes, allGenes(), defaultAmbient, passSplit{2, 8}, nil, 1, log); err != nil {
 			t.Fatal(err)
 		}
 		got := strings.Contains(buf.String(), "not whole counts")

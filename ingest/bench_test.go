@@ -393,3 +393,34 @@ func BenchmarkReadTenXArrays(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIngestSamples ingests the cells of one generated 10x HDF5 file
+// and about as many split into 4 and 12 files read as samples: the
+// throughput per core of several inputs against one's (the samples' reads
+// one after another, their genes matched, their barcodes suffixed, the
+// ambient RNA's levels per sample).
+func BenchmarkIngestSamples(b *testing.B) {
+	for _, s := range []benchSize{{2000, 24000, 0.05, false}, {5000, 48000, 0.05, false}} {
+		for _, k := range []int{1, 4, 12} {
+			b.Run(fmt.Sprintf("%v/inputs%d", s, k), func(b *testing.B) {
+				part := benchSize{s.genes, s.cells / k, s.density, false}
+				var samples []Sample
+				var nnz int64
+				for i := range k {
+					key := fmt.Sprintf("tenxv2-%v-d%g-seed%d-chunk65536-deflate4-shuffle.h5", part, s.density, i+1)
+					path, n := benchInput(b, key, func(path string) (int64, error) {
+						return h5gen.GenerateTenXV2(path, part.genes, part.cells, s.density, uint64(i+1),
+							h5gen.Options{Chunk: 1 << 16, Deflate: 4, Shuffle: true})
+					})
+					samples = append(samples, Sample{Name: fmt.Sprintf("s%d", i+1), Path: path})
+					nnz += n
+				}
+				benchIngest(b, samples[0].Path, nnz, func(o *Options) {
+					if k > 1 {
+						o.Input, o.Samples = "", samples
+					}
+				})
+			})
+		}
+	}
+}

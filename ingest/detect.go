@@ -33,6 +33,10 @@ const (
 	FormatH5AD
 )
 
+// formatMixed is the format of several samples' inputs of different
+// formats (see multiSource).
+const formatMixed Format = -1
+
 // String returns the name recorded in shard manifests.
 func (f Format) String() string {
 	switch f {
@@ -44,6 +48,8 @@ func (f Format) String() string {
 		return "10x-mtx"
 	case FormatH5AD:
 		return "h5ad"
+	case formatMixed:
+		return "mixed"
 	}
 	return "unknown"
 }

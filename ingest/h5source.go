@@ -74,6 +74,10 @@ type fileHasher struct {
 	once  sync.Once // closes stop
 }
 
+// hashBufs recycles the hashers' read buffers: the inputs of several
+// samples are hashed one after another.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
 func hashFile(path string) *fileHasher {
 	return &fileHasher{path: path, stop: make(chan struct{}), done: make(chan struct{})}
 }
@@ -90,7 +94,9 @@ func (h *fileHasher) run() {
 	}
 	defer f.Close()
 	s := sha256.New()
-	buf := make([]byte, 1<<20)
+	bp := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(bp)
+	buf := *bp
 	for {
 		select {
 		case <-h.stop:

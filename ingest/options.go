@@ -3,6 +3,8 @@ package ingest
 import (
 	"log/slog"
 	"time"
+
+	"scpipe/shard"
 )
 
 // GeneExpression is the 10x feature type of ordinary genes, kept by default.
@@ -18,6 +20,19 @@ type Options struct {
 	// Input is a 10x HDF5 file, an AnnData .h5ad file, a 10x MTX folder or a
 	// Matrix Market file (plain or gzip). The format is detected from content.
 	Input string
+	// Samples, instead of Input, names several inputs read as one matrix,
+	// their cells one sample after another (see samples.go); every other
+	// option applies to each of them (Layer, Genome, Transpose, …).
+	Samples []Sample
+	// SamplesFile is the samples file Samples were read from, if any: the
+	// manifest's source path.
+	SamplesFile string
+	// SampleColumns names the further values of each sample (a samples
+	// file's columns after name and path), kept as the cells' metadata.
+	SampleColumns []string
+	// GeneJoin matches the genes of Samples (GenesSame: refuse samples
+	// whose genes differ).
+	GeneJoin GeneJoin
 	// Output is the shard folder to create.
 	Output string
 	// Genome selects the genome group of a CellRanger v2 HDF5 file (or the
@@ -101,7 +116,8 @@ func DefaultOptions() Options {
 
 // Report describes a completed ingest.
 type Report struct {
-	// Input and Output are the paths of Options.
+	// Input and Output are the paths of Options (of several samples, Input
+	// is the samples file, or "N samples").
 	Input, Output string
 	// Format is the detected input format.
 	Format Format
@@ -126,6 +142,13 @@ type Report struct {
 	// SelectedFrom counts the genes that passed every other gene filter,
 	// among which Options.SelectGenes chose (0 without selection).
 	SelectedFrom int
+	// DroppedByIntersect counts the genes of the kept feature type that
+	// some sample lacks, dropped by GenesIntersect.
+	DroppedByIntersect int
+	// Samples describes each sample of Options.Samples (nil for one input):
+	// its input, its cells before and after the filters, its ones before
+	// them, the kept genes it lacks (GenesUnion).
+	Samples []shard.Sample
 	// CellsOut and GenesOut are the shape of the shards written.
 	CellsOut, GenesOut int
 	// NNZ is the number of entries stored in the input (including explicit

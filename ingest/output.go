@@ -13,8 +13,8 @@ import (
 // and its unfinished shard folder, both named after the output. It first
 // refuses an output that is, holds or lies inside the input, symbolic
 // links resolved: --force would replace the input with shards.
-func lockOutput(output, input string, log *slog.Logger) (*outlock.Lock, error) {
-	if err := outlock.CheckInputs(output, input); err != nil {
+func lockOutput(output, input string, log *slog.Logger, more ...string) (*outlock.Lock, error) {
+	if err := outlock.CheckInputs(output, append([]string{input}, more...)...); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	lk, err := outlock.Acquire(output, log)

@@ -21,8 +21,13 @@ type ranger interface {
 }
 
 // rangeReader fills b with range r's entries, oriented and checked. It
-// reports the range's first bad entry.
+// reports the range's first bad entry. r = releaseRanges (b nil) releases
+// the reader's buffers, for a reader that is not used again.
 type rangeReader func(r int, b *batch) error
+
+// releaseRanges is the range a rangeReader is called with to release its
+// buffers.
+const releaseRanges = -1
 
 // countRanges is countPass for a source read in ranges. Each worker reads a
 // range, checks and counts it, and hands its spill segment on, so no stage
@@ -169,6 +174,11 @@ func (c *compressed) ranges() (int, func() (rangeReader, error)) {
 			return nil, fmt.Errorf("ingest: %w", err)
 		}
 		return func(r int, b *batch) error {
+			if r == releaseRanges {
+				indices.Release()
+				data.Release()
+				return nil
+			}
 			start := int64(r) * size
 			m := int(min(size, nnz-start))
 			b.gene, b.val = slices.Grow(b.gene[:0], m)[:m], slices.Grow(b.val[:0], m)[:m]

@@ -37,7 +37,11 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	lk, err := lockOutput(opt.Output, opt.Input, log)
+	var inputs []string
+	for _, x := range opt.Samples {
+		inputs = append(inputs, x.Path)
+	}
+	lk, err := lockOutput(opt.Output, opt.Input, log, inputs...)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +51,14 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("ingest: output %s already exists; use --force to replace it", opt.Output)
 		}
 	}
-	src, err := openSource(&opt)
+	var src source
+	var ms *multiSource
+	if len(opt.Samples) > 0 {
+		ms, err = openSamples(&opt)
+		src = ms
+	} else {
+		src, err = openSource(&opt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +69,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	nnz := src.entries()
 	rep := &Report{Input: opt.Input, Output: opt.Output, Format: format, Matrix: matrix,
 		CellsIn: cells, GenesIn: genes, NNZ: nnz}
+	if ms != nil {
+		rep.Input = cmpOr(opt.SamplesFile, matrix) // "3 samples" without a samples file
+	}
 	if cells == 0 || genes == 0 || nnz == 0 {
 		return nil, fmt.Errorf("ingest: %s: empty matrix (%d cells × %d genes, %d stored entries)", matrix, cells, genes, nnz)
 	}
@@ -85,8 +99,15 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		log.Warn(w)
 	}
 	typeKept, dropped, otherGenome := selectFeatures(feat, genes, opt.FeatureType, opt.Genome)
+	var cellSample []uint16
+	if ms != nil {
+		typeKept, dropped, otherGenome = ms.kept, sum(ms.otherType), sum(ms.otherGenome)
+		rep.DroppedByIntersect = ms.notShared
+		cellSample = ms.cellSamples()
+		log.Info("ingest: samples", "samples", len(ms.srcs), "genes", opt.GeneJoin.String(), "matched_genes", ms.shared, "dropped_by_intersect", ms.notShared)
+	}
 	rep.DroppedByFeatureType, rep.DroppedByGenome = dropped, otherGenome
-	if dropped+otherGenome == genes {
+	if dropped+otherGenome+rep.DroppedByIntersect == genes {
 		return nil, fmt.Errorf("ingest: %s: no feature of type %q (types present: %s)", matrix, opt.FeatureType, featureTypeList(feat))
 	}
 
@@ -112,7 +133,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	defer spill.remove()
 	var amb *ambientLevels
 	if opt.Ambient > 0 {
-		if amb, err = measureAmbient(ctx, src, cells, genes, typeKept, opt.Ambient, newSplit(opt.Workers), log); err != nil {
+		if amb, err = measureAmbient(ctx, src, cells, genes, typeKept, opt.Ambient, newSplit(opt.Workers), cellSample, len(opt.Samples), log); err != nil {
 			return nil, err
 		}
 		if amb != nil {
@@ -152,13 +173,17 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	log.Info("ingest: counted", "stored", nnz, "sum", c.sum, "ones", c.ones,
 		"genes_kept", rep.GenesOut, "cells_kept", rep.CellsOut, "dropped_by_feature_type", dropped, "elapsed", rep.Count)
 
+	var observed *sampleMask
+	if ms != nil {
+		observed = ms.observedMask(plan)
+	}
 	t1 := time.Now()
-	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut}, shard.CreateOptions{Force: opt.Force, Cached: opt.Cached, Workers: opt.Workers, FreeBytes: opt.FreeBytes})
+	w, err := shard.Create(opt.Output, shard.Layout{Cells: rep.CellsOut, Genes: rep.GenesOut, Masked: observed != nil}, shard.CreateOptions{Force: opt.Force, Cached: opt.Cached, Workers: opt.Workers, FreeBytes: opt.FreeBytes})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	defer w.Abort()
-	ones, dups, err := writePass(ctx, spill, w, plan, c, prog, opt.Workers)
+	ones, dups, err := writePass(ctx, spill, w, plan, c, prog, opt.Workers, observed)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +195,9 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.SHA256 = sum
+	if ms != nil {
+		rep.Samples = ms.report(&opt, plan, c, rep.Ambient)
+	}
 	m := plan.manifest(&opt, src, rep)
 	m.Filters.OnesBefore = c.ones
 	rep.Write = time.Since(t1)
@@ -190,8 +218,10 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 
 func (o *Options) check() error {
 	switch {
-	case o.Input == "":
+	case o.Input == "" && len(o.Samples) == 0:
 		return errors.New("ingest: no input")
+	case o.Input != "" && len(o.Samples) > 0:
+		return errors.New("ingest: an input and samples given: give one input, or several as samples")
 	case o.Output == "":
 		return errors.New("ingest: no output")
 	case math.IsNaN(o.Threshold) || math.IsInf(o.Threshold, 0) || o.Threshold < 0:
@@ -206,6 +236,13 @@ func (o *Options) check() error {
 		return fmt.Errorf("ingest: min genes %d: want ≥ 0", o.MinGenes)
 	case o.SelectGenes < 0:
 		return fmt.Errorf("ingest: select genes %d: want a positive number of genes (0: no selection)", o.SelectGenes)
+	case o.GeneJoin != GenesSame && o.GeneJoin != GenesIntersect && o.GeneJoin != GenesUnion:
+		return fmt.Errorf("ingest: genes %q: want intersect or union (or empty: refuse samples whose genes differ)", string(o.GeneJoin))
+	case o.GeneJoin != GenesSame && len(o.Samples) == 0:
+		return fmt.Errorf("ingest: --genes %s matches the genes of several samples; one input was given", o.GeneJoin)
+	}
+	if len(o.Samples) > 0 {
+		return checkSamples(o.Samples, o.SampleColumns, "samples")
 	}
 	return nil
 }
@@ -551,14 +588,20 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 	if opt.ExcludeGenes != nil {
 		exclude, preset = opt.ExcludeGenes.Expr, opt.ExcludeGenes.Preset
 	}
+	path := opt.Input
+	if len(rep.Samples) > 0 && opt.SamplesFile != "" {
+		path = opt.SamplesFile
+	}
 	return shard.Manifest{
-		Tool:         "scpipe ingest",
-		GeneIDs:      pick(f.IDs, p.genes),
-		GeneNames:    pick(f.Names, p.genes),
-		FeatureTypes: pick(f.Types, p.genes),
-		Barcodes:     pick(src.barcodes(), p.cells),
+		Samples:       rep.Samples,
+		SampleColumns: opt.SampleColumns,
+		Tool:          "scpipe ingest",
+		GeneIDs:       pick(f.IDs, p.genes),
+		GeneNames:     pick(f.Names, p.genes),
+		FeatureTypes:  pick(f.Types, p.genes),
+		Barcodes:      pick(src.barcodes(), p.cells),
 		Source: shard.Source{
-			Path:        opt.Input,
+			Path:        path,
 			Format:      rep.Format.String(),
 			Bytes:       src.bytes(),
 			SHA256:      rep.SHA256,
@@ -578,6 +621,7 @@ func (p *filterPlan) manifest(opt *Options, src source, rep *Report) shard.Manif
 			GenesBefore:          rep.GenesIn,
 			DroppedByFeatureType: rep.DroppedByFeatureType + rep.DroppedByGenome,
 			DroppedByExclude:     rep.DroppedByExclude,
+			DroppedByIntersect:   rep.DroppedByIntersect,
 			Selection:            p.selection,
 			GenesAfter:           rep.GenesOut,
 			CellsBefore:          rep.CellsIn,

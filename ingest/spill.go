@@ -249,7 +249,7 @@ func (g *spillSegment) addCounted(cell int32, val []float64, gene []int32, thr f
 	var scale float64
 	var total []float64
 	if amb != nil {
-		scale, total = amb.cellScale[cell], amb.geneTotal
+		scale, total = amb.cellScale[cell], amb.totals(cell)
 	}
 	prev, k, n := r.prev, r.k, r.n
 	for i, v := range val {

@@ -27,14 +27,21 @@ var blockBudget = 256 << 20
 // straight into the shard's mapped blocks, which Commit finishes. Progress
 // advances from the input's entries to twice them, in proportion to the
 // spilled entries read. It returns the bits set and what repeated an entry
-// already stored (which the caller must refuse).
-func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress, workers int) (int64, repeats, error) {
+// already stored (which the caller must refuse). observed, unless nil, is
+// the observed mask of the rows (of samples that lack some kept gene); the
+// layout must then be Masked.
+func writePass(ctx context.Context, spill *spillWriter, w *shard.Writer, p *filterPlan, c *counts, prog *progress, workers int, observed *sampleMask) (int64, repeats, error) {
 	l := w.Layout()
 	br := &blockRows{w: w, rows: l.RowsPerBlock, wpr: l.WordsPerRow, cells: l.Cells,
 		state: make([]blockState, l.CellBlocks), live: map[int][]uint64{},
-		budget: max(blockBudget/(8*l.RowsPerBlock*l.WordsPerRow), 1)}
+		budget: max(blockBudget/(8*l.RowsPerBlock*l.WordsPerRow), 1), observed: observed}
 	if !spill.sorted {
 		r, err := setSpilled(ctx, spill, p, c, prog, workers, br.setMapped, nil, nil)
+		if err == nil && observed != nil {
+			for row := range l.Cells {
+				w.SetObservedRowWords(row, observed.row(row))
+			}
+		}
 		return r.set, r.repeats, checkSpilled(spill, c, r.read, err)
 	}
 	parent := ctx
@@ -293,6 +300,8 @@ type blockRows struct {
 	live   map[int][]uint64 // buffers of the blockBuffered blocks
 	free   [][]uint64       // cleared buffers of full-block size
 	budget int              // buffers that may still be allocated
+
+	observed *sampleMask // the rows' observed mask; nil: not masked
 }
 
 type blockState uint8
@@ -380,11 +389,24 @@ func (br *blockRows) finish(b int) error {
 	buf, buffered := br.live[b]
 	delete(br.live, b)
 	br.mu.Unlock()
+	lo, hi := b*br.rows, min((b+1)*br.rows, br.cells)
 	if !buffered {
+		if br.observed != nil {
+			for row := lo; row < hi; row++ {
+				br.w.SetObservedRowWords(row, br.observed.row(row))
+			}
+		}
 		return br.w.FinishBlock(b)
 	}
-	n := (min((b+1)*br.rows, br.cells) - b*br.rows) * br.wpr
-	err := br.w.WriteBlock(b, buf[:n], nil)
+	n := (hi - lo) * br.wpr
+	var mask []uint64
+	if br.observed != nil {
+		mask = make([]uint64, 0, n)
+		for row := lo; row < hi; row++ {
+			mask = append(mask, br.observed.row(row)...)
+		}
+	}
+	err := br.w.WriteBlock(b, buf[:n], mask)
 	clear(buf)
 	br.mu.Lock()
 	br.free = append(br.free, buf)

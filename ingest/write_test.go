@@ -202,7 +202,7 @@ func writeRuns(t *testing.T, dir string, runs []cellGenes, p *filterPlan, worker
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Abort() })
-	ones, dups, err = writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{}, workers)
+	ones, dups, err = writePass(context.Background(), spill, w, p, &counts{entries: entries, ones: entries}, &progress{}, workers, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

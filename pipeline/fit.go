@@ -402,6 +402,7 @@ func writeFit(dir string, src *shard.Shard, res *gibbs.Result, score []float64, 
 	if len(cells.Barcodes) == 0 {
 		cells.Barcodes = numbered("cell", res.N)
 	}
+	cells.Samples = cellSampleNames(m, res.N)
 	if err := rundir.WriteCodes(filepath.Join(dir, rundir.CodesFile), codes); err != nil {
 		return err
 	}
@@ -459,6 +460,22 @@ func numbered(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("%s%d", prefix, i+1)
+	}
+	return out
+}
+
+// cellSampleNames returns each cell's sample name for cells.parquet, or
+// nil when the shards hold one input's cells (or, defensively, not cells
+// cells).
+func cellSampleNames(m *shard.Manifest, cells int) []string {
+	cs := m.CellSamples()
+	if cs == nil || len(cs) != cells {
+		return nil
+	}
+	names := m.SampleNames()
+	out := make([]string, len(cs))
+	for i, k := range cs {
+		out[i] = names[k]
 	}
 	return out
 }

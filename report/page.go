@@ -27,6 +27,7 @@ type page struct {
 	Summary   []summaryLine
 	Traces    *pageFigure
 	Hierarchy *pageFigure
+	Samples   *samplesPage
 	Levels    []*levelPage
 }
 
@@ -173,6 +174,11 @@ func buildPage(in *inputs) (*page, error) {
 		pg.Levels = append(pg.Levels, lp)
 	}
 	pg.Answer = answerOf(in.summary, pg.Levels)
+	if len(in.samples) > 0 {
+		if pg.Samples, err = samplesSection(in.samples); err != nil {
+			return nil, err
+		}
+	}
 	return pg, nil
 }
 
@@ -433,7 +439,11 @@ func pvalue(p float64) string {
 // figures lists the page's figures in page order.
 func (pg *page) figures() []*pageFigure {
 	var figs []*pageFigure
-	for _, f := range []*pageFigure{pg.Selection, pg.Traces, pg.Hierarchy} {
+	var samples *pageFigure
+	if pg.Samples != nil {
+		samples = pg.Samples.Figure
+	}
+	for _, f := range []*pageFigure{pg.Selection, pg.Traces, pg.Hierarchy, samples} {
 		if f != nil {
 			figs = append(figs, f)
 		}

@@ -179,7 +179,8 @@ type inputs struct {
 	hierarchy enrich.HierarchyMethod
 	analysis  *enrich.Report // programs, consensus, hierarchy
 	levels    map[int]*levelData
-	summary   []rundir.SummaryRow // nil when the run has no summary.tsv yet
+	summary   []rundir.SummaryRow  // nil when the run has no summary.tsv yet
+	samples   []rundir.SampleUsage // samples.tsv; nil for shards of one input
 	traces    []figure.Trace
 	enrich    *enrich.Output
 	terms     map[string][]libTerm // by program name: its best terms in every library
@@ -249,6 +250,11 @@ func collect(ctx context.Context, o Options) (*inputs, error) {
 	case errors.Is(err, os.ErrNotExist):
 		in.notes = append(in.notes, fmt.Sprintf("%s is not written yet (scpipe fit writes it when every L has finished): "+
 			"no model-selection plot", summary))
+	case err != nil:
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	switch in.samples, err = rundir.ReadSamples(filepath.Join(o.Run, rundir.SampleUsageFile)); {
+	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
 		return nil, fmt.Errorf("report: %w", err)
 	}

@@ -71,7 +71,7 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 {{end}}{{if .Notes}}<ul class="notes">
 {{range .Notes}}<li>{{.}}</li>
 {{end}}</ul>
-{{end}}<nav>{{if .Answer}}<a href="#answer">Answer</a>{{end}}{{if .Selection}}<a href="#selection">Model selection</a>{{end}}<a href="#traces">Traces</a>{{if .Hierarchy}}<a href="#hierarchy">Programs across L</a>{{end}}{{range .Levels}}<a href="#{{.ID}}">L = {{.L}}</a>{{end}}</nav>
+{{end}}<nav>{{if .Answer}}<a href="#answer">Answer</a>{{end}}{{if .Selection}}<a href="#selection">Model selection</a>{{end}}<a href="#traces">Traces</a>{{if .Hierarchy}}<a href="#hierarchy">Programs across L</a>{{end}}{{if .Samples}}<a href="#samples">Samples</a>{{end}}{{range .Levels}}<a href="#{{.ID}}">L = {{.L}}</a>{{end}}</nav>
 {{with .Answer}}<section id="answer">
 <h2>Answer: L = {{.L}}</h2>
 <p class="facts">{{.Why}}</p>
@@ -99,6 +99,15 @@ footer { margin-top: 40px; font-size: 0.85em; color: #666; }
 {{with .Hierarchy}}<section id="hierarchy">
 <h2>Programs across L</h2>
 {{template "figure" .}}
+</section>
+{{end}}{{with .Samples}}<section id="samples">
+<h2>Programs per sample</h2>
+<p class="facts">{{.Facts}}</p>
+{{template "figure" .Figure}}
+<table>
+<tr><th>code</th>{{range .Names}}<th>{{.}}</th>{{end}}<th>cells</th><th>largest share of the program's cells</th></tr>
+{{range .Rows}}<tr><td class="num">{{.Code}}</td>{{range .Shares}}<td class="num">{{.}}</td>{{end}}<td class="num">{{.Cells}}</td><td{{if .Specific}} class="warn"{{end}}>{{.Top}}{{if .Specific}}: sample-specific: biology or a batch effect?{{end}}</td></tr>
+{{end}}</table>
 </section>
 {{end}}{{range .Levels}}{{$L := .L}}<section id="{{.ID}}">
 <h2>L = {{.L}}</h2>

@@ -231,6 +231,36 @@ func TestCellsRoundTripLarge(t *testing.T) {
 	}
 }
 
+// TestCellsSampleColumn writes and reads back each cell's sample, with
+// and without the rates' columns, and ReadCellMeans skips it.
+func TestCellsSampleColumn(t *testing.T) {
+	t.Parallel()
+	for _, rated := range []bool{false, true} {
+		c := Cells{Barcodes: []string{"a-s1", "b-s1", "a-s2"}, Samples: []string{"s1", "s1", "s2"}, L: 2, Mean: []float64{0, 1, 0.5, 0.5, 1, 0}}
+		if rated {
+			c.Dropout, c.Background = []float64{0.1, 0.2, 0.3}, []float64{0.01, 0.02, 0.03}
+		}
+		path := filepath.Join(t.TempDir(), CellsFile)
+		if err := WriteCells(path, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadCells(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, c) {
+			t.Errorf("rated %v: read back %+v, wrote %+v", rated, got, c)
+		}
+		if means, err := ReadCellMeans(path); err != nil || means.Samples != nil || !slices.Equal(means.Mean, c.Mean) {
+			t.Errorf("rated %v: ReadCellMeans %+v, %v", rated, means, err)
+		}
+	}
+	bad := Cells{Barcodes: []string{"a"}, Samples: []string{"s1", "s2"}, L: 1, Mean: []float64{1}}
+	if err := WriteCells(filepath.Join(t.TempDir(), CellsFile), bad); err == nil {
+		t.Error("2 samples for 1 cell written")
+	}
+}
+
 func TestCellsRoundTripSmall(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ cells, L int }{{0, 1}, {1, 1}, {5, 10}} {

@@ -44,7 +44,11 @@ const housekeepingColumn = "housekeeping"
 // of its row of Z, the probability that the cell uses each code.
 type Cells struct {
 	Barcodes []string // nil when read by ReadCellMeans
-	L        int
+	// Samples, when not nil, holds each cell's sample (shards ingested
+	// from several samples): column sample, after barcode. Nil when read
+	// by ReadCellMeans.
+	Samples []string
+	L       int
 	// Mean is cells × L, row-major: Mean[n*L+k] is the posterior mean of z
 	// for cell n and code k+1.
 	Mean []float64
@@ -54,6 +58,10 @@ type Cells struct {
 	// after the codes.
 	Dropout, Background []float64
 }
+
+// sampleColumn names the column of cells.parquet that holds each cell's
+// sample.
+const sampleColumn = "sample"
 
 // The columns of cells.parquet that hold each cell's rates.
 const (
@@ -177,7 +185,14 @@ func writeCells(path string, c Cells, batch int) error {
 	if err := checkMatrix(rows, c.L, c.Mean); err != nil {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
-	cols := append([]column{namesColumn("barcode", c.Barcodes)}, matrixColumns(codePrefix, c.Mean, c.L)...)
+	cols := []column{namesColumn("barcode", c.Barcodes)}
+	if c.Samples != nil {
+		if len(c.Samples) != rows {
+			return fmt.Errorf("rundir: %s: %d samples for %d cells", path, len(c.Samples), rows)
+		}
+		cols = append(cols, namesColumn(sampleColumn, c.Samples))
+	}
+	cols = append(cols, matrixColumns(codePrefix, c.Mean, c.L)...)
 	if (c.Dropout == nil) != (c.Background == nil) || c.Dropout != nil && (len(c.Dropout) != rows || len(c.Background) != rows) {
 		return fmt.Errorf("rundir: %s: %d dropout and %d background rates for %d cells", path, len(c.Dropout), len(c.Background), rows)
 	}
@@ -211,7 +226,15 @@ func readCells(path string, barcodes bool) (Cells, error) {
 			}
 			tail = 2
 		}
-		L, scored, err := codeColumns(s, 1, tail)
+		from := 1
+		sampled := f > 1 && s.Field(1).Name == sampleColumn
+		if sampled {
+			if err := checkFields(s, 1, []string{sampleColumn}, []arrow.DataType{arrow.BinaryTypes.String}); err != nil {
+				return nil, err
+			}
+			from = 2
+		}
+		L, scored, err := codeColumns(s, from, tail)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +247,16 @@ func readCells(path string, barcodes bool) (Cells, error) {
 			c.Barcodes = make([]string, rows)
 			bc = stringSink(c.Barcodes)
 		}
-		sinks := append([]sink{bc}, matrixSinks(c.Mean, L)...)
+		sinks := []sink{bc}
+		if sampled {
+			var sm sink
+			if barcodes {
+				c.Samples = make([]string, rows)
+				sm = stringSink(c.Samples)
+			}
+			sinks = append(sinks, sm)
+		}
+		sinks = append(sinks, matrixSinks(c.Mean, L)...)
 		if rated {
 			c.Dropout, c.Background = make([]float64, rows), make([]float64, rows)
 			sinks = append(sinks, float64Sink(c.Dropout), float64Sink(c.Background))

@@ -92,6 +92,9 @@ func Write(ctx context.Context, run string, src *shard.Shard, h holdout.Spec, wo
 	}); err != nil {
 		return nil, err
 	}
+	if err := writeSamples(run, src, rows); err != nil {
+		return nil, err
+	}
 	logSelection(log, rows)
 	return rows, nil
 }

@@ -97,6 +97,12 @@ sc simulate -o "$state/sim" --cells 300 --genes 200 --L 4
 sc ingest "$state/sim" -o "$state/simshards" --min-cell-frac 0
 sc fit "$state/simshards" -o "$state/layers" --layers 4,2 --burn-in 5 --samples 5 --chains 1 --holdout 0
 check "$state/layers" 4
+# Several samples (scpipe simulate --samples, ingested through its samples
+# file): cells.parquet's sample column, obs["sample"] in the export.
+sc simulate -o "$state/samples-sim" --kind singlecell --cells 600 --genes 300 --L 3 --samples 3 --sample-programs 1
+sc ingest --samples "$state/samples-sim/samples.tsv" -o "$state/samples-shards"
+sc fit "$state/samples-shards" -o "$state/samples" --L 3 --burn-in 5 --samples 5 --chains 1 --holdout 0
+check "$state/samples" 3
 cp "$state/run.json" "$state/tables.json"
 
 # --- --into: a user's own file, written by anndata, keeps everything -------------------
@@ -122,4 +128,4 @@ sc enrich "$q/run" -o "$q/enrich" --gmt "$q/lib.gmt"
 "$py" scripts/readers/check-tsv.py "$q/cnmf" "$q/enrich" "$q/mtx/barcodes.tsv" "$q/mtx/genes.tsv" "$term" ||
   fail "pandas read the TSV tables otherwise than they were written (above)"
 
-say "ok: every table of both runs read by hyparquet and DuckDB alike; their exports read by anndata and by scpipe ingest; --into kept the user's file; the TSV tables of quoted names read by pandas"
+say "ok: every table of the three runs read by hyparquet and DuckDB alike; their exports read by anndata and by scpipe ingest; --into kept the user's file; the TSV tables of quoted names read by pandas"

@@ -83,8 +83,18 @@ type Manifest struct {
 	// are needed.
 	Barcodes []string `json:"-"`
 
-	// Source describes the input the shard was made from.
+	// Source describes the input the shard was made from (of several
+	// samples: Format is theirs, or "mixed", and Path the samples file or
+	// empty; Samples describes each input).
 	Source Source `json:"source"`
+	// Samples lists the samples of a shard ingested from several inputs,
+	// in the order of their cells: sample i's cells are the rows
+	// [FirstCell, FirstCell+CellsAfter), the samples' ranges one after
+	// another from row 0 to the last. Empty for one input (CellSamples).
+	Samples []Sample `json:"samples,omitempty"`
+	// SampleColumns names the values each sample's Values holds (a samples
+	// file's further columns), the cells' metadata.
+	SampleColumns []string `json:"sample_columns,omitempty"`
 	// Filters records the filters applied and their effect.
 	Filters Filters `json:"filters"`
 	// Ratings describes the ratings a shard made from a ratings file holds
@@ -128,6 +138,37 @@ type Source struct {
 	// manifest written before scpipe recorded it. A reader takes a value
 	// it does not know as "".
 	Values string `json:"values"`
+}
+
+// Sample is one input of a shard ingested from several samples.
+type Sample struct {
+	// Name is the sample's name: its cells' barcodes end in "-" + Name,
+	// as scanpy's concat(..., index_unique="-") writes them.
+	Name string `json:"name"`
+	// Path, Format, Bytes, SHA256 and Layer describe its input, as
+	// Source does for one input.
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	Layer  string `json:"layer,omitempty"`
+	// Values holds the sample's values of Manifest.SampleColumns.
+	Values []string `json:"values,omitempty"`
+	// FirstCell is the sample's first row.
+	FirstCell int `json:"first_cell"`
+	// CellsBefore and CellsAfter count its cells before and after the
+	// cell filter (which was decided over every sample's cells).
+	CellsBefore int `json:"cells_before"`
+	CellsAfter  int `json:"cells_after"`
+	// GenesBefore counts its input's genes; GenesMissing the kept genes
+	// it does not hold, unobserved in its cells (the observed mask).
+	GenesBefore  int `json:"genes_before"`
+	GenesMissing int `json:"genes_missing"`
+	// OnesBefore counts its entries binarised to 1, before the filters.
+	OnesBefore int64 `json:"ones_before"`
+	// Ambient is the ambient fraction its counts were weighed against,
+	// with levels measured over its own cells (0: threshold alone).
+	Ambient float64 `json:"ambient_fraction,omitempty"`
 }
 
 // The values of Source.Values.
@@ -177,6 +218,10 @@ type Filters struct {
 	// DroppedByExclude is the number of genes of the kept feature type
 	// dropped because ExcludeGenes matched their name.
 	DroppedByExclude int `json:"dropped_by_exclude"`
+	// DroppedByIntersect is the number of genes of the kept feature type
+	// that some sample of several lacks, dropped by ingest --genes
+	// intersect.
+	DroppedByIntersect int `json:"dropped_by_intersect,omitempty"`
 	// Selection records the selection of informative genes, applied after
 	// every other gene filter; nil when none was made.
 	Selection *GeneSelection `json:"gene_selection"`
@@ -277,6 +322,9 @@ func (m *Manifest) validate() error {
 		return fmt.Errorf("observed = %d invalid (masked = %v, cells × genes = %d)", m.Observed, l.Masked, total)
 	}
 	if err := m.Filters.Selection.check(m.Genes); err != nil {
+		return err
+	}
+	if err := m.checkSamples(); err != nil {
 		return err
 	}
 	if m.Checksum != checksumAlgorithm {
@@ -384,6 +432,70 @@ func (m *Manifest) validateSideFiles(byName map[string]*File, n *int) error {
 		return fmt.Errorf("gene_columns %q: the first column must be %q", m.GeneColumns, columnID)
 	}
 	return nil
+}
+
+// maxSamples is the most samples a manifest lists: CellSamples holds a
+// cell's sample in 16 bits.
+const maxSamples = 1 << 16
+
+// checkSamples checks that the samples' names are distinct and their rows
+// tile the cells in order.
+func (m *Manifest) checkSamples() error {
+	if len(m.Samples) == 0 {
+		if len(m.SampleColumns) != 0 {
+			return fmt.Errorf("sample_columns %q without samples", m.SampleColumns)
+		}
+		return nil
+	}
+	if len(m.Samples) > maxSamples {
+		return fmt.Errorf("%d samples, at most %d", len(m.Samples), maxSamples)
+	}
+	seen := make(map[string]bool, len(m.Samples))
+	next := 0
+	for i, s := range m.Samples {
+		switch {
+		case s.Name == "" || strings.ContainsAny(s.Name, "\t\r\n"):
+			return fmt.Errorf("samples[%d]: bad name %q", i, s.Name)
+		case seen[s.Name]:
+			return fmt.Errorf("samples[%d]: name %q repeats", i, s.Name)
+		case s.FirstCell != next:
+			return fmt.Errorf("samples[%d] (%s): first cell %d, want %d (the samples' rows follow each other)", i, s.Name, s.FirstCell, next)
+		case s.CellsAfter < 0 || s.CellsAfter > s.CellsBefore:
+			return fmt.Errorf("samples[%d] (%s): %d cells after the filter of %d before", i, s.Name, s.CellsAfter, s.CellsBefore)
+		case len(s.Values) != len(m.SampleColumns):
+			return fmt.Errorf("samples[%d] (%s): %d values for %d sample columns", i, s.Name, len(s.Values), len(m.SampleColumns))
+		}
+		seen[s.Name] = true
+		next += s.CellsAfter
+	}
+	if next != m.Cells {
+		return fmt.Errorf("the samples' cells add up to %d, the shard holds %d", next, m.Cells)
+	}
+	return nil
+}
+
+// CellSamples returns each cell's sample, an index into Samples, or nil
+// when the shard lists no samples (one input).
+func (m *Manifest) CellSamples() []uint16 {
+	if len(m.Samples) == 0 {
+		return nil
+	}
+	out := make([]uint16, m.Cells)
+	for i, s := range m.Samples {
+		for n := s.FirstCell; n < s.FirstCell+s.CellsAfter; n++ {
+			out[n] = uint16(i)
+		}
+	}
+	return out
+}
+
+// SampleNames returns the samples' names in order (nil: one input).
+func (m *Manifest) SampleNames() []string {
+	var out []string
+	for _, s := range m.Samples {
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 // check validates a selection (nil: none) that kept genes genes.

@@ -36,6 +36,26 @@ type summary struct {
 	BytesOnDisk      int64   `json:"bytes_on_disk"`
 	CellBlocks       int     `json:"cell_blocks"`
 	Verified         bool    `json:"verified"`
+	// DroppedByIntersect counts the genes some sample lacked (ingest
+	// --genes intersect).
+	DroppedByIntersect int `json:"dropped_by_intersect,omitempty"`
+	// Samples lists the samples of a shard ingested from several inputs,
+	// with the filters' effect on each.
+	Samples []sampleRow `json:"samples,omitempty"`
+}
+
+// sampleRow is one sample of a shard of several.
+type sampleRow struct {
+	Name         string  `json:"name"`
+	Path         string  `json:"path"`
+	Format       string  `json:"format"`
+	CellsBefore  int     `json:"cells_before_filter"`
+	Cells        int     `json:"cells"`
+	FirstCell    int     `json:"first_cell"`
+	OnesBefore   int64   `json:"ones_before_filter"`
+	GenesBefore  int     `json:"genes_in_input"`
+	GenesMissing int     `json:"genes_missing,omitempty"`
+	Ambient      float64 `json:"ambient_fraction"`
 }
 
 // Options select what Print does.
@@ -76,6 +96,15 @@ func Print(ctx context.Context, w io.Writer, dir string, o Options) error {
 	if m.Filters.ExcludePreset != "" {
 		info.ExcludeGenes = m.Filters.ExcludePreset
 	}
+	info.DroppedByIntersect = m.Filters.DroppedByIntersect
+	if info.Source == "" && len(m.Samples) > 0 {
+		info.Source = fmt.Sprintf("%d samples", len(m.Samples))
+	}
+	for _, x := range m.Samples {
+		info.Samples = append(info.Samples, sampleRow{Name: x.Name, Path: x.Path, Format: x.Format,
+			CellsBefore: x.CellsBefore, Cells: x.CellsAfter, FirstCell: x.FirstCell, OnesBefore: x.OnesBefore,
+			GenesBefore: x.GenesBefore, GenesMissing: x.GenesMissing, Ambient: x.Ambient})
+	}
 	if sel := m.Filters.Selection; sel != nil {
 		info.SelectMethod, info.SelectGenes, info.SelectedFrom = sel.Method, sel.N, sel.Candidates
 	}
@@ -109,8 +138,30 @@ func Print(ctx context.Context, w io.Writer, dir string, o Options) error {
 	row("files", info.Files)
 	row("cell_blocks", info.CellBlocks)
 	row("size_on_disk", humanBytes(info.BytesOnDisk))
+	if info.DroppedByIntersect > 0 {
+		row("dropped_by_intersect", fmt.Sprintf("%d genes not in every sample", info.DroppedByIntersect))
+	}
 	if o.Verify {
 		row("checksums", "verified")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printSamples(w, info.Samples)
+}
+
+// printSamples prints the samples' table: each sample's cells before and
+// after the cell filter (decided over every sample's cells), its ones
+// before the filters and the kept genes it lacks.
+func printSamples(w io.Writer, rows []sampleRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nsamples             %d\n", len(rows))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "sample\tcells\tcells_before_filter\tones_before_filter\tgenes_missing\tinput")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s (%s)\n", r.Name, r.Cells, r.CellsBefore, r.OnesBefore, r.GenesMissing, r.Path, r.Format)
 	}
 	return tw.Flush()
 }

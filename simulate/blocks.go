@@ -53,8 +53,13 @@ func (t *Truth) workers() int {
 // comes from its own stream, so the result does not depend on the number of
 // workers. At most two blocks per worker are held at once.
 func eachBlock[R any](ctx context.Context, t *Truth, work func(b *rowBuf, lo, hi int) R, use func(R) error) error {
+	return eachBlockIn(ctx, t, 0, t.Cells, work, use)
+}
+
+// eachBlockIn is eachBlock for the cells [first, end).
+func eachBlockIn[R any](ctx context.Context, t *Truth, first, end int, work func(b *rowBuf, lo, hi int) R, use func(R) error) error {
 	W := t.workers()
-	blocks := (t.Cells + blockCells - 1) / blockCells
+	blocks := (end - first + blockCells - 1) / blockCells
 	W = max(1, min(W, blocks))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -69,7 +74,7 @@ func eachBlock[R any](ctx context.Context, t *Truth, work func(b *rowBuf, lo, hi
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				v := work(buf, b*blockCells, min((b+1)*blockCells, t.Cells))
+				v := work(buf, first+b*blockCells, min(first+(b+1)*blockCells, end))
 				select {
 				case outs[w] <- v:
 				case <-gctx.Done():

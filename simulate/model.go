@@ -44,6 +44,10 @@ type Params struct {
 
 	SingleCell SingleCellParams `json:",omitzero"`
 	Digits     DigitsParams     `json:",omitzero"`
+	// Samples splits the cells into samples with their own depth and
+	// background, and programs of one sample only (single-cell kind;
+	// samples.go).
+	Samples SampleParams `json:",omitzero"`
 }
 
 // DefaultParams is the embedded default of `scpipe demo`: a few thousand cells
@@ -79,6 +83,9 @@ func (p Params) Validate() error {
 		return fmt.Errorf("simulate: an activity fraction (%v) without activity programs", p.ActivityFraction)
 	case p.ActivityPrograms > 0 && p.Kind == Digits:
 		return fmt.Errorf("simulate: the %s kind has no activity programs (its codes are the seven segments)", Digits)
+	}
+	if err := p.Samples.validate(p); err != nil {
+		return err
 	}
 	if p.Kind != Digits && p.Digits != (DigitsParams{}) {
 		return fmt.Errorf("simulate: digits parameters given for the %s kind (set Kind to %s)", p.Kind, Digits)
@@ -118,7 +125,7 @@ func (p Params) Validate() error {
 
 // Programs returns the number of planted programs: the L identity
 // programs and the activity programs.
-func (p Params) Programs() int { return p.L + p.ActivityPrograms }
+func (p Params) Programs() int { return p.L + p.ActivityPrograms + p.Samples.Programs }
 
 // Truth is a planted model: the programs U and their usage Z, both stored as
 // one bitset per program (over genes and over cells respectively), and for
@@ -135,6 +142,8 @@ type Truth struct {
 	Baseline     []float64
 	Lift         []float64
 	Housekeeping []uint64
+	// Each sample's depth and background factors (nil without samples).
+	SampleDepth, SampleBackground []float64
 
 	// Workers is the number of goroutines that draw rows when writing; 0
 	// means GOMAXPROCS. The output does not depend on it.
@@ -176,6 +185,7 @@ func New(p Params) (*Truth, error) {
 		}
 	}
 	t.drawActivity(r)
+	t.drawSamples(r)
 	return t, nil
 }
 

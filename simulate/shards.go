@@ -91,7 +91,8 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 		activity = fmt.Sprintf(" activity=%d×%g", t.ActivityPrograms, t.ActivityFraction)
 	}
 	m := shard.Manifest{
-		Tool: "scpipe simulate",
+		Samples: t.manifestSamples(),
+		Tool:    "scpipe simulate",
 		Source: shard.Source{Format: "simulate", Seed: t.Seed, Values: t.values(),
 			Path: fmt.Sprintf("simulate(%scells=%d genes=%d L=%d%s)", kind, t.Cells, t.Genes, t.L, activity)},
 		Filters: shard.Filters{
@@ -107,7 +108,7 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 		if err := stopped(ctx, n); err != nil {
 			return Summary{}, err
 		}
-		m.Barcodes = append(m.Barcodes, t.Barcode(n))
+		m.Barcodes = append(m.Barcodes, t.CellName(n))
 	}
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err

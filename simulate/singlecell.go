@@ -302,8 +302,9 @@ func (t *Truth) singleCellRow(n int, dst, clean []uint64, counts []uint32, r *ra
 	t.CleanRow(n, clean)
 	clear(dst)
 	s := t.SizeFactor[n]
+	bs := s * t.background(n) // the background's scale in n's sample
 	for _, b := range t.bins {
-		rate := s * b.maxRate
+		rate := bs * b.maxRate
 		pmax := -math.Expm1(-rate)
 		for i := -1; ; {
 			// Gaps between candidates are geometric with P(candidate) =
@@ -315,7 +316,7 @@ func (t *Truth) singleCellRow(n int, dst, clean []uint64, counts []uint32, r *ra
 			}
 			i += int(gap) + 1
 			g := int(b.genes[i])
-			lam := s * t.Baseline[g]
+			lam := bs * t.Baseline[g]
 			if r.Float64()*pmax >= -math.Expm1(-lam) {
 				continue
 			}

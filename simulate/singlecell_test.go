@@ -212,7 +212,7 @@ func TestSingleCellDefaultsLookLike10x(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := tr.summarise(context.Background())
+	sum, _, err := tr.summarise(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

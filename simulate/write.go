@@ -132,6 +132,7 @@ func (t *Truth) depthQuarter() ([]uint8, []float64) {
 type tally struct {
 	clean, observed, covered int64
 	depthClean, depthCovered [4]int64
+	bySample                 []int64 // observed ones per sample (several samples only)
 }
 
 // add counts the rows in b as cell n's; quarter is nil or from depthQuarter.
@@ -152,6 +153,14 @@ func (c *tally) add(n int, b *rowBuf, quarter []uint8) {
 }
 
 func (c *tally) merge(o tally) {
+	if o.bySample != nil {
+		if c.bySample == nil {
+			c.bySample = make([]int64, len(o.bySample))
+		}
+		for s, k := range o.bySample {
+			c.bySample[s] += k
+		}
+	}
 	c.clean += o.clean
 	c.observed += o.observed
 	c.covered += o.covered
@@ -194,21 +203,28 @@ func (t *Truth) quarters() []uint8 {
 }
 
 // summarise draws every row and counts its ones.
-func (t *Truth) summarise(ctx context.Context) (Summary, error) {
+func (t *Truth) summarise(ctx context.Context) (Summary, []int64, error) {
 	quarter := t.quarters()
 	var sum tally
 	err := eachBlock(ctx, t, func(b *rowBuf, lo, hi int) tally {
 		var c tally
+		if t.NumSamples() > 1 {
+			c.bySample = make([]int64, t.NumSamples())
+		}
 		for n := lo; n < hi; n++ {
 			t.draw(n, b)
+			before := c.observed
 			c.add(n, b, quarter)
+			if c.bySample != nil {
+				c.bySample[t.SampleOf(n)] += c.observed - before
+			}
 		}
 		return c
 	}, func(c tally) error {
 		sum.merge(c)
 		return nil
 	})
-	return t.summary(sum), err
+	return t.summary(sum), sum.bySample, err
 }
 
 // WriteMTX writes the simulated counts as a 10x v3 MTX folder (matrix.mtx.gz,
@@ -225,12 +241,31 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 		if err := t.checkMTXRoom(ctx, dir, tmp); err != nil {
 			return err
 		}
-		sum, err := t.summarise(ctx)
+		sum, bySample, err := t.summarise(ctx)
 		if err != nil {
 			return err
 		}
+		if bySample != nil {
+			err = t.writeSamplesMTX(ctx, tmp, bySample)
+		} else {
+			err = t.writeMTXFiles(ctx, tmp, 0, t.Cells, sum.ObservedOnes)
+		}
+		if err != nil {
+			return err
+		}
+		return t.writeTruth(ctx, filepath.Join(tmp, TruthDir), sum)
+	})
+}
+
+// writeMTXFiles writes the cells [lo, hi), of nnz observed ones, as a 10x
+// MTX folder dir (created when it does not exist).
+func (t *Truth) writeMTXFiles(ctx context.Context, tmp string, lo, hi int, nnz int64) error {
+	{
+		if err := os.MkdirAll(tmp, 0o777); err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
 		if err := writeGz(filepath.Join(tmp, "matrix.mtx.gz"), func(w *bufio.Writer) error {
-			return t.writeEntries(ctx, w, sum.ObservedOnes)
+			return t.writeEntries(ctx, w, nnz, lo, hi)
 		}); err != nil {
 			return err
 		}
@@ -242,8 +277,8 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 		}); err != nil {
 			return err
 		}
-		if err := writeGz(filepath.Join(tmp, "barcodes.tsv.gz"), func(w *bufio.Writer) error {
-			for n := range t.Cells {
+		return writeGz(filepath.Join(tmp, "barcodes.tsv.gz"), func(w *bufio.Writer) error {
+			for n := lo; n < hi; n++ {
 				if err := stopped(ctx, n); err != nil {
 					return err
 				}
@@ -251,20 +286,17 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 				w.WriteByte('\n')
 			}
 			return nil
-		}); err != nil {
-			return err
-		}
-		return t.writeTruth(ctx, filepath.Join(tmp, TruthDir), sum)
-	})
+		})
+	}
 }
 
 // writeEntries writes the MatrixMarket body in 10x orientation (genes ×
 // cells), cell by cell; workers format the entries of blocks of cells.
-func (t *Truth) writeEntries(ctx context.Context, w *bufio.Writer, nnz int64) error {
+func (t *Truth) writeEntries(ctx context.Context, w *bufio.Writer, nnz int64, first, end int) error {
 	fmt.Fprintf(w, "%%%%MatrixMarket matrix coordinate integer general\n")
 	fmt.Fprintf(w, "%%metadata_json: {\"software_version\": \"scpipe-simulate\", \"format_version\": 2}\n")
-	fmt.Fprintf(w, "%d %d %d\n", t.Genes, t.Cells, nnz)
-	return eachBlock(ctx, t, func(b *rowBuf, lo, hi int) []byte {
+	fmt.Fprintf(w, "%d %d %d\n", t.Genes, end-first, nnz)
+	return eachBlockIn(ctx, t, first, end, func(b *rowBuf, lo, hi int) []byte {
 		var text []byte
 		for n := lo; n < hi; n++ {
 			t.draw(n, b)
@@ -274,7 +306,7 @@ func (t *Truth) writeEntries(ctx context.Context, w *bufio.Writer, nnz int64) er
 					word &= word - 1
 					text = strconv.AppendInt(text, int64(g+1), 10)
 					text = append(text, ' ')
-					text = strconv.AppendInt(text, int64(n+1), 10)
+					text = strconv.AppendInt(text, int64(n-first+1), 10)
 					text = append(text, ' ')
 					text = strconv.AppendUint(text, uint64(b.counts[g]), 10)
 					text = append(text, '\n')
@@ -324,7 +356,7 @@ func (t *Truth) writeTruth(ctx context.Context, dir string, sum Summary) error {
 			if err := stopped(ctx, n); err != nil {
 				return err
 			}
-			w.WriteString(t.Barcode(n))
+			w.WriteString(t.CellName(n))
 			bitsRow(w, t.Z, n)
 		}
 		return nil

@@ -15,7 +15,8 @@ var (
 	flipFlags       = []string{"flip-on", "flip-off", "flip"}
 	orMachineFlags  = append([]string{"code-density", "usage-density"}, flipFlags...)
 	singleCellFlags = []string{"depth-sigma", "baseline-median", "baseline-sigma", "housekeeping-fraction", "housekeeping-median",
-		"housekeeping-sigma", "lift-median", "lift-sigma", "program-size-min", "program-size-max", "programs-per-cell-min", "programs-per-cell-max"}
+		"housekeeping-sigma", "lift-median", "lift-sigma", "program-size-min", "program-size-max", "programs-per-cell-min", "programs-per-cell-max",
+		"samples", "sample-depth-sigma", "sample-background-sigma", "sample-programs", "sample-program-fraction"}
 	digitsFlags = append([]string{"scale"}, flipFlags...)
 	// kindFlags lists the flags of each kind, in the order of the kinds.
 	kindFlags = [...][]string{simulate.OrMachine: orMachineFlags, simulate.SingleCell: singleCellFlags, simulate.Digits: digitsFlags}
@@ -56,12 +57,25 @@ with probability --activity-fraction (an interferon or stress response).
 They are programs L+1 … L+N of the truth; without them the output is what
 it was before they existed.
 
+--samples S (singlecell) splits the cells into S samples of equal size,
+each with its own depth factor (σ --sample-depth-sigma of its log) and
+background factor (every gene's baseline rate; σ --sample-background-sigma):
+the batch effects of a study's libraries. --sample-programs K adds K
+programs present in one sample only (program k in sample k mod S), used by
+--sample-program-fraction of its cells: the biology case, which a report's
+per-sample view should tell from a batch effect. The MTX output is then
+one folder per sample (OUT/sample1, …) and OUT/samples.tsv for
+scpipe ingest --samples; shards (--shards) record the samples themselves.
+The truth's barcodes are BARCODE-sampleK, as ingest names them.
+
    scpipe simulate -o sim                               # the demo's default
    scpipe simulate -o sim --cells 1000 --genes 1000 --L 5 --code-density 0.3 \
        --usage-density 0.3 --flip 0.05                   # the paper's symmetric noise
    scpipe simulate -o sc --kind singlecell               # PBMC-like sparsity and depth
    scpipe simulate -o ifn --kind singlecell --programs-per-cell-max 1 \
        --activity-programs 1 --activity-fraction 0.3     # cell types and a response across them
+   scpipe simulate -o donors --kind singlecell --samples 3 --sample-programs 1
+   scpipe ingest --samples donors/samples.tsv -o donors.shards
    scpipe simulate -o big --shards --cells 1300000 --genes 11000 --L 2
    scpipe simulate -o calc --kind digits                 # the ten digits, noise-free
    scpipe simulate -o calc50 --kind digits --cells 50 --missing 0.7 --shards
@@ -93,6 +107,11 @@ it was before they existed.
 			&cli.Float64Flag{Name: "missing", Usage: "fraction of entries unobserved (shards only)"},
 			&cli.IntFlag{Name: "activity-programs", Usage: "ormachine, singlecell: programs beyond the L identity programs that cells of every identity use, as an interferon or stress response (programs L+1 … of the truth)"},
 			&cli.Float64Flag{Name: "activity-fraction", Value: 0.3, Usage: "ormachine, singlecell: fraction of cells using each activity program, drawn whatever the cell's identity programs"},
+			&cli.IntFlag{Name: "samples", Usage: "singlecell: split the cells into this many samples, each with its own depth and background"},
+			&cli.Float64Flag{Name: "sample-depth-sigma", Value: simulate.DefaultSampleParams(2).DepthSigma, Usage: "singlecell, --samples: σ of the log depth factor of a sample"},
+			&cli.Float64Flag{Name: "sample-background-sigma", Value: simulate.DefaultSampleParams(2).BackgroundSigma, Usage: "singlecell, --samples: σ of the log background factor of a sample"},
+			&cli.IntFlag{Name: "sample-programs", Usage: "singlecell, --samples: programs present in one sample only (the biology case)"},
+			&cli.Float64Flag{Name: "sample-program-fraction", Value: simulate.DefaultSampleParams(2).ProgramFraction, Usage: "singlecell, --samples: fraction of its sample's cells using a sample program"},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "random seed"},
 			&cli.BoolFlag{Name: "shards", Usage: "write shards (OUT/shards) instead of an MTX folder"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing output folder"},
@@ -123,7 +142,7 @@ it was before they existed.
 				err = simulate.WriteMTX(c.Context, out, t, c.Bool("force"))
 			}
 			if err == nil {
-				env.log.Info("simulated", "output", out, "kind", p.Kind, "cells", p.Cells, "genes", p.Genes, "L", p.L, "activity_programs", p.ActivityPrograms)
+				env.log.Info("simulated", "output", out, "kind", p.Kind, "cells", p.Cells, "genes", p.Genes, "L", p.L, "activity_programs", p.ActivityPrograms, "samples", p.Samples.Samples, "sample_programs", p.Samples.Programs)
 			}
 			return err
 		},
@@ -168,6 +187,16 @@ func simulateParams(c *cli.Context) (simulate.Params, error) {
 			LiftMedian: c.Float64("lift-median"), LiftSigma: c.Float64("lift-sigma"),
 			ProgramSizeMin: c.Float64("program-size-min"), ProgramSizeMax: c.Float64("program-size-max"),
 			ProgramsPerCellMin: c.Int("programs-per-cell-min"), ProgramsPerCellMax: c.Int("programs-per-cell-max"),
+		}
+		if S := c.Int("samples"); S > 0 {
+			p.Samples = simulate.SampleParams{Samples: S, DepthSigma: c.Float64("sample-depth-sigma"), BackgroundSigma: c.Float64("sample-background-sigma"),
+				Programs: c.Int("sample-programs"), ProgramFraction: c.Float64("sample-program-fraction")}
+		} else {
+			for _, f := range []string{"sample-depth-sigma", "sample-background-sigma", "sample-programs", "sample-program-fraction"} {
+				if c.IsSet(f) {
+					return p, fmt.Errorf("--%s needs --samples", f)
+				}
+			}
 		}
 		return p, nil
 	case simulate.Digits:

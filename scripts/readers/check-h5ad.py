@@ -33,6 +33,14 @@ checks = {
     "X ones": int(a.X.sum()) == ones and a.X.nnz == ones,
     "programs": len(a.uns["scpipe"]["programs"]) == L,
 }
+if "sample" in cells["columns"]:
+    # Shards of several samples: obs["sample"], as scanpy's concat(...,
+    # label="sample") names it, whose categories sc.pl.umap(a,
+    # color="sample") colours by (scanpy makes string columns categorical).
+    samples = [r[cells["columns"].index("sample")] for r in cells["rows"]]
+    checks["obs sample"] = list(a.obs["sample"].astype(str)) == samples
+    checks["samples as categories"] = list(a.obs["sample"].astype("category").cat.categories) == sorted(set(samples))
+    checks["barcodes end in their sample"] = all(b.endswith("-" + s) for b, s in zip(barcodes, samples))
 for k, ok in checks.items():
     print(f"{'ok' if ok else 'FAIL'} {k}", file=sys.stderr)
 if not all(checks.values()):

@@ -85,6 +85,17 @@ func (d *Dataset) View() (*Dataset, error) {
 	return &v, nil
 }
 
+// Release hands the view's chunk cache back for other views to reuse,
+// for a view that will not read again (or will decode its next chunk
+// afresh): dropping views one after another, as a reader of several files
+// does, would otherwise leave a chunk's buffer to the collector each time.
+func (d *Dataset) Release() {
+	if d.cacheBuf != nil {
+		putBuf(d.cacheBuf)
+	}
+	d.cacheK, d.cacheBuf = -1, nil
+}
+
 // ChunkLen returns the elements per chunk of a chunked dataset, 0 for any
 // other layout.
 func (d *Dataset) ChunkLen() int64 {

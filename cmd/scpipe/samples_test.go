@@ -1,0 +1,136 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"scpipe/export"
+	"scpipe/rundir"
+)
+
+// TestSeveralSamplesThroughCLI simulates three samples (one with a
+// program of its own), ingests them through their samples file, fits,
+// and finds the samples everywhere: scpipe info's table, cells.parquet's
+// sample column, the run's samples.tsv (the planted sample program
+// marked sample-specific), the report's per-sample section and the cNMF
+// tables' cell samples.
+func TestSeveralSamplesThroughCLI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sim, shards, runDir := filepath.Join(dir, "sim"), filepath.Join(dir, "shards"), filepath.Join(dir, "run")
+	for _, args := range [][]string{
+		{"simulate", "-q", "-o", sim, "--kind", "singlecell", "--cells", "900", "--genes", "300", "--L", "3", "--programs-per-cell-max", "1", "--program-size-min", "0.05", "--program-size-max", "0.15",
+			"--samples", "3", "--sample-programs", "1", "--sample-program-fraction", "0.6", "--seed", "3"},
+		{"ingest", "-q", "--samples", filepath.Join(sim, "samples.tsv"), "-o", shards},
+		{"fit", shards, "-q", "-o", runDir, "--L", "4", "--chains", "1", "--burn-in", "30", "--samples", "20"},
+		{"report", runDir, "-q", "-o", filepath.Join(dir, "report.html")},
+		{"export", runDir, "-q", "--cnmf", filepath.Join(dir, "cnmf")},
+	} {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	out, err := captureStdout(t, func() error { return run(t, "info", shards) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"samples             3", "sample1  300", "sample3  300", "source               " + filepath.Join(sim, "samples.tsv")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scpipe info does not say %q:\n%s", want, out)
+		}
+	}
+	cells, err := rundir.ReadCells(filepath.Join(rundir.FitDir(runDir, 4, 1), rundir.CellsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells.Samples) != 900 || cells.Samples[0] != "sample1" || cells.Samples[899] != "sample3" || !strings.HasSuffix(cells.Barcodes[899], "-sample3") {
+		t.Fatalf("cells.parquet: %d samples, first %q", len(cells.Samples), cells.Samples[:1])
+	}
+	rows, err := rundir.ReadSamples(filepath.Join(runDir, rundir.SampleUsageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4*3 {
+		t.Fatalf("samples.tsv: %d rows, want 4 programs × 3 samples", len(rows))
+	}
+	// The planted sample program is sample1's (program 1 in sample 1 mod 3):
+	// some program must be used by most of sample1's planted share and be
+	// marked sample-specific to sample1.
+	var marked []string
+	for _, r := range rows {
+		if r.SampleSpecific && r.OfProgram >= rundir.SampleSpecificShare {
+			marked = append(marked, r.Sample)
+		}
+	}
+	if !slices.Contains(marked, "sample1") {
+		t.Errorf("no program marked sample-specific to sample1 (marked: %q); rows %+v", marked, rows)
+	}
+	// The control: the same samples (their depths and backgrounds) without
+	// the sample program mark none.
+	sim0, shards0, run0 := filepath.Join(dir, "sim0"), filepath.Join(dir, "shards0"), filepath.Join(dir, "run0")
+	for _, args := range [][]string{
+		{"simulate", "-q", "-o", sim0, "--kind", "singlecell", "--cells", "900", "--genes", "300", "--L", "3", "--programs-per-cell-max", "1", "--program-size-min", "0.05", "--program-size-max", "0.15",
+			"--samples", "3", "--seed", "3"},
+		{"ingest", "-q", "--samples", filepath.Join(sim0, "samples.tsv"), "-o", shards0},
+		{"fit", shards0, "-q", "-o", run0, "--L", "4", "--chains", "1", "--burn-in", "30", "--samples", "20"},
+	} {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	rows0, err := rundir.ReadSamples(filepath.Join(run0, rundir.SampleUsageFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows0 {
+		if r.SampleSpecific {
+			t.Errorf("without a sample program, code %d marked sample-specific (%s: %.2f of its cells)", r.Code, r.Sample, r.OfProgram)
+			break
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<section id="samples">`, "sample-specific: biology or a batch effect?", "<th>sample2</th>"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report does not hold %q", want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cnmf", export.CNMFName, export.CNMFSamplesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 901 || lines[0] != "\tsample" || !strings.HasSuffix(lines[900], "-sample3\tsample3") {
+		t.Errorf("%s: %d lines, first %q, last %q", export.CNMFSamplesFile, len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+// TestSamplesFlagsRefused: the flags of several samples refused where they
+// cannot apply, each naming the flag.
+func TestSamplesFlagsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ingest", a, b, "-o", filepath.Join(dir, "x"), "--genes", "some"}, `--genes of several samples: ingest: genes "some": want intersect or union`},
+		{[]string{"ingest", a, "--samples", filepath.Join(dir, "s.tsv"), "-o", filepath.Join(dir, "x")}, "give no input beside it"},
+		{[]string{"ingest", a, b, "--barcodes", "bc.tsv", "-o", filepath.Join(dir, "x")}, "--barcodes names the barcodes of one bare Matrix Market file"},
+		{[]string{"ingest", a, "--genes", "union", "-o", filepath.Join(dir, "x")}, "--genes union matches the genes of several samples; one input was given"},
+		{[]string{"ingest", "--format", "ratings", a, b, "-o", filepath.Join(dir, "x")}, "--format ratings reads one ratings file; 2 inputs given"},
+		{[]string{"ingest", a, b, "-o", filepath.Join(dir, "x")}, "sample a (" + a + ")"},
+		{[]string{"simulate", "-o", filepath.Join(dir, "s"), "--samples", "2"}, "--samples does not apply to --kind ormachine"},
+		{[]string{"simulate", "-o", filepath.Join(dir, "s"), "--kind", "singlecell", "--sample-programs", "1"}, "--sample-programs needs --samples"},
+	} {
+		if err := run(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("scpipe %s: %v, want an error saying %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
