@@ -11,10 +11,15 @@ import (
 // is not a function of the steps' per-row counts: it needs the observed
 // entries by (cell level, gene level), coverage and value. entryTotals
 // counts them in a pass of its own over the process's cells, a Boolean
-// product of the row's codes and a popcount per gene level a word: the
-// per-cell levels' LogLik (depth.go) with every gene at offset 0 is not
-// the likelihood the sampler draws from, and R̂ and the choice between
-// chains must see the one it does.
+// product of the row's codes and 32 popcounts a word, which costs more
+// than a sweep of the vector kernels. Once the parameters are held
+// (Config.HoldFrom) it runs once, and the log-likelihood follows the
+// flips (heldLogLik): every held sweep reports the exact likelihood the
+// sampler draws from, which R̂ and the choice between chains read. While
+// the levels still move, a sweep reports the per-cell levels' (depth.go),
+// every gene at offset 0, as it always has: before geneDelay that is
+// exact, and after it those sweeps belong to the estimation, not to the
+// posterior.
 
 // entryTotals returns the observed entries of c's state by cell level kc
 // and gene level kg (index kc·G + kg), summed over every process's cells.
@@ -109,18 +114,6 @@ func levelMasks(at *[1 << MaxCellLevelBits]uint64, planes [][]uint64, w, K int) 
 		}
 		at[k] = m
 	}
-}
-
-// exactLogLik returns log p(X_obs | Z, U, θ) of c's state with per-gene
-// levels: the sum over (cell level, gene level) of each class's counts
-// under its rates.
-func (s *Sampler) exactLogLik(c *chain) float64 {
-	G := s.geneLevels()
-	t := 0.0
-	for k, lc := range s.entryTotals(c) {
-		t += lc.logLik(c.rates.rho, c.rates.lift(uint8(k/G))+c.rates.geneLift(uint8(k%G)))
-	}
-	return t
 }
 
 // Once the parameters are held, the log-likelihood splits into a part

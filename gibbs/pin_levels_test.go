@@ -15,10 +15,10 @@ func TestLevelsDigestsPinned(t *testing.T) {
 	t.Parallel()
 	// L counts the housekeeping code, which Config.L does not.
 	cases := []pinCase{
-		{700, 300, 3, 0, 1, false, InitData, "891f5ed18aebcb452691935a79649e0a18508b2b7f9fa7792c9daa61f9d1562f"},
-		{900, 500, 6, 128, 2, true, InitData, "c37832ac563fecc12bd92d21f23ad232329f5c8b87ea86c25d7e00fc68f015a9"},
-		{1100, 600, 11, 192, 3, false, InitRandom, "97457f82ebb0532bf29576813147523583d2782f8ae7ffd1195753a7bf0cb056"},
-		{800, 400, 7, 64, 2, true, InitCluster, "8c3c167f5c7781ddfa70093442b1d71b04a88618c01fedfc3d9065be63151b5d"},
+		{700, 300, 3, 0, 1, false, InitData, "bc07424aa1623ba7f457808dbd32ce50c5df5a0292b7ba41cb689da65a9c9f02"},
+		{900, 500, 6, 128, 2, true, InitData, "1f3b95c7543a9b31d8d372b5d6ec7a0aec1a9293e95774bd9e2a2d60da8227f8"},
+		{1100, 600, 11, 192, 3, false, InitRandom, "00b989d7aedab95fa00358a1b3ab22bf220fec45356a6e8343c4e909b9a0480a"},
+		{800, 400, 7, 64, 2, true, InitCluster, "294d043f99fe02879b93d29edff2d300287a59b1e1c6d30ca53a9568807405ee"},
 	}
 	for _, tc := range cases {
 		tc.run(t, pinData{programs: tc.L - 1, noise: 0.05, observed: 0.9}, func(cfg *Config) {
