@@ -115,7 +115,7 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	}
 	// Before the truth is drawn, which for billions of cells took
 	// gigabytes and minutes, deaf to Ctrl-C, before the disk refused.
-	if err := simulate.CheckRoom(dir, p, true); err != nil {
+	if err := simulate.CheckRoom(dir, p, true, nil); err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
 	truth, err := simulate.New(p)

@@ -139,6 +139,9 @@ type Truth struct {
 	// Workers is the number of goroutines that draw rows when writing; 0
 	// means GOMAXPROCS. The output does not depend on it.
 	Workers int
+	// Free tells the free space that WriteShards and WriteMTX check the
+	// output against before they draw it; nil asks the file system.
+	Free FreeSpace
 
 	words int       // words per cell row
 	bins  []geneBin // single-cell kind: genes grouped by baseline rate

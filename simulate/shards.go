@@ -25,7 +25,7 @@ func WriteShards(ctx context.Context, dir string, t *Truth, opts shard.CreateOpt
 		return err
 	}
 	return commitDir(dir, opts.Force, func(tmp string) error {
-		if err := checkFree(dir, tmp, need, t.Params); err != nil {
+		if err := checkFree(t.Free, dir, tmp, need, t.Params); err != nil {
 			return err
 		}
 		sum, err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir), opts.Cached)

@@ -109,7 +109,7 @@ it was before they existed.
 			out := c.String("output")
 			// Before the truth is drawn, which takes memory in
 			// proportion to the sizes.
-			if err := simulate.CheckRoom(out, p, c.Bool("shards")); err != nil {
+			if err := simulate.CheckRoom(out, p, c.Bool("shards"), nil); err != nil {
 				return err
 			}
 			t, err := simulate.New(p)
