@@ -87,8 +87,9 @@ type dataset struct {
 
 // openDataset opens the planted dataset of size from the cache in work,
 // generating it first (and replacing a damaged or mismatched cache entry)
-// on workers goroutines when needed.
-func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, workers int, pageCached bool, log *slog.Logger) (*dataset, error) {
+// on workers goroutines when needed, provided free (nil: the file
+// system) tells room for it.
+func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, workers int, pageCached bool, free simulate.FreeSpace, log *slog.Logger) (*dataset, error) {
 	p, err := plantedParams(size, density, seed)
 	if err != nil {
 		return nil, err
@@ -115,14 +116,14 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	}
 	// Before the truth is drawn, which for billions of cells took
 	// gigabytes and minutes, deaf to Ctrl-C, before the disk refused.
-	if err := simulate.CheckRoom(dir, p, true, nil); err != nil {
+	if err := simulate.CheckRoom(dir, p, true, free); err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
 	truth, err := simulate.New(p)
 	if err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
-	truth.Workers = workers
+	truth.Workers, truth.Free = workers, free
 	log.Info("generating planted dataset", "dir", dir, "cells", size.Cells, "genes", size.Genes,
 		"expected_density", expectedDensity(p), "bytes", 2*size.Entries()/8)
 	start := time.Now()
