@@ -69,6 +69,13 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 			r.Close()
 		}
 	}()
+	if mode != chainRun && !o.Resume {
+		// A new run's settings are all given: refused before anything is
+		// made, not even the lock beside the run.
+		if _, err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	if mode == chainRun {
 		if err := checkChain(cfg, chain, o); err != nil {
 			return nil, err
