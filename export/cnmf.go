@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -40,8 +41,9 @@ type CNMFReport struct {
 // alone when set), cNMF's tables of the fit into dir/scpipe/, as cNMF lays
 // them out in its output_dir/name/ (README.md). dir is written as a
 // temporary folder installed in its place (outlock.CommitDir); an existing
-// dir is replaced only with o.Force.
-func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
+// dir is replaced only with o.Force. Once ctx is done it stops, returning
+// an error that wraps ctx's, and installs nothing.
+func WriteCNMF(ctx context.Context, o Options, dir string) (*CNMFReport, error) {
 	o, err := withDefaults(o)
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 			if err != nil {
 				return err
 			}
-			if err := writeCNMFTables(sub, f, o); err != nil {
+			if err := writeCNMFTables(ctx, sub, f, o); err != nil {
 				return err
 			}
 		}
@@ -88,8 +90,9 @@ func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 	return &CNMFReport{Dir: filepath.Join(dir, CNMFName), Ls: Ls}, nil
 }
 
-// writeCNMFTables writes the four tables of one fit.
-func writeCNMFTables(dir string, f *Fit, o Options) error {
+// writeCNMFTables writes the four tables of one fit, stopping once ctx
+// is done.
+func writeCNMFTables(ctx context.Context, dir string, f *Fit, o Options) error {
 	usages, score, spectra, top := CNMFFiles(f.L)
 	L := f.L
 	programs := make([]string, L)
@@ -98,9 +101,12 @@ func writeCNMFTables(dir string, f *Fit, o Options) error {
 	}
 	// usages: cells × programs, as pandas' to_csv(sep="\t") writes cNMF's
 	// DataFrame (an empty index name, programs 1 … K).
-	if err := writeTSV(filepath.Join(dir, usages), func(w *bufio.Writer) {
+	if err := writeTSV(ctx, filepath.Join(dir, usages), func(w *bufio.Writer) {
 		tsvLine(w, "", programs...)
 		for n, b := range f.Cells.Barcodes {
+			if n%4096 == 0 && ctx.Err() != nil {
+				return // writeTSV reports it
+			}
 			tsvLine(w, b, floats(f.Cells.Mean[n*L:(n+1)*L])...)
 		}
 	}); err != nil {
@@ -112,7 +118,7 @@ func writeCNMFTables(dir string, f *Fit, o Options) error {
 		name string
 		m    []float64
 	}{{score, f.rank()}, {spectra, f.Codes.Mean}} {
-		if err := writeTSV(filepath.Join(dir, t.name), func(w *bufio.Writer) {
+		if err := writeTSV(ctx, filepath.Join(dir, t.name), func(w *bufio.Writer) {
 			tsvLine(w, "", f.Genes.Symbols...)
 			for k := range L {
 				tsvLine(w, programs[k], floats(column(t.m, L, k))...)
@@ -123,7 +129,7 @@ func writeCNMFTables(dir string, f *Fit, o Options) error {
 	}
 	// top genes: rank × programs, as cNMF's load_results returns top_genes.
 	ps := f.Programs(o.Threshold, o.TopN)
-	return writeTSV(filepath.Join(dir, top), func(w *bufio.Writer) {
+	return writeTSV(ctx, filepath.Join(dir, top), func(w *bufio.Writer) {
 		tsvLine(w, "", programs...)
 		for r := range o.TopN {
 			row := make([]string, L)
@@ -158,11 +164,18 @@ func tsvLine(w *bufio.Writer, first string, rest ...string) {
 	w.WriteByte('\n')
 }
 
-// writeTSV writes a text file through a buffer, synced.
-func writeTSV(path string, fill func(w *bufio.Writer)) error {
+// writeTSV writes a text file through a buffer, synced, unless ctx is
+// done before it is complete (fill may stop early once it is).
+func writeTSV(ctx context.Context, path string, fill func(w *bufio.Writer)) error {
 	err := outlock.WriteFile(path, func(f io.Writer) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		w := bufio.NewWriterSize(f, 1<<16)
 		fill(w)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return w.Flush()
 	})
 	if err != nil {

@@ -64,14 +64,14 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 			o.L, o.Chain, o.TopN, o.Enrich = c.Int("L"), c.Int("chain"), c.Int("top"), c.String("enrich")
 			o.NoX, o.Shards, o.Into = c.Bool("no-x"), c.String("shards"), c.String("into")
 			if o.Out != "" {
-				rep, err := export.Export(o)
+				rep, err := export.Export(c.Context, o)
 				if err != nil {
 					return err
 				}
 				env.log.Info("next: in Python, anndata.read_h5ad(\""+rep.Out+"\"); obsm[\"X_scpipe\"] holds each cell's program usage", "L", rep.L)
 			}
 			if dir := c.String("cnmf"); dir != "" {
-				if _, err := export.WriteCNMF(o, dir); err != nil {
+				if _, err := export.WriteCNMF(c.Context, o, dir); err != nil {
 					return err
 				}
 			}
