@@ -92,7 +92,7 @@ func TestMaskBits(t *testing.T) {
 				}
 			}
 		}
-		if err := w.Commit(shard.Manifest{}); err != nil {
+		if err := w.Commit(context.Background(), shard.Manifest{}); err != nil {
 			t.Fatal(err)
 		}
 		src, err := shard.Open(dir)

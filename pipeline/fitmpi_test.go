@@ -35,7 +35,7 @@ func blockShards(t *testing.T) string {
 		tr.Row(n, row, clean)
 		w.SetRowWords(n, row)
 	}
-	if err := w.Commit(shard.Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), shard.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -112,7 +112,7 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
-	return t.summary(sum), w.Commit(m)
+	return t.summary(sum), w.Commit(ctx, m)
 }
 
 // values names the kind of the data for the manifest's Source.Values: the
