@@ -86,7 +86,7 @@ func WriteCNMF(ctx context.Context, o Options, dir string) (*CNMFReport, error) 
 	if err != nil {
 		return nil, err
 	}
-	o.Log.Info("cNMF tables written", "dir", filepath.Join(dir, CNMFName), "L", joinInts(Ls), "ranked_by", "score where codes.parquet has it, else posterior mean")
+	o.Log.Info("cNMF tables written", "output", filepath.Join(dir, CNMFName), "L", joinInts(Ls), "ranked_by", "score where codes.parquet has it, else posterior mean")
 	return &CNMFReport{Dir: filepath.Join(dir, CNMFName), Ls: Ls}, nil
 }
 

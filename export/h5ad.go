@@ -99,7 +99,7 @@ func Export(ctx context.Context, o Options) (*Report, error) {
 	if err := w.Commit(); err != nil {
 		return nil, err
 	}
-	o.Log.Info("exported", "out", o.Out, "L", L, "chain", o.Chain, "cells", len(f.Cells.Barcodes), "genes", len(f.Codes.GeneIDs), "ranked_by", f.RankedBy())
+	o.Log.Info("exported", "output", o.Out, "L", L, "chain", o.Chain, "cells", len(f.Cells.Barcodes), "genes", len(f.Codes.GeneIDs), "ranked_by", f.RankedBy())
 	return &Report{Out: o.Out, L: L, Chain: o.Chain, Recommended: rec, RankedBy: f.RankedBy(),
 		Cells: len(f.Cells.Barcodes), Genes: len(f.Codes.GeneIDs)}, nil
 }

@@ -31,7 +31,7 @@ func into(ctx context.Context, o Options, f *Fit) (*anndata.Writer, error) {
 	if matched == 0 {
 		return nil, fmt.Errorf("export: --into %s: none of its %d genes is one of the run's %d (by gene id or symbol)", o.Into, len(vars), len(f.Codes.GeneIDs))
 	}
-	o.Log.Info("exporting into a copy of the user's file", "into", o.Into, "cells", len(obs), "genes", len(vars), "genes_in_run", matched)
+	o.Log.Info("exporting into a copy of the user's file", "input", o.Into, "cells", len(obs), "genes", len(vars), "genes_in_run", matched)
 	w, err := anndata.Append(ctx, o.Into, o.Out)
 	if err != nil {
 		return nil, fmt.Errorf("export: --into: %w", err)

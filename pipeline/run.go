@@ -221,7 +221,7 @@ func preparedBefore(stored *FitConfig, cfg FitConfig, id rundir.ShardsIdentity, 
 	if err := rundir.SameShards(cfg.Output, id, o.Log); err != nil {
 		return false, fmt.Errorf("fit: --prepare: %w", err)
 	}
-	o.Log.Info("the run is already prepared with these settings and shards", "run", cfg.Output)
+	o.Log.Info("the run is already prepared with these settings and shards", "output", cfg.Output)
 	return true, nil
 }
 

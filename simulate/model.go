@@ -3,6 +3,7 @@ package simulate
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -142,6 +143,10 @@ type Truth struct {
 	// Free tells the free space that WriteShards and WriteMTX check the
 	// output against before they draw it; nil asks the file system.
 	Free FreeSpace
+	// Log receives what writing has to say (a killed writer's leftovers
+	// removed); nil: nowhere. The command's logger, so that --quiet
+	// quiets it (it went to slog.Default, past --quiet).
+	Log *slog.Logger
 
 	words int       // words per cell row
 	bins  []geneBin // single-cell kind: genes grouped by baseline rate

@@ -24,7 +24,7 @@ func WriteShards(ctx context.Context, dir string, t *Truth, opts shard.CreateOpt
 	if err != nil {
 		return err
 	}
-	return commitDir(dir, opts.Force, func(tmp string) error {
+	return commitDir(dir, opts.Force, t.Log, func(tmp string) error {
 		if err := checkFree(t.Free, dir, tmp, need, t.Params); err != nil {
 			return err
 		}

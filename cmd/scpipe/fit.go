@@ -165,7 +165,7 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 		if err != nil {
 			return err
 		}
-		env.log.Info("fits complete", "run", rep.Run, "chain", chain,
+		env.log.Info("fits complete", "output", rep.Run, "chain", chain,
 			"fitted", rep.Fitted, "skipped", rep.Skipped, "then", "scpipe summarize "+rep.Run)
 		return nil
 	}
@@ -173,7 +173,7 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 	if err != nil {
 		return err
 	}
-	env.log.Info("fit complete", "run", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
+	env.log.Info("fit complete", "output", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
 		"summary", filepath.Join(rep.Run, rundir.SummaryFile))
 	env.log.Info("results: "+filepath.Join(rep.Run, "L*", "chain*", "{codes,cells,trace}.parquet")+" per fit; next:",
 		"programs", "scpipe enrich "+rep.Run+" -o "+rep.Run+"-enrich --gmt LIBRARY.gmt",

@@ -116,7 +116,7 @@ it was before they existed.
 			if err != nil {
 				return err
 			}
-			t.Workers = env.threads
+			t.Workers, t.Log = env.threads, env.log
 			if c.Bool("shards") {
 				err = simulate.WriteShards(c.Context, out, t, shard.CreateOptions{Force: c.Bool("force"), Cached: env.cached})
 			} else {
