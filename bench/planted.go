@@ -119,7 +119,7 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	if err := simulate.CheckRoom(dir, p, true, free); err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
-	truth, err := simulate.New(p)
+	truth, err := simulate.New(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}

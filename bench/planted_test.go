@@ -64,7 +64,7 @@ func TestPlantedDataDensity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

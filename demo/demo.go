@@ -92,7 +92,7 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 // run runs the demo in the working folder dir.
 func run(ctx context.Context, w io.Writer, dir string, o Options) error {
 	p := simulate.DefaultParams()
-	truth, err := simulate.New(p)
+	truth, err := simulate.New(ctx, p)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ var plantedRun = sync.OnceValues(func() (string, error) {
 	}
 	testRoot = dir
 	p := simulate.Params{Cells: 120, Genes: 90, L: 3, CodeDensity: 0.15, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
-	truth, err := simulate.New(p)
+	truth, err := simulate.New(context.Background(), p)
 	if err != nil {
 		return "", err
 	}

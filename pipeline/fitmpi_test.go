@@ -21,7 +21,7 @@ import (
 // blocks of its 500 cells), so that up to 4 ranks share them.
 func blockShards(t *testing.T) string {
 	t.Helper()
-	tr, err := simulate.New(smallPlanted)
+	tr, err := simulate.New(context.Background(), smallPlanted)
 	if err != nil {
 		t.Fatal(err)
 	}

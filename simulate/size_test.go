@@ -57,7 +57,7 @@ func TestSizesRefused(t *testing.T) {
 			t.Errorf("%d × %d: %v does not wrap ErrNoRoom", tc.cells, tc.genes, err)
 		}
 		if strings.Contains(tc.want, "at most") {
-			if _, err := New(p); err == nil {
+			if _, err := New(context.Background(), p); err == nil {
 				t.Errorf("New accepts %d × %d", tc.cells, tc.genes)
 			}
 		}
@@ -79,7 +79,7 @@ func TestWriteRefusedForRoom(t *testing.T) {
 			free    int64
 			refused bool
 		}{{1000, true}, {1 << 40, false}} {
-			tr, err := New(p)
+			tr, err := New(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestMinBytes(t *testing.T) {
 		}(),
 		func() Params { p := DefaultDigitsParams(); p.Cells, p.Missing = 300, 0.3; return p }(),
 	} {
-		tr, err := New(p)
+		tr, err := New(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestStopAfterRows(t *testing.T) {
 	t.Parallel()
 	p := DefaultParams()
 	p.Cells, p.Genes = 100, 50
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,5 +219,36 @@ func TestStopAfterRows(t *testing.T) {
 	}
 	if err := WriteShards(&countdown{context.Background(), 1000}, filepath.Join(t.TempDir(), "out"), tr, shard.CreateOptions{}); err != nil {
 		t.Errorf("no Ctrl-C: %v", err)
+	}
+}
+
+// TestNewStops: New stops once its context is done, with its error, for
+// each kind: 30 million cells took 6 s to draw, deaf to Ctrl-C.
+func TestNewStops(t *testing.T) {
+	t.Parallel()
+	for _, p := range []Params{
+		func() Params { p := DefaultParams(); p.Cells, p.Genes, p.ActivityPrograms, p.ActivityFraction = 300_000, 50, 1, 0.3; return p }(),
+		func() Params {
+			p := DefaultParams()
+			p.Kind, p.CodeDensity, p.UsageDensity, p.FlipOn, p.FlipOff = SingleCell, 0, 0, 0, 0
+			p.Cells, p.Genes, p.SingleCell = 300_000, 50, DefaultSingleCell()
+			return p
+		}(),
+	} {
+		for k := int64(0); ; k++ {
+			if k > 1000 {
+				t.Fatalf("%v: New never finished", p.Kind)
+			}
+			tr, err := New(&countdown{context.Background(), int(k)}, p)
+			if err == nil {
+				if k < 3 {
+					t.Errorf("%v: New looked at its context %d times", p.Kind, k)
+				}
+				break
+			}
+			if !errors.Is(err, context.Canceled) || tr != nil {
+				t.Fatalf("%v, stopped at look %d: %v, %v; want context.Canceled and no truth", p.Kind, k, tr, err)
+			}
+		}
 	}
 }

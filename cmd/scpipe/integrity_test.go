@@ -145,7 +145,7 @@ func TestKilledWritersLeaveNothing(t *testing.T) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
 	p := simulate.Params{Cells: 3000, Genes: 400, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.02, FlipOff: 0.05, Seed: 9}
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

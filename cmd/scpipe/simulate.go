@@ -112,7 +112,7 @@ it was before they existed.
 			if err := simulate.CheckRoom(out, p, c.Bool("shards"), nil); err != nil {
 				return err
 			}
-			t, err := simulate.New(p)
+			t, err := simulate.New(c.Context, p)
 			if err != nil {
 				return err
 			}
