@@ -73,6 +73,9 @@ func WriteCNMF(ctx context.Context, o Options, dir string) (*CNMFReport, error) 
 			return fmt.Errorf("export: %w", err)
 		}
 		for _, L := range Ls {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
 			f, err := ReadFit(o.Run, L, o.Chain)
 			if err != nil {
 				return err

@@ -55,9 +55,15 @@ func Export(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	f, err := ReadFit(o.Run, L, o.Chain)
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
 	}
 	config, err := infile.ReadFile(filepath.Join(o.Run, rundir.ConfigFile))
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,41 +22,34 @@ import (
 // machine's speed; the second is timed from SIGCONT.
 func TestInterruptStops(t *testing.T) {
 	dir := t.TempDir()
-	shards, fitted := filepath.Join(dir, "sim", "shards"), filepath.Join(dir, "fitted")
-	if err := run(t, "simulate", "-o", filepath.Join(dir, "sim"), "--cells", "200000", "--genes", "300", "--L", "3", "--shards", "-q"); err != nil {
-		t.Fatal(err)
+	// Export's stages last as long as its cells are many; a fit stops
+	// after the sweep it is in (the sampler does not look within one), so
+	// its cells are fewer.
+	shards, small, fitted := filepath.Join(dir, "sim", "shards"), filepath.Join(dir, "small", "shards"), filepath.Join(dir, "fitted")
+	for _, s := range []struct{ dir, cells string }{{"sim", "200000"}, {"small", "20000"}} {
+		if err := run(t, "simulate", "-o", filepath.Join(dir, s.dir), "--cells", s.cells, "--genes", "300", "--L", "3", "--shards", "-q"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := run(t, "fit", shards, "-o", fitted, "--L", "3", "--chains", "1", "--burn-in", "1", "--samples", "1", "--starts", "1", "--holdout", "0", "-q"); err != nil {
 		t.Fatal(err)
 	}
-	prefix := func(p string) func(string) bool { return func(n string) bool { return strings.HasPrefix(n, p) } }
 	for _, tc := range []struct {
 		name string
-		args []string          // with -o OUT; OUT is PARENT/out
-		at   string            // "out": stop when match sees an entry of OUT, else of PARENT
-		when func(string) bool // the entry to stop at
+		args []string // with -o OUT (or --cnmf OUT); OUT is PARENT/out
+		at   string   // the stage: stop when this pattern, in PARENT, matches
 	}{
-		{"export, its output locked", []string{"export", fitted}, "", prefix(".out.lock")},
-		{"export writing", []string{"export", fitted}, "", prefix(".out.tmp-")},
-		{"export's cNMF tables writing", []string{"export", fitted, "--cnmf"}, "", prefix("out.tmp-")},
-		{"fit starting", []string{"fit", shards, "--L", "3", "--chains", "1", "--burn-in", "50", "--starts", "1"}, "", prefix("out")},
-		{"fit sweeping", []string{"fit", shards, "--L", "3", "--chains", "1", "--burn-in", "50", "--starts", "1"}, "out", prefix("L03")},
+		{"export, its output locked", []string{"export", fitted, "-o"}, ".out.lock"},
+		{"export writing", []string{"export", fitted, "-o"}, ".out.tmp-*"},
+		{"export writing cNMF's tables", []string{"export", fitted, "--cnmf"}, "out.tmp-*/scpipe/*usages*"},
+		{"fit starting", []string{"fit", small, "--L", "3", "--chains", "1", "--burn-in", "50", "--starts", "1", "-o"}, "out"},
+		{"fit sweeping", []string{"fit", small, "--L", "3", "--chains", "1", "--burn-in", "50", "--starts", "1", "-o"}, "out/L03"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "out")
-			args := append(slices.Clone(tc.args), "-q")
-			if args[len(args)-2] == "--cnmf" {
-				args = append(args[:len(args)-1], out, "-q")
-			} else {
-				args = append(args, "-o", out)
-			}
-			c := startScpipe(t, args...)
-			watch := parent
-			if tc.at == "out" {
-				watch = out
-			}
-			if c.stopAt(t, watch, tc.when) == "" {
+			c := startScpipe(t, append(slices.Clone(tc.args), out, "-q")...)
+			if !c.stopAtGlob(t, filepath.Join(parent, tc.at)) {
 				t.Fatalf("scpipe %s finished before it could be stopped", tc.args[0])
 			}
 			c.cmd.Process.Signal(syscall.SIGINT)
@@ -71,6 +63,7 @@ func TestInterruptStops(t *testing.T) {
 				t.Fatalf("scpipe %s: still running a minute after SIGINT", tc.args[0])
 			}
 			took := time.Since(start)
+			t.Logf("stopped %v after SIGCONT", took)
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 				t.Errorf("scpipe %s interrupted: %v, want exit status 130", tc.args[0], err)
@@ -91,4 +84,32 @@ func TestInterruptStops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stopAtGlob polls until pattern matches a path, then stops the child with
+// SIGSTOP and reports whether the path is still there once it is stopped;
+// otherwise the child goes on. It reports false when the child exits
+// first.
+func (c *child) stopAtGlob(t *testing.T, pattern string) bool {
+	t.Helper()
+	found := func() bool { m, _ := filepath.Glob(pattern); return len(m) > 0 }
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		select {
+		case err := <-c.done:
+			c.done <- err
+			return false
+		default:
+		}
+		if !found() {
+			continue
+		}
+		c.cmd.Process.Signal(syscall.SIGSTOP)
+		c.waitStopped()
+		if found() {
+			return true
+		}
+		c.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	t.Fatal("timed out")
+	return false
 }
