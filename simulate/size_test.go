@@ -227,7 +227,11 @@ func TestStopAfterRows(t *testing.T) {
 func TestNewStops(t *testing.T) {
 	t.Parallel()
 	for _, p := range []Params{
-		func() Params { p := DefaultParams(); p.Cells, p.Genes, p.ActivityPrograms, p.ActivityFraction = 300_000, 50, 1, 0.3; return p }(),
+		func() Params {
+			p := DefaultParams()
+			p.Cells, p.Genes, p.ActivityPrograms, p.ActivityFraction = 300_000, 50, 1, 0.3
+			return p
+		}(),
 		func() Params {
 			p := DefaultParams()
 			p.Kind, p.CodeDensity, p.UsageDensity, p.FlipOn, p.FlipOff = SingleCell, 0, 0, 0, 0
