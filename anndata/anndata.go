@@ -2,6 +2,7 @@ package anndata
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,12 +23,17 @@ type Writer struct {
 	path, tmp string
 	src       string // the file Append copies; "" for Create
 	err       error  // the first error, which every later call returns
+	// ctx stops the long work (a copy, a streamed matrix, the commit):
+	// Ctrl-C leaves nothing installed.
+	ctx context.Context
 }
 
 // Create starts an AnnData file that Commit writes to path: the data go to
 // a temporary file beside it (".NAME.tmp-*", mode 0666 less the umask), renamed over path when
-// complete. The caller decides whether path may be replaced.
-func Create(path string) (*Writer, error) {
+// complete. The caller decides whether path may be replaced. Once ctx is
+// done, the Writer's calls fail with its error and Commit installs
+// nothing.
+func Create(ctx context.Context, path string) (*Writer, error) {
 	f, err := outlock.TempFile(path, "tmp")
 	if err != nil {
 		return nil, fmt.Errorf("anndata: %w", err)
@@ -38,7 +44,7 @@ func Create(path string) (*Writer, error) {
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("anndata: %s: %w", path, err)
 	}
-	w := &Writer{h: h, f: f, path: path, tmp: f.Name()}
+	w := &Writer{h: h, f: f, path: path, tmp: f.Name(), ctx: ctx}
 	w.attrs("/", "anndata", "0.1.0")
 	return w, nil
 }
@@ -49,8 +55,8 @@ func Create(path string) (*Writer, error) {
 // members (obsm, varm, uns, …) get a new index. Members of src may be
 // replaced by removing them first (Remove). src must be an HDF5 file with
 // 8-byte addresses whose groups are symbol tables (h5py's default, which
-// anndata writes).
-func Append(src, path string) (*Writer, error) {
+// anndata writes). ctx is Create's.
+func Append(ctx context.Context, src, path string) (*Writer, error) {
 	in, err := infile.Open(src)
 	if err != nil {
 		return nil, fmt.Errorf("anndata: %w", err)
@@ -60,8 +66,8 @@ func Append(src, path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anndata: %w", err)
 	}
-	w := &Writer{f: f, path: path, tmp: f.Name(), src: src}
-	if _, err := io.Copy(f, in); err != nil {
+	w := &Writer{f: f, path: path, tmp: f.Name(), src: src, ctx: ctx}
+	if _, err := io.Copy(f, ctxReader{ctx, in}); err != nil {
 		w.Abort()
 		return nil, fmt.Errorf("anndata: copying %s: %w", src, err)
 	}
@@ -80,6 +86,20 @@ func (w *Writer) Remove(path string) error {
 		return w.err
 	}
 	return w.fail(path, w.h.remove(path))
+}
+
+// ctxReader is r that fails with ctx's error once ctx is done: a copy of
+// a file of gigabytes stops on Ctrl-C.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // fail records the first error, naming the file (and the user's file it
@@ -300,6 +320,11 @@ func (w *Writer) csr(path string, rows, cols int, row func(i int, buf []int32) (
 	err := w.h.streamDataset(path+"/indices", typeInt32, func(bw *bufio.Writer) ([]uint64, error) {
 		var b [4]byte
 		for i := range rows {
+			if i%4096 == 0 {
+				if err := w.ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			idx, vals := row(i, buf[:0])
 			if vals != nil {
 				values = append(values, vals...)
@@ -342,9 +367,13 @@ func (w *Writer) csr(path string, rows, cols int, row func(i int, buf []int32) (
 	return w.Int64sAttr(path, "shape", []int64{int64(rows), int64(cols)})
 }
 
-// Commit writes the file's structure, syncs it and renames it into place.
-// After an error the temporary file is removed.
+// Commit writes the file's structure, syncs it and renames it into place,
+// unless the Writer's context is done by then. After an error the
+// temporary file is removed.
 func (w *Writer) Commit() error {
+	if w.err == nil {
+		w.fail("commit", w.ctx.Err())
+	}
 	if w.err != nil {
 		w.Abort()
 		return w.err
@@ -352,6 +381,9 @@ func (w *Writer) Commit() error {
 	err := w.h.commit()
 	if err == nil {
 		err = w.f.Sync()
+	}
+	if err == nil {
+		err = w.ctx.Err() // the sync of a large file takes seconds
 	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr

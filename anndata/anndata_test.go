@@ -69,7 +69,7 @@ func TestIngestReadsWhatItWrites(t *testing.T) {
 					genes[i] += strings.Repeat("x", i%23)
 				}
 			}
-			w, err := anndata.Create(path)
+			w, err := anndata.Create(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestWriterErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "bad.h5ad")
-			w, err := anndata.Create(path)
+			w, err := anndata.Create(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestStringsVariableLength(t *testing.T) {
 	barcodes, genes, ids := names("cell-", 70_000), names("GENE", 500), names("ENSG", 500)
 	genes[17] = strings.Repeat("L", 65_003)
 	ids[3], ids[499] = "", ""
-	w, err := anndata.Create(path)
+	w, err := anndata.Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,5 +221,62 @@ func TestStringsVariableLength(t *testing.T) {
 	}
 	if !slices.Equal(obs, barcodes) || !slices.Equal(vars, genes) || !slices.Equal(geneIDs, ids) {
 		t.Errorf("names read back differ: %d obs, %d var, %d ids", len(obs), len(vars), len(geneIDs))
+	}
+}
+
+// TestStopped: once its context is done, a Writer's streamed matrix and
+// Commit fail with the context's error, Append copies nothing, and nothing
+// is left: no file, no temporary.
+func TestStopped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.h5ad")
+	w, err := anndata.Create(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Dataframe("/obs", []string{"a", "b"})
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name  string
+		write func(out string) error
+	}{
+		{"Create, a streamed matrix", func(out string) error {
+			w, err := anndata.Create(ctx, out)
+			if err != nil {
+				return err
+			}
+			if err := w.BinaryCSR("/X", 3, 2, func(i int, buf []int32) []int32 { return append(buf, 1) }); !errors.Is(err, context.Canceled) {
+				t.Errorf("BinaryCSR: %v, want context.Canceled", err)
+			}
+			return w.Commit()
+		}},
+		{"Create, a small file", func(out string) error {
+			w, err := anndata.Create(ctx, out)
+			if err != nil {
+				return err
+			}
+			w.Dataframe("/obs", []string{"a"})
+			return w.Commit()
+		}},
+		{"Append", func(out string) error {
+			w, err := anndata.Append(ctx, src, out)
+			if err != nil {
+				return err
+			}
+			return w.Commit()
+		}},
+	} {
+		out := filepath.Join(t.TempDir(), "out.h5ad")
+		if err := tc.write(out); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), out) && !strings.Contains(err.Error(), src) {
+			t.Errorf("%s: %v, want context.Canceled naming the file", tc.name, err)
+		}
+		if left, _ := os.ReadDir(filepath.Dir(out)); len(left) > 0 {
+			t.Errorf("%s: left %s", tc.name, left[0].Name())
+		}
 	}
 }

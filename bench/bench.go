@@ -230,7 +230,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// just for its own measurements, so that its memory is not counted
 	// against another's.
 	for _, s := range o.Sizes {
-		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, o.Workers, o.Cached, log)
+		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, o.Workers, o.Cached, nil, log)
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +248,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	mem := startSampler()
 	defer mem.close()
 	for _, s := range o.Sizes {
-		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, o.Workers, o.Cached, log)
+		d, err := openDataset(ctx, o.Work, s, o.Density, o.Seed, o.Workers, o.Cached, nil, log)
 		if err != nil {
 			stopProfile()
 			return nil, err

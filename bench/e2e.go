@@ -197,17 +197,17 @@ func generateInput(ctx context.Context, o E2EOptions, rep *E2EReport) error {
 	rep.Input = filepath.Join(o.Work, fmt.Sprintf("e2e-tenxv2-%s-d%g-seed%d.h5", o.Size, o.Density, o.Seed))
 	if _, err := os.Stat(rep.Input); err == nil {
 		rep.InputCached = true
-		o.Log.Info("using cached input", "file", rep.Input)
+		o.Log.Info("using cached input", "path", rep.Input)
 		return nil
 	}
-	o.Log.Info("generating a 10x HDF5 file", "file", rep.Input, "cells", o.Size.Cells, "genes", o.Size.Genes, "density", o.Density)
+	o.Log.Info("generating a 10x HDF5 file", "path", rep.Input, "cells", o.Size.Cells, "genes", o.Size.Genes, "density", o.Density)
 	start := time.Now()
 	nnz, err := ingest.GenerateTenXV2(ctx, rep.Input, o.Size.Genes, o.Size.Cells, o.Density, o.Seed, o.Workers)
 	if err != nil {
 		return fmt.Errorf("bench: generating the e2e input: %w", err)
 	}
 	rep.GenerateSeconds = time.Since(start).Seconds()
-	o.Log.Info("generated", "file", rep.Input, "nonzeros", nnz, "seconds", rep.GenerateSeconds)
+	o.Log.Info("generated", "path", rep.Input, "nonzeros", nnz, "seconds", rep.GenerateSeconds)
 	return nil
 }
 

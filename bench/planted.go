@@ -87,8 +87,9 @@ type dataset struct {
 
 // openDataset opens the planted dataset of size from the cache in work,
 // generating it first (and replacing a damaged or mismatched cache entry)
-// on workers goroutines when needed.
-func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, workers int, pageCached bool, log *slog.Logger) (*dataset, error) {
+// on workers goroutines when needed, provided free (nil: the file
+// system) tells room for it.
+func openDataset(ctx context.Context, work string, size Size, density float64, seed uint64, workers int, pageCached bool, free simulate.FreeSpace, log *slog.Logger) (*dataset, error) {
 	p, err := plantedParams(size, density, seed)
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	if err == nil {
 		m := s.Manifest()
 		if m.Cells == size.Cells && m.Genes == size.Genes && m.Source.Seed == seed {
-			log.Info("using cached dataset", "dir", dir, "cells", m.Cells, "genes", m.Genes, "density", m.Density)
+			log.Info("using cached dataset", "path", dir, "cells", m.Cells, "genes", m.Genes, "density", m.Density)
 			return &dataset{shards: s, dir: dir, cached: true}, nil
 		}
 		s.Close()
@@ -108,22 +109,22 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	_, statErr := os.Stat(dir)
 	replace := statErr == nil
 	if replace {
-		log.Warn("regenerating cached dataset", "dir", dir, "reason", err)
+		log.Warn("regenerating cached dataset", "path", dir, "reason", err)
 	}
 	if err := os.MkdirAll(work, 0o777); err != nil {
 		return nil, fmt.Errorf("bench: creating work folder: %w", err)
 	}
 	// Before the truth is drawn, which for billions of cells took
 	// gigabytes and minutes, deaf to Ctrl-C, before the disk refused.
-	if err := simulate.CheckRoom(dir, p, true); err != nil {
+	if err := simulate.CheckRoom(dir, p, true, free); err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
-	truth, err := simulate.New(p)
+	truth, err := simulate.New(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("bench: planted model for %v: %w", size, err)
 	}
-	truth.Workers = workers
-	log.Info("generating planted dataset", "dir", dir, "cells", size.Cells, "genes", size.Genes,
+	truth.Workers, truth.Free, truth.Log = workers, free, log
+	log.Info("generating planted dataset", "path", dir, "cells", size.Cells, "genes", size.Genes,
 		"expected_density", expectedDensity(p), "bytes", 2*size.Entries()/8)
 	start := time.Now()
 	if err := simulate.WriteShards(ctx, dir, truth, shard.CreateOptions{Force: replace, Cached: pageCached}); err != nil {
@@ -134,6 +135,6 @@ func openDataset(ctx context.Context, work string, size Size, density float64, s
 	if err != nil {
 		return nil, fmt.Errorf("bench: opening generated dataset: %w", err)
 	}
-	log.Info("generated", "dir", dir, "seconds", gen, "density", s.Manifest().Density)
+	log.Info("generated", "path", dir, "seconds", gen, "density", s.Manifest().Density)
 	return &dataset{shards: s, dir: dir, genSecond: gen}, nil
 }

@@ -64,7 +64,7 @@ func TestPlantedDataDensity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,16 +89,18 @@ func TestPlantedDataDensity(t *testing.T) {
 	}
 }
 
-// TestOpenDatasetTooLarge: a size whose shards no disk here holds is
+// TestOpenDatasetTooLarge: a size whose shards the disk cannot hold is
 // refused before its truth is drawn (--size 2e13 drew 1.8 billion cells'
-// usage for minutes, deaf to Ctrl-C), naming the folder.
+// usage for minutes, deaf to Ctrl-C), naming the folder. The disk is told
+// to have 1 TB free, whatever the one the test runs on has.
 func TestOpenDatasetTooLarge(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	size := Size{2_000_000_000, 1_000_000} // 0.5 PB of shards
 	done := make(chan error, 1)
 	go func() {
-		_, err := openDataset(context.Background(), work, size, defaultDensity, 3, 2, false, discard())
+		free := func(string) (int64, bool) { return 1e12, true }
+		_, err := openDataset(context.Background(), work, size, defaultDensity, 3, 2, false, free, discard())
 		done <- err
 	}()
 	select {
@@ -116,7 +118,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	ctx := context.Background()
 	work := t.TempDir()
 	size := Size{150, 70}
-	d, err := openDataset(ctx, work, size, defaultDensity, 3, 2, false, discard())
+	d, err := openDataset(ctx, work, size, defaultDensity, 3, 2, false, nil, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +128,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	}
 	d.shards.Close()
 
-	d, err = openDataset(ctx, work, size, defaultDensity, 3, 2, false, discard())
+	d, err = openDataset(ctx, work, size, defaultDensity, 3, 2, false, nil, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func TestOpenDatasetCachesAndRepairs(t *testing.T) {
 	if err := os.Remove(filepath.Join(d.dir, simulate.ShardsDir, shard.ManifestName)); err != nil {
 		t.Fatal(err)
 	}
-	d, err = openDataset(ctx, work, size, defaultDensity, 3, 2, true, discard())
+	d, err = openDataset(ctx, work, size, defaultDensity, 3, 2, true, nil, discard())
 	if err != nil {
 		t.Fatal(err)
 	}

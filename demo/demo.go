@@ -92,13 +92,13 @@ func Run(ctx context.Context, w io.Writer, o Options) error {
 // run runs the demo in the working folder dir.
 func run(ctx context.Context, w io.Writer, dir string, o Options) error {
 	p := simulate.DefaultParams()
-	truth, err := simulate.New(p)
+	truth, err := simulate.New(ctx, p)
 	if err != nil {
 		return err
 	}
-	truth.Workers = o.Threads
+	truth.Workers, truth.Log = o.Threads, o.Log
 	data, shards, run := filepath.Join(dir, "data"), filepath.Join(dir, "shards"), filepath.Join(dir, "run")
-	o.Log.Info("demo: simulating", "cells", p.Cells, "genes", p.Genes, "programs", p.L, "to", data)
+	o.Log.Info("demo: simulating", "cells", p.Cells, "genes", p.Genes, "programs", p.L, "output", data)
 	if err := simulate.WriteMTX(ctx, data, truth, false); err != nil {
 		return err
 	}

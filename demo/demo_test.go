@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"scpipe/rundir"
 )
@@ -73,31 +73,49 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// cancelOn is a slog.Handler that cancels its context at the first
+// record whose message begins with msg: Ctrl-C at a chosen stage of the
+// work, whatever the machine's speed (a timer of 300 ms once let a fast
+// machine finish first).
+type cancelOn struct {
+	msg    string
+	cancel context.CancelFunc
+}
+
+func (h cancelOn) Enabled(context.Context, slog.Level) bool { return true }
+func (h cancelOn) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, h.msg) {
+		h.cancel()
+	}
+	return nil
+}
+func (h cancelOn) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h cancelOn) WithGroup(string) slog.Handler      { return h }
+
 // TestInterruptedDemo: a demo interrupted in any stage removes the
 // temporary folder it made (nothing in it can be resumed or read), says
 // it was interrupted (context.Canceled, exit status 130), and keeps a
 // working folder the user named.
 func TestInterruptedDemo(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		after time.Duration // cancel after this long; 0: before it starts
-		dir   bool          // the user names the working folder
+		name string
+		at   string // cancel at the first log message that begins so; "": before it starts
+		dir  bool   // the user names the working folder
 	}{
-		{"before it starts", 0, false},
-		{"while it works", 300 * time.Millisecond, false},
-		{"in a named folder", 0, true},
+		{"before it starts", "", false},
+		{"while it simulates", "demo: simulating", false},
+		{"while it fits", "fit 1 of", false},
+		{"in a named folder", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tc.after == 0 {
+			o := Options{Threads: 2, Log: slog.New(cancelOn{tc.at, cancel})}
+			if tc.at == "" {
 				cancel()
-			} else {
-				time.AfterFunc(tc.after, cancel)
 			}
-			o := Options{Threads: 2}
 			if tc.dir {
 				o.Dir = filepath.Join(t.TempDir(), "demo")
 			}

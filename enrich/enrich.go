@@ -115,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeOutputs(o, rep); err != nil {
+	if err := writeOutputs(ctx, o, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,9 +50,9 @@ func rankFiles(p *Program) (top, topTable, fdr string) {
 // writeOutputs writes rep into a temporary folder beside o.Out and
 // installs it there (outlock.CommitDir: o.Out locked meanwhile, a killed
 // writer's temporaries removed, an existing o.Out replaced only with
-// o.Force).
-func writeOutputs(o Options, rep *Report) error {
-	return outlock.CommitDir(o.Out, "enrich", o.Force, o.Log, func(tmp string) error { return writeAll(tmp, o, rep) })
+// o.Force). Once ctx is done it stops and installs nothing.
+func writeOutputs(ctx context.Context, o Options, rep *Report) error {
+	return outlock.CommitDir(o.Out, "enrich", o.Force, o.Log, func(tmp string) error { return writeAll(ctx, tmp, o, rep) })
 }
 
 // outFile is one output file and what writes it.
@@ -60,8 +61,8 @@ type outFile struct {
 	write func(w *bufio.Writer)
 }
 
-// writeAll writes every output file under dir.
-func writeAll(dir string, o Options, rep *Report) error {
+// writeAll writes every output file under dir, unless ctx is done first.
+func writeAll(ctx context.Context, dir string, o Options, rep *Report) error {
 	for _, sub := range []string{genesDir, EnrichmentDir} {
 		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
 			return fmt.Errorf("enrich: %w", err)
@@ -101,6 +102,9 @@ func writeAll(dir string, o Options, rep *Report) error {
 		}
 	}
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("enrich: %w", err)
+		}
 		if err := writeFile(filepath.Join(dir, f.name), f.write); err != nil {
 			return err
 		}
@@ -109,7 +113,13 @@ func writeAll(dir string, o Options, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("enrich: %s: %w", HierarchyJSON, err)
 	}
-	return writeFile(filepath.Join(dir, HierarchyJSON), func(w *bufio.Writer) { w.Write(js) })
+	if err := writeFile(filepath.Join(dir, HierarchyJSON), func(w *bufio.Writer) { w.Write(js) }); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil { // the last look before the folder is installed
+		return fmt.Errorf("enrich: %w", err)
+	}
+	return nil
 }
 
 // writeFile writes and syncs one file of the temporary output folder,

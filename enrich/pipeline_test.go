@@ -60,7 +60,7 @@ func fit(t *testing.T, shards, dir, L string, chains, sweeps int) string {
 // deviations) fall below 0.05.
 func TestPlantedProgramsEnrich(t *testing.T) {
 	p := simulate.Params{Cells: 600, Genes: 400, L: 4, CodeDensity: 0.08, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 11}
-	truth, err := simulate.New(p)
+	truth, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func parse(t *testing.T, s string) float64 {
 func TestPlantedFDRAndTop(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		p := simulate.Params{Cells: 300, Genes: 200, L: 3, CodeDensity: 0.12, UsageDensity: 0.3, FlipOn: 0.3, FlipOff: 0.08, Seed: seed}
-		truth, err := simulate.New(p)
+		truth, err := simulate.New(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -37,8 +38,8 @@ func CNMFFiles(L int) (usages, score, spectra, top string) {
 const CNMFSamplesFile = CNMFName + ".cell_samples.txt"
 
 // writeCellSamples writes c's cells' samples as CNMFSamplesFile.
-func writeCellSamples(path string, c rundir.Cells) error {
-	return writeTSV(path, func(w *bufio.Writer) {
+func writeCellSamples(ctx context.Context, path string, c rundir.Cells) error {
+	return writeTSV(ctx, path, func(w *bufio.Writer) {
 		tsvLine(w, "", "sample")
 		for n, b := range c.Barcodes {
 			tsvLine(w, b, c.Samples[n])
@@ -56,8 +57,9 @@ type CNMFReport struct {
 // alone when set), cNMF's tables of the fit into dir/scpipe/, as cNMF lays
 // them out in its output_dir/name/ (README.md). dir is written as a
 // temporary folder installed in its place (outlock.CommitDir); an existing
-// dir is replaced only with o.Force.
-func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
+// dir is replaced only with o.Force. Once ctx is done it stops, returning
+// an error that wraps ctx's, and installs nothing.
+func WriteCNMF(ctx context.Context, o Options, dir string) (*CNMFReport, error) {
 	o, err := withDefaults(o)
 	if err != nil {
 		return nil, err
@@ -87,15 +89,18 @@ func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 			return fmt.Errorf("export: %w", err)
 		}
 		for i, L := range Ls {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
 			f, err := ReadFit(o.Run, L, o.Chain)
 			if err != nil {
 				return err
 			}
-			if err := writeCNMFTables(sub, f, o); err != nil {
+			if err := writeCNMFTables(ctx, sub, f, o); err != nil {
 				return err
 			}
 			if i == 0 && f.Cells.Samples != nil {
-				if err := writeCellSamples(filepath.Join(sub, CNMFSamplesFile), f.Cells); err != nil {
+				if err := writeCellSamples(ctx, filepath.Join(sub, CNMFSamplesFile), f.Cells); err != nil {
 					return err
 				}
 			}
@@ -105,12 +110,13 @@ func WriteCNMF(o Options, dir string) (*CNMFReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Log.Info("cNMF tables written", "dir", filepath.Join(dir, CNMFName), "L", joinInts(Ls), "ranked_by", "score where codes.parquet has it, else posterior mean")
+	o.Log.Info("cNMF tables written", "output", filepath.Join(dir, CNMFName), "L", joinInts(Ls), "ranked_by", "score where codes.parquet has it, else posterior mean")
 	return &CNMFReport{Dir: filepath.Join(dir, CNMFName), Ls: Ls}, nil
 }
 
-// writeCNMFTables writes the four tables of one fit.
-func writeCNMFTables(dir string, f *Fit, o Options) error {
+// writeCNMFTables writes the four tables of one fit, stopping once ctx
+// is done.
+func writeCNMFTables(ctx context.Context, dir string, f *Fit, o Options) error {
 	usages, score, spectra, top := CNMFFiles(f.L)
 	L := f.L
 	programs := make([]string, L)
@@ -119,9 +125,12 @@ func writeCNMFTables(dir string, f *Fit, o Options) error {
 	}
 	// usages: cells × programs, as pandas' to_csv(sep="\t") writes cNMF's
 	// DataFrame (an empty index name, programs 1 … K).
-	if err := writeTSV(filepath.Join(dir, usages), func(w *bufio.Writer) {
+	if err := writeTSV(ctx, filepath.Join(dir, usages), func(w *bufio.Writer) {
 		tsvLine(w, "", programs...)
 		for n, b := range f.Cells.Barcodes {
+			if n%4096 == 0 && ctx.Err() != nil {
+				return // writeTSV reports it
+			}
 			tsvLine(w, b, floats(f.Cells.Mean[n*L:(n+1)*L])...)
 		}
 	}); err != nil {
@@ -133,7 +142,7 @@ func writeCNMFTables(dir string, f *Fit, o Options) error {
 		name string
 		m    []float64
 	}{{score, f.rank()}, {spectra, f.Codes.Mean}} {
-		if err := writeTSV(filepath.Join(dir, t.name), func(w *bufio.Writer) {
+		if err := writeTSV(ctx, filepath.Join(dir, t.name), func(w *bufio.Writer) {
 			tsvLine(w, "", f.Genes.Symbols...)
 			for k := range L {
 				tsvLine(w, programs[k], floats(column(t.m, L, k))...)
@@ -144,7 +153,7 @@ func writeCNMFTables(dir string, f *Fit, o Options) error {
 	}
 	// top genes: rank × programs, as cNMF's load_results returns top_genes.
 	ps := f.Programs(o.Threshold, o.TopN)
-	return writeTSV(filepath.Join(dir, top), func(w *bufio.Writer) {
+	return writeTSV(ctx, filepath.Join(dir, top), func(w *bufio.Writer) {
 		tsvLine(w, "", programs...)
 		for r := range o.TopN {
 			row := make([]string, L)
@@ -182,11 +191,18 @@ func tsvLine(w *bufio.Writer, first string, rest ...string) {
 	w.WriteByte('\n')
 }
 
-// writeTSV writes a text file through a buffer, synced.
-func writeTSV(path string, fill func(w *bufio.Writer)) error {
+// writeTSV writes a text file through a buffer, synced, unless ctx is
+// done before it is complete (fill may stop early once it is).
+func writeTSV(ctx context.Context, path string, fill func(w *bufio.Writer)) error {
 	err := outlock.WriteFile(path, func(f io.Writer) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		w := bufio.NewWriterSize(f, 1<<16)
 		fill(w)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return w.Flush()
 	})
 	if err != nil {

@@ -4,6 +4,6 @@
 // genes) for Seurat and cNMF users. What each file holds is specified in
 // README.md beside this file.
 //
-//	rep, err := export.Export(export.Options{Run: "run", Out: "run.h5ad"})
+//	rep, err := export.Export(ctx, export.Options{Run: "run", Out: "run.h5ad"})
 //	// scanpy: a = sc.read_h5ad("run.h5ad"); a.obsm["X_scpipe"]
 package export

@@ -46,7 +46,7 @@ var plantedRun = sync.OnceValues(func() (string, error) {
 	}
 	testRoot = dir
 	p := simulate.Params{Cells: 120, Genes: 90, L: 3, CodeDensity: 0.15, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
-	truth, err := simulate.New(p)
+	truth, err := simulate.New(context.Background(), p)
 	if err != nil {
 		return "", err
 	}
@@ -255,14 +255,14 @@ func TestCNMFTables(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cnmf")
 			o := export.DefaultOptions()
 			o.Run, o.TopN = r, 5
-			rep, err := export.WriteCNMF(o, dir)
+			rep, err := export.WriteCNMF(context.Background(), o, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(rep.Ls, []int{2, 3}) {
 				t.Errorf("Ls %v", rep.Ls)
 			}
-			if _, err := export.WriteCNMF(o, dir); err == nil || !strings.Contains(err.Error(), "--force") {
+			if _, err := export.WriteCNMF(context.Background(), o, dir); err == nil || !strings.Contains(err.Error(), "--force") {
 				t.Errorf("a second write: %v", err)
 			}
 			f, err := export.ReadFit(r, 3, 1)
@@ -329,14 +329,14 @@ func TestExportIngestsBack(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.h5ad")
 	o := export.DefaultOptions()
 	o.Run, o.Out = r, out
-	rep, err := export.Export(o)
+	rep, err := export.Export(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.L != rep.Recommended || rep.RankedBy != "score" { // every fit writes scores
 		t.Errorf("exported L %d (recommended %d), ranked by %s", rep.L, rep.Recommended, rep.RankedBy)
 	}
-	if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), "--force") {
+	if _, err := export.Export(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("a second export: %v", err)
 	}
 	back := filepath.Join(t.TempDir(), "back")
@@ -412,7 +412,7 @@ func TestDamagedShardsRefused(t *testing.T) {
 			}
 			o := export.DefaultOptions()
 			o.Run, o.Out, o.Shards = r, filepath.Join(t.TempDir(), "run.h5ad"), damaged
-			if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), p+": crc32c") {
+			if _, err := export.Export(context.Background(), o); err == nil || !strings.Contains(err.Error(), p+": crc32c") {
 				t.Errorf("export from shards with a changed byte in %s: %v", name, err)
 			}
 			if _, err := os.Stat(o.Out); !errors.Is(err, os.ErrNotExist) {
@@ -432,7 +432,7 @@ func userFile(t *testing.T, r, path string, cells []string) {
 		t.Fatal(err)
 	}
 	genes := append(slices.Clone(f.Codes.GeneIDs), "EXTRA1", "EXTRA2")
-	w, err := anndata.Create(path)
+	w, err := anndata.Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +469,7 @@ func TestExportInto(t *testing.T) {
 	o.Run, o.Into, o.L = r, user, 2
 	for i, out := range []string{filepath.Join(dir, "a.h5ad"), filepath.Join(dir, "b.h5ad")} {
 		o.Out = out
-		if _, err := export.Export(o); err != nil {
+		if _, err := export.Export(context.Background(), o); err != nil {
 			t.Fatalf("export %d: %v", i, err)
 		}
 		obs, vars, _, err := ingest.AnnDataNames(out, 0)
@@ -496,7 +496,7 @@ func TestExportInto(t *testing.T) {
 			o.Into = filepath.Join(dir, "other.h5ad")
 			userFile(t, r, o.Into, reversed[1:])
 		}
-		if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := export.Export(context.Background(), o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -565,7 +565,7 @@ func TestBestTerms(t *testing.T) {
 	} {
 		o := export.DefaultOptions()
 		o.Run, o.Out, o.L, o.Enrich, o.NoX = r, filepath.Join(t.TempDir(), "run.h5ad"), 3, tc.enrich, true
-		_, err := export.Export(o)
+		_, err := export.Export(context.Background(), o)
 		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
 			t.Errorf("export with %s enrich output: %v, want %q", tc.name, err, tc.want)
 		}
@@ -594,21 +594,21 @@ func TestOutputsNeverInsideInputs(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"--cnmf the run", func() error { _, err := export.WriteCNMF(o, r); return err }},
-		{"--cnmf the run's parent", func() error { _, err := export.WriteCNMF(o, filepath.Dir(r)); return err }},
+		{"--cnmf the run", func() error { _, err := export.WriteCNMF(context.Background(), o, r); return err }},
+		{"--cnmf the run's parent", func() error { _, err := export.WriteCNMF(context.Background(), o, filepath.Dir(r)); return err }},
 		{"-o inside a fit", func() error {
 			oo := o
 			oo.Out = filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile)
-			_, err := export.Export(oo)
+			_, err := export.Export(context.Background(), oo)
 			return err
 		}},
 		{"-o a file of the shards", func() error {
 			oo := o
 			oo.Out = filepath.Join(shards, "x.000000.bin")
-			_, err := export.Export(oo)
+			_, err := export.Export(context.Background(), oo)
 			return err
 		}},
-		{"--cnmf the shards", func() error { _, err := export.WriteCNMF(o, shards); return err }},
+		{"--cnmf the shards", func() error { _, err := export.WriteCNMF(context.Background(), o, shards); return err }},
 	} {
 		if err := c.call(); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
 			t.Errorf("%s: %v, want a refusal", c.name, err)
@@ -646,11 +646,11 @@ func TestRefusedOptions(t *testing.T) {
 		o := export.DefaultOptions()
 		o.Run, o.Out = r, filepath.Join(t.TempDir(), "run.h5ad")
 		tc.edit(&o)
-		if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := export.Export(context.Background(), o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: export: %v, want %q", tc.name, err, tc.want)
 		}
 		cnmf := filepath.Join(t.TempDir(), "cnmf")
-		if _, err := export.WriteCNMF(o, cnmf); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := export.WriteCNMF(context.Background(), o, cnmf); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: cNMF tables: %v, want %q", tc.name, err, tc.want)
 		}
 		for _, p := range []string{o.Out, cnmf} {
@@ -676,10 +676,10 @@ func TestOutputsCommitted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := export.Export(o); p == out && !errors.Is(err, outlock.ErrLocked) {
+		if _, err := export.Export(context.Background(), o); p == out && !errors.Is(err, outlock.ErrLocked) {
 			t.Errorf("export into a locked %s: %v", p, err)
 		}
-		if _, err := export.WriteCNMF(o, cnmf); p == cnmf && !errors.Is(err, outlock.ErrLocked) {
+		if _, err := export.WriteCNMF(context.Background(), o, cnmf); p == cnmf && !errors.Is(err, outlock.ErrLocked) {
 			t.Errorf("cNMF tables into a locked %s: %v", p, err)
 		}
 		lk.Release()
@@ -695,10 +695,10 @@ func TestOutputsCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := export.Export(o); err != nil {
+	if _, err := export.Export(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := export.WriteCNMF(o, cnmf); err != nil {
+	if _, err := export.WriteCNMF(context.Background(), o, cnmf); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{f.Name(), d} {
@@ -745,7 +745,7 @@ func TestIntoAfterPathSwap(t *testing.T) {
 	defer func() { outlock.AfterCheck = nil }()
 	o := export.DefaultOptions()
 	o.Run, o.Into, o.Out, o.L, o.Force = r, user, out, 2, true
-	if _, err := export.Export(o); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
+	if _, err := export.Export(context.Background(), o); err == nil || !strings.Contains(err.Error(), "would destroy the input") {
 		t.Errorf("export after the swap: %v, want a refusal naming the input", err)
 	}
 	if after, _ := os.ReadFile(user); !slices.Equal(before, after) {

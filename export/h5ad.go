@@ -1,6 +1,7 @@
 package export
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,8 +29,9 @@ type Report struct {
 }
 
 // Export writes the fit of o.Run at o.L (or the recommended L) as an
-// AnnData file (see README.md for its keys).
-func Export(o Options) (*Report, error) {
+// AnnData file (see README.md for its keys). Once ctx is done it stops,
+// returning an error that wraps ctx's, and installs nothing.
+func Export(ctx context.Context, o Options) (*Report, error) {
 	o, err := withDefaults(o)
 	if err != nil {
 		return nil, err
@@ -54,9 +56,15 @@ func Export(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	f, err := ReadFit(o.Run, L, o.Chain)
 	if err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
 	}
 	config, err := infile.ReadFile(filepath.Join(o.Run, rundir.ConfigFile))
 	if err != nil {
@@ -64,7 +72,7 @@ func Export(o Options) (*Report, error) {
 	}
 	var src *shard.Shard // X's rows, streamed from the shards
 	if !o.NoX && o.Into == "" {
-		if src, err = openShards(o.Run, o.Shards, o.Threads); err != nil {
+		if src, err = openShards(ctx, o.Run, o.Shards, o.Threads); err != nil {
 			return nil, err
 		}
 		defer src.Close()
@@ -81,11 +89,14 @@ func Export(o Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	var w *anndata.Writer
 	if o.Into != "" {
-		w, err = into(o, f)
+		w, err = into(ctx, o, f)
 	} else {
-		w, err = fresh(o, f, src)
+		w, err = fresh(ctx, o, f, src)
 	}
 	if err != nil {
 		return nil, err
@@ -95,14 +106,14 @@ func Export(o Options) (*Report, error) {
 	if err := w.Commit(); err != nil {
 		return nil, err
 	}
-	o.Log.Info("exported", "out", o.Out, "L", L, "chain", o.Chain, "cells", len(f.Cells.Barcodes), "genes", len(f.Codes.GeneIDs), "ranked_by", f.RankedBy())
+	o.Log.Info("exported", "output", o.Out, "L", L, "chain", o.Chain, "cells", len(f.Cells.Barcodes), "genes", len(f.Codes.GeneIDs), "ranked_by", f.RankedBy())
 	return &Report{Out: o.Out, L: L, Chain: o.Chain, Recommended: rec, RankedBy: f.RankedBy(),
 		Cells: len(f.Cells.Barcodes), Genes: len(f.Codes.GeneIDs)}, nil
 }
 
 // fresh starts a new AnnData file of the fit: X, obs, var, obsm, varm.
-func fresh(o Options, f *Fit, src *shard.Shard) (*anndata.Writer, error) {
-	w, err := anndata.Create(o.Out)
+func fresh(ctx context.Context, o Options, f *Fit, src *shard.Shard) (*anndata.Writer, error) {
+	w, err := anndata.Create(ctx, o.Out)
 	if err != nil {
 		return nil, err
 	}

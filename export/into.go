@@ -1,6 +1,7 @@
 package export
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -17,7 +18,7 @@ import (
 // cells must be the run's (matched by barcode, in any order); genes are
 // matched by id or symbol, and the genes the run does not hold (filtered
 // out by ingest) get NaN rows in varm.
-func into(o Options, f *Fit) (*anndata.Writer, error) {
+func into(ctx context.Context, o Options, f *Fit) (*anndata.Writer, error) {
 	obs, vars, ids, err := ingest.AnnDataNames(o.Into, o.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("export: --into: %w", err)
@@ -30,8 +31,8 @@ func into(o Options, f *Fit) (*anndata.Writer, error) {
 	if matched == 0 {
 		return nil, fmt.Errorf("export: --into %s: none of its %d genes is one of the run's %d (by gene id or symbol)", o.Into, len(vars), len(f.Codes.GeneIDs))
 	}
-	o.Log.Info("exporting into a copy of the user's file", "into", o.Into, "cells", len(obs), "genes", len(vars), "genes_in_run", matched)
-	w, err := anndata.Append(o.Into, o.Out)
+	o.Log.Info("exporting into a copy of the user's file", "input", o.Into, "cells", len(obs), "genes", len(vars), "genes_in_run", matched)
+	w, err := anndata.Append(ctx, o.Into, o.Out)
 	if err != nil {
 		return nil, fmt.Errorf("export: --into: %w", err)
 	}

@@ -18,8 +18,9 @@ import (
 // shards.json names (as given to fit, or relative to the run's parent).
 // Either must have the fingerprint the run was fitted to, and its files
 // their checksums (verified on up to workers goroutines): the fingerprint
-// is taken from the manifest, and X is the files' bits.
-func openShards(run, dir string, workers int) (*shard.Shard, error) {
+// is taken from the manifest, and X is the files' bits. The check stops
+// once ctx is done.
+func openShards(ctx context.Context, run, dir string, workers int) (*shard.Shard, error) {
 	id, err := rundir.ReadShardsIdentity(filepath.Join(run, rundir.ShardsFile))
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
@@ -40,7 +41,7 @@ func openShards(run, dir string, workers int) (*shard.Shard, error) {
 			s.Close()
 			return nil, fmt.Errorf("export: shards %s are not those %s was fitted to (fingerprint %.12s, the run's %.12s)", c, run, fp, id.Fingerprint)
 		}
-		if err := s.Verify(context.Background(), workers); err != nil {
+		if err := s.Verify(ctx, workers); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("export: %w", err)
 		}

@@ -197,7 +197,7 @@ func Evaluate(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	return rep, writeEvaluation(o, series, figures)
+	return rep, writeEvaluation(ctx, o, series, figures)
 }
 
 func lText(Ls []int) string {
@@ -575,7 +575,7 @@ func svgFile(draw func() ([]byte, error)) func(io.Writer) error {
 
 // writeEvaluation writes the tables, the figures of each target scored and
 // the images into a temporary folder and renames it to o.Out.
-func writeEvaluation(o Options, series [][]evaluate.Series, images map[string]func(io.Writer) error) error {
+func writeEvaluation(ctx context.Context, o Options, series [][]evaluate.Series, images map[string]func(io.Writer) error) error {
 	var all []evaluate.Series
 	for _, ss := range series {
 		all = append(all, ss...)
@@ -609,9 +609,15 @@ func writeEvaluation(o Options, series [][]evaluate.Series, images map[string]fu
 			}
 		})
 		for _, name := range names {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("evaluate: %w", err)
+			}
 			if err := writeFileIn(tmp, name, files[name]); err != nil {
 				return err
 			}
+		}
+		if err := ctx.Err(); err != nil { // the last look before the folder is installed
+			return fmt.Errorf("evaluate: %w", err)
 		}
 		return nil
 	})

@@ -22,7 +22,7 @@ import (
 func plantedShards(t *testing.T, p simulate.Params) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "sim")
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err == nil {
 		err = simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{})
 	}

@@ -21,6 +21,24 @@ const MaxSweeps = 1 << 40
 // ErrConfig is wrapped by the errors that report an invalid Config.
 var ErrConfig = errors.New("gibbs: invalid config")
 
+// FieldError is an invalid field of a Config, named as Config names it, so
+// that a caller that takes the settings by other names (pipeline's TOML
+// keys) can say which of its own is wrong. It wraps ErrConfig.
+type FieldError struct {
+	Field string // the Config field: BurnIn, PriorU, …
+	Msg   string // what is wrong, after the field's name: "= -1 outside 0..1099511627776"
+}
+
+func (e *FieldError) Error() string { return ErrConfig.Error() + ": " + e.Field + " " + e.Msg }
+
+// Unwrap returns ErrConfig.
+func (e *FieldError) Unwrap() error { return ErrConfig }
+
+// fieldError returns a *FieldError for field.
+func fieldError(field, format string, a ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}
+
 // PriorKind selects how a Prior sets the Bernoulli probabilities of a factor.
 type PriorKind uint8
 
@@ -42,7 +60,9 @@ const (
 type Prior struct {
 	Kind PriorKind
 	// P holds a Fixed prior's probabilities, each in (0, 1): one for
-	// every code, or one per code, the housekeeping code's last.
+	// every code; or one per code of the L, the housekeeping code (when
+	// there is one) taking p = 1/2, its prior dropping out; or one for
+	// each of the L codes and the housekeeping code, its last.
 	P []float64
 }
 
@@ -251,6 +271,14 @@ func (c *config) estimates(sweep int) bool {
 	return !c.FixLambda && (c.HoldFrom == 0 || sweep < c.HoldFrom)
 }
 
+// Validate reports the first invalid setting of c, as NewSampler would,
+// wrapping ErrConfig: a *FieldError where one field is to blame. The
+// fixed codes' genes are checked against the data by NewSampler alone.
+func (c Config) Validate() error {
+	_, err := c.resolve()
+	return err
+}
+
 // resolve checks c and returns it in the sampler's units.
 func (c Config) resolve() (config, error) {
 	r := config{Config: c, L: c.L}
@@ -266,10 +294,10 @@ func (c Config) resolve() (config, error) {
 		if levels == 0 {
 			return 0, nil
 		}
-		return 0, fmt.Errorf("%w: %s = %d: want 1, 2, 4 or 8", ErrConfig, name, levels)
+		return 0, fieldError(name, "= %d: want 1, 2, 4 or 8", levels)
 	}
 	if c.L < 1 || r.L > MaxL {
-		return r, fmt.Errorf("%w: L = %d outside 1..%d (%d with a housekeeping code)", ErrConfig, c.L, MaxL, MaxL-1)
+		return r, fieldError("L", "= %d outside 1..%d (%d with a housekeeping code)", c.L, MaxL, MaxL-1)
 	}
 	var err error
 	if r.CellLevelBits, err = bits("CellLevels", c.CellLevels); err != nil {
@@ -289,32 +317,34 @@ func (c Config) resolve() (config, error) {
 
 func (c *config) validate() error {
 	switch {
-	case c.BurnIn < 0 || c.Samples < 1 || c.Thin < 1 || c.Samples/c.Thin < 1:
-		return fmt.Errorf("%w: BurnIn = %d, Samples = %d, Thin = %d retain no sample", ErrConfig, c.BurnIn, c.Samples, c.Thin)
-	case c.BurnIn > MaxSweeps || c.Samples > MaxSweeps:
-		return fmt.Errorf("%w: BurnIn = %d and Samples = %d: at most %d each", ErrConfig, c.BurnIn, c.Samples, MaxSweeps)
+	case c.BurnIn < 0 || c.BurnIn > MaxSweeps:
+		return fieldError("BurnIn", "= %d outside 0..%d", c.BurnIn, MaxSweeps)
+	case c.Samples < 1 || c.Samples > MaxSweeps:
+		return fieldError("Samples", "= %d outside 1..%d", c.Samples, MaxSweeps)
+	case c.Thin < 1 || c.Thin > c.Samples:
+		return fieldError("Thin", "= %d outside 1..%d, the sample sweeps: it would retain no sample", c.Thin, c.Samples)
 	case c.Workers < 0:
-		return fmt.Errorf("%w: Workers = %d", ErrConfig, c.Workers)
+		return fieldError("Workers", "= %d is negative", c.Workers)
 	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 0):
 		return fmt.Errorf("%w: initial Lambda = %v is not a positive finite number", ErrConfig, c.Lambda)
 	case c.Noise > Dropout:
-		return fmt.Errorf("%w: unknown Noise %d", ErrConfig, c.Noise)
+		return fieldError("Noise", "= %d: want dropout or symmetric", c.Noise)
 	case !(c.Dropout >= 0 && c.Dropout < 1) || !(c.Background >= 0 && c.Background < 1):
 		return fmt.Errorf("%w: initial Dropout = %v and Background = %v must be in [0, 1)", ErrConfig, c.Dropout, c.Background)
 	case c.Dropout > 0 && c.Background > 0 && c.Background >= 1-c.Dropout:
 		return fmt.Errorf("%w: initial Background = %v is not below 1 − Dropout = %v: covering an entry must raise its chance of being a one", ErrConfig, c.Background, 1-c.Dropout)
 	case c.Init > InitCluster:
-		return fmt.Errorf("%w: unknown Init %d", ErrConfig, c.Init)
+		return fieldError("Init", "= %d: want cluster, data or random", c.Init)
 	case c.Starts < 1:
-		return fmt.Errorf("%w: Starts = %d", ErrConfig, c.Starts)
+		return fieldError("Starts", "= %d: need at least 1", c.Starts)
 	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
-		return fmt.Errorf("%w: StartSweeps = %d outside 1..BurnIn (%d)", ErrConfig, c.StartSweeps, c.BurnIn)
+		return fieldError("StartSweeps", "= %d outside 1..%d, the burn-in sweeps, with %d starts (at most the burn-in, or one start)", c.StartSweeps, c.BurnIn, c.Starts)
 	case c.HoldFrom < 0 || c.HoldFrom > c.BurnIn:
-		return fmt.Errorf("%w: HoldFrom = %d outside 0..BurnIn (%d): the sampling sweeps must share one likelihood", ErrConfig, c.HoldFrom, c.BurnIn)
+		return fieldError("HoldFrom", "= %d outside 0..%d, the burn-in sweeps: the sampling sweeps must share one likelihood", c.HoldFrom, c.BurnIn)
 	case c.MaxBurnIn != 0 && (c.MaxBurnIn < c.BurnIn || c.MaxBurnIn > MaxSweeps):
-		return fmt.Errorf("%w: MaxBurnIn = %d outside BurnIn (%d)..%d", ErrConfig, c.MaxBurnIn, c.BurnIn, MaxSweeps)
+		return fieldError("MaxBurnIn", "= %d outside %d..%d (from the burn-in to the most sweeps)", c.MaxBurnIn, c.BurnIn, MaxSweeps)
 	case c.MaxBurnIn > c.BurnIn && c.HoldFrom == 0:
-		return fmt.Errorf("%w: MaxBurnIn = %d needs HoldFrom: a chain whose parameters move every sweep has no level to settle at", ErrConfig, c.MaxBurnIn)
+		return fieldError("MaxBurnIn", "= %d needs HoldFrom: a chain whose parameters move every sweep has no level to settle at", c.MaxBurnIn)
 	}
 	if err := checkKernel(c.Kernel); err != nil {
 		return err
@@ -329,16 +359,20 @@ func (c *config) validate() error {
 		switch p.pr.Kind {
 		case Uniform, Empirical:
 		case Fixed:
-			if len(p.pr.P) != 1 && len(p.pr.P) != c.L {
-				return fmt.Errorf("%w: %s has %d probabilities, want 1 or L = %d", ErrConfig, p.name, len(p.pr.P), c.L)
+			if n := len(p.pr.P); n != 1 && n != c.Config.L && n != c.L {
+				want := fmt.Sprintf("1 or L = %d", c.L)
+				if c.Housekeeping {
+					want = fmt.Sprintf("1, L = %d (the housekeeping code's p = 1/2) or %d (the housekeeping code's last)", c.Config.L, c.L)
+				}
+				return fieldError(p.name, "has %d probabilities, want %s", n, want)
 			}
 			for _, q := range p.pr.P {
 				if !(q > 0 && q < 1) {
-					return fmt.Errorf("%w: %s probability %v outside (0, 1)", ErrConfig, p.name, q)
+					return fieldError(p.name, "probability %v outside (0, 1)", q)
 				}
 			}
 		default:
-			return fmt.Errorf("%w: %s has unknown kind %d", ErrConfig, p.name, p.pr.Kind)
+			return fieldError(p.name, "has unknown kind %d", p.pr.Kind)
 		}
 	}
 	return nil
@@ -407,7 +441,9 @@ func (pr *Prior) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// logits returns logit(p_l) for l < L under prior pr.
+// logits returns logit(p_l) for l < L under prior pr; a code past the
+// Fixed probabilities given, the housekeeping code beside L given ones,
+// takes p = 1/2.
 func (pr Prior) logits(L int, density float64) []float64 {
 	out := make([]float64, L)
 	for l := range out {
@@ -416,7 +452,12 @@ func (pr Prior) logits(L int, density float64) []float64 {
 		case Uniform:
 			p = 0.5
 		case Fixed:
-			p = pr.P[min(l, len(pr.P)-1)]
+			p = 0.5
+			if len(pr.P) == 1 {
+				p = pr.P[0]
+			} else if l < len(pr.P) {
+				p = pr.P[l]
+			}
 		case Empirical:
 			p = empiricalQ(density, L)
 		}

@@ -53,7 +53,7 @@ func TestMaskIgnoresWorkers(t *testing.T) {
 // plantedShards writes planted data of p as shards and opens them.
 func plantedShards(t *testing.T, p simulate.Params) *shard.Shard {
 	t.Helper()
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestMaskBits(t *testing.T) {
 				}
 			}
 		}
-		if err := w.Commit(shard.Manifest{}); err != nil {
+		if err := w.Commit(context.Background(), shard.Manifest{}); err != nil {
 			t.Fatal(err)
 		}
 		src, err := shard.Open(dir)

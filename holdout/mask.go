@@ -75,7 +75,7 @@ func WriteMask(ctx context.Context, run string, src *shard.Shard, s Spec, opts s
 		Tool:   "scpipe fit (observed-entry mask for the fits: observed and not held out)",
 		Source: shard.Source{Path: src.Dir(), Format: "scpipe-fit-mask", Seed: s.Seed, Run: runIdentity(run)},
 	}
-	if err := w.Commit(fm); err != nil {
+	if err := w.Commit(ctx, fm); err != nil {
 		return 0, fmt.Errorf("fit: writing the held-out mask: %w", err)
 	}
 	return heldOut.Load(), nil

@@ -65,7 +65,7 @@ func TestAppendKeepsFile(t *testing.T) {
 		src := in
 		for round := range 2 {
 			out := filepath.Join(dir, "out"+string(rune('a'+i))+string(rune('0'+round))+".h5ad")
-			w, err := anndata.Append(src, out)
+			w, err := anndata.Append(context.Background(), src, out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestAppendRefusesOldAnnData(t *testing.T) {
 		t.Skipf("%s is missing (../shared/data is not beside the repository)", in)
 	}
 	out := filepath.Join(t.TempDir(), "out.h5ad")
-	w, err := anndata.Append(in, out)
+	w, err := anndata.Append(context.Background(), in, out)
 	if err == nil {
 		w.Dict("/obsm")
 		w.Matrix("/obsm/X_test", 1, 1, []float64{0})

@@ -135,7 +135,7 @@ func RunRatings(ctx context.Context, opt RatingsOptions) (*RatingsReport, error)
 			GenesBefore: rep.Items, GenesAfter: rep.Items, CellsBefore: rep.Users, CellsAfter: rep.Users, OnesBefore: rep.Ones},
 		Ratings: shard.Ratings{Count: rep.Ratings, Mean: rep.Mean, Min: t.lo, Max: t.hi, ThresholdFrom: from},
 	}
-	if err := w.Commit(m); err != nil {
+	if err := w.Commit(ctx, m); err != nil {
 		return nil, fmt.Errorf("ingest: writing %s: %w", opt.Output, err)
 	}
 	rep.Total = time.Since(start)

@@ -202,7 +202,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	m.Filters.OnesBefore = c.ones
 	rep.Write = time.Since(t1)
 	t2 := time.Now()
-	if err := w.Commit(m); err != nil {
+	if err := w.Commit(ctx, m); err != nil {
 		return nil, fmt.Errorf("ingest: writing %s: %w", opt.Output, err)
 	}
 	rep.Ones = w.Ones()

@@ -580,7 +580,7 @@ func TestSimulatedSamples(t *testing.T) {
 	p.Cells, p.Genes, p.L = 500, 300, 3
 	p.Samples = simulate.DefaultSampleParams(3)
 	p.Samples.Programs = 1
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestWritePassBlocks(t *testing.T) {
 				if dups.n != 0 || dups.row != -1 {
 					t.Fatalf("no entry repeats, but writePass reports %+v", dups)
 				}
-				if err := w.Commit(shard.Manifest{}); err != nil {
+				if err := w.Commit(context.Background(), shard.Manifest{}); err != nil {
 					t.Fatal(err)
 				}
 				s, err := shard.Open(filepath.Join(dir, "s"))

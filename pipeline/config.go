@@ -266,7 +266,9 @@ func (e *SettingError) Error() string { return ErrConfig.Error() + ": " + e.Msg 
 // Unwrap returns ErrConfig.
 func (e *SettingError) Unwrap() error { return ErrConfig }
 
-// Validate checks every field and returns the latent sizes to fit.
+// Validate checks every field and returns the latent sizes to fit. The
+// settings the sampler takes are checked by the sampler's own check
+// (gibbs.Config.Validate, through checkSampler); Validate adds the run's.
 func (c FitConfig) Validate() ([]int, error) {
 	Ls := []int(c.L)
 	if len(Ls) == 0 {
@@ -282,31 +284,14 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("output", "no run directory given (-o RUN)")
 	case c.Chains < 1 || c.Chains > MaxChains:
 		return bad("chains", "chains = %d outside 1..%d", c.Chains, MaxChains)
-	case c.BurnIn < 0 || c.BurnIn > gibbs.MaxSweeps:
-		return bad("burn_in", "burn_in = %d outside 0..%d", c.BurnIn, gibbs.MaxSweeps)
-	case c.Samples < 1 || c.Samples > gibbs.MaxSweeps:
-		return bad("samples", "samples = %d outside 1..%d", c.Samples, gibbs.MaxSweeps)
-	case c.Thin < 1 || c.Thin > c.Samples:
-		return bad("thin", "thin = %d outside 1..samples (%d)", c.Thin, c.Samples)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout", "holdout = %v outside [0, 1)", c.Holdout)
-	case !c.Noise.Auto && !knownNoise(c.Noise.Noise):
-		return bad("noise", "noise = %v: want auto, dropout or symmetric", c.Noise.Noise)
-	case c.CellLevels != 1 && c.CellLevels != 2 && c.CellLevels != 4 && c.CellLevels != 8:
-		return bad("cell_levels", "cell_levels = %d: want 1, 2, 4 or 8", c.CellLevels)
-	case c.GeneLevels != 0 && c.GeneLevels != 1 && c.GeneLevels != 2 && c.GeneLevels != 4 && c.GeneLevels != 8:
-		return bad("gene_levels", "gene_levels = %d: want 1, 2, 4 or 8", c.GeneLevels)
-
 	case c.HoldFrom < 0 || c.HoldFrom > gibbs.MaxSweeps:
 		return bad("hold_from", "hold_from = %d outside 0..%d", c.HoldFrom, gibbs.MaxSweeps)
 	case c.MaxBurnIn < 0 || c.MaxBurnIn > gibbs.MaxSweeps:
 		return bad("max_burn_in", "max_burn_in = %d outside 0..%d", c.MaxBurnIn, gibbs.MaxSweeps)
-	case c.Init > gibbs.InitCluster:
-		return bad("init", "init = %v: want cluster, data or random", c.Init)
 	case c.Starts < 1 || c.Starts > MaxStarts:
 		return bad("starts", "starts = %d outside 1..%d", c.Starts, MaxStarts)
-	case c.Starts > 1 && (c.StartSweeps < 1 || c.StartSweeps > c.BurnIn):
-		return bad("start_sweeps", "start_sweeps = %d outside 1..burn_in (%d) with %d starts (set --start-sweeps at most --burn-in, or --starts 1)", c.StartSweeps, c.BurnIn, c.Starts)
 	case c.CheckpointEvery < 1:
 		return bad("checkpoint_every", "checkpoint_every = %d: need at least 1", c.CheckpointEvery)
 	case len(c.Layers) > 0 && c.Samples > gibbs.MaxSweeps/len(c.Layers):
@@ -328,26 +313,52 @@ func (c FitConfig) Validate() ([]int, error) {
 		name string
 		pr   gibbs.Prior
 	}{{"prior_u", c.PriorU.Prior}, {"prior_z", c.PriorZ.Prior}} {
-		if p.pr.Kind > gibbs.Empirical {
-			return bad(p.name, "%s: unknown prior", p.name)
-		}
-		for _, q := range p.pr.P {
-			if !(q > 0 && q < 1) {
-				return bad(p.name, "%s: probability %v outside (0, 1)", p.name, q)
-			}
-		}
-		if n := len(p.pr.P); p.pr.Kind == gibbs.Fixed && n != 1 && n != Ls[0] || n > 1 && Ls[0] != Ls[len(Ls)-1] {
+		if n := len(p.pr.P); n > 1 && Ls[0] != Ls[len(Ls)-1] {
 			return bad(p.name, "%s: %d probabilities: give one, or one per code with a single L", p.name, n)
 		}
+	}
+	if err := c.checkSampler(Ls); err != nil {
+		return nil, err
 	}
 	return Ls, nil
 }
 
-// knownNoise reports whether n is one of the sampler's likelihoods, which
-// gibbs alone lists.
-func knownNoise(n gibbs.Noise) bool {
-	_, err := n.MarshalText()
-	return err == nil
+// samplerKeys names the settings of gibbs.Config by the keys that set
+// them.
+var samplerKeys = map[string]string{
+	"L": "L", "BurnIn": "burn_in", "Samples": "samples", "Thin": "thin", "Workers": "threads",
+	"Noise": "noise", "Init": "init", "Starts": "starts", "StartSweeps": "start_sweeps",
+	"CellLevels": "cell_levels", "GeneLevels": "gene_levels", "PriorU": "prior_u", "PriorZ": "prior_z",
+}
+
+// checkSampler refuses what the sampler would refuse of the fits of
+// sizes Ls, by the sampler's own check, before a run is touched: the
+// fit's settings are checked in one place, and a fit refused for them
+// writes nothing (two checks that disagreed once let the sampler refuse
+// per-program priors after config.toml, fitmask and L04/ were written).
+// While the data have still to decide whether a housekeeping code is fitted
+// (auto), a setting is refused only if it is refused either way;
+// resolveModel checks again with the model chosen.
+func (c FitConfig) checkSampler(Ls []int) error {
+	for _, L := range Ls {
+		sc := samplerConfig(c, L, 1)
+		err := sc.Validate()
+		if err != nil && c.Housekeeping.Auto {
+			sc.Housekeeping = !sc.Housekeeping
+			if sc.Validate() == nil {
+				err = nil
+			}
+		}
+		var fe *gibbs.FieldError
+		if errors.As(err, &fe) && samplerKeys[fe.Field] != "" {
+			key := samplerKeys[fe.Field]
+			return &SettingError{Key: key, Msg: key + " " + fe.Msg}
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	return nil
 }
 
 // checkHousekeeping refuses a given housekeeping code beside the largest

@@ -190,7 +190,7 @@ func prepareRunDir(cfg FitConfig, o FitOptions, id rundir.ShardsIdentity, stored
 	case err != nil:
 		return fmt.Errorf("fit: %w", err)
 	case fresh:
-		o.Log.Info("the run directory holds no fit yet: starting the run", "run", cfg.Output)
+		o.Log.Info("the run directory holds no fit yet: starting the run", "output", cfg.Output)
 		if err := removeLeftovers(cfg.Output, o.Log); err != nil {
 			return err
 		}

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 // the shard folder and the truth.
 func plantedShards(t *testing.T, p simulate.Params) (string, *simulate.Truth) {
 	t.Helper()
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // blocks of its 500 cells), so that up to 4 ranks share them.
 func blockShards(t *testing.T) string {
 	t.Helper()
-	tr, err := simulate.New(smallPlanted)
+	tr, err := simulate.New(context.Background(), smallPlanted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func blockShards(t *testing.T) string {
 		tr.Row(n, row, clean)
 		w.SetRowWords(n, row)
 	}
-	if err := w.Commit(shard.Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), shard.Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -101,7 +101,7 @@ func fixedSetsFromGMT(path string, ids, names []string, log *slog.Logger) ([]fix
 				path, ErrFixedCodes, s.Name, len(s.Genes), clipList(s.Genes), len(ids))
 		}
 		if len(unknown) > 0 {
-			log.Warn("fixed code: genes not in the shards, left out", "file", path, "set", s.Name,
+			log.Warn("fixed code: genes not in the shards, left out", "input", path, "set", s.Name,
 				"unknown", len(unknown), "of", len(s.Genes), "genes", clipList(unknown))
 		}
 		slices.Sort(f.genes)

@@ -260,6 +260,9 @@ func (c FitConfig) resolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig,
 	if err := c.checkHousekeeping(); err != nil {
 		return c, err
 	}
+	if err := c.checkSampler(c.L); err != nil {
+		return c, err
+	}
 	if !auto {
 		why = "given (--noise, --housekeeping or the configuration)"
 	}

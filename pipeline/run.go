@@ -69,6 +69,13 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 			r.Close()
 		}
 	}()
+	if mode != chainRun && !o.Resume {
+		// A new run's settings are all given: refused before anything is
+		// made, not even the lock beside the run.
+		if _, err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	if mode == chainRun {
 		if err := checkChain(cfg, chain, o); err != nil {
 			return nil, err
@@ -214,7 +221,7 @@ func preparedBefore(stored *FitConfig, cfg FitConfig, id rundir.ShardsIdentity, 
 	if err := rundir.SameShards(cfg.Output, id, o.Log); err != nil {
 		return false, fmt.Errorf("fit: --prepare: %w", err)
 	}
-	o.Log.Info("the run is already prepared with these settings and shards", "run", cfg.Output)
+	o.Log.Info("the run is already prepared with these settings and shards", "output", cfg.Output)
 	return true, nil
 }
 

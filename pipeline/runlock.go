@@ -75,7 +75,7 @@ func checkShards(run string, id rundir.ShardsIdentity, log *slog.Logger) error {
 	stored, err := rundir.ReadShardsIdentity(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		log.Warn("the run does not record the shards it was started on (an older scpipe started it): they cannot be checked", "run", run, "shards", id.Path)
+		log.Warn("the run does not record the shards it was started on (an older scpipe started it): they cannot be checked", "output", run, "shards", id.Path)
 		return nil
 	case err != nil:
 		return fmt.Errorf("fit: --resume: %w", err)

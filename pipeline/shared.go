@@ -49,7 +49,7 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, er
 	}
 	defer r.Close()
 	o.Log.Info("run prepared: fit each (L, chain) with scpipe fit SHARDS -o RUN --L l --chain-index c, then scpipe summarize RUN",
-		"run", cfg.Output, "L", r.cfg.L.String(), "chains", r.cfg.Chains, "fits", len(r.Ls)*r.cfg.Chains)
+		"output", cfg.Output, "L", r.cfg.L.String(), "chains", r.cfg.Chains, "fits", len(r.Ls)*r.cfg.Chains)
 	return &FitReport{Run: cfg.Output, HeldOut: r.heldOut}, nil
 }
 

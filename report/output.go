@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,9 @@ import (
 // figures' folder, then the page through rundir.WriteFileAtomic. The
 // temporaries are named after the page, so that the next report to hold
 // its lock removes those of a killed one. It returns the figures' paths.
-func commit(o Options, figs []*pageFigure, html []byte) ([]string, error) {
+// Once ctx is done it stops, up to the figures' install: the page follows
+// them, so that the two are installed together or not at all.
+func commit(ctx context.Context, o Options, figs []*pageFigure, html []byte) ([]string, error) {
 	lk, err := outlock.Acquire(o.Out, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -37,6 +40,9 @@ func commit(o Options, figs []*pageFigure, html []byte) ([]string, error) {
 	defer os.RemoveAll(tmp) // gone already once installed
 	paths := make([]string, len(figs))
 	for i, f := range figs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
 		err := outlock.WriteFile(filepath.Join(tmp, f.File()), func(w io.Writer) error {
 			_, err := w.Write(f.SVG)
 			return err
@@ -45,6 +51,9 @@ func commit(o Options, figs []*pageFigure, html []byte) ([]string, error) {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 		paths[i] = filepath.Join(figDir, f.File())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	if err := outlock.Install(tmp, figDir, o.Force); err != nil {
 		return nil, fmt.Errorf("report: %w", err)

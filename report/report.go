@@ -99,7 +99,7 @@ func Write(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Figures, err = commit(o, pg.figures(), html); err != nil {
+	if res.Figures, err = commit(ctx, o, pg.figures(), html); err != nil {
 		return nil, err
 	}
 	return res, nil

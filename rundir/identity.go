@@ -123,7 +123,7 @@ func SameShards(run string, id ShardsIdentity, log *slog.Logger) error {
 	stored, err := ReadShardsIdentity(filepath.Join(run, ShardsFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		log.Warn("the run does not record the shards it was started on (an older scpipe started it): they cannot be checked", "run", run, "shards", id.Path)
+		log.Warn("the run does not record the shards it was started on (an older scpipe started it): they cannot be checked", "path", run, "shards", id.Path)
 	case err != nil:
 		return err
 	case stored.Fingerprint != id.Fingerprint:

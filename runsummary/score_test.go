@@ -22,7 +22,7 @@ import (
 func TestScoresIgnoreWorkers(t *testing.T) {
 	t.Parallel()
 	p := simulate.Params{Cells: 3*predictive.CellChunk + 123, Genes: 70, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -49,7 +50,7 @@ func BenchmarkCommit(b *testing.B) {
 				}
 				fillRandom(w, 0.1)
 				b.StartTimer()
-				if err := w.Commit(Manifest{}); err != nil {
+				if err := w.Commit(context.Background(), Manifest{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -68,7 +69,7 @@ func BenchmarkSegmentScan(b *testing.B) {
 				b.Fatal(err)
 			}
 			fillRandom(w, 0.1)
-			if err := w.Commit(Manifest{}); err != nil {
+			if err := w.Commit(context.Background(), Manifest{}); err != nil {
 				b.Fatal(err)
 			}
 			s := openShard(b, dst)

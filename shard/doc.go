@@ -28,7 +28,7 @@
 //	if err != nil { … }
 //	defer w.Abort()
 //	for cell, genes := range expressed { w.SetRow(cell, genes) }
-//	err = w.Commit(shard.Manifest{GeneIDs: ids, Barcodes: barcodes, Source: src})
+//	err = w.Commit(ctx, shard.Manifest{GeneIDs: ids, Barcodes: barcodes, Source: src})
 //
 // Reading maps the files and hands out matrices that satisfy gibbs.BitMatrix:
 //

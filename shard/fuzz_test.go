@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func FuzzManifest(f *testing.F) {
 		}
 		w.Set(0, 0)
 		m := Manifest{GeneIDs: names("g", l.Genes), Source: Source{Path: "in.h5", Format: "10x-h5-v3"}}
-		if err := w.Commit(m); err != nil {
+		if err := w.Commit(context.Background(), m); err != nil {
 			f.Fatal(err)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, ManifestName))

@@ -70,7 +70,7 @@ func writeShard(t testing.TB, dst string, l Layout, x, mask *dense, m Manifest, 
 			w.SetObservedRow(i, mask.rows[i])
 		}
 	}
-	if err := w.Commit(m); err != nil {
+	if err := w.Commit(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.Ones(); got != x.ones() {

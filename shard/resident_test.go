@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bufio"
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -86,7 +87,7 @@ func TestResidentLimit(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if err := w.Commit(Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Open(dst)
@@ -169,7 +170,7 @@ func TestResidentDropsWhileFinishing(t *testing.T) {
 		})
 	}
 	fin.Wait()
-	if err := w.Commit(Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	s := openShard(t, dst)

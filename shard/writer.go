@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -261,12 +262,14 @@ func (w *Writer) mustMask() {
 // one entry per cell; no entry may contain a tab or line break.
 //
 // On any error the temporary folder is removed and the destination is left as
-// it was; the Writer is then unusable.
-func (w *Writer) Commit(m Manifest) error {
+// it was; the Writer is then unusable. Once ctx is done Commit stops, with
+// an error that wraps ctx's, and installs nothing: finishing the blocks
+// and syncing gigabytes of files takes seconds.
+func (w *Writer) Commit(ctx context.Context, m Manifest) error {
 	if w.state != writerOpen {
 		return fmt.Errorf("shard: %s: Commit after Commit or Abort", w.dst)
 	}
-	if err := w.commit(&m); err != nil {
+	if err := w.commit(ctx, &m); err != nil {
 		w.Abort()
 		return err
 	}
@@ -284,7 +287,13 @@ func (w *Writer) Ones() int64 {
 	return n
 }
 
-func (w *Writer) commit(m *Manifest) error {
+func (w *Writer) commit(ctx context.Context, m *Manifest) error {
+	stopped := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("shard: %s: %w", w.dst, err)
+		}
+		return nil
+	}
 	l := w.layout
 	genes, barcodes, err := w.encodeSideFiles(m)
 	if err != nil {
@@ -294,7 +303,12 @@ func (w *Writer) commit(m *Manifest) error {
 	g.SetLimit(w.workers)
 	for b := range w.blocks {
 		if !w.blocks[b].done {
-			g.Go(func() error { return w.FinishBlock(b) })
+			g.Go(func() error {
+				if err := stopped(); err != nil {
+					return err
+				}
+				return w.FinishBlock(b)
+			})
 		}
 	}
 	if err := g.Wait(); err != nil {
@@ -343,7 +357,13 @@ func (w *Writer) commit(m *Manifest) error {
 	}
 	// One round of fsyncs for every file, then Install syncs the folder:
 	// nothing is visible at dst before its rename.
+	if err := stopped(); err != nil {
+		return err
+	}
 	if err := w.syncWritten(); err != nil {
+		return err
+	}
+	if err := stopped(); err != nil {
 		return err
 	}
 	if err := outlock.Install(w.tmp, w.dst, w.force); err != nil {

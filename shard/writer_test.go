@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -54,7 +55,7 @@ func TestCreateExistingDestination(t *testing.T) {
 	} else {
 		s.Close()
 	}
-	if err := w.Commit(Manifest{Tool: "second"}); err != nil {
+	if err := w.Commit(context.Background(), Manifest{Tool: "second"}); err != nil {
 		t.Fatal(err)
 	}
 	s := openShard(t, dst)
@@ -88,7 +89,7 @@ func TestAbortLeavesNothing(t *testing.T) {
 	if got := entries(t, parent); len(got) != 0 {
 		t.Fatalf("after Abort, parent holds %q", got)
 	}
-	if err := w.Commit(Manifest{}); err == nil {
+	if err := w.Commit(context.Background(), Manifest{}); err == nil {
 		t.Fatal("Commit after Abort succeeded")
 	}
 }
@@ -101,7 +102,7 @@ func TestAbortAfterCommitKeepsShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Set(1, 2)
-	if err := w.Commit(Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Abort(); err != nil {
@@ -134,7 +135,7 @@ func TestCommitFailureCleansUp(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Set(3, 4)
-			err = w.Commit(c.m)
+			err = w.Commit(context.Background(), c.m)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Commit error %v, want one containing %q", err, c.want)
 			}
@@ -212,7 +213,7 @@ func TestConcurrentSetRowDistinctCells(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if err := w.Commit(Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	s := openShard(t, dst)
@@ -242,7 +243,7 @@ func TestSideFilesRoundTrip(t *testing.T) {
 		in := c.in
 		in.Source = Source{Path: "in.h5", Format: "10x-h5-v3", Bytes: 123, SHA256: strings.Repeat("ab", 32)}
 		in.Filters = Filters{MinCellFrac: 0.01, GenesBefore: 30, GenesAfter: 7, CellsBefore: 5, CellsAfter: 5}
-		if err := w.Commit(in); err != nil {
+		if err := w.Commit(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
 		s := openShard(t, dst)
@@ -324,7 +325,7 @@ func TestHeapFlatInOnes(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		afterSet = ms.HeapAlloc - min(base, ms.HeapAlloc)
-		if err := w.Commit(Manifest{}); err != nil {
+		if err := w.Commit(context.Background(), Manifest{}); err != nil {
 			t.Fatal(err)
 		}
 		runtime.GC()
@@ -382,7 +383,7 @@ func TestSetRowWords(t *testing.T) {
 			f()
 		}()
 	}
-	if err := w.Commit(Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), Manifest{}); err != nil {
 		t.Fatal(err)
 	}
 	s := openShard(t, dst)
@@ -472,7 +473,7 @@ func TestFinishBlockEarly(t *testing.T) {
 						w.SetRow(5, []int32{1})
 					}()
 				}
-				if err := w.Commit(m); err != nil {
+				if err := w.Commit(context.Background(), m); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -539,7 +540,7 @@ func TestWriteBlockRejects(t *testing.T) {
 			if err := w.WriteBlock(0, make([]uint64, 64*2), mask); err != nil {
 				t.Fatalf("valid rows after a refusal: %v", err)
 			}
-			if err := w.Commit(Manifest{}); err != nil {
+			if err := w.Commit(context.Background(), Manifest{}); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -18,7 +18,7 @@ import (
 // folder and what it was given, instead of failing on manifest.json.
 func TestInfoOnOtherThanShards(t *testing.T) {
 	dir := t.TempDir()
-	tr, err := simulate.New(simulate.Params{Cells: 50, Genes: 30, L: 2, CodeDensity: 0.2, UsageDensity: 0.3, Seed: 1})
+	tr, err := simulate.New(context.Background(), simulate.Params{Cells: 50, Genes: 30, L: 2, CodeDensity: 0.2, UsageDensity: 0.3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

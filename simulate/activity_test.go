@@ -44,13 +44,13 @@ func TestActivityPrograms(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tr, err := New(tc.p)
+			tr, err := New(context.Background(), tc.p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			plain := tc.p
 			plain.ActivityPrograms, plain.ActivityFraction = 0, 0
-			base, err := New(plain)
+			base, err := New(context.Background(), plain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestActivityTruthAndDefaults(t *testing.T) {
 		return hex.EncodeToString(h.Sum(nil))
 	}
 	write := func(p Params) string {
-		tr, err := New(p)
+		tr, err := New(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestActivityTruthAndDefaults(t *testing.T) {
 func TestActivityValidate(t *testing.T) {
 	t.Parallel()
 	ok := Params{Cells: 10, Genes: 10, L: 2, CodeDensity: 0.3, UsageDensity: 0.3, ActivityPrograms: 1, ActivityFraction: 0.5}
-	if _, err := New(ok); err != nil {
+	if _, err := New(context.Background(), ok); err != nil {
 		t.Fatalf("valid activity program refused: %v", err)
 	}
 	digits := DefaultDigitsParams()
@@ -183,7 +183,7 @@ func TestActivityValidate(t *testing.T) {
 			p = *tc.p
 		}
 		tc.edit(&p)
-		_, err := New(p)
+		_, err := New(context.Background(), p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
 		}

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"fmt"
 	"testing"
 )
@@ -14,7 +15,7 @@ func BenchmarkDraw(b *testing.B) {
 		{Kind: SingleCell, Cells: 1000, Genes: 10000, L: 10, Seed: 1, SingleCell: DefaultSingleCell()},
 	} {
 		b.Run(fmt.Sprint(p.Kind), func(b *testing.B) {
-			tr, err := New(p)
+			tr, err := New(context.Background(), p)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -34,7 +34,7 @@ func picture(t *Truth, n int) string {
 func TestDigitsPictures(t *testing.T) {
 	p := DefaultDigitsParams()
 	p.Cells = 20
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestDigitsSegments(t *testing.T) {
 	for _, scale := range []int{1, 3} {
 		p := DefaultDigitsParams()
 		p.Cells, p.Genes, p.Digits.Scale = 23, DigitsGenes(scale), scale
-		tr, err := New(p)
+		tr, err := New(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestDigitsNoise(t *testing.T) {
 	p := DefaultDigitsParams()
 	p.Cells, p.Genes, p.Digits.Scale = 200, DigitsGenes(4), 4
 	p.FlipOn, p.FlipOff, p.Missing = 0.1, 0.1, 0.3
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

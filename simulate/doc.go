@@ -62,7 +62,7 @@
 // rate of a group of genes whose baselines lie within a factor of two,
 // thinned to each gene's own rate.
 //
-//	t, err := simulate.New(simulate.DefaultParams())                  // or DefaultSingleCellParams(), DefaultDigitsParams()
+//	t, err := simulate.New(ctx, simulate.DefaultParams())             // or DefaultSingleCellParams(), DefaultDigitsParams()
 //	err = simulate.WriteMTX(ctx, "sim", t, false)                      // 10x v3 folder + truth
 //	err = simulate.WriteShards(ctx, "shards", t, shard.CreateOptions{}) // shards + truth
 package simulate

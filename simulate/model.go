@@ -1,8 +1,10 @@
 package simulate
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -148,6 +150,13 @@ type Truth struct {
 	// Workers is the number of goroutines that draw rows when writing; 0
 	// means GOMAXPROCS. The output does not depend on it.
 	Workers int
+	// Free tells the free space that WriteShards and WriteMTX check the
+	// output against before they draw it; nil asks the file system.
+	Free FreeSpace
+	// Log receives what writing has to say (a killed writer's leftovers
+	// removed); nil: nowhere. The command's logger, so that --quiet
+	// quiets it (it went to slog.Default, past --quiet).
+	Log *slog.Logger
 
 	words int       // words per cell row
 	bins  []geneBin // single-cell kind: genes grouped by baseline rate
@@ -162,7 +171,9 @@ func (t *Truth) Words() int { return t.words }
 // New draws the planted programs and their usage (and for the single-cell
 // kind the genes' rates and the cells' depths). Each program keeps at least
 // one gene, so that every planted program is recoverable in principle.
-func New(p Params) (*Truth, error) {
+// Once ctx is done it stops, with ctx's error: tens of millions of cells
+// take seconds.
+func New(ctx context.Context, p Params) (*Truth, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -170,30 +181,35 @@ func New(p Params) (*Truth, error) {
 	r := rand.New(rand.NewPCG(p.Seed, 0x5ca1ab1e))
 	switch p.Kind {
 	case SingleCell:
-		t.drawSingleCell(r)
+		t.drawSingleCell(ctx, r)
 	case Digits:
 		t.drawDigits()
 	default:
 		t.U = make([][]uint64, p.L)
 		for l := range t.U {
-			t.U[l] = t.drawCode(r)
+			t.U[l] = t.drawCode(ctx, r)
 		}
 		t.Z = make([][]uint64, p.L)
 		for l := range t.Z {
 			t.Z[l] = make([]uint64, (p.Cells+63)/64)
-			setRandom(t.Z[l], p.Cells, p.UsageDensity, r)
+			setRandom(ctx, t.Z[l], p.Cells, p.UsageDensity, r)
 		}
 	}
-	t.drawActivity(r)
+	t.drawActivity(ctx, r)
 	t.drawSamples(r)
+	// A draw stopped part way leaves the rest undrawn: the Truth is
+	// thrown away.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
 // drawCode draws an OrMachine program: each gene with probability
 // CodeDensity, and at least one.
-func (t *Truth) drawCode(r *rand.Rand) []uint64 {
+func (t *Truth) drawCode(ctx context.Context, r *rand.Rand) []uint64 {
 	u := make([]uint64, t.words)
-	setRandom(u, t.Genes, t.CodeDensity, r)
+	setRandom(ctx, u, t.Genes, t.CodeDensity, r)
 	if popcount(u) == 0 {
 		g := r.IntN(t.Genes)
 		u[g/64] |= 1 << (g % 64)
@@ -205,7 +221,7 @@ func (t *Truth) drawCode(r *rand.Rand) []uint64 {
 // draws: each one's genes (drawCode, or for the single-cell kind a sample
 // of the ordinary genes), then the cells using it, each with probability
 // ActivityFraction whatever its identity.
-func (t *Truth) drawActivity(r *rand.Rand) {
+func (t *Truth) drawActivity(ctx context.Context, r *rand.Rand) {
 	for range t.ActivityPrograms {
 		var u []uint64
 		if t.Kind == SingleCell {
@@ -220,10 +236,10 @@ func (t *Truth) drawActivity(r *rand.Rand) {
 				u[g/64] |= 1 << (g % 64)
 			}
 		} else {
-			u = t.drawCode(r)
+			u = t.drawCode(ctx, r)
 		}
 		z := make([]uint64, (t.Cells+63)/64)
-		setRandom(z, t.Cells, t.ActivityFraction, r)
+		setRandom(ctx, z, t.Cells, t.ActivityFraction, r)
 		t.U, t.Z = append(t.U, u), append(t.Z, z)
 	}
 }
@@ -332,8 +348,13 @@ func bit(ws []uint64, i int) bool { return ws[i/64]>>(i%64)&1 == 1 }
 
 // setRandom sets each of the first n bits of dst independently with
 // probability p.
-func setRandom(dst []uint64, n int, p float64, r *rand.Rand) {
-	bernoulli.Each(n, p, r, func(i int) { dst[i/64] |= 1 << (i % 64) })
+func setRandom(ctx context.Context, dst []uint64, n int, p float64, r *rand.Rand) {
+	k := 0
+	bernoulli.EachWhile(n, p, r, func(i int) bool {
+		dst[i/64] |= 1 << (i % 64)
+		k++
+		return k%(1<<16) != 0 || ctx.Err() == nil
+	})
 }
 
 func popcount(ws []uint64) int {

@@ -16,7 +16,7 @@ func TestReadTruth(t *testing.T) {
 		{Cells: 130, Genes: 70, L: 3, CodeDensity: 0.2, UsageDensity: 0.4, FlipOn: 0.1, FlipOff: 0.1, Seed: 4},
 		func() Params { p := DefaultDigitsParams(); p.Cells = 12; return p }(),
 	} {
-		tr, err := New(p)
+		tr, err := New(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"strings"
@@ -17,7 +18,7 @@ func TestSamples(t *testing.T) {
 	p.Cells, p.Genes, p.L, p.Seed = 3000, 600, 4, 7
 	p.SingleCell.DepthSigma = 0 // depth from the samples alone
 	p.Samples = SampleParams{Samples: 3, DepthSigma: 0, BackgroundSigma: 0.7, Programs: 2, ProgramFraction: 0.4}
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,13 +72,13 @@ func TestSamples(t *testing.T) {
 	for _, bad := range []SampleParams{{Samples: 2, ProgramFraction: 0, Programs: 1}, {Samples: 0, DepthSigma: 1}, {Samples: 2, DepthSigma: 4}} {
 		q := p
 		q.Samples = bad
-		if _, err := New(q); err == nil {
+		if _, err := New(context.Background(), q); err == nil {
 			t.Errorf("samples %+v accepted", bad)
 		}
 	}
 	q := DefaultParams()
 	q.Samples = DefaultSampleParams(2)
-	if _, err := New(q); err == nil || !strings.Contains(err.Error(), "singlecell") {
+	if _, err := New(context.Background(), q); err == nil || !strings.Contains(err.Error(), "singlecell") {
 		t.Errorf("samples of the ormachine kind: %v", err)
 	}
 }

@@ -24,8 +24,8 @@ func WriteShards(ctx context.Context, dir string, t *Truth, opts shard.CreateOpt
 	if err != nil {
 		return err
 	}
-	return commitDir(dir, opts.Force, func(tmp string) error {
-		if err := checkFree(dir, tmp, need, t.Params); err != nil {
+	return commitDir(dir, opts.Force, t.Log, func(tmp string) error {
+		if err := checkFree(t.Free, dir, tmp, need, t.Params); err != nil {
 			return err
 		}
 		sum, err := t.writeShards(ctx, filepath.Join(tmp, ShardsDir), opts.Cached)
@@ -113,7 +113,7 @@ func (t *Truth) writeShards(ctx context.Context, dst string, cached bool) (Summa
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
-	return t.summary(sum), w.Commit(m)
+	return t.summary(sum), w.Commit(ctx, m)
 }
 
 // values names the kind of the data for the manifest's Source.Values: the

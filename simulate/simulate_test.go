@@ -17,7 +17,7 @@ import (
 
 func TestCleanRowIsBooleanProduct(t *testing.T) {
 	p := Params{Cells: 130, Genes: 129, L: 4, CodeDensity: 0.2, UsageDensity: 0.4, Seed: 3}
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestCleanRowIsBooleanProduct(t *testing.T) {
 
 func TestNoiseRates(t *testing.T) {
 	p := Params{Cells: 3000, Genes: 500, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.02, FlipOff: 0.15, Seed: 11}
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +67,10 @@ func TestNoiseRates(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	p := DefaultParams()
-	a, _ := New(p)
-	b, _ := New(p)
+	a, _ := New(context.Background(), p)
+	b, _ := New(context.Background(), p)
 	p.Seed++
-	c, _ := New(p)
+	c, _ := New(context.Background(), p)
 	ra, rb, rc, s := make([]uint64, a.Words()), make([]uint64, a.Words()), make([]uint64, a.Words()), make([]uint64, a.Words())
 	differs := false
 	for _, n := range []int{0, 1, 1999, 3999} {
@@ -98,15 +98,15 @@ func TestValidate(t *testing.T) {
 		{Cells: 1, Genes: 1, L: 1, FlipOn: math.NaN()},
 	}
 	for _, p := range bad {
-		if _, err := New(p); err == nil {
-			t.Errorf("New(%+v) succeeded", p)
+		if _, err := New(context.Background(), p); err == nil {
+			t.Errorf("New(context.Background(), %+v) succeeded", p)
 		}
 	}
 }
 
 func TestWriteMTX(t *testing.T) {
 	p := Params{Cells: 70, Genes: 65, L: 2, CodeDensity: 0.3, UsageDensity: 0.5, FlipOn: 0.05, FlipOff: 0.1, Seed: 5}
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func readMTX(t *testing.T, path string, p Params) [][]uint64 {
 func TestWriteShards(t *testing.T) {
 	for _, missing := range []float64{0, 0.3} {
 		p := Params{Cells: 130, Genes: 129, L: 3, CodeDensity: 0.2, UsageDensity: 0.4, FlipOn: 0.02, FlipOff: 0.1, Missing: missing, Seed: 9}
-		tr, err := New(p)
+		tr, err := New(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestWriteShards(t *testing.T) {
 		}
 		s.Close()
 	}
-	tr, _ := New(Params{Cells: 5, Genes: 5, L: 1, Missing: 0.5})
+	tr, _ := New(context.Background(), Params{Cells: 5, Genes: 5, L: 1, Missing: 0.5})
 	if err := WriteMTX(context.Background(), filepath.Join(t.TempDir(), "x"), tr, false); err == nil {
 		t.Error("WriteMTX accepted missing entries")
 	}
@@ -264,7 +264,7 @@ func TestShardsValues(t *testing.T) {
 		{digits, shard.ValuesBinary},
 		{cells, shard.ValuesCounts},
 	} {
-		tr, err := New(tc.p)
+		tr, err := New(context.Background(), tc.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ func TestBarcodesUnique(t *testing.T) {
 		cells     int
 		collision bool // some cell's Barcode is an earlier cell's
 	}{{1000, false}, {300000, true}} {
-		tr, err := New(Params{Cells: tc.cells, Genes: 10, L: 1, CodeDensity: 0.5, UsageDensity: 0.5})
+		tr, err := New(context.Background(), Params{Cells: tc.cells, Genes: 10, L: 1, CodeDensity: 0.5, UsageDensity: 0.5})
 		if err != nil {
 			t.Fatal(err)
 		}

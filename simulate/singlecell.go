@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -213,7 +214,7 @@ type geneBin struct {
 
 // drawSingleCell draws the single-cell kind's genes, programs, usage and
 // depths from r, in that order.
-func (t *Truth) drawSingleCell(r *rand.Rand) {
+func (t *Truth) drawSingleCell(ctx context.Context, r *rand.Rand) {
 	q, D := t.SingleCell, t.Genes
 	perm := r.Perm(D)
 	t.Housekeeping = make([]uint64, t.words)
@@ -249,6 +250,9 @@ func (t *Truth) drawSingleCell(r *rand.Rand) {
 	}
 	t.SizeFactor = make([]float64, t.Cells)
 	for n := range t.Cells {
+		if n%(1<<16) == 0 && ctx.Err() != nil {
+			return // New reports it
+		}
 		k := q.ProgramsPerCellMin + r.IntN(q.ProgramsPerCellMax-q.ProgramsPerCellMin+1)
 		for _, l := range sample(programs, k, r) {
 			t.Z[l][n/64] |= 1 << (n % 64)

@@ -47,7 +47,7 @@ func (m moments) rate() float64 { return m.obs / m.n }
 func TestSingleCellMarginals(t *testing.T) {
 	t.Parallel()
 	p := smallSingleCell(21)
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSingleCellDraws(t *testing.T) {
 	p := smallSingleCell(5)
 	p.Cells, p.Genes, p.L = 20000, 5000, 8
 	p.SingleCell.ProgramsPerCellMin, p.SingleCell.ProgramsPerCellMax = 0, 3
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestSingleCellDraws(t *testing.T) {
 func TestSingleCellDefaultsLookLike10x(t *testing.T) {
 	t.Parallel()
 	p := DefaultSingleCellParams()
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestSingleCellCounts(t *testing.T) {
 	p.Cells = 1000
 	// Deep housekeeping genes reach the rejection sampler (mean ≥ 10).
 	p.SingleCell.HousekeepingMedian = 8
-	tr, err := New(p)
+	tr, err := New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestReproducibleAnyWorkers(t *testing.T) {
 					}
 				}
 			}
-			tr, _ := New(p)
+			tr, _ := New(context.Background(), p)
 			row, clean := make([]uint64, tr.Words()), make([]uint64, tr.Words())
 			got := rowsOf(t, first["matrix.mtx"], p)
 			for n := range p.Cells {
@@ -431,7 +431,7 @@ func writeBoth(t *testing.T, p Params, workers int) map[string][]byte {
 		if !shards {
 			q.Missing = 0
 		}
-		tr, err := New(q)
+		tr, err := New(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -532,12 +532,12 @@ func TestSingleCellValidate(t *testing.T) {
 		{with(func(p *Params) { p.Kind = OrMachine }), "single-cell parameters given for the ormachine kind"},
 	}
 	for _, c := range cases {
-		_, err := New(c.p)
+		_, err := New(context.Background(), c.p)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "simulate: ") {
 			t.Errorf("want an error containing %q, got %v", c.want, err)
 		}
 	}
-	if _, err := New(DefaultSingleCellParams()); err != nil {
+	if _, err := New(context.Background(), DefaultSingleCellParams()); err != nil {
 		t.Errorf("defaults rejected: %v", err)
 	}
 	for _, s := range []string{"ormachine", "singlecell", "digits"} {
@@ -552,7 +552,7 @@ func TestSingleCellValidate(t *testing.T) {
 
 func TestEachBlockStops(t *testing.T) {
 	t.Parallel()
-	tr, err := New(smallSingleCell(1))
+	tr, err := New(context.Background(), smallSingleCell(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,11 +42,27 @@ func (p Params) MinBytes(shards bool) (int64, error) {
 	return n, nil
 }
 
+// FreeSpace tells the bytes free to this user on the file system that an
+// output at path goes to; ok is false where it cannot be told. The nil
+// FreeSpace asks the file system (outlock.FreeBytes); a test hands in the
+// free space it means to test, so that its verdict does not depend on the
+// disk it runs on.
+type FreeSpace func(path string) (n int64, ok bool)
+
+// at returns the bytes free for path as f tells them.
+func (f FreeSpace) at(path string) (int64, bool) {
+	if f == nil {
+		return outlock.FreeBytes(path)
+	}
+	return f(path)
+}
+
 // CheckRoom refuses p, before anything is drawn, when the file system an
-// output at dir goes to has less free space than p.MinBytes(shards):
-// a simulation of terabytes once allocated, and wrote, until memory or
-// the disk ran out. Where free space cannot be told, it refuses nothing.
-func CheckRoom(dir string, p Params, shards bool) error {
+// output at dir goes to has less free space, as free tells it (nil: the
+// file system's own count), than p.MinBytes(shards): a simulation of
+// terabytes once allocated, and wrote, until memory or the disk ran out.
+// Where free space cannot be told, it refuses nothing.
+func CheckRoom(dir string, p Params, shards bool, free FreeSpace) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -54,13 +70,13 @@ func CheckRoom(dir string, p Params, shards bool) error {
 	if err != nil {
 		return err
 	}
-	return checkFree(dir, dir, need, p)
+	return checkFree(free, dir, dir, need, p)
 }
 
 // checkFree refuses need bytes for the output dir where the file system
-// of at (dir, or its temporary) has less free.
-func checkFree(dir, at string, need int64, p Params) error {
-	free, ok := outlock.FreeBytes(at)
+// of at (dir, or its temporary) has less free, as f tells it.
+func checkFree(f FreeSpace, dir, at string, need int64, p Params) error {
+	free, ok := f.at(at)
 	if !ok || need <= free {
 		return nil
 	}
@@ -80,7 +96,7 @@ func (t *Truth) checkMTXRoom(ctx context.Context, dir, tmp string) error {
 	if err != nil {
 		return err
 	}
-	return checkFree(dir, tmp, truth+matrix, t.Params)
+	return checkFree(t.Free, dir, tmp, truth+matrix, t.Params)
 }
 
 // mtxMatrixBytes estimates the bytes of matrix.mtx.gz from the observed

@@ -237,7 +237,7 @@ func WriteMTX(ctx context.Context, dir string, t *Truth, force bool) error {
 	if t.Missing > 0 {
 		return fmt.Errorf("simulate: an MTX folder cannot hold missing entries (missing fraction %v): write shards instead", t.Missing)
 	}
-	return commitDir(dir, force, func(tmp string) error {
+	return commitDir(dir, force, t.Log, func(tmp string) error {
 		if err := t.checkMTXRoom(ctx, dir, tmp); err != nil {
 			return err
 		}
@@ -454,10 +454,11 @@ func writeFile(path string, fill func(io.Writer) error) error {
 	return nil
 }
 
-// commitDir writes dir through fill as outlock.CommitDir does.
-func commitDir(dir string, force bool, fill func(tmp string) error) error {
+// commitDir writes dir through fill as outlock.CommitDir does, logging
+// to log (nil: nowhere).
+func commitDir(dir string, force bool, log *slog.Logger, fill func(tmp string) error) error {
 	if dir == "" {
 		return errNoOutput
 	}
-	return outlock.CommitDir(dir, "simulate", force, slog.Default(), fill)
+	return outlock.CommitDir(dir, "simulate", force, log, fill)
 }

@@ -90,7 +90,7 @@ offline enrich computes them. Symbols match case-insensitively.
 			if err != nil {
 				return err
 			}
-			env.log.Info("enrich complete", "out", rep.Out, "index", filepath.Join(rep.Out, enrich.IndexFile))
+			env.log.Info("enrich complete", "output", rep.Out, "index", filepath.Join(rep.Out, enrich.IndexFile))
 			return nil
 		},
 	}

@@ -93,7 +93,7 @@ Targets: heldout, truth, truth_unseen.
 				env.log.Info("scores", "L", r.L, "chain", r.Chain, "target", r.Target, "n", r.N,
 					"accuracy", r.Accuracy, "logpred", r.LogPred, "auc", r.AUC)
 			}
-			env.log.Info("evaluate complete", "out", rep.Out)
+			env.log.Info("evaluate complete", "output", rep.Out)
 			return nil
 		},
 	}

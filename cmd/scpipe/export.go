@@ -74,14 +74,14 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 				return err
 			}
 			if o.Out != "" {
-				rep, err := export.Export(o)
+				rep, err := export.Export(c.Context, o)
 				if err != nil {
 					return err
 				}
 				env.log.Info("next: in Python, anndata.read_h5ad(\""+rep.Out+"\"); obsm[\"X_scpipe\"] holds each cell's program usage", "L", rep.L)
 			}
 			if dir := c.String("cnmf"); dir != "" {
-				if _, err := export.WriteCNMF(o, dir); err != nil {
+				if _, err := export.WriteCNMF(c.Context, o, dir); err != nil {
 					return err
 				}
 			}

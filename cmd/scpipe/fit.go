@@ -90,7 +90,7 @@ finished. Each fit is identical to the same fit of a single process.
 				&cli.StringFlag{Name: "housekeeping", Value: d.Housekeeping.String(), Usage: "a code every cell uses, for the genes detected everywhere: auto, on or off"},
 				&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8"},
 				&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1, 2, 4 or 8 (with --cell-levels > 1)"},
-				&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto, uniform, empirical or a probability"},
+				&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto, uniform, empirical, a probability, or one per program with a single L (`0.1,0.1,0.2,0.2`; a housekeeping code takes 1/2, or its own last)"},
 				&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: auto, uniform, empirical or a probability"},
 				&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},
 				&cli.StringFlag{Name: "fixed-codes", Usage: "hold known codes fixed: a GMT `FILE` of programs, or a fit folder RUN/Lnn/chainK"},
@@ -167,7 +167,7 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 		if err != nil {
 			return err
 		}
-		env.log.Info("fits complete", "run", rep.Run, "chain", chain,
+		env.log.Info("fits complete", "output", rep.Run, "chain", chain,
 			"fitted", rep.Fitted, "skipped", rep.Skipped, "then", "scpipe summarize "+rep.Run)
 		return nil
 	}
@@ -175,7 +175,7 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 	if err != nil {
 		return err
 	}
-	env.log.Info("fit complete", "run", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
+	env.log.Info("fit complete", "output", rep.Run, "fitted", rep.Fitted, "skipped", rep.Skipped,
 		"summary", filepath.Join(rep.Run, rundir.SummaryFile))
 	env.log.Info("results: "+filepath.Join(rep.Run, "L*", "chain*", "{codes,cells,trace}.parquet")+" per fit; next:",
 		"programs", "scpipe enrich "+rep.Run+" -o "+rep.Run+"-enrich --gmt LIBRARY.gmt",

@@ -27,7 +27,7 @@ func fitMPI(c *cli.Context, cfg pipeline.FitConfig, o pipeline.FitOptions, env r
 		return err
 	}
 	if comm.Rank() == 0 {
-		env.log.Info("fit complete", "run", rep.Run, "ranks", comm.Size(), "fitted", rep.Fitted, "skipped", rep.Skipped,
+		env.log.Info("fit complete", "output", rep.Run, "ranks", comm.Size(), "fitted", rep.Fitted, "skipped", rep.Skipped,
 			"summary", filepath.Join(rep.Run, rundir.SummaryFile))
 	}
 	return nil

@@ -327,7 +327,7 @@ func TestFitSettingsOutOfRange(t *testing.T) {
 		{[]string{"--burn-in", "1000000000000000"}, "outside 0..1099511627776"},
 		{[]string{"--config", samples0}, "config " + samples0 + ": invalid configuration: samples = 0"},
 		{[]string{"--config", threads}, "config " + threads + ": invalid configuration: threads = -3 outside 1.."},
-		{[]string{"--config", thin}, "config " + thin + ": invalid configuration: thin = 5000 outside 1..samples (100)"},
+		{[]string{"--config", thin}, "config " + thin + ": invalid configuration: thin = 5000 outside 1..100, the sample sweeps"},
 		{[]string{"-j", "-3"}, "--threads must be at least 1"},
 	} {
 		out := filepath.Join(dir, "run")

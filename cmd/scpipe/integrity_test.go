@@ -145,7 +145,7 @@ func TestKilledWritersLeaveNothing(t *testing.T) {
 	dir := t.TempDir()
 	sim := filepath.Join(dir, "sim")
 	p := simulate.Params{Cells: 3000, Genes: 400, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.02, FlipOff: 0.05, Seed: 9}
-	tr, err := simulate.New(p)
+	tr, err := simulate.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +169,18 @@ func TestKilledWritersLeaveNothing(t *testing.T) {
 			args := append(slices.Clone(tc.args), "-o", out)
 			var left []string
 			for kills := 0; kills < 2; kills++ {
-				c := startScpipe(t, args...)
-				// A new temporary, not the one the last kill left.
-				name := c.stopAt(t, parent, func(n string) bool { return tc.match(n) && !slices.Contains(left, n) })
+				// A new temporary, not the one the last kill left. A
+				// stage of a few milliseconds can pass between two looks
+				// on a loaded machine: the command is run again then.
+				var c *child
+				var name string
+				for try := 0; name == "" && try < 20; try++ {
+					os.RemoveAll(out)
+					c = startScpipe(t, args...)
+					name = c.stopAt(t, parent, func(n string) bool { return tc.match(n) && !slices.Contains(left, n) })
+				}
 				if name == "" {
-					t.Fatalf("%s finished before it could be stopped", tc.args[0])
+					t.Fatalf("%s finished before it could be stopped, 20 times", tc.args[0])
 				}
 				// Another process is refused while the stopped one lives.
 				holder := fmt.Sprintf("pid %d on host %s", c.cmd.Process.Pid, host)

@@ -74,7 +74,7 @@ then the report's).
 			if err != nil {
 				return err
 			}
-			env.log.Info("report complete", "html", res.HTML, "figures", report.FiguresDir(res.HTML), "enrich", res.Enrich)
+			env.log.Info("report complete", "output", res.HTML, "figures", report.FiguresDir(res.HTML), "enrich", res.Enrich)
 			fmt.Fprintln(os.Stdout, res.HTML)
 			return nil
 		},

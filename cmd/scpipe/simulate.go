@@ -128,14 +128,14 @@ The truth's barcodes are BARCODE-sampleK, as ingest names them.
 			out := c.String("output")
 			// Before the truth is drawn, which takes memory in
 			// proportion to the sizes.
-			if err := simulate.CheckRoom(out, p, c.Bool("shards")); err != nil {
+			if err := simulate.CheckRoom(out, p, c.Bool("shards"), nil); err != nil {
 				return err
 			}
-			t, err := simulate.New(p)
+			t, err := simulate.New(c.Context, p)
 			if err != nil {
 				return err
 			}
-			t.Workers = env.threads
+			t.Workers, t.Log = env.threads, env.log
 			if c.Bool("shards") {
 				err = simulate.WriteShards(c.Context, out, t, shard.CreateOptions{Force: c.Bool("force"), Cached: env.cached})
 			} else {

@@ -60,7 +60,7 @@ must be the same).
 			if err != nil {
 				return err
 			}
-			env.log.Info("summary written", "summary", filepath.Join(run, rundir.SummaryFile),
+			env.log.Info("summary written", "output", filepath.Join(run, rundir.SummaryFile),
 				"fits", len(rep.Summary), "missing", len(rep.Missing))
 			return nil
 		},

@@ -14,12 +14,20 @@ import (
 // independently with probability p (p ≤ 0 selects none, p ≥ 1 all). It
 // consumes one draw from r per selected index plus one.
 func Each(n int, p float64, r *rand.Rand, hit func(int)) {
+	EachWhile(n, p, r, func(i int) bool { hit(i); return true })
+}
+
+// EachWhile is Each that stops once hit returns false: a long draw
+// that Ctrl-C can stop. Until then it draws what Each draws.
+func EachWhile(n int, p float64, r *rand.Rand, hit func(int) bool) {
 	switch {
 	case p <= 0:
 		return
 	case p >= 1:
 		for i := range n {
-			hit(i)
+			if !hit(i) {
+				return
+			}
 		}
 		return
 	}
@@ -31,6 +39,8 @@ func Each(n int, p float64, r *rand.Rand, hit func(int)) {
 			return
 		}
 		i += int(gap) + 1
-		hit(i)
+		if !hit(i) {
+			return
+		}
 	}
 }

@@ -44,3 +44,23 @@ func TestEachUniformPositions(t *testing.T) {
 		t.Errorf("first half %v hits, second half %v", lo, hi)
 	}
 }
+
+// TestEachWhileStops: EachWhile hands out what Each does, in order, until
+// hit returns false, and nothing after.
+func TestEachWhileStops(t *testing.T) {
+	for _, p := range []float64{0.05, 0.5, 1} {
+		var all []int
+		Each(10_000, p, rand.New(rand.NewPCG(3, 4)), func(i int) { all = append(all, i) })
+		for _, stop := range []int{0, 1, len(all) / 2, len(all)} {
+			var got []int
+			EachWhile(10_000, p, rand.New(rand.NewPCG(3, 4)), func(i int) bool {
+				got = append(got, i)
+				return len(got) < stop
+			})
+			want := all[:min(max(stop, 1), len(all))]
+			if len(got) != len(want) || len(got) > 0 && got[len(got)-1] != want[len(want)-1] {
+				t.Errorf("p=%v, stop after %d: %d hits ending %v, want %d", p, stop, len(got), got[len(got)-1:], len(want))
+			}
+		}
+	}
+}
