@@ -238,3 +238,17 @@ func TestHeldRatesLeaveRHat(t *testing.T) {
 		t.Errorf("a drifting log-likelihood beside held rates: R̂ within %v", d.rhatWithin)
 	}
 }
+
+// TestRestingChainsConverge requires chains whose state no longer moves
+// (a constant log-likelihood, as a planted run recovered exactly gives)
+// to keep an R̂ of 1, not to be left out as a held parameter would.
+func TestRestingChainsConverge(t *testing.T) {
+	flat := make([]float64, 40)
+	for i := range flat {
+		flat[i] = -1234.5
+	}
+	d := chainDiagnostics(nil, []sampleTrace{{logLik: flat, dropout: flat}, {logLik: flat, dropout: flat}})
+	if d.rhatWithin != 1 {
+		t.Errorf("resting chains: R̂ within %v, want 1", d.rhatWithin)
+	}
+}

@@ -147,15 +147,15 @@ func chainDiagnostics(sets [][]codematch.Set, traces []sampleTrace) diagnostics 
 		return chains
 	}
 	d.rhatLogLik = codematch.RankRHat(quantity(func(t sampleTrace) []float64 { return t.logLik }))
-	for _, get := range []func(sampleTrace) []float64{
+	for k, get := range []func(sampleTrace) []float64{
 		func(t sampleTrace) []float64 { return t.logLik },
 		func(t sampleTrace) []float64 { return t.lambda },
 		func(t sampleTrace) []float64 { return t.dropout },
 		func(t sampleTrace) []float64 { return t.background },
 	} {
 		q := quantity(get)
-		if heldInEvery(q) {
-			continue
+		if k > 0 && heldInEvery(q) {
+			continue // a parameter (a constant log-likelihood is a chain at rest)
 		}
 		d.rhat = maxDefined(d.rhat, codematch.RankRHat(q))
 		d.rhatWithin = maxDefined(d.rhatWithin, codematch.WithinRHat(q))
