@@ -431,3 +431,137 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(ks)
 	return ks
 }
+
+// TestRootFollowsLayout holds the module's root to ARCHITECTURE.md's layout
+// table: every folder at the root that holds Go code has a row, every row
+// names a folder, the rows number at most 13 (issue 42), and no Go file
+// stands at the root but this one.
+func TestRootFollowsLayout(t *testing.T) {
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range checkRoot(string(doc), ".") {
+		t.Error(p)
+	}
+}
+
+// TestCheckRoot runs checkRoot on made-up roots, one problem of each kind,
+// so that TestRootFollowsLayout is known to be able to fail.
+func TestCheckRoot(t *testing.T) {
+	table := func(folders ...string) string {
+		s := "# m\n\n| folder | why it stands at the root |\n| --- | --- |\n"
+		for _, f := range folders {
+			s += "| `" + f + "/` | it does |\n"
+		}
+		return s
+	}
+	many := make([]string, 14)
+	for i := range many {
+		many[i] = fmt.Sprintf("f%02d", i)
+	}
+	tests := []struct {
+		name  string
+		doc   string
+		files []string // made under the root
+		want  []string // substrings of the problems, in order
+	}{
+		{"as laid out", table("a", "docs"), []string{"a/a.go", "a/internal/b/b.go", "docs/x.md", "architecture_test.go", "out/run.tsv", ".ci/run"}, nil},
+		{"Go folder without a row", table("a"), []string{"a/a.go", "b/c/c.go"}, []string{"folder b/ holds Go code"}},
+		{"row without a folder", table("a", "gone"), []string{"a/a.go"}, []string{"row `gone/` names no folder"}},
+		{"Go file at the root", table("a"), []string{"a/a.go", "e2e_test.go", "main.go"}, []string{"e2e_test.go stands at the root", "main.go stands at the root"}},
+		{"too many rows", table(many...), nil, []string{"14 rows"}},
+		{"no table", "# m\n", nil, []string{"no layout table"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, f := range tc.files {
+				p := filepath.Join(root, filepath.FromSlash(f))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("package x\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.name == "too many rows" {
+				for _, f := range many {
+					if err := os.Mkdir(filepath.Join(root, f), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			got := checkRoot(tc.doc, root)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tc.want), strings.Join(got, "\n"))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// checkRoot lists what breaks the layout table of doc (| folder | why it
+// stands at the root |) in the folder root: a folder holding Go code that
+// has no row (hidden folders, testdata and vendor aside), a row naming no
+// folder, more than 13 rows, and Go files at the root other than
+// architecture_test.go. Folders without Go code and without a row (a run a
+// developer wrote there) are not the layout's.
+func checkRoot(doc, root string) []string {
+	rows := tableRows(doc, []string{"folder", "why it stands at the root"})
+	if rows == nil {
+		return []string{"ARCHITECTURE.md has no layout table (| folder | why it stands at the root |)"}
+	}
+	var problems []string
+	named := map[string]bool{}
+	for i, r := range rows {
+		f, ok := backticked(r[0])
+		if !ok || !strings.HasSuffix(f, "/") || strings.Count(f, "/") != 1 {
+			problems = append(problems, fmt.Sprintf("layout table: row %d: want one folder in backticks, ending in /, not %q", i+1, r[0]))
+			continue
+		}
+		named[strings.TrimSuffix(f, "/")] = true
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_"):
+		case e.IsDir():
+			if !named[n] && n != "testdata" && n != "vendor" && holdsGo(filepath.Join(root, n)) {
+				problems = append(problems, fmt.Sprintf("folder %s/ holds Go code but has no row in ARCHITECTURE.md's layout table: move it where it serves, or justify it there in one line", n))
+			}
+		case strings.HasSuffix(n, ".go") && n != "architecture_test.go":
+			problems = append(problems, fmt.Sprintf("%s stands at the root, where no Go file but architecture_test.go belongs: move it into the package it serves (a test of the binary into cmd/scpipe)", n))
+		}
+	}
+	for _, f := range sortedKeys(named) {
+		if fi, err := os.Stat(filepath.Join(root, f)); err != nil || !fi.IsDir() {
+			problems = append(problems, fmt.Sprintf("row `%s/` names no folder at the root: remove it from ARCHITECTURE.md's layout table", f))
+		}
+	}
+	if len(rows) > 13 {
+		problems = append(problems, fmt.Sprintf("ARCHITECTURE.md's layout table has %d rows: the root holds at most 13 folders (the card's stages, cmd, configs, scripts, docs, internal, and three stages a user runs)", len(rows)))
+	}
+	return problems
+}
+
+// holdsGo reports whether a .go file lies anywhere under dir.
+func holdsGo(dir string) bool {
+	found := false
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".go") {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
+}

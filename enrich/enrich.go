@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"scpipe/geneset"
+	"scpipe/internal/geneset"
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // Options configure Run. The zero value is not valid; start from

@@ -3,7 +3,7 @@ package enrich
 import (
 	"io"
 
-	"scpipe/geneset"
+	"scpipe/internal/geneset"
 )
 
 // GeneSet is one line of a GMT library (geneset.GeneSet).

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"slices"
 
-	"scpipe/codematch"
+	"scpipe/internal/stats/codematch"
 )
 
 // flowMin is the least fraction of a program's genes that must lie in a

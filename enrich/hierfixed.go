@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"scpipe/codematch"
+	"scpipe/internal/stats/codematch"
 )
 
 // HierarchyMethod says how the programs of neighbouring L are linked.

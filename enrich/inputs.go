@@ -13,7 +13,7 @@ import (
 	"unicode"
 
 	"scpipe/internal/infile"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // finishedFits returns the finished fits of the run by L, and the L to read:

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // The files and folders of an enrich output (README.md in this folder

@@ -17,9 +17,9 @@ import (
 	"strings"
 	"testing"
 
-	"scpipe/codematch"
 	"scpipe/enrich"
 	"scpipe/ingest"
+	"scpipe/internal/stats/codematch"
 	"scpipe/pipeline"
 	"scpipe/shard"
 	"scpipe/simulate"

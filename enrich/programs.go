@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"scpipe/codematch"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
 )
 
 // Status says whether a code is a gene program.

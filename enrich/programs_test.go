@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"scpipe/codematch"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
 )
 
 // fakeChain is a chain whose code k holds the genes codes[k] (posterior

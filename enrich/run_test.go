@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

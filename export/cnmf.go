@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // CNMFName is the run name in the cNMF file names (cNMF's --name).

@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"scpipe/enrich"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // Options say what Export writes.

@@ -15,13 +15,13 @@ import (
 	"sync"
 	"testing"
 
-	"scpipe/anndata"
 	"scpipe/enrich"
 	"scpipe/export"
 	"scpipe/ingest"
+	"scpipe/internal/anndata"
 	"scpipe/internal/outlock"
+	"scpipe/internal/rundir"
 	"scpipe/pipeline"
-	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
 )

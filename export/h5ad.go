@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 
-	"scpipe/anndata"
 	"scpipe/enrich"
+	"scpipe/internal/anndata"
 	"scpipe/internal/infile"
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 )
 

@@ -7,10 +7,10 @@ import (
 	"os"
 	"strings"
 
-	"scpipe/anndata"
 	"scpipe/ingest"
+	"scpipe/internal/anndata"
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // into starts a copy of the user's AnnData file o.Into with the fit added:

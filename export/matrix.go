@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"scpipe/anndata"
 	"scpipe/ingest/internal/h5gen"
+	"scpipe/internal/anndata"
 	"scpipe/shard"
 )
 

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"encoding"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // checkpointer writes a fit's checkpoints in the background: the state is

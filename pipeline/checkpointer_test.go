@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // TestCheckpointerOrderAndErrors checks that background checkpoint writes

@@ -15,9 +15,9 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"scpipe/gibbs"
-	"scpipe/holdout"
 	"scpipe/internal/infile"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
+	"scpipe/pipeline/internal/holdout"
 )
 
 // ErrConfig is wrapped by every error about an invalid fit configuration.

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"scpipe/gibbs"
-	"scpipe/rundir"
-	"scpipe/runsummary"
+	"scpipe/internal/rundir"
+	"scpipe/pipeline/runsummary"
 )
 
 // TestConvergencePlanted fits small planted data and checks the

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scpipe/codematch"
-	"scpipe/fiteval"
 	"scpipe/gibbs"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
+	"scpipe/pipeline/fiteval"
 	"scpipe/simulate"
 )
 

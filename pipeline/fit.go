@@ -15,14 +15,14 @@ import (
 	"strings"
 	"time"
 
-	"scpipe/codematch"
 	"scpipe/gibbs"
-	"scpipe/holdout"
 	"scpipe/internal/outlock"
+	"scpipe/internal/progress"
+	"scpipe/internal/rundir"
 	"scpipe/internal/splitmix"
-	"scpipe/progress"
-	"scpipe/rundir"
-	"scpipe/runsummary"
+	"scpipe/internal/stats/codematch"
+	"scpipe/pipeline/internal/holdout"
+	"scpipe/pipeline/runsummary"
 	"scpipe/shard"
 )
 
@@ -133,7 +133,7 @@ func restoreReplaced(run, aside string, err *error, log *slog.Logger) bool {
 }
 
 // Fit runs every (L, chain) fit of cfg over the shards cfg.Shards and writes
-// the run directory cfg.Output (see rundir/README.md). Fits run one after
+// the run directory cfg.Output (see internal/rundir/README.md). Fits run one after
 // another, each on cfg.Threads cores. Results are bit-identical for any
 // thread count and across interruption and resumption; only the seconds
 // columns differ.

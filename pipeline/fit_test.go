@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"scpipe/codematch"
 	"scpipe/gibbs"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
 	"scpipe/shard"
 	"scpipe/simulate"
 )

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 
 	"scpipe/gibbs"
-	"scpipe/holdout"
 	"scpipe/internal/mpi"
-	"scpipe/rundir"
-	"scpipe/runsummary"
+	"scpipe/internal/rundir"
+	"scpipe/pipeline/internal/holdout"
+	"scpipe/pipeline/runsummary"
 	"scpipe/shard"
 )
 

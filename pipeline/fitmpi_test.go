@@ -12,7 +12,7 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/internal/mpi"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
 )

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"scpipe/gibbs"
-	"scpipe/progress"
-	"scpipe/rundir"
+	"scpipe/internal/progress"
+	"scpipe/internal/rundir"
 )
 
 // A fit runs in one process (Fit, FitChain), or on every rank of an MPI

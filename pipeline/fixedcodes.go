@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"scpipe/geneset"
 	"scpipe/gibbs"
-	"scpipe/rundir"
+	"scpipe/internal/geneset"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 )
 

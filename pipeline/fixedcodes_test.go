@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"scpipe/codematch"
-	"scpipe/geneset"
-	"scpipe/rundir"
-	"scpipe/runsummary"
+	"scpipe/internal/geneset"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
+	"scpipe/pipeline/runsummary"
 	"scpipe/shard"
 	"scpipe/simulate"
 )

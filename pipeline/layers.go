@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"scpipe/codematch"
 	"scpipe/gibbs"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
 	"scpipe/shard"
 )
 

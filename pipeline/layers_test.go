@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"scpipe/gibbs"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // layersConfigFor returns a small two-layer fit of the planted shards.

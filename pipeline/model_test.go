@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"scpipe/gibbs"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
 )

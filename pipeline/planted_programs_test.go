@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scpipe/codematch"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
 	"scpipe/simulate"
 )
 

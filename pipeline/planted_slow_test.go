@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/simulate"
 )
 

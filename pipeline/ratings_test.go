@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"scpipe/ingest"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 )
 

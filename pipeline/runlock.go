@@ -9,7 +9,7 @@ import (
 
 	"scpipe/internal/infile"
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 )
 

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/simulate"
 )
 

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // runProgress tells how a run's fits advance as a whole: "fit k of n", the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 func TestRunProgress(t *testing.T) {

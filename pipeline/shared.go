@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"scpipe/rundir"
-	"scpipe/runsummary"
+	"scpipe/internal/rundir"
+	"scpipe/pipeline/runsummary"
 )
 
 // A run directory can be fitted by many processes at once, such as the

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
-	"scpipe/runsummary"
+	"scpipe/internal/rundir"
+	"scpipe/pipeline/runsummary"
 )
 
 // sharedConfig is a run of two sizes and two chains, short enough for R̂

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // paperRun is a run directory of the paper's size, as scpipe fit writes it

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // synthetic describes a run directory written through rundir as scpipe fit

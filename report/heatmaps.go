@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"scpipe/figure"
+	"scpipe/internal/figure"
 )
 
 // grid is the values of a heat map, rows × cols row-major with row 0 drawn

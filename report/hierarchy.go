@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"scpipe/enrich"
-	"scpipe/figure"
+	"scpipe/internal/figure"
 )
 
 // hierarchyLinks says, for the caption, when two programs are joined.

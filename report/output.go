@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // commit writes the figures and the page, holding the report's lock: the

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"scpipe/enrich"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // page is the report's content, ready for the template.

@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"scpipe/enrich"
-	"scpipe/figure"
+	"scpipe/internal/figure"
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // Options configure Write. Start from DefaultOptions.

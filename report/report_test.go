@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"scpipe/enrich"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // smallRun is the synthetic run most tests report on: five L, two chains,

@@ -1,8 +1,8 @@
 package report
 
 import (
-	"scpipe/figure"
-	"scpipe/rundir"
+	"scpipe/internal/figure"
+	"scpipe/internal/rundir"
 )
 
 // selectionFigure is the model-selection figure of the run's summary

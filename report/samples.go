@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"scpipe/figure"
-	"scpipe/rundir"
+	"scpipe/internal/figure"
+	"scpipe/internal/rundir"
 )
 
 // samplesPage is the section of a run fitted to several samples: how each

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/bench"
+	"scpipe/cmd/scpipe/internal/bench"
 	"scpipe/gibbs"
 	"scpipe/pipeline"
 )

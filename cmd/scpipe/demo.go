@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/demo"
+	"scpipe/cmd/scpipe/internal/demo"
 )
 
 func demoCommand() *cli.Command {

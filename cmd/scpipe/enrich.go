@@ -7,8 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/enrich"
-	"scpipe/hierarchy"
 	"scpipe/pipeline"
+	"scpipe/pipeline/hierarchy"
 )
 
 func enrichCommand() *cli.Command {

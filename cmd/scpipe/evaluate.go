@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/fiteval"
-	"scpipe/hierarchy"
 	"scpipe/pipeline"
+	"scpipe/pipeline/fiteval"
+	"scpipe/pipeline/hierarchy"
 )
 
 func evaluateCommand() *cli.Command {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/internal/rundir"
 	"scpipe/pipeline"
-	"scpipe/rundir"
 )
 
 func fitCommand() *cli.Command {
@@ -36,7 +36,7 @@ directory:
    RUN/fixed-codes.gmt           with --fixed-codes: the codes every fit holds fixed (its first ones), by gene id
    RUN/L07/chain1/layers.tsv     with --layers: per layer L, lambda, sigma(lambda), accuracy; layer1/, layer2/, … hold
                                  each layer's prototypes.parquet (codes fed forward to the genes) and, above the
-                                 first, codes.tsv, cells.parquet and trace.parquet (rundir/README.md)
+                                 first, codes.tsv, cells.parquet and trace.parquet (internal/rundir/README.md)
 
 The model is chosen from the shards unless --noise or --housekeeping says
 otherwise (one log line says which and why): for data binarised from counts

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/simulate"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"scpipe/internal/rundir"
 	"scpipe/pipeline"
-	"scpipe/rundir"
 )
 
 // TestFitAutoModelThroughCLI: scpipe fit without --noise or

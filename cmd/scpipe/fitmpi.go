@@ -7,8 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/internal/mpi"
+	"scpipe/internal/rundir"
 	"scpipe/pipeline"
-	"scpipe/rundir"
 )
 
 // fitMPI runs scpipe fit --mpi in one rank of mpirun. FitMPI makes the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // TestFitFixedCodesThroughCLI: scpipe fit --fixed-codes FILE.gmt holds the

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"scpipe/internal/outlock"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // hostileRun simulates a small MTX folder, ingests it and fits L = 2 with

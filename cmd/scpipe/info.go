@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/shardinfo"
+	"scpipe/cmd/scpipe/internal/shardinfo"
 )
 
 func infoCommand() *cli.Command {

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/ingest"
-	"scpipe/progress"
+	"scpipe/internal/progress"
 )
 
 func ingestCommand() *cli.Command {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/internal/progress"
 	"scpipe/pipeline"
-	"scpipe/progress"
 )
 
 func main() {

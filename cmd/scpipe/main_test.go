@@ -13,10 +13,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"scpipe/codematch"
 	"scpipe/enrich"
+	"scpipe/internal/rundir"
+	"scpipe/internal/stats/codematch"
 	"scpipe/pipeline"
-	"scpipe/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
 )

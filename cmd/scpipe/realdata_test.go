@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"scpipe/enrich"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 	"scpipe/shard"
 )
 

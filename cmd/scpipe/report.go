@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"scpipe/enrich"
-	"scpipe/hierarchy"
+	"scpipe/pipeline/hierarchy"
 	"scpipe/report"
 )
 

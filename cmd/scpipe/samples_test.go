@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"scpipe/export"
-	"scpipe/rundir"
+	"scpipe/internal/rundir"
 )
 
 // TestSeveralSamplesThroughCLI simulates three samples (one with a

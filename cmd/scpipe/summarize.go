@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"scpipe/internal/rundir"
 	"scpipe/pipeline"
-	"scpipe/rundir"
-	"scpipe/runsummary"
+	"scpipe/pipeline/runsummary"
 )
 
 func summarizeCommand() *cli.Command {
