@@ -27,27 +27,23 @@ import (
 // workers or processes.
 func (s *Sampler) entryTotals(c *chain) []levelCounts {
 	K, G := s.levels(), s.geneLevels()
-	x, mask := s.data.X, s.data.Mask
-	rows := s.n
-	if p := s.part; p != nil {
-		x, mask, rows = p.x, p.mask, p.Hi-p.Lo
-	}
-	out := make([]int64, 4*K*G)
-	var mu sync.Mutex
-	s.forBlocks((rows+63)/64, func(lo, hi int) {
-		part := make([]int64, 4*K*G)
-		for i := lo * 64; i < min(hi*64, rows); i++ {
-			s.countRow(part[4*int(c.level[i])*G:], c, x, mask, i)
-		}
-		mu.Lock()
-		for k, v := range part {
-			out[k] += v
-		}
-		mu.Unlock()
+	out := s.sumCells(4*K*G, func(i int, acc []int64) {
+		by := acc[4*int(c.level[i])*G:]
+		var at [1 << MaxGeneLevelBits]uint64
+		s.rowWords(c, i, func(w int, x, obs, cov uint64) {
+			levelMasks(&at, c.genePlanes, w, G)
+			for kg := range G {
+				m := at[kg] & obs
+				co := bits.OnesCount64(x & cov & m)
+				cz := bits.OnesCount64(cov&m) - co
+				uo := bits.OnesCount64(x&m) - co
+				by[4*kg] += int64(co)
+				by[4*kg+1] += int64(cz)
+				by[4*kg+2] += int64(uo)
+				by[4*kg+3] += int64(bits.OnesCount64(m) - co - cz - uo)
+			}
+		})
 	})
-	if s.part != nil {
-		s.part.sum(out)
-	}
 	by := make([]levelCounts, K*G)
 	for k := range by {
 		o := out[4*k:]
@@ -56,13 +52,42 @@ func (s *Sampler) entryTotals(c *chain) []levelCounts {
 	return by
 }
 
-// countRow adds the observed entries of the process's i-th cell to
-// by[4·kg …] by gene level kg: covered ones, covered zeros, uncovered ones
-// and uncovered zeros.
-func (s *Sampler) countRow(by []int64, c *chain, x, mask BitMatrix, i int) {
-	L, G := s.l, s.geneLevels()
+// sumCells returns the sums of width counters that f adds to for each of
+// the process's cells, over every process's cells: f(i, acc) adds the
+// i-th cell's to acc, one acc a block of cells, the blocks' summed in
+// any order (integers).
+func (s *Sampler) sumCells(width int, f func(i int, acc []int64)) []int64 {
+	rows := s.n
+	if p := s.part; p != nil {
+		rows = p.Hi - p.Lo
+	}
+	out := make([]int64, width)
+	var mu sync.Mutex
+	s.forBlocks((rows+63)/64, func(lo, hi int) {
+		acc := make([]int64, width)
+		for i := lo * 64; i < min(hi*64, rows); i++ {
+			f(i, acc)
+		}
+		mu.Lock()
+		for k, v := range acc {
+			out[k] += v
+		}
+		mu.Unlock()
+	})
+	if s.part != nil {
+		s.part.sum(out)
+	}
+	return out
+}
+
+// rowWords calls f with each word w of the process's i-th cell: its
+// observed ones x, its observed entries obs and those c's state covers.
+func (s *Sampler) rowWords(c *chain, i int, f func(w int, x, obs, cov uint64)) {
+	x, mask := s.data.X, s.data.Mask
+	if p := s.part; p != nil {
+		x, mask = p.x, p.mask
+	}
 	a := s.rowCodes(c, i)
-	var at [1 << MaxGeneLevelBits]uint64
 	b := x.Segments()
 	for seg := 0; seg+1 < len(b); seg++ {
 		xs := x.Segment(i, seg)
@@ -81,21 +106,9 @@ func (s *Sampler) countRow(by []int64, c *chain, x, mask BitMatrix, i int) {
 			}
 			var cov uint64
 			for m := a; m != 0; m &= m - 1 {
-				cov |= c.u[w*L+bits.TrailingZeros64(m)]
+				cov |= c.u[w*s.l+bits.TrailingZeros64(m)]
 			}
-			xw &= obs
-			levelMasks(&at, c.genePlanes, w, G)
-			for kg := range G {
-				m := at[kg] & obs
-				co := bits.OnesCount64(xw & cov & m)
-				cz := bits.OnesCount64(cov&m) - co
-				uo := bits.OnesCount64(xw&m) - co
-				uz := bits.OnesCount64(m) - co - cz - uo
-				by[4*kg] += int64(co)
-				by[4*kg+1] += int64(cz)
-				by[4*kg+2] += int64(uo)
-				by[4*kg+3] += int64(uz)
-			}
+			f(w, xw&obs, obs, cov)
 		}
 	}
 }
@@ -169,60 +182,13 @@ func (s *Sampler) heldBase(c *chain) float64 {
 // coveredGeneLevels returns the sum, over the observed ones that c's state
 // covers in every process's cells, of their genes' levels.
 func (s *Sampler) coveredGeneLevels(c *chain) int64 {
-	x, mask := s.data.X, s.data.Mask
-	rows := s.n
-	if p := s.part; p != nil {
-		x, mask, rows = p.x, p.mask, p.Hi-p.Lo
-	}
-	var total int64
-	var mu sync.Mutex
-	s.forBlocks((rows+63)/64, func(lo, hi int) {
-		var sum int64
-		for i := lo * 64; i < min(hi*64, rows); i++ {
-			sum += s.rowGeneLevels(c, x, mask, i)
-		}
-		mu.Lock()
-		total += sum
-		mu.Unlock()
-	})
-	if s.part != nil {
-		v := []int64{total}
-		s.part.sum(v)
-		total = v[0]
-	}
-	return total
-}
-
-// rowGeneLevels returns the summed gene level of the observed ones that
-// c's state covers in the process's i-th cell.
-func (s *Sampler) rowGeneLevels(c *chain, x, mask BitMatrix, i int) int64 {
-	L := s.l
-	a := s.rowCodes(c, i)
-	var sum int64
-	b := x.Segments()
-	for seg := 0; seg+1 < len(b); seg++ {
-		xs := x.Segment(i, seg)
-		var ms []uint64
-		if mask != nil {
-			ms = mask.Segment(i, seg)
-		}
-		w0 := b[seg] / 64
-		for k, xw := range xs {
-			w := w0 + k
-			if ms != nil {
-				xw &= ms[k]
-			}
-			var cov uint64
-			for m := a; m != 0; m &= m - 1 {
-				cov |= c.u[w*L+bits.TrailingZeros64(m)]
-			}
-			xw &= cov
+	return s.sumCells(1, func(i int, acc []int64) {
+		s.rowWords(c, i, func(w int, x, _, cov uint64) {
 			for j, p := range c.genePlanes {
-				sum += int64(bits.OnesCount64(xw&p[w])) << uint(j)
+				acc[0] += int64(bits.OnesCount64(x&cov&p[w])) << uint(j)
 			}
-		}
-	}
-	return sum
+		})
+	})[0]
 }
 
 // rowCodes returns the codes of the process's i-th cell in c's state.
