@@ -19,13 +19,21 @@ import (
 // output it names, says so on stdout and waits to be killed.
 const holdEnv = "OUTLOCK_TEST_HOLD"
 
+// heldLock keeps the child's lock reachable while it waits to be killed.
+var heldLock *Lock
+
 func TestMain(m *testing.M) {
 	if out := os.Getenv(holdEnv); out != "" {
-		if _, err := Acquire(out, nil); err != nil {
+		l, err := Acquire(out, nil)
+		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)
 		}
 		fmt.Println("locked")
+		// Held in a package variable: a lock no one refers to may be
+		// collected, and its file's finalizer closes the descriptor and
+		// with it the lock (the test failed about once in 200 runs).
+		heldLock = l
 		select {}
 	}
 	os.Exit(m.Run())
