@@ -199,9 +199,11 @@ type Config struct {
 	// Reseed re-seeds, during the burn-in, every code that covers nothing
 	// (no gene, or no cell uses it) from the observed ones the state leaves
 	// unexplained, or by splitting a code that holds two programs
-	// (reseed.go): before sweeps 1 and 6, where five burn-in sweeps still
-	// follow. A code that no move of a single bit can grow thus takes a
-	// program the start missed; the sampling sweeps are unchanged.
+	// (reseed.go): twice, five sweeps apart, from the sweep the starts'
+	// best is kept (sweep 1 with one start), where five burn-in sweeps
+	// still follow (Schedule lists them). A code that no move of a single
+	// bit can grow thus takes a program the start missed; the sampling
+	// sweeps are unchanged.
 	Reseed bool
 	// Starts chains are run for the first StartSweeps burn-in sweeps from
 	// seeds derived from Seed; the one with the highest log-likelihood is
@@ -263,12 +265,6 @@ type config struct {
 	Config
 	L                            int
 	CellLevelBits, GeneLevelBits int
-}
-
-// estimates reports whether the likelihood's parameters are set from the
-// state after sweep (Config.FixLambda, Config.HoldFrom).
-func (c *config) estimates(sweep int) bool {
-	return !c.FixLambda && (c.HoldFrom == 0 || sweep < c.HoldFrom)
 }
 
 // Validate reports the first invalid setting of c, as NewSampler would,

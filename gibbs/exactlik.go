@@ -17,7 +17,7 @@ import (
 // flips (heldLogLik): every held sweep reports the exact likelihood the
 // sampler draws from, which R̂ and the choice between chains read. While
 // the levels still move, a sweep reports the per-cell levels' (depth.go),
-// every gene at offset 0, as it always has: before geneDelay that is
+// every gene at offset 0, as it always has: before the genes' levels are first set (schedule.genesFrom) that is
 // exact, and after it those sweeps belong to the estimation, not to the
 // posterior.
 

@@ -80,7 +80,7 @@ func TestTraceLogLikIsExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.Sweep+1 >= s.geneDelay() && st.Sweep < tc.hold {
+				if st.Sweep+1 >= s.sched.genesFrom && st.Sweep < tc.hold {
 					continue // the levels move: the genes' part is left out
 				}
 				want := bruteLogLik(s, s.chains[0], p.noisy, mask)
@@ -208,10 +208,10 @@ func TestBurnInSettles(t *testing.T) {
 		{"climbing, no MaxBurnIn", climb, 20, 10, 0, 20},
 		{"climbing, no hold", climb, 20, 0, 200, 20},
 	} {
-		cfg := config{Config: Config{BurnIn: tc.burnIn, HoldFrom: tc.hold, MaxBurnIn: tc.maxBurn}}
+		cfg := newSchedule(config{Config: Config{BurnIn: tc.burnIn, HoldFrom: tc.hold, MaxBurnIn: tc.maxBurn}})
 		r := &testRNG{s: 3}
 		var trace []SweepStats
-		b := cfg.BurnIn
+		b := tc.burnIn
 		for t := 0; t < b+5; t++ {
 			trace = append(trace, SweepStats{Sweep: t, LogLik: tc.ll(float64(t), r.float())})
 			b = cfg.burnInAfter(b, trace)

@@ -26,7 +26,7 @@ const MaxGeneLevelBits = MaxCellLevelBits
 // lift0.
 //
 // The genes' levels are set after every sweep from the U step's per-gene
-// counts (after the cells' levels and ρ), from sweep geneDelay on and
+// counts (after the cells' levels and ρ), from sweep schedule.genesFrom on and
 // before Config.HoldFrom; until then every gene's offset is 0, the
 // per-cell model's gain.
 // A gene's background is the frequency of ones among its uncovered
@@ -215,17 +215,6 @@ func (s *Sampler) calibrate(genes []levelCounts, level []uint8, rho, ref, lo, st
 		}
 	}
 	return (a + b) / 2
-}
-
-// geneDelay is the number of sweeps before the genes' levels are first
-// set: until the codes have formed, a gene's uncovered entries include
-// the cells of the program it belongs to, and an early high background
-// would keep it out of its code for good.
-func (s *Sampler) geneDelay() int {
-	if s.cfg.HoldFrom > 0 {
-		return s.cfg.HoldFrom / 2
-	}
-	return s.cfg.BurnIn / 2
 }
 
 // setGenePlanes writes c's gene levels as bit planes over the genes, for

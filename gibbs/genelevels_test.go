@@ -175,7 +175,7 @@ func TestGeneLevelsMatchReferenceSweep(t *testing.T) {
 // entry over the observed entries the code alone decides (its ones, its
 // zeros, and the summed levels of its ones' cells and genes) and put
 // together as the sampler's conditionals do, then the cells' levels from
-// the per-cell counts of the final state and, from geneDelay on, the
+// the per-cell counts of the final state and, from schedule.genesFrom on, the
 // genes' from the per-gene counts after the U step (the sampler's own
 // updates, which TestGeneLevelUpdate and depth_test.go check).
 func refGeneSweep(s *Sampler, c *chain, z, u [][]bool, x, obs [][]bool, seed uint64, sweep int) {
@@ -247,7 +247,7 @@ func refGeneSweep(s *Sampler, c *chain, z, u [][]bool, x, obs [][]bool, seed uin
 		counts[n] = packCounts(refMismatch(z[n], u, x[n], obs[n]))
 	}
 	s.updateLevels(c, counts, false)
-	if sweep+1 >= s.geneDelay() {
+	if sweep+1 >= s.sched.genesFrom {
 		s.updateGeneLevels(c, genes)
 	}
 }

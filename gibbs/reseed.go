@@ -26,7 +26,7 @@ import (
 // other program's genes, covered zeros in its cells, cost the likelihood
 // less than uncovering them in the cells that use both.
 //
-// Twice in the burn-in (reseedFirst: once the multi-start phase has kept
+// Twice in the burn-in (schedule.go: once the multi-start phase has kept
 // its chain, or before sweep 1 of a single start; then reseedEvery sweeps
 // later), as long as reseedEvery burn-in sweeps still follow, up to
 // reseedAtOnce codes that are neither clamped nor fixed and cover nothing
@@ -78,22 +78,6 @@ const (
 	reseedLooks  = 2
 	reseedAtOnce = 2
 )
-
-// reseedFirst returns the sweep before which the first look is made.
-func (s *Sampler) reseedFirst() int {
-	if s.cfg.Starts > 1 {
-		return s.cfg.StartSweeps
-	}
-	return 1
-}
-
-// reseedDue reports whether the sweep about to run is preceded by a look
-// for codes to re-seed.
-func (s *Sampler) reseedDue(sweep int) bool {
-	first := s.reseedFirst()
-	return s.cfg.Reseed && sweep >= first && (sweep-first)%reseedEvery == 0 &&
-		sweep < first+reseedLooks*reseedEvery && sweep+reseedEvery <= s.cfg.BurnIn
-}
 
 // idleCodes returns the codes of c, neither clamped nor fixed, that cover
 // no entry: an empty column of U, or of Z (over every process's cells).

@@ -304,10 +304,10 @@ func TestReseedOnlyInBurnIn(t *testing.T) {
 		{6, 1, 0, true, []int{1}},
 		{25, 4, 5, false, nil},
 	} {
-		s := &Sampler{cfg: config{Config: Config{BurnIn: tc.burnIn, Starts: tc.starts, StartSweeps: tc.startSweeps, Reseed: tc.reseed}}}
+		sc := newSchedule(config{Config: Config{BurnIn: tc.burnIn, Starts: tc.starts, StartSweeps: tc.startSweeps, Reseed: tc.reseed}})
 		var got []int
 		for sweep := range tc.burnIn + 10 {
-			if s.reseedDue(sweep) {
+			if sc.reseedBefore(sweep) {
 				got = append(got, sweep)
 			}
 		}

@@ -136,7 +136,8 @@ type Sampler struct {
 	hkOnes, hkObs []int32
 
 	sweep    int
-	burnIn   int // the burn-in's length so far: BurnIn, or more until the chain settles (settle.go)
+	sched    schedule // when the burn-in's parts happen (schedule.go)
+	burnIn   int      // the burn-in's length so far: BurnIn, or more until the chain settles (settle.go)
 	chains   []*chain
 	zCount   []uint32 // zCount[(n−first)*L+l]: retained samples with z_nl = 1, over s.cellRange
 	uCount   []uint32 // uCount[d*L+l]: retained samples with u_ld = 1
@@ -199,7 +200,8 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64, burnIn: cfg.BurnIn}
+	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64, burnIn: cfg.BurnIn,
+		sched: newSchedule(cfg)}
 	counts, err := s.countData(data, workers, p, cfg.CellLevelBits > 0)
 	if err != nil {
 		return nil, err
@@ -439,7 +441,7 @@ func (s *Sampler) Step() (SweepStats, error) {
 	}
 	lead := 0
 	for ci, c := range s.chains {
-		if s.reseedDue(s.sweep) {
+		if s.sched.reseedBefore(s.sweep) {
 			s.reseed(c, s.sweep)
 		}
 		cs := s.sweepChain(c, s.sweep)
@@ -453,7 +455,7 @@ func (s *Sampler) Step() (SweepStats, error) {
 		}
 	}
 	s.sweep++
-	if len(s.chains) > 1 && s.sweep >= s.cfg.StartSweeps {
+	if len(s.chains) > 1 && s.sweep >= s.sched.keepAfter {
 		s.chains = []*chain{s.chains[lead]}
 	}
 	if s.sweep > s.burnIn && (s.sweep-s.burnIn)%s.cfg.Thin == 0 {
@@ -461,7 +463,7 @@ func (s *Sampler) Step() (SweepStats, error) {
 	}
 	st.Seconds = time.Since(start).Seconds()
 	s.trace = append(s.trace, st)
-	s.burnIn = s.cfg.burnInAfter(s.burnIn, s.trace)
+	s.burnIn = s.sched.burnInAfter(s.burnIn, s.trace)
 	return st, nil
 }
 

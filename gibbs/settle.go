@@ -31,12 +31,12 @@ const SettleRho = 0.2
 // burnInAfter returns the burn-in's length after the sweeps of trace,
 // given its length b before the last of them: b, or b+1 when the last
 // sweep was the burn-in's last so far and the chain has not settled.
-func (c *config) burnInAfter(b int, trace []SweepStats) int {
+func (sc schedule) burnInAfter(b int, trace []SweepStats) int {
 	t := len(trace)
-	if t != b || b >= c.MaxBurnIn || c.HoldFrom == 0 {
+	if t != b || b >= sc.maxBurnIn || sc.holdFrom == 0 {
 		return b
 	}
-	if held := t - c.HoldFrom; held >= SettleWindow {
+	if held := t - sc.holdFrom; held >= SettleWindow {
 		w := max(SettleWindow, held/2)
 		ll := make([]float64, w)
 		for i, st := range trace[t-w:] {

@@ -250,7 +250,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	cellLevels := func() []uint8 { return r.levelsIn(levelCells, s.levels(), first, last) }
 	zWords := func() []uint64 { return r.wordsIn(s.nw*s.l, first/64*s.l, (last+63)/64*s.l) }
-	sweep := r.count(max(s.cfg.MaxBurnIn, s.cfg.BurnIn) + s.cfg.Samples)
+	sweep := r.count(s.sched.maxBurnIn + s.cfg.Samples)
 	chains := make([]*chain, r.count(s.cfg.Starts))
 	for i := range chains {
 		c := &chain{seed: r.u64(), rates: r.rates()}
@@ -309,7 +309,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	burnIn := s.cfg.BurnIn
 	for t := range trace {
-		burnIn = s.cfg.burnInAfter(burnIn, trace[:t+1])
+		burnIn = s.sched.burnInAfter(burnIn, trace[:t+1])
 	}
 	if burnIn+s.cfg.Samples < sweep {
 		return fmt.Errorf("%w: sweep %d past the last (%d) of a burn-in of %d", ErrState, sweep, burnIn+s.cfg.Samples, burnIn)

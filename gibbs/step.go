@@ -133,7 +133,7 @@ func (s *Sampler) sweepStats(c *chain, sweep int, zs, us rowStats) SweepStats {
 	// The U step leaves the state of the sweep: its rows' counts are the
 	// counts of that state.
 	t := tally{observed: s.observed, ones: s.obsOnes, covered: us.covered, miss: us.miss}
-	c.rates = s.cfg.Noise.update(t, c.rates, !s.cfg.estimates(sweep))
+	c.rates = s.cfg.Noise.update(t, c.rates, !s.sched.estimates(sweep))
 	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Dropout: 1 - c.rates.on, Background: c.rates.off,
 		Flips: zs.flips + us.flips, LogLik: s.cfg.Noise.logLik(t, c.rates)}
 	if s.cfg.Noise == Symmetric {
@@ -148,7 +148,7 @@ func (s *Sampler) sweepStats(c *chain, sweep int, zs, us rowStats) SweepStats {
 // sweepLevels is sweepChain with per-cell levels: a U step, then a Z step
 // whose per-cell counts (the sweep's final state) set the levels and rates.
 func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
-	estimate, genes := s.cfg.estimates(sweep), s.cfg.GeneLevelBits > 0
+	estimate, genes := s.sched.estimates(sweep), s.sched.genes
 	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
 	if genes {
@@ -170,7 +170,7 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 		// genes' out (exactlik.go says why): a pass a sweep would cost
 		// more than the sweep.
 		st.LogLik = s.updateLevels(c, s.cellStep, false)
-		if sweep+1 >= s.geneDelay() {
+		if sweep+1 >= s.sched.genesFrom {
 			s.sumGeneCounts(s.geneStep)
 			s.updateGeneLevels(c, s.geneStep)
 		}

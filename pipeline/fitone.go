@@ -147,6 +147,8 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	args := []any{"L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel()}
 	if len(cfg.Layers) > 0 {
 		args = append(args, "layers", cfg.Layers.String())
+	} else if sched, err := gibbs.Schedule(samplerConfig(cfg, L, chain)); err == nil {
+		args = append(args, "schedule", sched)
 	}
 	o.Log.Info("fitting", args...)
 	var meter *progress.Meter // nil: silent
