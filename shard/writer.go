@@ -143,11 +143,12 @@ func checkRoom(dst string, l Layout, free func(string) (int64, bool)) error {
 		return nil
 	}
 	return fmt.Errorf("shard: create %s: %w: %d cells × %d genes need %s of data files, and its file system has %s free",
-		dst, ErrNoRoom, l.Cells, l.Genes, humanBytes(need), humanBytes(have))
+		dst, ErrNoRoom, l.Cells, l.Genes, HumanBytes(need), HumanBytes(have))
 }
 
-// humanBytes renders n bytes with a binary unit.
-func humanBytes(n int64) string {
+// HumanBytes renders n bytes with a binary unit ("512 B", "1.6 GiB"), as
+// messages and `scpipe info` give the sizes of shards.
+func HumanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -303,11 +303,6 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	cfg.PriorZ, _ = samplerPrior(o.Prior) // validated by Options.Validate
 	cfg.PriorU, cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping = cfg.PriorZ, o.Noise, o.CellLevels, o.GeneLevels, o.Housekeeping
 	cfg.BurnIn, cfg.Samples, cfg.Thin = o.Warmup, o.Sweeps, 1 // timed sweeps are sample sweeps, as most of a fit's are
-	if cfg.Noise == gibbs.Dropout && o.Warmup > 1 {
-		// As a fit's, under held rates and levels, the first held sweep
-		// (which sums the covered ones' levels afresh) among the warm-up.
-		cfg.HoldFrom = o.Warmup - 1
-	}
 	var s *gibbs.Sampler
 	var err error
 	pprof.Do(ctx, labels("setup"), func(context.Context) {

@@ -137,7 +137,7 @@ func Print(ctx context.Context, w io.Writer, dir string, o Options) error {
 	row("source", fmt.Sprintf("%s (%s)", info.Source, info.SourceFormat))
 	row("files", info.Files)
 	row("cell_blocks", info.CellBlocks)
-	row("size_on_disk", humanBytes(info.BytesOnDisk))
+	row("size_on_disk", shard.HumanBytes(info.BytesOnDisk))
 	if info.DroppedByIntersect > 0 {
 		row("dropped_by_intersect", fmt.Sprintf("%d genes not in every sample", info.DroppedByIntersect))
 	}
@@ -164,18 +164,4 @@ func printSamples(w io.Writer, rows []sampleRow) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s (%s)\n", r.Name, r.Cells, r.CellsBefore, r.OnesBefore, r.GenesMissing, r.Path, r.Format)
 	}
 	return tw.Flush()
-}
-
-// humanBytes formats a byte count in binary units.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
