@@ -205,6 +205,12 @@ type Config struct {
 	// bit can grow thus takes a program the start missed; the sampling
 	// sweeps are unchanged.
 	Reseed bool
+	// Swaps adds to every sweep, before its Z step, a proposal for each
+	// cell to move from one of its codes to one it does not use in a
+	// single step (swap.go): a move that single flips make only through
+	// a state that uses both or neither, which with large programs the
+	// chain rarely reaches.
+	Swaps bool
 	// Starts chains are run for the first StartSweeps burn-in sweeps from
 	// seeds derived from Seed; the one with the highest log-likelihood is
 	// kept and continued. Starts = 1 runs a single chain keyed by Seed.

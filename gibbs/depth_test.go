@@ -272,6 +272,7 @@ func TestLevelsReproducible(t *testing.T) {
 		{"cells", 17, 0, []int{5}},
 		{"cells and genes", 23, 2, []int{2, 6}},
 		{"held, burn-in until settled", 29, 2, []int{4, 7, 40}},
+		{"held, swaps", 31, 3, []int{3, 9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -280,8 +281,11 @@ func TestLevelsReproducible(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Thin, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 2, 8, 6, 2, Dropout, 8, 1<<tc.geneBits
 			cfg.Starts, cfg.StartSweeps, cfg.KeepSamples, cfg.Init, cfg.Housekeeping = 2, 3, true, InitCluster, true
-			if tc.name == "held, burn-in until settled" {
+			switch tc.name {
+			case "held, burn-in until settled":
 				cfg.HoldFrom, cfg.MaxBurnIn = 5, 8+2*SettleWindow
+			case "held, swaps":
+				cfg.L, cfg.HoldFrom, cfg.Swaps = 5, 4, true
 			}
 			var base *Sampler
 			var baseRes *Result

@@ -98,6 +98,14 @@
 // rates); the tests compare it with the enumerated posterior of tiny
 // problems.
 //
+// With Config.Swaps, each Z step first lets a quarter of the cells (drawn
+// by their keys) propose to move from one of their codes l to one they do
+// not use, m, in one step: a Metropolis–Hastings move with a symmetric
+// proposal, accepted with probability min(1, e^Δ), Δ the difference of
+// the two codes' flip conditionals given the cell's other codes (swap.go).
+// Single flips make that move only through a state that uses both codes or
+// neither, which with programs of hundreds of genes costs hundreds of nats.
+//
 // λ is updated as σ(λ) = P / (observed entries), P the observed entries the
 // current Boolean product predicts correctly, clamped to
 // [1/2, 1 − 1/(2·observed)]: λ stays finite when every entry is explained, and

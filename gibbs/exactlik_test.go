@@ -47,17 +47,28 @@ func bruteLogLik(s *Sampler, c *chain, x, mask *Matrix) float64 {
 func TestTraceLogLikIsExact(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		seg, workers, geneLevels, hold int
-		masked, housekeeping           bool
+		seg, workers, geneLevels, hold, L int
+		masked, housekeeping, swaps       bool
 	}{
-		{0, 1, 8, 6, false, true},
-		{64, 3, 4, 4, true, false},
-		{128, 2, 2, 1, true, true},
+		{0, 1, 8, 6, 3, false, true, false},
+		{64, 3, 4, 4, 3, true, false, true},
+		{128, 2, 2, 1, 3, true, true, true},
+		// More codes than programs (cells move between codes by swaps),
+		// and genes detected in half the cells (their levels differ).
+		{64, 2, 8, 2, 6, true, true, true},
 	} {
-		name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, masked %v", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.masked)
+		name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, L %d, masked %v, swaps %v", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.L, tc.masked, tc.swaps)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := newPlanted(41, 260, 300, 3, 0.3, 0.05)
+			if tc.L > 3 {
+				r := &testRNG{s: 9}
+				for i := range 260 {
+					for j := range 40 {
+						p.noisy.Set(i, j, p.noisy.Get(i, j) || r.bern(0.5))
+					}
+				}
+			}
 			var mask *Matrix
 			var m BitMatrix
 			if tc.masked {
@@ -69,8 +80,9 @@ func TestTraceLogLikIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := DefaultConfig()
-			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = 3, 8, 4, 1, tc.workers, InitCluster
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = tc.L, 8, 4, 1, tc.workers, InitCluster
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, tc.geneLevels, tc.housekeeping, tc.hold
+			cfg.Swaps = tc.swaps
 			s, err := NewSampler(data, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -94,6 +94,11 @@ func TestPartsMatchOneProcess(t *testing.T) {
 			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = InitCluster, Dropout, 8, 4, true, 4
 			c.HoldFrom, c.MaxBurnIn = 3, 5+SettleWindow+4
 		}},
+		{"swaps, 8 cell and 8 gene levels held from sweep 2, masked", true, func(c *Config) {
+			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = InitCluster, Dropout, 8, 8, true, 6
+			c.HoldFrom, c.Swaps = 2, true
+		}},
+		{"swaps, symmetric", false, func(c *Config) { c.L, c.Swaps = 6, true }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

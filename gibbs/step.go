@@ -64,8 +64,11 @@ type stepSpec struct {
 	// (heldLogLik).
 	trackLev bool
 	key      uint64
-	L        int
-	fixed    uint64 // codes the step leaves as they are (the Z step's clamped codes, the U step's fixed codes)
+	// swapKey, when not 0, keys the swap move proposed for each row of a
+	// Z step before its flips (swap.go, Config.Swaps).
+	swapKey uint64
+	L       int
+	fixed   uint64 // codes the step leaves as they are (the Z step's clamped codes, the U step's fixed codes)
 	// above, when not nil, adds ±aboveGain to the logit of code l of row i
 	// as bit i of above[i/64*L+l] is set or not: the row's codes are the
 	// data of a layer above (layers.go).
@@ -119,6 +122,7 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	}
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
+	z.swapKey = s.swapKey(c, sweep)
 	zs := s.runStep(&z)
 	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
@@ -158,7 +162,7 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 	us := s.runUStep(&u)
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
-	z.rowCounts, z.trackLev = s.cellCountBuf(), u.trackLev
+	z.rowCounts, z.trackLev, z.swapKey = s.cellCountBuf(), u.trackLev, s.swapKey(c, sweep)
 	zs := s.runStep(&z)
 	s.sumCounts(&zs, &us)
 	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips}
@@ -428,6 +432,9 @@ type rowScratch struct {
 // of all the pending rows, then decisions until a row's coverage changes,
 // which leaves that row pending for the next scan.
 func (sp *stepSpec) updateRows(buf *rowScratch, i0 int, rows []rowState) {
+	if sp.swapKey != 0 {
+		sp.swapRows(buf, i0, rows)
+	}
 	pending := uint64(1)<<uint(len(rows)) - 1
 	for pending != 0 {
 		sp.scan(buf, i0, rows, pending)
@@ -664,6 +671,21 @@ func (sp *stepSpec) levelGain() float64 {
 // lev.
 func (sp *stepSpec) conditional(r *rowState, l, i int, lev uint64) float64 {
 	ones, all := splitCounts(r.acc[l])
+	return sp.gain(i, entrySums{ones, all, lev})
+}
+
+// gain returns the log-likelihood gain of covering, in row i, observed
+// entries with the counts t: conditional's, and a swap's (swap.go).
+
+// entrySums are the counts of a set of a row's observed entries: its
+// ones, its entries and, with lift planes, the summed level of its ones.
+type entrySums struct {
+	ones, all int64
+	lev       uint64
+}
+
+func (sp *stepSpec) gain(i int, t entrySums) float64 {
+	ones, all, lev := t.ones, t.all, t.lev
 	switch {
 	case sp.symmetric:
 		// The paper's accumulator, rounded as before the rates existed.

@@ -90,7 +90,13 @@ type FitConfig struct {
 	// sweeps shows no trend; gibbs.Config.MaxBurnIn), at most
 	// max(max_burn_in, burn_in) sweeps. 0 burns in burn_in sweeps exactly.
 	MaxBurnIn int `toml:"max_burn_in"`
-	Starts    int `toml:"starts"` // short chains per fit, the best by log-likelihood continued
+	// Swaps adds to every sweep a move of each cell from one of its codes
+	// to another in one step (gibbs.Config.Swaps), which single flips make
+	// only through a state that uses both or neither. false, which a run's
+	// config.toml written before the setting existed reads as, resumes
+	// those runs as they were.
+	Swaps  bool `toml:"swaps"`
+	Starts int  `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
 	// CheckpointEvery writes a checkpoint every so many sweeps…
@@ -148,6 +154,7 @@ func DefaultFitConfig() FitConfig {
 		Reseed:            true,
 		HoldFrom:          0,
 		MaxBurnIn:         0,
+		Swaps:             false,
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,

@@ -314,7 +314,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.PriorU, c.PriorZ = cfg.PriorU.Resolve(cfg.Noise.Noise), cfg.PriorZ.Resolve(cfg.Noise.Noise)
 	c.Noise, c.CellLevels, c.GeneLevels = cfg.Noise.Noise, cfg.CellLevels, cfg.GeneLevels
 	c.Housekeeping = cfg.Housekeeping.On
-	c.Init, c.KeepSamples, c.Reseed = cfg.Init, cfg.KeepSamples, cfg.Reseed
+	c.Init, c.KeepSamples, c.Reseed, c.Swaps = cfg.Init, cfg.KeepSamples, cfg.Reseed, cfg.Swaps
 	if c.Noise == gibbs.Dropout && cfg.HoldFrom > 0 {
 		c.HoldFrom = min(cfg.HoldFrom, cfg.BurnIn)
 		if cfg.MaxBurnIn > cfg.BurnIn && c.HoldFrom > 0 {

@@ -103,6 +103,7 @@ finished. Each fit is identical to the same fit of a single process.
 				&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
 				&cli.IntFlag{Name: "hold-from", Value: d.HoldFrom, Usage: "dropout noise: estimate the rates and levels in the sweeps before this one (at most --burn-in), then hold them, so that the samples share one posterior (0: re-estimate after every sweep)"},
 				&cli.IntFlag{Name: "max-burn-in", Value: d.MaxBurnIn, Usage: "with held rates, burn in past --burn-in until the chain's log-likelihood settles, at most this many sweeps (0: exactly --burn-in)"},
+				&cli.BoolFlag{Name: "swaps", Value: d.Swaps, Usage: "move cells between codes in one step besides single flips (--swaps=false: flips only)"},
 				&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
 				&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "master seed"},
 				&cli.StringFlag{Name: "init", Value: d.Init.String(), Usage: "start: cluster (from cell types), data (from random cells) or random"},
@@ -252,6 +253,7 @@ func fitConfig(c *cli.Context, shards string) (cfg pipeline.FitConfig, given []s
 	set("samples", func() { cfg.Samples = c.Int("samples") })
 	set("hold-from", func() { cfg.HoldFrom = c.Int("hold-from") })
 	set("max-burn-in", func() { cfg.MaxBurnIn = c.Int("max-burn-in") })
+	set("swaps", func() { cfg.Swaps = c.Bool("swaps") })
 	set("thin", func() { cfg.Thin = c.Int("thin") })
 	set("seed", func() { cfg.Seed = c.Uint64("seed") })
 
