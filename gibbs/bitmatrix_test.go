@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -110,11 +111,11 @@ func TestNewSamplerRejectsBadInput(t *testing.T) {
 		{"missing X", Data{XT: good.XT}, DefaultConfig(), ErrShape},
 	}
 	for _, tc := range cases {
-		if _, err := NewSampler(tc.data, tc.cfg); !errors.Is(err, tc.want) {
+		if _, err := NewSampler(context.Background(), tc.data, tc.cfg); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if _, err := NewSampler(good, DefaultConfig()); err != nil {
+	if _, err := NewSampler(context.Background(), good, DefaultConfig()); err != nil {
 		t.Errorf("valid input: %v", err)
 	}
 }

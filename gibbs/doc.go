@@ -278,12 +278,13 @@
 //	if err != nil { … }
 //	cfg := gibbs.DefaultConfig()
 //	cfg.L = 5
-//	s, err := gibbs.NewSampler(data, cfg)
+//	s, err := gibbs.NewSampler(ctx, data, cfg)
 //	if err != nil { … }
-//	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
+//	err = s.Run(ctx, func(st gibbs.SweepStats) error {
 //		state, err := s.MarshalBinary() // checkpoint between sweeps
 //		…
 //	})
+//	res, err := s.Result()
 //	p, err := res.Predict(cell, gene, gibbs.PlugIn)
 //
 // The package reads data only through the BitMatrix interface, which the

@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -337,7 +338,7 @@ func TestKernels(t *testing.T) {
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.StartSweeps = 3, 1, 1, 1
 	for _, k := range append([]string{""}, ks...) {
 		cfg.Kernel = k
-		s, err := NewSampler(data, cfg)
+		s, err := NewSampler(context.Background(), data, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +351,7 @@ func TestKernels(t *testing.T) {
 		}
 	}
 	cfg.Kernel = "avx9000"
-	if _, err := NewSampler(data, cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), GoKernel) {
+	if _, err := NewSampler(context.Background(), data, cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), GoKernel) {
 		t.Errorf("unknown kernel: error %v, want ErrConfig listing the kernels", err)
 	}
 }

@@ -43,11 +43,13 @@ import (
 // GatherBytes collects every process's bytes (of any length) into root,
 // which gets them in the order of the processes' numbers; the others get
 // nil. All processes call them the same number of times in the same
-// order, SumInt64 with vectors of the same length. internal/mpi's Comm is
-// one.
+// order, SumInt64 with vectors of the same length. A reduction takes no
+// context: a process that abandoned one would leave the others waiting in
+// it, so a fit stops only between sweeps, where its processes agree to
+// (PartSampler.Run).
 type Reducer interface {
-	SumInt64(ctx context.Context, v []int64) error
-	GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, error)
+	SumInt64(v []int64) error
+	GatherBytes(root int, b []byte) ([][]byte, error)
 }
 
 // Part is a process's share of a partitioned fit: cells [Lo, Hi) of the
@@ -58,12 +60,15 @@ type Reducer interface {
 type Part struct {
 	Lo, Hi int
 	Reduce Reducer
-	// Ctx is passed to every reduction.
-	Ctx context.Context
 }
 
 // ErrPart is wrapped by the errors about a partitioned fit's settings.
 var ErrPart = errors.New("gibbs: partitioned fit")
+
+// ErrOtherStopped is returned by the processes of a partitioned fit whose
+// context was not done when another process's was: all of them stop
+// between the same two sweeps.
+var ErrOtherStopped = errors.New("gibbs: another process of the fit was stopped")
 
 // part is a Sampler's Part with the views of its data.
 type part struct {
@@ -93,15 +98,13 @@ type PartSampler struct {
 // NewSampler's, for the cells of p. Every process must be given the same
 // data shapes, cfg and number of calls. It supports Symmetric and Dropout
 // noise, per-cell levels, masks, housekeeping codes, multiple starts and
-// every Init: the whole model.
-func NewPartSampler(data Data, cfg Config, p Part) (*PartSampler, error) {
+// every Init: the whole model. Seeding the starts stops, in every process
+// together, when ctx of any one is done.
+func NewPartSampler(ctx context.Context, data Data, cfg Config, p Part) (*PartSampler, error) {
 	if p.Reduce == nil {
 		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
 	}
-	if p.Ctx == nil {
-		p.Ctx = context.Background()
-	}
-	s, err := newSampler(data, cfg, &p)
+	s, err := newSampler(ctx, data, cfg, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -109,9 +112,11 @@ func NewPartSampler(data Data, cfg Config, p Part) (*PartSampler, error) {
 }
 
 // Run runs the remaining sweeps as Sampler.Run does, in step with the
-// other processes; the results come from Whole after Gather.
+// other processes; the results come from Whole after Gather. Before each
+// sweep the processes agree whether any one's ctx is done, and then all
+// stop: that one returns ctx.Err(), the others ErrOtherStopped.
 func (q *PartSampler) Run(ctx context.Context, onSweep func(SweepStats) error) error {
-	return q.s.run(ctx, onSweep)
+	return q.s.Run(ctx, onSweep)
 }
 
 // Sweep returns the number of completed sweeps.
@@ -258,10 +263,34 @@ func sumAcross[T uint64 | float64](p *part, v []T) {
 	}
 }
 
+// stopped returns ctx.Err(), or in a process of a partitioned fit, after
+// summing the processes' flags, ErrOtherStopped when another process's
+// context is done: every process of a fit reaches the same verdict.
+func (s *Sampler) stopped(ctx context.Context) error {
+	err := ctx.Err()
+	if s.part == nil {
+		return err
+	}
+	v := []int64{0}
+	if err != nil {
+		v[0] = 1
+	}
+	if rerr := s.part.reduce(v); rerr != nil {
+		return fmt.Errorf("%w: %w", ErrPart, rerr)
+	}
+	switch {
+	case err != nil:
+		return err
+	case v[0] > 0:
+		return ErrOtherStopped
+	}
+	return nil
+}
+
 // reduce sums v across the processes and counts the reduction.
 func (p *part) reduce(v []int64) error {
 	start := time.Now()
-	err := p.Reduce.SumInt64(p.Ctx, v)
+	err := p.Reduce.SumInt64(v)
 	p.calls++
 	p.words += int64(len(v))
 	p.spent += time.Since(start)
@@ -434,7 +463,7 @@ func (q *PartSampler) Gather() error {
 	s, p := q.s, q.s.part
 	_, _, mine := s.marshalPart()
 	start := time.Now()
-	pieces, err := p.Reduce.GatherBytes(p.Ctx, 0, mine)
+	pieces, err := p.Reduce.GatherBytes(0, mine)
 	p.calls++
 	p.words += int64(len(mine)+7) / 8
 	p.spent += time.Since(start)

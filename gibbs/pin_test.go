@@ -111,11 +111,11 @@ func (tc pinCase) run(t *testing.T, data pinData, configure func(*Config)) {
 		configure(&cfg)
 		for _, kernel := range Kernels() {
 			cfg.Kernel = kernel
-			s, err := NewSampler(d, cfg)
+			s, err := NewSampler(context.Background(), d, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := s.Run(context.Background(), nil)
+			res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,11 +157,11 @@ func TestStepTotalsFull(t *testing.T) {
 				totalsPerRows = 1
 			}
 			cfg.Kernel = k
-			s, err := NewSampler(data, cfg)
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := s.Run(context.Background(), nil)
+			res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 			if err != nil {
 				t.Fatal(err)
 			}

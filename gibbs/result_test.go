@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/bits"
@@ -131,7 +132,7 @@ func TestTraceAndSummary(t *testing.T) {
 	if _, err := r2.Predict(0, 0, SampleMean); !errors.Is(err, ErrNoSamples) {
 		t.Errorf("SampleMean without kept samples: %v, want ErrNoSamples", err)
 	}
-	fresh, err := NewSampler(data, cfg)
+	fresh, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,10 @@ type SweepStats struct {
 	Accuracy            float64 // fraction of observed entries the state's Boolean product predicts correctly
 	Flips               int64   // accepted flips of z_nl and u_ld in this sweep
 	Seconds             float64 // wall-clock time of the sweep; the only field that is not reproducible
+	// Layers holds, for a sweep of a LayersSampler, the statistics of
+	// the layers swept, from the lowest; the fields above but Sweep,
+	// Phase and Seconds are then zero. Nil for a single layer.
+	Layers []SweepStats
 }
 
 // chain is the state of one Markov chain. Z and U are stored transposed and
@@ -158,13 +162,15 @@ type keptSample struct {
 // its cfg.Starts chains initialised as cfg.Init says (a fair coin for every
 // bit, codes seeded from cells, or codes seeded from cell types), each
 // keyed by a seed derived from cfg.Seed (the first by cfg.Seed itself).
-func NewSampler(data Data, cfg Config) (*Sampler, error) {
-	return newSampler(data, cfg, nil)
+// Seeding the starts stops when ctx is done (a start's clustering runs to
+// its end), and NewSampler then returns ctx.Err().
+func NewSampler(ctx context.Context, data Data, cfg Config) (*Sampler, error) {
+	return newSampler(ctx, data, cfg, nil)
 }
 
 // newSampler is NewSampler, for the cells of p when it is not nil
 // (PartSampler).
-func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
+func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler, error) {
 	cfg, err := given.resolve()
 	if err != nil {
 		return nil, err
@@ -247,7 +253,11 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	}
 	s.zCount = make([]uint32, (last-first)*cfg.L)
 	s.uCount = make([]uint32, d*cfg.L)
-	for _, c := range s.seedStarts() {
+	chains, err := s.seedStarts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range chains {
 		s.chains = append(s.chains, s.newChain(c))
 	}
 	if s.part != nil && s.part.err != nil {
@@ -396,22 +406,14 @@ func (s *Sampler) Sweeps() int { return s.burnIn + s.cfg.Samples }
 // BurnIn returns the burn-in's length as far as it is known.
 func (s *Sampler) BurnIn() int { return s.burnIn }
 
-// Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
-// returns the posterior summary. Cancellation of ctx is checked between
-// sweeps: Run then returns ctx.Err() and the sampler is left at a sweep
-// boundary, ready to be marshalled or run again. An error from onSweep stops
-// the run the same way and is returned wrapped.
-func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) (*Result, error) {
-	if err := s.run(ctx, onSweep); err != nil {
-		return nil, err
-	}
-	return s.Result()
-}
-
-// run is Run without the summary.
-func (s *Sampler) run(ctx context.Context, onSweep func(SweepStats) error) error {
+// Run runs the remaining sweeps, calling onSweep (if not nil) after each;
+// Result then gives the posterior summary. Cancellation of ctx is checked
+// between sweeps: Run then returns ctx.Err() and the sampler is left at a
+// sweep boundary, ready to be marshalled or run again. An error from
+// onSweep stops the run the same way and is returned wrapped.
+func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) error {
 	for s.sweep < s.Sweeps() {
-		if err := ctx.Err(); err != nil {
+		if err := s.stopped(ctx); err != nil {
 			return err
 		}
 		st, err := s.Step()

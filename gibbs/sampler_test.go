@@ -147,7 +147,7 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 				cfg.L-- // and the housekeeping code
 			}
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
-			s, err := NewSampler(data, cfg)
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,11 +184,11 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 // runAll runs a fresh sampler to completion.
 func runAll(t *testing.T, data Data, cfg Config) (*Sampler, *Result) {
 	t.Helper()
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run(context.Background(), nil)
+	res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -247,9 +247,8 @@ func (c FitConfig) encodeTOML() ([]byte, error) {
 const MaxChains = 1000
 
 // MaxStarts is the most short chains a fit starts from: the sampler holds
-// every start's state at once and seeds each (a clustering of up to 4000
-// cells, seconds) before its first sweep, out of reach of Ctrl-C
-// (--starts 100000 ran for minutes before it could be stopped).
+// every start's state at once, and seeds each (a clustering of up to 4000
+// cells, seconds) before its first sweep.
 const MaxStarts = 64
 
 // SettingError is an invalid setting of a fit's configuration, named by

@@ -305,8 +305,8 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	cfg.BurnIn, cfg.Samples, cfg.Thin = o.Warmup, o.Sweeps, 1 // timed sweeps are sample sweeps, as most of a fit's are
 	var s *gibbs.Sampler
 	var err error
-	pprof.Do(ctx, labels("setup"), func(context.Context) {
-		s, err = gibbs.NewSampler(gibbs.Data{X: d.shards.X(), XT: d.shards.XT()}, cfg)
+	pprof.Do(ctx, labels("setup"), func(ctx context.Context) {
+		s, err = gibbs.NewSampler(ctx, gibbs.Data{X: d.shards.X(), XT: d.shards.XT()}, cfg)
 	})
 	if err != nil {
 		return r, fmt.Errorf("bench: sampler for %v at L = %d: %w", Size{m.Cells, m.Genes}, L, err)
