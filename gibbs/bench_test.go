@@ -144,7 +144,7 @@ func BenchmarkCondSums(b *testing.B) {
 					var row vecRow
 					kern := vectorKernelNamed(k)
 					for b.Loop() {
-						if k == GoKernel {
+						if k == goKernel {
 							condSumsLift(&acc, &lev, active, codesFrom(0, L), L, codes, x, obs, lift)
 						} else {
 							row.prepare(active, codesFrom(0, L), words)
@@ -160,7 +160,7 @@ func BenchmarkCondSums(b *testing.B) {
 					var row vecRow
 					kern := vectorKernelNamed(k)
 					for b.Loop() {
-						if k == GoKernel {
+						if k == goKernel {
 							condSums(&acc, active, codesFrom(0, L), L, codes, x, obs)
 						} else {
 							row.prepare(active, codesFrom(0, L), words)

@@ -286,7 +286,7 @@ func TestFixedCodesRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.UnmarshalBinary(state); !errors.Is(err, ErrState) {
-		t.Errorf("restoring a state with other fixed codes: %v, want ErrState", err)
+	if err := b.UnmarshalBinary(state); !errors.Is(err, errState) {
+		t.Errorf("restoring a state with other fixed codes: %v, want errState", err)
 	}
 }

@@ -215,13 +215,13 @@ func (s *LayersSampler) Sweeps() int { return s.cfg.BurnIn + len(s.layers)*s.cfg
 // Kernel returns the name of the sweep kernel.
 func (s *LayersSampler) Kernel() string { return s.layers[0].Kernel() }
 
-// Step runs one sweep of the schedule; it returns ErrDone after the last.
+// Step runs one sweep of the schedule; it returns errDone after the last.
 // Its statistics are the schedule's Sweep and Phase, and the statistics of
 // the layers swept (SweepStats.Layers, from the first layer swept): every
 // layer during burn-in, the sampled one afterwards.
 func (s *LayersSampler) Step() (SweepStats, error) {
 	if s.sweep >= s.Sweeps() {
-		return SweepStats{}, ErrDone
+		return SweepStats{}, errDone
 	}
 	start := time.Now()
 	st := SweepStats{Sweep: s.sweep, Phase: BurnIn}
@@ -398,18 +398,18 @@ func (s *LayersSampler) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary replaces the state by one encoded by MarshalBinary. The
 // sampler must have been built from the same data and configuration
-// (Workers may differ); otherwise it returns an error wrapping ErrState
+// (Workers may differ); otherwise it returns an error wrapping errState
 // and leaves the sampler unchanged.
 func (s *LayersSampler) UnmarshalBinary(data []byte) error {
 	if len(data) < len(layersMagic) || string(data[:len(layersMagic)]) != layersMagic {
-		return fmt.Errorf("%w: missing magic %q", ErrState, layersMagic)
+		return fmt.Errorf("%w: missing magic %q", errState, layersMagic)
 	}
 	r := &stateReader{b: data[len(layersMagic):]}
 	if v := r.u64(); r.err == nil && v != layersVersion {
-		return fmt.Errorf("%w: multi-layer version %d, want %d", ErrState, v, layersVersion)
+		return fmt.Errorf("%w: multi-layer version %d, want %d", errState, v, layersVersion)
 	}
 	if v := r.u64(); r.err == nil && v != uint64(len(s.layers)) {
-		return fmt.Errorf("%w: %d layers, this sampler has %d", ErrState, v, len(s.layers))
+		return fmt.Errorf("%w: %d layers, this sampler has %d", errState, v, len(s.layers))
 	}
 	sweep := r.count(s.Sweeps())
 	parts := make([][]byte, len(s.layers))
@@ -424,7 +424,7 @@ func (s *LayersSampler) UnmarshalBinary(data []byte) error {
 		return r.err
 	}
 	if len(r.b) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", ErrState, len(r.b))
+		return fmt.Errorf("%w: %d trailing bytes", errState, len(r.b))
 	}
 	backup := make([][]byte, len(s.layers))
 	for k, ls := range s.layers {
@@ -438,7 +438,7 @@ func (s *LayersSampler) UnmarshalBinary(data []byte) error {
 	for k, ls := range s.layers {
 		err := ls.UnmarshalBinary(parts[k])
 		if err == nil && ls.sweep != s.layerSweeps(k, sweep) {
-			err = fmt.Errorf("%w: layer %d is at sweep %d, the schedule's sweep %d needs %d", ErrState, k+1, ls.sweep, sweep, s.layerSweeps(k, sweep))
+			err = fmt.Errorf("%w: layer %d is at sweep %d, the schedule's sweep %d needs %d", errState, k+1, ls.sweep, sweep, s.layerSweeps(k, sweep))
 		}
 		if err != nil {
 			restore(k + 1)

@@ -62,8 +62,8 @@ type Part struct {
 	Reduce Reducer
 }
 
-// ErrPart is wrapped by the errors about a partitioned fit's settings.
-var ErrPart = errors.New("gibbs: partitioned fit")
+// errPart is wrapped by the errors about a partitioned fit's settings.
+var errPart = errors.New("gibbs: partitioned fit")
 
 // ErrOtherStopped is returned by the processes of a partitioned fit whose
 // context was not done when another process's was: all of them stop
@@ -102,7 +102,7 @@ type PartSampler struct {
 // together, when ctx of any one is done.
 func NewPartSampler(ctx context.Context, data Data, cfg Config, p Part) (*PartSampler, error) {
 	if p.Reduce == nil {
-		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
+		return nil, fmt.Errorf("%w: no Reducer", errPart)
 	}
 	s, err := newSampler(ctx, data, cfg, &p)
 	if err != nil {
@@ -144,7 +144,7 @@ func (q *PartSampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
 func newPart(p *Part, data Data) (*part, error) {
 	n := data.X.Rows()
 	if p.Lo < 0 || p.Lo >= p.Hi || p.Hi > n || p.Lo%64 != 0 || (p.Hi%64 != 0 && p.Hi != n) {
-		return nil, fmt.Errorf("%w: cells [%d, %d) of %d: want a non-empty range of whole 64-cell words", ErrPart, p.Lo, p.Hi, n)
+		return nil, fmt.Errorf("%w: cells [%d, %d) of %d: want a non-empty range of whole 64-cell words", errPart, p.Lo, p.Hi, n)
 	}
 	b := data.XT.Segments()
 	s0, s1 := -1, -1
@@ -157,7 +157,7 @@ func newPart(p *Part, data Data) (*part, error) {
 		}
 	}
 	if s0 < 0 || s1 < 0 {
-		return nil, fmt.Errorf("%w: cells [%d, %d) do not start and end at cell blocks of XT (boundaries %v)", ErrPart, p.Lo, p.Hi, b)
+		return nil, fmt.Errorf("%w: cells [%d, %d) do not start and end at cell blocks of XT (boundaries %v)", errPart, p.Lo, p.Hi, b)
 	}
 	q := &part{Part: *p, seg0: s0, seg1: s1, gathered: -1}
 	q.x = rowView{data.X, p.Lo, p.Hi}
@@ -220,13 +220,13 @@ func (s *Sampler) countData(data Data, workers int, p *Part, rows bool) (*dataCo
 		v[2], v[3] = countOnes(q.mask, nil, workers), countOnes(q.maskT, nil, workers)
 	}
 	if err := q.reduce(v); err != nil {
-		return nil, fmt.Errorf("%w: counting the data: %w", ErrPart, err)
+		return nil, fmt.Errorf("%w: counting the data: %w", errPart, err)
 	}
 	if v[0] != v[1] {
-		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, v[0], v[1])
+		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", errShape, v[0], v[1])
 	}
 	if v[2] != v[3] {
-		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, v[2], v[3])
+		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", errShape, v[2], v[3])
 	}
 	c := &dataCounts{ones: v[0], observed: v[2]}
 	if rows {
@@ -241,7 +241,7 @@ func (p *part) sum(v []int64) {
 		return
 	}
 	if err := p.reduce(v); err != nil {
-		p.err = fmt.Errorf("%w: %w", ErrPart, err)
+		p.err = fmt.Errorf("%w: %w", errPart, err)
 	}
 }
 
@@ -276,7 +276,7 @@ func (s *Sampler) stopped(ctx context.Context) error {
 		v[0] = 1
 	}
 	if rerr := s.part.reduce(v); rerr != nil {
-		return fmt.Errorf("%w: %w", ErrPart, rerr)
+		return fmt.Errorf("%w: %w", errPart, rerr)
 	}
 	switch {
 	case err != nil:
@@ -468,14 +468,14 @@ func (q *PartSampler) Gather() error {
 	p.words += int64(len(mine)+7) / 8
 	p.spent += time.Since(start)
 	if err != nil {
-		return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		return fmt.Errorf("%w: gathering Z: %w", errPart, err)
 	}
 	p.whole = nil
 	if pieces != nil {
 		w := s.blankWhole()
 		for _, b := range pieces {
 			if _, _, err := w.unmarshalCells(b); err != nil {
-				return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+				return fmt.Errorf("%w: gathering Z: %w", errPart, err)
 			}
 		}
 		p.whole = w
@@ -521,13 +521,13 @@ func (s *Sampler) blankWhole() *Sampler {
 // process at the last sweep: a single process's Sampler at that sweep,
 // whose Result and MarshalBinary give what a single process's give, and
 // which runs no sweep. The other processes, and a process not gathered
-// since its last sweep, get an error wrapping ErrPart.
+// since its last sweep, get an error wrapping errPart.
 func (q *PartSampler) Whole() (*Sampler, error) {
 	switch p := q.s.part; {
 	case p.gathered != q.s.sweep:
-		return nil, fmt.Errorf("%w: not gathered since the last sweep: this process holds only its own cells of Z", ErrPart)
+		return nil, fmt.Errorf("%w: not gathered since the last sweep: this process holds only its own cells of Z", errPart)
 	case p.whole == nil:
-		return nil, fmt.Errorf("%w: Gather collects the whole fit into the first process only", ErrPart)
+		return nil, fmt.Errorf("%w: Gather collects the whole fit into the first process only", errPart)
 	}
 	return q.s.part.whole, nil
 }

@@ -218,8 +218,8 @@ func TestPartRefusals(t *testing.T) {
 		{"not a cell block", cfg, Part{Lo: 0, Hi: 100, Reduce: red}},
 		{"past the cells", cfg, Part{Lo: 128, Hi: 256, Reduce: red}},
 	} {
-		if _, err := NewPartSampler(context.Background(), data, tc.cfg, tc.part); !errors.Is(err, ErrPart) {
-			t.Errorf("%s: got %v, want an error wrapping ErrPart", tc.name, err)
+		if _, err := NewPartSampler(context.Background(), data, tc.cfg, tc.part); !errors.Is(err, errPart) {
+			t.Errorf("%s: got %v, want an error wrapping errPart", tc.name, err)
 		}
 	}
 }
@@ -242,8 +242,8 @@ func TestPartWholeNeedsGather(t *testing.T) {
 	if err := s.Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Whole(); !errors.Is(err, ErrPart) {
-		t.Fatalf("Whole without Gather: got %v, want an error wrapping ErrPart", err)
+	if _, err := s.Whole(); !errors.Is(err, errPart) {
+		t.Fatalf("Whole without Gather: got %v, want an error wrapping errPart", err)
 	}
 	if err := s.Gather(); err != nil {
 		t.Fatal(err)
@@ -419,8 +419,8 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 		if k == 0 {
 			continue
 		}
-		if _, err := q.Whole(); !errors.Is(err, ErrPart) {
-			t.Errorf("Whole of process %d after Gather: got %v, want an error wrapping ErrPart", k, err)
+		if _, err := q.Whole(); !errors.Is(err, errPart) {
+			t.Errorf("Whole of process %d after Gather: got %v, want an error wrapping errPart", k, err)
 		}
 	}
 	// The first's gathered state restores on any number of processes.
@@ -468,10 +468,10 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := stranger.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
-		t.Errorf("a part of another configuration: got %v, want ErrState", err)
+	if _, _, err := stranger.UnmarshalPart(parts[0]); !errors.Is(err, errState) {
+		t.Errorf("a part of another configuration: got %v, want errState", err)
 	}
-	if _, _, err := single.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
-		t.Errorf("a part of another sweep: got %v, want ErrState", err)
+	if _, _, err := single.UnmarshalPart(parts[0]); !errors.Is(err, errState) {
+		t.Errorf("a part of another sweep: got %v, want errState", err)
 	}
 }

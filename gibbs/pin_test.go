@@ -144,7 +144,7 @@ func TestStepTotalsFull(t *testing.T) {
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = 10, 8, 6, 2, 3
 	cfg.Workers, cfg.Init, cfg.Seed = 1, InitRandom, 42
 	cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
-	kernels := []string{GoKernel}
+	kernels := []string{goKernel}
 	for _, k := range vectorKernels {
 		if k.hasSumsX() {
 			kernels = append(kernels, k.name)

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// ErrDone is returned by Step when every configured sweep has been run.
-var ErrDone = errors.New("gibbs: sampler has run all its sweeps")
+// errDone is returned by Step when every configured sweep has been run.
+var errDone = errors.New("gibbs: sampler has run all its sweeps")
 
 // Phase tells whether a sweep belongs to the burn-in or to the sampling phase.
 type Phase uint8
@@ -176,14 +176,14 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 		return nil, err
 	}
 	if data.X == nil || data.XT == nil {
-		return nil, fmt.Errorf("%w: X and XT are required", ErrShape)
+		return nil, fmt.Errorf("%w: X and XT are required", errShape)
 	}
 	if (data.Mask == nil) != (data.MaskT == nil) {
-		return nil, fmt.Errorf("%w: Mask and MaskT must both be set or both be nil", ErrShape)
+		return nil, fmt.Errorf("%w: Mask and MaskT must both be set or both be nil", errShape)
 	}
 	n, d := data.X.Rows(), data.X.Cols()
 	if n < 1 || d < 1 {
-		return nil, fmt.Errorf("%w: X is %d × %d", ErrShape, n, d)
+		return nil, fmt.Errorf("%w: X is %d × %d", errShape, n, d)
 	}
 	if err := checkMatrix("X", data.X, n, d); err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 			return nil, err
 		}
 		if !equalInts(data.Mask.Segments(), data.X.Segments()) || !equalInts(data.MaskT.Segments(), data.XT.Segments()) {
-			return nil, fmt.Errorf("%w: masks must have the segments of X and XT", ErrShape)
+			return nil, fmt.Errorf("%w: masks must have the segments of X and XT", errShape)
 		}
 	}
 	workers := cfg.Workers
@@ -431,10 +431,10 @@ func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) error
 
 // Step runs one sweep: a Z step, a U step and the λ update on every chain,
 // then the multi-start selection or the posterior accumulation that falls due.
-// It returns ErrDone after the last sweep.
+// It returns errDone after the last sweep.
 func (s *Sampler) Step() (SweepStats, error) {
 	if s.sweep >= s.Sweeps() {
-		return SweepStats{}, ErrDone
+		return SweepStats{}, errDone
 	}
 	start := time.Now()
 	st := SweepStats{Sweep: s.sweep, Phase: BurnIn, Chains: len(s.chains)}

@@ -160,8 +160,8 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = fresh.UnmarshalBinary(tc.state)
-		if !errors.Is(err, ErrState) {
-			t.Errorf("%s: %v, want ErrState", tc.name, err)
+		if !errors.Is(err, errState) {
+			t.Errorf("%s: %v, want errState", tc.name, err)
 		}
 		if tc.name == "older version" && (err == nil || !strings.Contains(err.Error(), "older scpipe")) {
 			t.Errorf("older version: %v does not say that an older scpipe wrote the state", err)

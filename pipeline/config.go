@@ -239,17 +239,17 @@ func (c FitConfig) encodeTOML() ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// MaxChains is the most chains per L a run accepts: each chain is a fit
+// maxChains is the most chains per L a run accepts: each chain is a fit
 // of its own, with its folder, and the run lists every chain before it
 // starts (--chains 1000000000 once took gigabytes and minutes, deaf to
 // Ctrl-C, before the first sweep). A thousand is more than any job
 // array of one run holds.
-const MaxChains = 1000
+const maxChains = 1000
 
-// MaxStarts is the most short chains a fit starts from: the sampler holds
+// maxStarts is the most short chains a fit starts from: the sampler holds
 // every start's state at once, and seeds each (a clustering of up to 4000
 // cells, seconds) before its first sweep.
-const MaxStarts = 64
+const maxStarts = 64
 
 // SettingError is an invalid setting of a fit's configuration, named by
 // its TOML key, so that a command can say where the setting came from
@@ -281,16 +281,16 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("shards", "no shard folder given")
 	case c.Output == "":
 		return bad("output", "no run directory given (-o RUN)")
-	case c.Chains < 1 || c.Chains > MaxChains:
-		return bad("chains", "chains = %d outside 1..%d", c.Chains, MaxChains)
+	case c.Chains < 1 || c.Chains > maxChains:
+		return bad("chains", "chains = %d outside 1..%d", c.Chains, maxChains)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout", "holdout = %v outside [0, 1)", c.Holdout)
 	case c.HoldFrom < 0 || c.HoldFrom > gibbs.MaxSweeps:
 		return bad("hold_from", "hold_from = %d outside 0..%d", c.HoldFrom, gibbs.MaxSweeps)
 	case c.MaxBurnIn < 0 || c.MaxBurnIn > gibbs.MaxSweeps:
 		return bad("max_burn_in", "max_burn_in = %d outside 0..%d", c.MaxBurnIn, gibbs.MaxSweeps)
-	case c.Starts < 1 || c.Starts > MaxStarts:
-		return bad("starts", "starts = %d outside 1..%d", c.Starts, MaxStarts)
+	case c.Starts < 1 || c.Starts > maxStarts:
+		return bad("starts", "starts = %d outside 1..%d", c.Starts, maxStarts)
 	case c.CheckpointEvery < 1:
 		return bad("checkpoint_every", "checkpoint_every = %d: need at least 1", c.CheckpointEvery)
 	case len(c.Layers) > 0 && c.Samples > gibbs.MaxSweeps/len(c.Layers):

@@ -17,9 +17,9 @@ import (
 	"scpipe/shard"
 )
 
-// ErrOtherRank is returned by the ranks of FitMPI that did not fail
+// errOtherRank is returned by the ranks of FitMPI that did not fail
 // themselves when another one did.
-var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in its log)")
+var errOtherRank = errors.New("fit --mpi: another rank failed (its error is in its log)")
 
 // FitMPI is Fit spread over the ranks of comm (scpipe fit --mpi): every
 // fit runs on all ranks at once, each rank sweeping the cells of its share

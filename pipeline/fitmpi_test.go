@@ -190,8 +190,8 @@ func TestFitMPIResumeRefusedUntouched(t *testing.T) {
 	if errs[0] == nil || !strings.Contains(errs[0].Error(), "without --mpi") {
 		t.Errorf("rank 0: got %v, want a refusal saying to run without --mpi", errs[0])
 	}
-	if !errors.Is(errs[1], ErrOtherRank) {
-		t.Errorf("rank 1: got %v, want ErrOtherRank", errs[1])
+	if !errors.Is(errs[1], errOtherRank) {
+		t.Errorf("rank 1: got %v, want errOtherRank", errs[1])
 	}
 	after, err := os.Stat(config)
 	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {

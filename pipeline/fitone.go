@@ -89,7 +89,7 @@ const (
 )
 
 // agree tells every process of c whether any one's err is not nil: it
-// returns err in a process that failed, ErrOtherRank in the others, nil
+// returns err in a process that failed, errOtherRank in the others, nil
 // when none did. Every process must call it at the same point.
 func agree(ctx context.Context, c crew, err error) error {
 	failed, aerr := c.any(ctx, err != nil)
@@ -99,7 +99,7 @@ func agree(ctx context.Context, c crew, err error) error {
 	case err != nil:
 		return err
 	case failed[0]:
-		return ErrOtherRank
+		return errOtherRank
 	}
 	return nil
 }
