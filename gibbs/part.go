@@ -10,34 +10,6 @@ import (
 	"time"
 )
 
-// A sampler can be one of several processes (MPI ranks) that share a fit,
-// each owning a contiguous range of cells: its part of both orientations
-// of the data, and of Z. Every process holds all of U and updates it
-// identically, so that the chain is the single-process chain bit for bit:
-//
-//   - Z step: a cell's conditionals need only its row and U, so each
-//     process updates its own cells (draws keyed by the global cell index).
-//   - U step: a gene's conditionals are sums over all cells. Code by code
-//     (l = 0 … L−1), each process sums the counts that code l alone decides
-//     over its cells for every gene, given the gene's codes decided so far,
-//     one Reducer.SumInt64 adds them, and every process decides code l of
-//     every gene from the same totals and the same counter-based draw. A
-//     gene whose coverage a flip changes is rescanned (over the process's
-//     cells) for its later codes, as a single process rescans it; the
-//     counts are integers, so the order of the sums changes nothing.
-//   - Rates and statistics: one sum of the sweep's integer counts.
-//
-// A process holds the state of its own cells only (their words of Z, their
-// levels, Z's posterior counts): its memory grows with its cells, plus the
-// genes' state, which every process holds. Gather collects the cells into
-// the first process for the outputs; checkpoints go in pieces
-// (partstate.go).
-//
-// The U step thus costs L reductions of D words per sweep, plus one of a
-// few words; the counts of a code are packed as packCounts does (ones in
-// the low half, entries in the high), which holds while a gene has fewer
-// than 2³² observed entries.
-
 // Reducer joins the processes of a partitioned fit. SumInt64 sums vectors
 // element-wise, in place: on return every process holds the same sums.
 // GatherBytes collects every process's bytes (of any length) into root,

@@ -5,15 +5,6 @@ import (
 	"fmt"
 )
 
-// Checkpoints of a partitioned fit come in pieces, so that no process
-// needs the others' cells to write one: MarshalShared encodes what every
-// process holds alike (U, the rates, the trace, the posterior counts of
-// U), with Z, the cells' levels and Z's posterior counts left at zero, and
-// each process's MarshalPart encodes those for its own cells. A Sampler
-// restores the shared state with UnmarshalBinary and then any set of
-// parts, on any number of processes: each process needs the parts that
-// hold its cells, a single process all of them.
-
 const partMagic = "scpGPART"
 
 // MarshalShared encodes the sampler's state as Sampler.MarshalBinary
