@@ -297,10 +297,10 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("samples", "samples = %d with %d layers: at most %d sweeps in all", c.Samples, len(c.Layers), gibbs.MaxSweeps)
 	case !(c.CheckpointMinutes > 0):
 		return bad("checkpoint_minutes", "checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
-	case c.Threads < 0:
-		return bad("threads", "threads = %d is negative", c.Threads)
-	case c.Threads > MaxThreads():
-		return bad("threads", "threads = %d: at most %d (%s)", c.Threads, MaxThreads(), MaxThreadsReason())
+	case c.Threads != 0: // 0: every core
+		if err := CheckThreads(c.Threads); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.checkHousekeeping(); err != nil {
 		return nil, err
@@ -463,14 +463,21 @@ func (c FitConfig) holdoutSpec() holdout.Spec {
 	return holdout.Spec{Seed: c.Seed, Frac: c.Holdout}
 }
 
-// MaxThreads is the most workers (-j, threads) a command accepts: 16 per
+// maxThreads is the most workers (-j, threads) a command accepts: 16 per
 // core of this machine, and at least 64. More only add contention, and
 // each worker blocked in a system call holds an OS thread, of which a Go
 // program may have 10 000 before it dies; -j 100000 once ran for minutes,
 // deaf to SIGTERM, before it did.
-func MaxThreads() int { return max(64, 16*runtime.NumCPU()) }
+func maxThreads() int { return max(64, 16*runtime.NumCPU()) }
 
-// MaxThreadsReason says where MaxThreads comes from, for errors.
-func MaxThreadsReason() string {
-	return fmt.Sprintf("16 × the %d cores of this machine, at least 64", runtime.NumCPU())
+// CheckThreads is the one check of a thread count given to a command (-j,
+// SCPIPE_THREADS, a fit configuration's threads key): from 1 to
+// maxThreads. It refuses others with a SettingError of key threads, which
+// the command says where it came from.
+func CheckThreads(n int) error {
+	if n < 1 || n > maxThreads() {
+		return &SettingError{Key: "threads", Msg: fmt.Sprintf("threads = %d outside 1..%d (16 × the %d cores of this machine, at least 64)",
+			n, maxThreads(), runtime.NumCPU())}
+	}
+	return nil
 }

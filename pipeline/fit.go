@@ -153,7 +153,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 			}
 		}()
 	}
-	r, err := openRun(ctx, cfg, o, wholeRun, 0)
+	r, err := openRun(ctx, cfg, o, newRunPlan(o, true))
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,9 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 	team := &ranks{comm: comm}
 	var r *openedRun
 	if root {
-		if r, err = openRun(ctx, cfg, o, mpiRun, 0); err == nil {
+		p := newRunPlan(o, false)
+		p.refuse, p.resume = mpiRefuses, mpiPlan().resume
+		if r, err = openRun(ctx, cfg, o, p); err == nil {
 			defer r.Close()
 		}
 	}
@@ -102,6 +104,14 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 		rep.Summary, err = runsummary.Write(ctx, r.cfg.Output, r.src, r.cfg.holdoutSpec(), r.cfg.Threads, o.Log)
 	}
 	return rep, agree(ctx, team, err)
+}
+
+// mpiPlan is the plan of an MPI rank other than 0 (openRank), whose
+// resume command rank 0's plan takes.
+func mpiPlan() runPlan {
+	return runPlan{resume: func(shards, out string, _, _ int) string {
+		return fmt.Sprintf("mpirun … scpipe fit --mpi %s -o %s --resume", shards, out)
+	}}
 }
 
 // mpiRefuses refuses the settings that fit --mpi does not spread.

@@ -43,7 +43,9 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, er
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	r, err := openRun(ctx, cfg, o, prepareRun, 0)
+	p := newRunPlan(o, false)
+	p.readStored, p.reprepare = o.Resume || !o.Force, true
+	r, err := openRun(ctx, cfg, o, p)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,10 @@ func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *F
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	r, err := openRun(ctx, cfg, o, chainRun, chain)
+	if chain < 1 {
+		return nil, fmt.Errorf("%w: --chain-index %d: chains are numbered from 1", ErrConfig, chain)
+	}
+	r, err := openRun(ctx, cfg, o, chainPlan(chain))
 	if err != nil {
 		return nil, err
 	}

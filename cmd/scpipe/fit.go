@@ -139,11 +139,7 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 		return err
 	}
 	*givenOut = given
-	if !c.IsSet("threads") && slices.Contains(given, "threads") && (cfg.Threads < 1 || cfg.Threads > pipeline.MaxThreads()) {
-		// newEnvThreads would name the flag, which was not given.
-		return &pipeline.SettingError{Key: "threads", Msg: fmt.Sprintf("threads = %d outside 1..%d (%s)", cfg.Threads, pipeline.MaxThreads(), pipeline.MaxThreadsReason())}
-	}
-	env, err := newEnvThreads(c, cfg.Threads)
+	env, err := newEnvThreads(c, cfg.Threads) // its error named by settingSource
 	if err != nil {
 		return err
 	}
