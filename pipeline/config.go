@@ -241,9 +241,7 @@ func (c FitConfig) encodeTOML() ([]byte, error) {
 
 // maxChains is the most chains per L a run accepts: each chain is a fit
 // of its own, with its folder, and the run lists every chain before it
-// starts (--chains 1000000000 once took gigabytes and minutes, deaf to
-// Ctrl-C, before the first sweep). A thousand is more than any job
-// array of one run holds.
+// starts. A thousand is more than any job array of one run holds.
 const maxChains = 1000
 
 // maxStarts is the most short chains a fit starts from: the sampler holds
@@ -333,8 +331,7 @@ var samplerKeys = map[string]string{
 // checkSampler refuses what the sampler would refuse of the fits of
 // sizes Ls, by the sampler's own check, before a run is touched: the
 // fit's settings are checked in one place, and a fit refused for them
-// writes nothing (two checks that disagreed once let the sampler refuse
-// per-program priors after config.toml, fitmask and L04/ were written).
+// writes nothing.
 // While the data have still to decide whether a housekeeping code is fitted
 // (auto), a setting is refused only if it is refused either way;
 // resolveModel checks again with the model chosen.
@@ -466,8 +463,7 @@ func (c FitConfig) holdoutSpec() holdout.Spec {
 // maxThreads is the most workers (-j, threads) a command accepts: 16 per
 // core of this machine, and at least 64. More only add contention, and
 // each worker blocked in a system call holds an OS thread, of which a Go
-// program may have 10 000 before it dies; -j 100000 once ran for minutes,
-// deaf to SIGTERM, before it did.
+// program may have 10 000 before it dies.
 func maxThreads() int { return max(64, 16*runtime.NumCPU()) }
 
 // CheckThreads is the one check of a thread count given to a command (-j,

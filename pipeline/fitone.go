@@ -15,17 +15,6 @@ import (
 	"scpipe/internal/rundir"
 )
 
-// A fit runs in one process (Fit, FitChain), or on every rank of an MPI
-// world at once, each rank sweeping its share of the cells (FitMPI).
-// fitOne is the one loop for both. Where the processes could see
-// different things (is the fit complete, did one fail, was one stopped,
-// is a checkpoint due by the lead's clock) it asks its crew, so that every
-// process takes the same steps and collectives; it drives the fit's
-// sampler (a gibbs.Runner: the crew's single-layer sampler, or a
-// multi-layer one in a process alone) through its crew, which saves it
-// and takes its results. A process alone agrees with itself; the ranks
-// of an MPI world stop together between sweeps (gibbs.PartSampler.Run).
-
 // crew is the processes that run each fit of a run together.
 type crew interface {
 	// lead reports whether this process logs the fits, shows their

@@ -16,15 +16,6 @@ import (
 	"scpipe/shard"
 )
 
-// Fixed codes (FitConfig.FixedCodes, `scpipe fit --fixed-codes`) are known
-// gene programs that every fit holds fixed while it infers the rest: the
-// sets of a GMT file, or the MAP codes of another fit. They are resolved
-// against the shards once, when the run starts, and kept in the run
-// directory (rundir.FixedCodesFile, with the shards' gene ids), which every
-// later fit, resume and --chain-index process reads: the source may change or
-// move without changing the run. They are codes 0 … F−1 of the sampler and
-// the first F codes of every fit's tables; L counts them.
-
 // errFixedCodes is wrapped by the errors about a --fixed-codes source.
 var errFixedCodes = errors.New("fixed codes")
 

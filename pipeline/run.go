@@ -13,26 +13,6 @@ import (
 	"scpipe/shard"
 )
 
-// Every way of fitting a run goes through one lifecycle: openRun takes the
-// run's lock, reads the run's own configuration once where the command
-// continues it (a resumed run, a chain process: o.Given), validates the
-// configuration, verifies the shards, resolves the model, prepares the
-// run directory (or checks the prepared run it shares), reads the fixed
-// codes and opens the data the fits sweep, once; fitAll then fits the
-// process's (L, chain) in turn, each with fitOne (fitone.go), the one
-// loop of a fit whatever its crew, and Close lets the run go. Each entry
-// point says, in its runPlan, which of openRun's steps it takes:
-//
-//   - Fit (newRunPlan): every fit, in one process, the run's lock held
-//     exclusively.
-//   - Prepare (newRunPlan, reprepare): the run made ready for processes
-//     that share it; nothing is fitted.
-//   - FitChain (chainPlan): one chain of some L of a prepared run, beside
-//     other processes: the run's lock shared, each fit's folder locked.
-//   - FitMPI (newRunPlan, refuse: mpiRefuses): every fit spread over MPI
-//     ranks (the crew ranks); rank 0 opens the run as Fit does, the other
-//     ranks their cell blocks (openRank).
-
 // runPlan is how a process takes part in a run: the steps of openRun
 // that it takes, decided once by its entry point (newRunPlan, chainPlan,
 // prepared by Fit, Prepare, FitChain and FitMPI).
