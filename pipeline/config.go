@@ -188,23 +188,6 @@ func decodeFitConfig(data []byte, path string, base FitConfig) (FitConfig, []str
 	return base, keys, nil
 }
 
-// over returns base with c's paths and the settings of c that keys names
-// (TOML keys; every setting when keys is nil): what a command gave, over
-// the configuration of the run it continues.
-func (c FitConfig) over(base FitConfig, keys []string) FitConfig {
-	if keys == nil {
-		return c
-	}
-	b, v := reflect.ValueOf(&base).Elem(), reflect.ValueOf(c)
-	for i, f := range slices.Collect(reflect.TypeFor[FitConfig]().Fields()) {
-		if k, _, _ := strings.Cut(f.Tag.Get("toml"), ","); slices.Contains(keys, k) {
-			b.Field(i).Set(v.Field(i))
-		}
-	}
-	base.Shards, base.Output = c.Shards, c.Output
-	return base
-}
-
 // storedConfig reads the configuration of the run directory run, whose
 // lock the caller holds: nil when it has none (a run not yet started).
 func storedConfig(run string) (*FitConfig, error) {

@@ -40,12 +40,11 @@ type FitOptions struct {
 	// --no-direct-io, for network file systems) rather than around it,
 	// which the sweeps that read it beside the data prefer (BENCHMARKS.md).
 	Cached bool
-	// Given names the settings of the configuration (their TOML keys) that
-	// the caller chose, by its flags or a --config file; nil: all of them.
-	// A resumed run and a chain process (FitChain) take the others from
-	// the run's own configuration (config.toml), read once, under the
-	// run's lock.
-	Given []string
+	// Given is the settings the caller chose (its flags, its --config
+	// file): over the configuration of a run it continues (Resume,
+	// FitChain), the others are the run's own. The zero Given is every
+	// setting.
+	Given Given
 
 	// run, set by Fit, tells the progress of the run's fits as a whole.
 	run *runProgress

@@ -136,7 +136,7 @@ func TestFitMPIMatchesFit(t *testing.T) {
 				// configuration, which rank 0 reads and hands the others.
 				cmd := DefaultFitConfig()
 				cmd.Shards, cmd.Output = c.Shards, c.Output
-				err = errors.Join(fitRanks(cmd, FitOptions{Resume: true, Given: []string{}}, resumeRanks, nil)...)
+				err = errors.Join(fitRanks(cmd, FitOptions{Resume: true, Given: GivenKeys()}, resumeRanks, nil)...)
 			} else {
 				_, err = Fit(context.Background(), c, FitOptions{Resume: true})
 			}
@@ -186,7 +186,7 @@ func TestFitMPIResumeRefusedUntouched(t *testing.T) {
 	cmd.Shards, cmd.Output = c.Shards, c.Output
 	// Rank 0 reads the run's settings and refuses; the others learn that
 	// it failed.
-	errs := fitRanks(cmd, FitOptions{Resume: true, Given: []string{}}, 2, nil)
+	errs := fitRanks(cmd, FitOptions{Resume: true, Given: GivenKeys()}, 2, nil)
 	if errs[0] == nil || !strings.Contains(errs[0].Error(), "without --mpi") {
 		t.Errorf("rank 0: got %v, want a refusal saying to run without --mpi", errs[0])
 	}

@@ -104,7 +104,7 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, p runPlan) (_ *op
 		}
 	}
 	if r.stored != nil && p.continues {
-		cfg = cfg.over(*r.stored, o.Given)
+		cfg = o.Given.over(*r.stored, cfg)
 	}
 	if p.refuse != nil {
 		// Before the run directory is touched: a resumed run's own

@@ -144,7 +144,7 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 		return err
 	}
 	o := pipeline.FitOptions{
-		Resume: c.Bool("resume"), Force: c.Bool("force"), Given: given,
+		Resume: c.Bool("resume"), Force: c.Bool("force"), Given: pipeline.GivenKeys(given...),
 		Log: env.log, Progress: env.progress, ProgressTo: os.Stderr, Cached: env.cached,
 	}
 	chain, oneChain := chainIndex(c)
