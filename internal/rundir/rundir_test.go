@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/schema"
+
+	"scpipe/internal/testkit"
 )
 
 func TestFitDir(t *testing.T) {
@@ -35,20 +37,6 @@ func TestFitDir(t *testing.T) {
 			t.Errorf("FitDir(RUN, %d, %d) = %q, want %q", tc.L, tc.chain, got, tc.want)
 		}
 	}
-}
-
-// dirNames lists the names in dir, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -93,7 +81,7 @@ func TestWriteFileAtomic(t *testing.T) {
 			case tc.want != "" && string(got) != tc.want:
 				t.Errorf("content = %.20q (%d bytes), want %.20q (%d bytes)", got, len(got), tc.want, len(tc.want))
 			}
-			names := dirNames(t, dir)
+			names := testkit.Names(t, dir)
 			wantNames := []string{"out.txt"}
 			if tc.want == "" {
 				wantNames = nil
@@ -313,7 +301,7 @@ func TestWriteRejectsBadShapes(t *testing.T) {
 			t.Errorf("%s: a file was written", tc.name)
 		}
 	}
-	if names := dirNames(t, dir); len(names) != 0 {
+	if names := testkit.Names(t, dir); len(names) != 0 {
 		t.Errorf("left behind %q", names)
 	}
 }
