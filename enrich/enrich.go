@@ -66,11 +66,11 @@ type Options struct {
 // ½ (the MAP sets), the run's genes as background, the hierarchy by
 // overlap.
 func DefaultOptions() Options {
-	return Options{Threshold: 0.5, Top: 100, FDR: 0.05, Background: BackgroundKept, Organism: "auto", Hierarchy: HierarchyOverlap}
+	return Options{Threshold: 0.5, Top: 100, FDR: 0.05, Background: backgroundKept, Organism: "auto", Hierarchy: HierarchyOverlap}
 }
 
-// BackgroundKept is the Background that tests against the run's genes.
-const BackgroundKept = "kept"
+// backgroundKept is the Background that tests against the run's genes.
+const backgroundKept = "kept"
 
 // Report is what Run found and wrote.
 type Report struct {
@@ -225,7 +225,7 @@ func (o Options) check() error {
 	case o.Organism != "auto" && o.Organism != "human" && o.Organism != "mouse":
 		return fmt.Errorf("enrich: organism %q: want auto, human or mouse", o.Organism)
 	case o.Background == "":
-		return fmt.Errorf("enrich: empty background: want %s or a file of gene symbols", BackgroundKept)
+		return fmt.Errorf("enrich: empty background: want %s or a file of gene symbols", backgroundKept)
 	case o.Hierarchy != HierarchyOverlap && o.Hierarchy != HierarchyFixedCodes:
 		return fmt.Errorf("enrich: hierarchy %q: want %s or %s", o.Hierarchy, HierarchyOverlap, HierarchyFixedCodes)
 	case o.Hierarchy == HierarchyFixedCodes && o.Linker == nil:
@@ -247,7 +247,7 @@ func (o Options) checkOutput() error {
 		return err
 	}
 	inputs := append(append(run, o.Libraries...), rundir.ShardsInputs(o.Run)...)
-	if o.Background != BackgroundKept {
+	if o.Background != backgroundKept {
 		inputs = append(inputs, o.Background)
 	}
 	if err := outlock.CheckInputs(o.Out, inputs...); err != nil {
@@ -256,9 +256,9 @@ func (o Options) checkOutput() error {
 	return nil
 }
 
-// InRunDir is the folder inside a run that enrich may write (and scpipe
+// inRunDir is the folder inside a run that enrich may write (and scpipe
 // report looks in first): RUN/enrich.
-const InRunDir = "enrich"
+const inRunDir = "enrich"
 
 // runInputs is what of the run at run an output at out must not overlap:
 // the run, or, for RUN/enrich, every entry of the run but that one (its
@@ -266,7 +266,7 @@ const InRunDir = "enrich"
 func runInputs(run, out string) ([]string, error) {
 	r, err1 := outlock.Resolve(run)
 	o, err2 := outlock.Resolve(out)
-	if err1 != nil || err2 != nil || o != filepath.Join(r, InRunDir) {
+	if err1 != nil || err2 != nil || o != filepath.Join(r, inRunDir) {
 		return []string{run}, nil
 	}
 	entries, err := os.ReadDir(run)
@@ -275,7 +275,7 @@ func runInputs(run, out string) ([]string, error) {
 	}
 	var inputs []string
 	for _, e := range entries {
-		if e.Name() != InRunDir && !outlock.IsTemp(e.Name()) && !strings.HasSuffix(e.Name(), ".lock") {
+		if e.Name() != inRunDir && !outlock.IsTemp(e.Name()) && !strings.HasSuffix(e.Name(), ".lock") {
 			inputs = append(inputs, filepath.Join(run, e.Name()))
 		}
 	}
@@ -314,7 +314,7 @@ func permute[T any](v []T, idx []int) []T {
 // notes says what the run and the inputs hold, for enrich.log.
 func notes(o Options, rep *Report, u *Universe) []string {
 	out := []string{fmt.Sprintf("run %s: %d genes, L = %s, threshold %v", o.Run, rep.Genes.Len(), levelList(rep.Levels), o.Threshold)}
-	if o.Background == BackgroundKept {
+	if o.Background == backgroundKept {
 		out = append(out, fmt.Sprintf("background: the run's genes (%d distinct symbols)", u.Len()))
 	} else {
 		in := 0

@@ -92,7 +92,7 @@ func readLibraries(paths []string) ([]*Library, error) {
 // background returns the universe of the tests: the run's genes, or the
 // symbols of a file, which must share at least one gene with the run.
 func background(spec string, genes Genes) (*Universe, error) {
-	if spec == BackgroundKept {
+	if spec == backgroundKept {
 		return newUniverse(genes.Names), nil
 	}
 	f, err := infile.Open(spec)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"scpipe/internal/outlock"
+
+	"scpipe/internal/testkit"
 )
 
 // TestOutputCommit checks that enrich writes its output as every command
@@ -36,7 +38,7 @@ func TestOutputCommit(t *testing.T) {
 	if _, err := os.Stat(killed); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the killed writer's %s is still there (%v)", killed, err)
 	}
-	if got := listDir(t, dir); len(got) != 3 { // run, markers.gmt, out
+	if got := testkit.Names(t, dir); len(got) != 3 { // run, markers.gmt, out
 		t.Errorf("beside the output: %v, want run, markers.gmt and out", got)
 	}
 }

@@ -23,7 +23,7 @@ func TestReadOutput(t *testing.T) {
 	must(t, err)
 	out, err := ReadOutput(o.Out)
 	must(t, err)
-	if out.Run != run || out.Threshold != 0.45 || out.Background != BackgroundKept || out.Organism != "mouse" ||
+	if out.Run != run || out.Threshold != 0.45 || out.Background != backgroundKept || out.Organism != "mouse" ||
 		!slices.Equal(out.Libraries, []string{lib}) || len(out.Notes) != len(rep.Notes) {
 		t.Errorf("settings: run %q threshold %v background %q organism %q libraries %v, %d notes (want %d)",
 			out.Run, out.Threshold, out.Background, out.Organism, out.Libraries, len(out.Notes), len(rep.Notes))

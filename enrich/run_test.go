@@ -17,6 +17,8 @@ import (
 
 	"scpipe/internal/outlock"
 	"scpipe/internal/rundir"
+
+	"scpipe/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -297,7 +299,7 @@ func TestBadInputs(t *testing.T) {
 		o := DefaultOptions()
 		o.Run, o.Out, o.Libraries = run, filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-")), []string{lib}
 		tc.edit(&o)
-		before := listDir(t, dir)
+		before := testkit.Names(t, dir)
 		_, err := Run(context.Background(), o)
 		if err == nil {
 			t.Errorf("%s: no error", tc.name)
@@ -308,7 +310,7 @@ func TestBadInputs(t *testing.T) {
 				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
 			}
 		}
-		if after := listDir(t, dir); !slices.Equal(before, after) {
+		if after := testkit.Names(t, dir); !slices.Equal(before, after) {
 			t.Errorf("%s: the folder changed: %v, then %v", tc.name, before, after)
 		}
 	}
@@ -351,17 +353,6 @@ func TestLibraryMatchingNoGene(t *testing.T) {
 	}
 }
 
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	must(t, err)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // TestOutputReplacement: an existing output is kept without --force and
 // replaced whole with it, leaving no temporary folder.
 func TestOutputReplacement(t *testing.T) {
@@ -393,7 +384,7 @@ func TestOutputReplacement(t *testing.T) {
 	if n := strings.Count(index.String(), "\n"); n != 4 {
 		t.Errorf("index of L = 3 has %d lines, want a header and 3 codes:\n%s", n, data)
 	}
-	if got := listDir(t, dir); !slices.Equal(got, []string{"markers.gmt", "out", "run"}) {
+	if got := testkit.Names(t, dir); !slices.Equal(got, []string{"markers.gmt", "out", "run"}) {
 		t.Errorf("folder holds %v, want no temporary folder left", got)
 	}
 	var h struct {
@@ -469,7 +460,7 @@ func TestForceAfterPathSwap(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(run, IndexFile)); err == nil {
 		t.Errorf("the enrichment was installed in the run's place")
 	}
-	if got := listDir(t, filepath.Join(dir, "X")); !slices.Equal(got, []string{"out"}) {
+	if got := testkit.Names(t, filepath.Join(dir, "X")); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("the run's folder holds %v, want the run alone", got)
 	}
 }

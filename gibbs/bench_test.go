@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -76,7 +77,7 @@ func BenchmarkSweep(b *testing.B) {
 				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1<<30, 1, 1, sz.workers
 				cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
 				cfg.Init = InitData // a random start collapses to the empty state, which is unrealistically fast
-				s, err := NewSampler(data, cfg)
+				s, err := NewSampler(context.Background(), data, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -143,7 +144,7 @@ func BenchmarkCondSums(b *testing.B) {
 					var row vecRow
 					kern := vectorKernelNamed(k)
 					for b.Loop() {
-						if k == GoKernel {
+						if k == goKernel {
 							condSumsLift(&acc, &lev, active, codesFrom(0, L), L, codes, x, obs, lift)
 						} else {
 							row.prepare(active, codesFrom(0, L), words)
@@ -159,7 +160,7 @@ func BenchmarkCondSums(b *testing.B) {
 					var row vecRow
 					kern := vectorKernelNamed(k)
 					for b.Loop() {
-						if k == GoKernel {
+						if k == goKernel {
 							condSums(&acc, active, codesFrom(0, L), L, codes, x, obs)
 						} else {
 							row.prepare(active, codesFrom(0, L), words)

@@ -36,8 +36,8 @@ type Data struct {
 	counts      *dataCounts // taken by Counted; nil: NewSampler counts
 }
 
-// ErrShape is wrapped by the errors that report inconsistent matrix shapes.
-var ErrShape = errors.New("gibbs: inconsistent matrix shapes")
+// errShape is wrapped by the errors that report inconsistent matrix shapes.
+var errShape = errors.New("gibbs: inconsistent matrix shapes")
 
 // Matrix is an in-memory BitMatrix whose bits can be set. Each row stores its
 // segments back to back; a segment of S columns takes (S+63)/64 words.
@@ -63,10 +63,10 @@ func NewMatrix(rows, cols int) *Matrix {
 // segCols must be a positive multiple of 64, or 0 for a single segment.
 func NewSegmentedMatrix(rows, cols, segCols int) (*Matrix, error) {
 	if rows < 0 || cols < 0 {
-		return nil, fmt.Errorf("%w: negative size %d × %d", ErrShape, rows, cols)
+		return nil, fmt.Errorf("%w: negative size %d × %d", errShape, rows, cols)
 	}
 	if segCols < 0 || segCols%64 != 0 {
-		return nil, fmt.Errorf("%w: segment width %d is not a multiple of 64", ErrShape, segCols)
+		return nil, fmt.Errorf("%w: segment width %d is not a multiple of 64", errShape, segCols)
 	}
 	if segCols == 0 || segCols > cols {
 		segCols = max(cols, 1)
@@ -153,9 +153,9 @@ func bitAt(m BitMatrix, i, j int) bool {
 	return m.Segment(i, s)[j/64]>>(uint(j)%64)&1 != 0
 }
 
-// Transpose returns the transpose of m as a Matrix whose columns are split
+// transposed returns the transpose of m as a Matrix whose columns are split
 // into segments of segCols columns (a multiple of 64, or 0 for one segment).
-func Transpose(m BitMatrix, segCols int) (*Matrix, error) {
+func transposed(m BitMatrix, segCols int) (*Matrix, error) {
 	t, err := NewSegmentedMatrix(m.Cols(), m.Rows(), segCols)
 	if err != nil {
 		return nil, err
@@ -177,13 +177,13 @@ func Transpose(m BitMatrix, segCols int) (*Matrix, error) {
 // computing the transposes with column segments of segCols cells (a multiple
 // of 64, or 0 for one segment). It suits in-memory problems and tests.
 func NewData(x, mask BitMatrix, segCols int) (Data, error) {
-	xt, err := Transpose(x, segCols)
+	xt, err := transposed(x, segCols)
 	if err != nil {
 		return Data{}, fmt.Errorf("gibbs: transposing X: %w", err)
 	}
 	d := Data{X: x, XT: xt}
 	if mask != nil {
-		mt, err := Transpose(mask, segCols)
+		mt, err := transposed(mask, segCols)
 		if err != nil {
 			return Data{}, fmt.Errorf("gibbs: transposing mask: %w", err)
 		}
@@ -195,15 +195,15 @@ func NewData(x, mask BitMatrix, segCols int) (Data, error) {
 // checkMatrix verifies that m is rows × cols with well-formed segments.
 func checkMatrix(name string, m BitMatrix, rows, cols int) error {
 	if m.Rows() != rows || m.Cols() != cols {
-		return fmt.Errorf("%w: %s is %d × %d, want %d × %d", ErrShape, name, m.Rows(), m.Cols(), rows, cols)
+		return fmt.Errorf("%w: %s is %d × %d, want %d × %d", errShape, name, m.Rows(), m.Cols(), rows, cols)
 	}
 	b := m.Segments()
 	if len(b) < 2 || b[0] != 0 || b[len(b)-1] != cols {
-		return fmt.Errorf("%w: %s segment boundaries %v do not span 0..%d", ErrShape, name, b, cols)
+		return fmt.Errorf("%w: %s segment boundaries %v do not span 0..%d", errShape, name, b, cols)
 	}
 	for s := 1; s+1 < len(b); s++ {
 		if b[s] <= b[s-1] || b[s]%64 != 0 {
-			return fmt.Errorf("%w: %s segment boundary %d is not an increasing multiple of 64", ErrShape, name, b[s])
+			return fmt.Errorf("%w: %s segment boundary %d is not an increasing multiple of 64", errShape, name, b[s])
 		}
 	}
 	return nil

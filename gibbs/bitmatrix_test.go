@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -41,7 +42,7 @@ func TestMatrixSegmentsAndTranspose(t *testing.T) {
 				}
 			}
 			for _, tseg := range []int{0, 64} {
-				mt, err := Transpose(m, tseg)
+				mt, err := transposed(m, tseg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,8 +59,8 @@ func TestMatrixSegmentsAndTranspose(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewSegmentedMatrix(3, 100, 50); !errors.Is(err, ErrShape) {
-		t.Errorf("segment width 50: %v, want ErrShape", err)
+	if _, err := NewSegmentedMatrix(3, 100, 50); !errors.Is(err, errShape) {
+		t.Errorf("segment width 50: %v, want errShape", err)
 	}
 }
 
@@ -71,13 +72,13 @@ func TestNewSamplerRejectsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := randomMatrix(&testRNG{s: 2}, 10, 70, 0.5, 0)
-	otherT, err := Transpose(other, 0)
+	otherT, err := transposed(other, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mask := randomMatrix(&testRNG{s: 3}, 10, 70, 0.5, 0)
 	segMask := randomMatrix(&testRNG{s: 3}, 10, 70, 0.5, 64)
-	maskT, err := Transpose(mask, 0)
+	maskT, err := transposed(mask, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,18 +104,18 @@ func TestNewSamplerRejectsBadInput(t *testing.T) {
 		{"start sweeps past burn-in", good, mod(func(c *Config) { c.StartSweeps = 500 }), ErrConfig},
 		{"prior length", good, mod(func(c *Config) { c.PriorZ = FixedPrior(0.1, 0.2, 0.3) }), ErrConfig},
 		{"prior 1", good, mod(func(c *Config) { c.PriorU = FixedPrior(1) }), ErrConfig},
-		{"XT not the transpose", Data{X: x, XT: otherT}, DefaultConfig(), ErrShape},
-		{"XT wrong shape", Data{X: x, XT: x}, DefaultConfig(), ErrShape},
-		{"mask without MaskT", Data{X: x, XT: good.XT, Mask: mask}, DefaultConfig(), ErrShape},
-		{"mask segments", Data{X: x, XT: good.XT, Mask: segMask, MaskT: maskT}, DefaultConfig(), ErrShape},
-		{"missing X", Data{XT: good.XT}, DefaultConfig(), ErrShape},
+		{"XT not the transpose", Data{X: x, XT: otherT}, DefaultConfig(), errShape},
+		{"XT wrong shape", Data{X: x, XT: x}, DefaultConfig(), errShape},
+		{"mask without MaskT", Data{X: x, XT: good.XT, Mask: mask}, DefaultConfig(), errShape},
+		{"mask segments", Data{X: x, XT: good.XT, Mask: segMask, MaskT: maskT}, DefaultConfig(), errShape},
+		{"missing X", Data{XT: good.XT}, DefaultConfig(), errShape},
 	}
 	for _, tc := range cases {
-		if _, err := NewSampler(tc.data, tc.cfg); !errors.Is(err, tc.want) {
+		if _, err := NewSampler(context.Background(), tc.data, tc.cfg); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if _, err := NewSampler(good, DefaultConfig()); err != nil {
+	if _, err := NewSampler(context.Background(), good, DefaultConfig()); err != nil {
 		t.Errorf("valid input: %v", err)
 	}
 }

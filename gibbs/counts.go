@@ -25,10 +25,10 @@ type dataCounts struct {
 // result: replace none of its matrices.
 func (d Data) Counted(workers int) (Data, error) {
 	if d.X == nil || d.XT == nil {
-		return d, fmt.Errorf("%w: X and XT are required", ErrShape)
+		return d, fmt.Errorf("%w: X and XT are required", errShape)
 	}
 	if (d.Mask == nil) != (d.MaskT == nil) {
-		return d, fmt.Errorf("%w: Mask and MaskT must both be set or both be nil", ErrShape)
+		return d, fmt.Errorf("%w: Mask and MaskT must both be set or both be nil", errShape)
 	}
 	d.counts = nil
 	c, err := d.count(workers, true)
@@ -50,14 +50,14 @@ func (d Data) count(workers int, rows bool) (*dataCounts, error) {
 	}
 	c := &dataCounts{ones: countOnes(d.X, d.Mask, workers)}
 	if onesT := countOnes(d.XT, d.MaskT, workers); c.ones != onesT {
-		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, c.ones, onesT)
+		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", errShape, c.ones, onesT)
 	}
 	n, m := d.X.Rows(), d.X.Cols()
 	c.observed = int64(n) * int64(m)
 	if d.Mask != nil {
 		c.observed = countOnes(d.Mask, nil, workers)
 		if t := countOnes(d.MaskT, nil, workers); t != c.observed {
-			return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, c.observed, t)
+			return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", errShape, c.observed, t)
 		}
 	}
 	if rows {

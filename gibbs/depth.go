@@ -9,26 +9,6 @@ import (
 // MaxCellLevelBits bounds Config.CellLevelBits: up to 8 per-cell levels.
 const MaxCellLevelBits = 3
 
-// The Dropout likelihood with per-cell levels (Config.CellLevelBits > 0)
-// gives each cell n a level k_n of background: with ρ shared by all cells,
-//
-//	P(x_nd = 0 | covered) = ρ · P(x_nd = 0 | not covered)
-//	log P(x_nd = 1 | covered) / P(x_nd = 1 | not covered) = g(k_n) = lift0 + step·k_n
-//
-// so that the background of level k is β_k = (1 − ρ)/(e^g(k) − ρ): a cell
-// that detects more genes (deeper sequencing) sits at a lower level, with a
-// higher background and a smaller gain per detected gene. Covering an
-// observed zero changes the log-likelihood by log ρ in every cell, so a
-// step's zeros need only counts, as before; an observed one changes it by
-// g(k_n), which is constant along a Z step's row (a cell) and, along a U
-// step's row (a gene), the sum lift0·ones + step·Σ_j 2^j·ones_j, where
-// ones_j counts the ones in cells with bit j of their level set: the
-// kernel counts them over the level's bit planes (condSumsLift).
-//
-// Without per-cell levels a deep cell's extra detections are explained by a
-// code that only deep cells use; measured on pbmc3k-600 such a code took a
-// few dozen cells and a thousand genes, and made the chains disagree.
-
 // rowCounts returns each row's observed ones and observed entries of x
 // (rows × cols) under mask (nil: all observed).
 func rowCounts(x, mask BitMatrix, rows, cols int) (ones, observed []int32) {

@@ -28,7 +28,7 @@ func TestCellLevelsMatchEnumeration(t *testing.T) {
 	}
 	cfg.Noise, cfg.CellLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, true, true
 	cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestCellLevelsMatchEnumeration(t *testing.T) {
 	c.rates = rates{rho: 0.55, lift0: 0.4, step: 0.6}
 	copy(c.level, []uint8{0, 3, 1})
 	s.setLiftPlanes(c)
-	res, err := s.Run(context.Background(), nil)
+	res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestCellLevelsMatchReferenceSweep(t *testing.T) {
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = tc.L, 4, 4, 1, 3
 			cfg.Noise, cfg.CellLevels, cfg.Init = Dropout, 1<<tc.bits, InitData
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
-			s, err := NewSampler(data, cfg)
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,7 +315,7 @@ func TestLevelsReproducible(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, stop := range tc.stops {
-				a, err := NewSampler(data, cfg)
+				a, err := NewSampler(context.Background(), data, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -328,14 +328,14 @@ func TestLevelsReproducible(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				b, err := NewSampler(data, cfg)
+				b, err := NewSampler(context.Background(), data, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if err := b.UnmarshalBinary(state); err != nil {
 					t.Fatal(err)
 				}
-				res, err := b.Run(context.Background(), nil)
+				res, err := ranResult(b.Run(context.Background(), nil), b.Result)
 				if err != nil {
 					t.Fatal(err)
 				}

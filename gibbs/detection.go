@@ -32,17 +32,17 @@ type Detection struct {
 // workers ≤ 0).
 func (d Data) Detection(uses [][]uint64, lo, hi, workers int) (*Detection, error) {
 	if d.XT == nil {
-		return nil, fmt.Errorf("%w: XT is required", ErrShape)
+		return nil, fmt.Errorf("%w: XT is required", errShape)
 	}
 	genes, cells, L := d.XT.Rows(), d.XT.Cols(), len(uses)
 	for k, u := range uses {
 		if len(u) != (cells+63)/64 {
-			return nil, fmt.Errorf("%w: code %d's cells take %d words, not %d", ErrShape, k+1, len(u), (cells+63)/64)
+			return nil, fmt.Errorf("%w: code %d's cells take %d words, not %d", errShape, k+1, len(u), (cells+63)/64)
 		}
 	}
 	bounds := d.XT.Segments()
 	if !slices.Contains(bounds, lo) || !slices.Contains(bounds, hi) || lo > hi {
-		return nil, fmt.Errorf("%w: cells %d to %d are not whole blocks of XT", ErrShape, lo, hi)
+		return nil, fmt.Errorf("%w: cells %d to %d are not whole blocks of XT", errShape, lo, hi)
 	}
 	t := &Detection{Genes: genes, L: L, Both: make([]int64, genes*L), Used: make([]int64, genes*L),
 		Ones: make([]int64, genes), Obs: make([]int64, genes)}

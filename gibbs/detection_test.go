@@ -14,14 +14,14 @@ func TestDetection(t *testing.T) {
 	for _, masked := range []bool{false, true} {
 		r := &testRNG{s: 7}
 		x := randomMatrix(r, cells, genes, 0.3, 0)
-		xt, err := Transpose(x, block)
+		xt, err := transposed(x, block)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := Data{X: x, XT: xt}
 		if masked {
 			mask := randomMatrix(r, cells, genes, 0.8, 0)
-			mt, err := Transpose(mask, block)
+			mt, err := transposed(mask, block)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestDetection(t *testing.T) {
 func TestDetectionRefuses(t *testing.T) {
 	r := &testRNG{s: 3}
 	x := randomMatrix(r, 200, 10, 0.3, 0)
-	xt, _ := Transpose(x, 128)
+	xt, _ := transposed(x, 128)
 	d := Data{X: x, XT: xt}
 	good := [][]uint64{make([]uint64, 4)}
 	for _, c := range []struct {

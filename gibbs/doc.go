@@ -83,6 +83,80 @@
 // cluster and data starts seed only the free codes, the data start from
 // genes they leave uncovered), and a restored state must hold them.
 //
+// # Per-cell levels
+//
+// The Dropout likelihood with per-cell levels (Config.CellLevelBits > 0)
+// gives each cell n a level k_n of background: with ρ shared by all cells,
+//
+//	P(x_nd = 0 | covered) = ρ · P(x_nd = 0 | not covered)
+//	log P(x_nd = 1 | covered) / P(x_nd = 1 | not covered) = g(k_n) = lift0 + step·k_n
+//
+// so that the background of level k is β_k = (1 − ρ)/(e^g(k) − ρ): a cell
+// that detects more genes (deeper sequencing) sits at a lower level, with a
+// higher background and a smaller gain per detected gene. Covering an
+// observed zero changes the log-likelihood by log ρ in every cell, so a
+// step's zeros need only counts, as before; an observed one changes it by
+// g(k_n), which is constant along a Z step's row (a cell) and, along a U
+// step's row (a gene), the sum lift0·ones + step·Σ_j 2^j·ones_j, where
+// ones_j counts the ones in cells with bit j of their level set: the
+// kernel counts them over the level's bit planes (condSumsLift).
+//
+// Without per-cell levels a deep cell's extra detections are explained by a
+// code that only deep cells use; measured on pbmc3k-600 such a code took a
+// few dozen cells and a thousand genes, and made the chains disagree.
+//
+// # Per-gene levels
+//
+// Per-gene levels (Config.GeneLevelBits > 0, on top of per-cell levels)
+// give each gene d a level k_d, and the gain of a covered one becomes
+//
+//	g(n, d) = lift0 + step·k_n + gene0 + geneStep·k_d
+//
+// with zeros still at log ρ: a gene detected in many cells whatever codes
+// they use (ribosomal, or a high baseline) sits at a low level, where
+// covering its ones gains little and covering its zeros costs as before,
+// so that a code is no longer the cheapest explanation of it. In the Z step
+// (a cell's row over genes) the genes' levels vary along the row: the
+// kernel counts Σ_j 2^j·popcount(x ∧ S ∧ G_j) over the genes' bit planes
+// G_j, as the U step counts over the cells' (condSumsLift). In the U step
+// (a gene's row) gene0 + geneStep·k_d is a constant of the row, added to
+// lift0.
+//
+// The genes' levels are set after every sweep from the U step's per-gene
+// counts (after the cells' levels and ρ), from sweep schedule.genesFrom on and
+// before Config.HoldFrom; until then every gene's offset is 0, the
+// per-cell model's gain.
+// A gene's background is the frequency of ones among its uncovered
+// entries, shrunk towards the pooled frequency by geneShrink·N entries; its
+// deviation is its gain, log(1 − ρ(1 − β)) − log β, less the pooled
+// background's; the grid spans the 2nd to the 98th percentile of the
+// deviations and each gene takes the nearest level. The offsets are then
+// shifted so that the uncovered entries expect as many ones as they hold
+// (calibrate): the cells' gains, fitted with every gene at offset 0, keep
+// their meaning. gene0 is raised where needed so that every g(n, d) stays
+// at least minLift (a background below 1).
+//
+// This is not the joint maximum of the likelihood in the genes' levels:
+// that needs each gene's counts by cell level, and the cells' by gene
+// level, which the kernels do not count. The uncovered frequency is what
+// the ρ-coupled estimate of a cell's background (cellBackground) is not
+// for a gene: a gene covered in most cells, such as a high-baseline gene
+// that a code most cells use has taken, looks under the coupled estimate
+// like a gene of no background (its ones are explained by the cover),
+// which keeps it in the code; its uncovered cells still show its
+// baseline. The delay lets the codes form first: a program's gene not yet
+// in its code shows the program's cells among its uncovered ones, and a
+// high background set then would keep it out. The U step's counts are
+// those of the state between the U and the Z step, half a sweep behind the
+// cells'. Everything runs in gene order, so the levels are the same for
+// any number of workers; in a partitioned fit the counts are summed
+// across processes first, and every process sets the same levels.
+//
+// The log-likelihood a sweep reports (SweepStats.LogLik) is the exact
+// one, which needs each cell's covered ones by gene level, which the
+// kernels do not count: exactlik.go sums them in a pass of its own, and
+// follows them flip by flip once the levels are held.
+//
 // # Sampler
 //
 // A sweep updates every row of Z in parallel (each cell's L codes in turn),
@@ -242,33 +316,105 @@
 // on pbmc3k-600 gives the B-cell and NK codes that the other starts miss.
 // scpipe fit uses InitCluster.
 //
-// A start can leave a code covering nothing (no gene, or no cell using
-// it), and no single-bit move grows such a code into a program: on planted
-// data of overlapping programs the cell-type start clusters apart the
-// cells that use none, one code starts empty, and a program stays
-// unexplained through every sweep. Config.Reseed (scpipe fit's default)
-// re-seeds such codes during the burn-in (reseed.go): from the residual,
-// the observed ones no code of their cell covers, clustered as the start
-// clusters cells; or by splitting a code whose cells fall in two groups
-// each lacking the other's genes (two programs merged). A move is made
-// only when it gains likelihood at the chain's rates and moves 5 genes or
-// more, so a state that explains the data keeps its idle codes. The
-// sampling sweeps are unchanged.
+// # Re-seeding idle codes
+//
+// Config.Reseed (scpipe fit's default) is a burn-in heuristic.
+//
+// A code whose U column is empty covers no entry whatever cells use it,
+// and one that no cell uses covers none whatever its genes: the data then
+// say nothing about its bits, and a single-site sampler cannot grow it
+// into a program, since a gene joins a code only for the cells already
+// using it and a cell joins only for the genes already in it. Planted
+// OrMachine data show the trap (VALIDATION.md): the cell-type start of
+// 3,000 cells using 4 overlapping programs clusters the cells that use
+// none apart, so one cluster has no distinctive genes and its code starts
+// empty; the other codes take their programs within a sweep, and the
+// empty code stays empty through every later sweep while a planted
+// program's ones go unexplained.
+//
+// Some starts go further wrong: two programs merged in one code, which
+// the cells of either use, beside an empty code. No single bit moves that
+// state either: the merged code's genes cover each cell's ones, and the
+// other program's genes, covered zeros in its cells, cost the likelihood
+// less than uncovering them in the cells that use both.
+//
+// Twice in the burn-in (schedule.go: once the multi-start phase has kept
+// its chain, or before sweep 1 of a single start; then reseedEvery sweeps
+// later), as long as reseedEvery burn-in sweeps still follow, up to
+// reseedAtOnce codes that are neither clamped nor fixed and cover nothing
+// are re-seeded. Up to clusterSample cells are drawn with a key of the
+// chain's seed and the sweep, and two kinds of move are weighed by the
+// log-likelihood they gain at the chain's rates:
+//
+//   - from the residual (residualMoves): the cells' observed ones that no
+//     code of theirs covers are clustered as the cell-type start clusters
+//     cells (bisect), always splitting the cluster that holds the most of
+//     them, and a cluster's genes are those detected in its uncovered
+//     entries often enough that covering them gains likelihood, and
+//     distinctively (twice as often, plus 5 points, as elsewhere);
+//   - by a split (splitMoves): the cells using a code are split in two by
+//     their ones among its genes, and the genes distinctive of one side
+//     move to the idle code; its gain is that of uncovering them in the
+//     other side's cells, which lack them.
+//
+// The best moves seed the idle codes, each code split at most once. A
+// move needs 5 genes or more (minMoveGenes) and a positive gain, so a
+// state whose unexplained ones are noise keeps its idle codes: they stay
+// empty where the data hold no more programs. A seeded code's cells are
+// then its conditionals' business: the next Z step decides them (with
+// per-cell levels, whose sweeps update U first, a Z step given the new
+// codes follows at once, as a seeded start's does).
+//
+// The moves change the state only during the burn-in, as the start does;
+// the sampling sweeps are the sampler's own, so the retained samples are
+// those of a valid MCMC sampler begun from the re-seeded state. Every draw
+// is keyed by the chain's seed and the sweep, and the sampled cells' rows
+// are summed across the processes of a partitioned fit, so the chain does
+// not depend on the number of workers or processes.
 //
 // # Fits across processes
 //
-// A PartSampler (NewPartSampler) gives one process (an MPI rank) a
-// contiguous range of cells; a Reducer (element-wise integer sums) joins the processes. The Z
-// step is each process's own; the U step decides code by code, each from
-// per-gene counts summed across the processes; the rates, per-cell
-// levels and data-seeded starts take their statistics from sums too. Every
-// sum is of integers and every draw keyed by its variable, so each process
-// runs the single-process chain bit for bit (part.go). A process holds
-// the state of its own cells only (Z's words, levels, posterior counts),
-// so that its memory grows with its share of the cells, not with N; Gather
-// collects the whole of Z into the first process, whose Whole is a
-// single process's Sampler for Result and MarshalBinary, and
-// MarshalShared and MarshalPart checkpoint without it (partstate.go).
+// A PartSampler (NewPartSampler) is one of several processes (MPI ranks)
+// that share a fit, each owning a contiguous range of cells: its part of
+// both orientations of the data, and of Z; a Reducer (element-wise integer
+// sums) joins them. Every process holds all of U and updates it
+// identically, so that the chain is the single-process chain bit for bit:
+//
+//   - Z step: a cell's conditionals need only its row and U, so each
+//     process updates its own cells (draws keyed by the global cell index).
+//   - U step: a gene's conditionals are sums over all cells. Code by code
+//     (l = 0 … L−1), each process sums the counts that code l alone decides
+//     over its cells for every gene, given the gene's codes decided so far,
+//     one Reducer.SumInt64 adds them, and every process decides code l of
+//     every gene from the same totals and the same counter-based draw. A
+//     gene whose coverage a flip changes is rescanned (over the process's
+//     cells) for its later codes, as a single process rescans it; the
+//     counts are integers, so the order of the sums changes nothing.
+//   - Rates and statistics: one sum of the sweep's integer counts.
+//
+// A process holds the state of its own cells only (their words of Z, their
+// levels, Z's posterior counts): its memory grows with its cells, plus the
+// genes' state, which every process holds. Gather collects the whole of Z
+// into the first process, whose Whole is a single process's Sampler for
+// Result and MarshalBinary; checkpoints go in pieces (MarshalShared,
+// MarshalPart: partstate.go). A reduction takes no context, since a
+// process that abandoned one would leave the others waiting in it: Run
+// stops every process between the same two sweeps when any one's context
+// is done.
+//
+// The U step thus costs L reductions of D words per sweep, plus one of a
+// few words; the counts of a code are packed as packCounts does (ones in
+// the low half, entries in the high), which holds while a gene has fewer
+// than 2³² observed entries.
+//
+// Checkpoints of a partitioned fit come in pieces, so that no process
+// needs the others' cells to write one: MarshalShared encodes what every
+// process holds alike (U, the rates, the trace, the posterior counts of
+// U), with Z, the cells' levels and Z's posterior counts left at zero, and
+// each process's MarshalPart encodes those for its own cells. A Sampler
+// restores the shared state with UnmarshalBinary and then any set of
+// parts, on any number of processes: each process needs the parts that
+// hold its cells, a single process all of them.
 //
 // # Posterior summaries and prediction
 //
@@ -286,12 +432,13 @@
 //	if err != nil { … }
 //	cfg := gibbs.DefaultConfig()
 //	cfg.L = 5
-//	s, err := gibbs.NewSampler(data, cfg)
+//	s, err := gibbs.NewSampler(ctx, data, cfg)
 //	if err != nil { … }
-//	res, err := s.Run(ctx, func(st gibbs.SweepStats) error {
+//	err = s.Run(ctx, func(st gibbs.SweepStats) error {
 //		state, err := s.MarshalBinary() // checkpoint between sweeps
 //		…
 //	})
+//	res, err := s.Result()
 //	p, err := res.Predict(cell, gene, gibbs.PlugIn)
 //
 // The package reads data only through the BitMatrix interface, which the

@@ -83,7 +83,7 @@ func TestTraceLogLikIsExact(t *testing.T) {
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = tc.L, 8, 4, 1, tc.workers, InitCluster
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, tc.geneLevels, tc.housekeeping, tc.hold
 			cfg.Swaps = tc.swaps
-			s, err := NewSampler(data, cfg)
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestHeldParametersStay(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Init = 3, 10, 10, 1, InitCluster
 	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, 8, true, 6
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,11 +177,11 @@ func TestHeldMatchesEnumeration(t *testing.T) {
 	}
 	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.HoldFrom, cfg.KeepSamples = Dropout, 4, 4, 40, true
 	cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Run(context.Background(), nil); err != nil {
+	if _, err := ranResult(s.Run(context.Background(), nil), s.Result); err != nil {
 		t.Fatal(err)
 	}
 	c := s.chains[0]

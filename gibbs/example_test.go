@@ -25,12 +25,16 @@ func Example() {
 	}
 	cfg := gibbs.DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples = 2, 30, 30
-	s, err := gibbs.NewSampler(data, cfg)
+	s, err := gibbs.NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	res, err := s.Run(context.Background(), nil)
+	if err := s.Run(context.Background(), nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := s.Result()
 	if err != nil {
 		fmt.Println(err)
 		return

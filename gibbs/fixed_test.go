@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -64,7 +65,7 @@ func TestFixedCodesStayFixed(t *testing.T) {
 			for _, l := range tc.fixed {
 				cfg.FixedCodes = append(cfg.FixedCodes, fixedCodeOf(p, l))
 			}
-			s, err := NewSampler(data, cfg)
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,14 +265,14 @@ func TestFixedCodesRejected(t *testing.T) {
 	} {
 		cfg := DefaultConfig()
 		cfg.L, cfg.Housekeeping, cfg.FixedCodes = 3, tc.hk, tc.codes
-		if _, err := NewSampler(data, cfg); !errors.Is(err, ErrConfig) {
+		if _, err := NewSampler(context.Background(), data, cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: NewSampler error %v, want ErrConfig", tc.name, err)
 		}
 	}
 	cfg := DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts = 3, 2, 2, 1
 	cfg.FixedCodes = []FixedCode{fixedCodeOf(p, 0)}
-	a, err := NewSampler(data, cfg)
+	a, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,11 +282,11 @@ func TestFixedCodesRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.FixedCodes = []FixedCode{fixedCodeOf(p, 1)}
-	b, err := NewSampler(data, cfg)
+	b, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.UnmarshalBinary(state); !errors.Is(err, ErrState) {
-		t.Errorf("restoring a state with other fixed codes: %v, want ErrState", err)
+	if err := b.UnmarshalBinary(state); !errors.Is(err, errState) {
+		t.Errorf("restoring a state with other fixed codes: %v, want errState", err)
 	}
 }

@@ -10,56 +10,6 @@ import (
 // MaxCellLevelBits planes.
 const MaxGeneLevelBits = MaxCellLevelBits
 
-// Per-gene levels (Config.GeneLevelBits > 0, on top of per-cell levels)
-// give each gene d a level k_d, and the gain of a covered one becomes
-//
-//	g(n, d) = lift0 + step·k_n + gene0 + geneStep·k_d
-//
-// with zeros still at log ρ: a gene detected in many cells whatever codes
-// they use (ribosomal, or a high baseline) sits at a low level, where
-// covering its ones gains little and covering its zeros costs as before,
-// so that a code is no longer the cheapest explanation of it. In the Z step
-// (a cell's row over genes) the genes' levels vary along the row: the
-// kernel counts Σ_j 2^j·popcount(x ∧ S ∧ G_j) over the genes' bit planes
-// G_j, as the U step counts over the cells' (condSumsLift). In the U step
-// (a gene's row) gene0 + geneStep·k_d is a constant of the row, added to
-// lift0.
-//
-// The genes' levels are set after every sweep from the U step's per-gene
-// counts (after the cells' levels and ρ), from sweep schedule.genesFrom on and
-// before Config.HoldFrom; until then every gene's offset is 0, the
-// per-cell model's gain.
-// A gene's background is the frequency of ones among its uncovered
-// entries, shrunk towards the pooled frequency by geneShrink·N entries; its
-// deviation is its gain, log(1 − ρ(1 − β)) − log β, less the pooled
-// background's; the grid spans the 2nd to the 98th percentile of the
-// deviations and each gene takes the nearest level. The offsets are then
-// shifted so that the uncovered entries expect as many ones as they hold
-// (calibrate): the cells' gains, fitted with every gene at offset 0, keep
-// their meaning. gene0 is raised where needed so that every g(n, d) stays
-// at least minLift (a background below 1).
-//
-// This is not the joint maximum of the likelihood in the genes' levels:
-// that needs each gene's counts by cell level, and the cells' by gene
-// level, which the kernels do not count. The uncovered frequency is what
-// the ρ-coupled estimate of a cell's background (cellBackground) is not
-// for a gene: a gene covered in most cells, such as a high-baseline gene
-// that a code most cells use has taken, looks under the coupled estimate
-// like a gene of no background (its ones are explained by the cover),
-// which keeps it in the code; its uncovered cells still show its
-// baseline. The delay lets the codes form first: a program's gene not yet
-// in its code shows the program's cells among its uncovered ones, and a
-// high background set then would keep it out. The U step's counts are
-// those of the state between the U and the Z step, half a sweep behind the
-// cells'. Everything runs in gene order, so the levels are the same for
-// any number of workers; in a partitioned fit the counts are summed
-// across processes first, and every process sets the same levels.
-//
-// The log-likelihood a sweep reports (SweepStats.LogLik) is the exact
-// one, which needs each cell's covered ones by gene level, which the
-// kernels do not count: exactlik.go sums them in a pass of its own, and
-// follows them flip by flip once the levels are held.
-
 // minLift is the smallest gain of a covered one that per-gene offsets may
 // leave: g ≤ 0 would put the background at or above 1.
 const minLift = 0.05

@@ -28,7 +28,7 @@ func TestGeneLevelsMatchEnumeration(t *testing.T) {
 	}
 	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, 4, true, true
 	cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestGeneLevelsMatchEnumeration(t *testing.T) {
 	copy(c.geneLevel, []uint8{3, 0, 2})
 	s.setLiftPlanes(c)
 	s.setGenePlanes(c)
-	res, err := s.Run(context.Background(), nil)
+	res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestGeneLevelsMatchReferenceSweep(t *testing.T) {
 				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Kernel = tc.L, 6, 4, 1, 3, kernel
 				cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Init = Dropout, 1<<tc.cellBits, 1<<tc.geneBits, InitData
 				cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
-				s, err := NewSampler(data, cfg)
+				s, err := NewSampler(context.Background(), data, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -280,7 +280,7 @@ func TestGeneLevelUpdate(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Starts = Dropout, 8, 8, 1
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestLevelsNeedTheirLikelihood(t *testing.T) {
 	} {
 		cfg := DefaultConfig()
 		cfg.L, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 1, tc.noise, tc.cell, tc.gene
-		s, err := NewSampler(data, cfg)
+		s, err := NewSampler(context.Background(), data, cfg)
 		if err != nil {
 			t.Errorf("%v, %d cell and %d gene levels: %v", tc.noise, tc.cell, tc.gene, err)
 			continue
@@ -367,7 +367,7 @@ func TestLevelsNeedTheirLikelihood(t *testing.T) {
 	for _, bad := range [][2]int{{3, 0}, {16, 0}, {2, 6}, {-1, 0}} {
 		cfg := DefaultConfig()
 		cfg.L, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = 1, Dropout, bad[0], bad[1]
-		if _, err := NewSampler(data, cfg); !errors.Is(err, ErrConfig) {
+		if _, err := NewSampler(context.Background(), data, cfg); !errors.Is(err, ErrConfig) {
 			t.Errorf("%d cell and %d gene levels: %v, want ErrConfig", bad[0], bad[1], err)
 		}
 	}

@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"fmt"
 	"testing"
 )
@@ -33,7 +34,7 @@ func TestHousekeepingFold(t *testing.T) {
 						cfg := DefaultConfig()
 						cfg.L, cfg.Noise, cfg.CellLevels, cfg.GeneLevels = L, Dropout, 1, 1
 						cfg.Housekeeping, cfg.Kernel, cfg.Workers, cfg.Init = true, kernel, 1, InitData
-						s, err := NewSampler(data, cfg)
+						s, err := NewSampler(context.Background(), data, cfg)
 						if err != nil {
 							t.Fatal(err)
 						}

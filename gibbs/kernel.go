@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// GoKernel names the portable kernel (condSums), which every build and CPU
+// goKernel names the portable kernel (condSums), which every build and CPU
 // runs.
-const GoKernel = "go"
+const goKernel = "go"
 
 // Kernels lists the sweep kernels this build can run on this CPU, fastest
 // first: the assembly variants the CPU supports (on amd64 without the
-// purego tag: "avx512-vpopcntdq", "avx512bw", "avx2"), then GoKernel. Every
+// purego tag: "avx512-vpopcntdq", "avx512bw", "avx2"), then goKernel. Every
 // kernel gives bit-identical results; only the speed differs.
 func Kernels() []string {
-	return append(vectorKernelNames(), GoKernel)
+	return append(vectorKernelNames(), goKernel)
 }
 
 // Kernel names the kernel s sweeps with, one of Kernels (see
@@ -25,7 +25,7 @@ func (s *Sampler) Kernel() string {
 	if s.vector {
 		return s.kernel.name
 	}
-	return GoKernel
+	return goKernel
 }
 
 // vectorKernelNames lists the names of vectorKernels.

@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -326,7 +327,7 @@ func TestAcceptMatchesExp(t *testing.T) {
 // name is refused with the list of kernels.
 func TestKernels(t *testing.T) {
 	ks := Kernels()
-	if len(ks) == 0 || ks[len(ks)-1] != GoKernel {
+	if len(ks) == 0 || ks[len(ks)-1] != goKernel {
 		t.Fatalf("Kernels() = %v, want the Go kernel last", ks)
 	}
 	data, err := NewData(randomMatrix(&testRNG{s: 1}, 70, 50, 0.2, 0), nil, 0)
@@ -337,7 +338,7 @@ func TestKernels(t *testing.T) {
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.StartSweeps = 3, 1, 1, 1
 	for _, k := range append([]string{""}, ks...) {
 		cfg.Kernel = k
-		s, err := NewSampler(data, cfg)
+		s, err := NewSampler(context.Background(), data, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,12 +346,12 @@ func TestKernels(t *testing.T) {
 		if k == "" {
 			want = ks[0]
 		}
-		if s.Kernel() != want || s.vector != (want != GoKernel) || (s.vector && s.kernel.name != want) {
+		if s.Kernel() != want || s.vector != (want != goKernel) || (s.vector && s.kernel.name != want) {
 			t.Errorf("Kernel %q: sampler's Kernel() = %s, vector %v, variant %q; want %s", k, s.Kernel(), s.vector, s.kernel.name, want)
 		}
 	}
 	cfg.Kernel = "avx9000"
-	if _, err := NewSampler(data, cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), GoKernel) {
+	if _, err := NewSampler(context.Background(), data, cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), goKernel) {
 		t.Errorf("unknown kernel: error %v, want ErrConfig listing the kernels", err)
 	}
 }

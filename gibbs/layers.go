@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"time"
 
 	"scpipe/internal/splitmix"
 )
@@ -140,7 +141,8 @@ type LayersSampler struct {
 
 // NewLayersSampler checks data against cfg and returns a LayersSampler at
 // sweep 0. Layer k's draws are keyed by a seed derived from (cfg.Seed, k).
-func NewLayersSampler(data Data, cfg LayersConfig) (*LayersSampler, error) {
+// It stops, returning ctx.Err(), when ctx is done between layers.
+func NewLayersSampler(ctx context.Context, data Data, cfg LayersConfig) (*LayersSampler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func NewLayersSampler(data Data, cfg LayersConfig) (*LayersSampler, error) {
 			copyCodes(s.x[k], s.xt[k], below.chains[0].z, below.l)
 			d = Data{X: s.x[k], XT: s.xt[k]}
 		}
-		ls, err := NewSampler(d, cfg.layerConfig(k))
+		ls, err := NewSampler(ctx, d, cfg.layerConfig(k))
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", k+1, err)
 		}
@@ -213,30 +215,22 @@ func (s *LayersSampler) Sweeps() int { return s.cfg.BurnIn + len(s.layers)*s.cfg
 // Kernel returns the name of the sweep kernel.
 func (s *LayersSampler) Kernel() string { return s.layers[0].Kernel() }
 
-// LayersSweepStats describes one sweep of the schedule.
-type LayersSweepStats struct {
-	Sweep int   // 0-based index in the schedule
-	Phase Phase // burn-in, or sample (of one layer)
-	// First is the index of the first layer swept and Layers the sweeps'
-	// statistics, one per layer swept: every layer during burn-in, the
-	// sampled one afterwards.
-	First  int
-	Layers []SweepStats
-}
-
-// Step runs one sweep of the schedule; it returns ErrDone after the last.
-func (s *LayersSampler) Step() (LayersSweepStats, error) {
+// Step runs one sweep of the schedule; it returns errDone after the last.
+// Its statistics are the schedule's Sweep and Phase, and the statistics of
+// the layers swept (SweepStats.Layers, from the first layer swept): every
+// layer during burn-in, the sampled one afterwards.
+func (s *LayersSampler) Step() (SweepStats, error) {
 	if s.sweep >= s.Sweeps() {
-		return LayersSweepStats{}, ErrDone
+		return SweepStats{}, errDone
 	}
-	st := LayersSweepStats{Sweep: s.sweep, Phase: BurnIn}
+	start := time.Now()
+	st := SweepStats{Sweep: s.sweep, Phase: BurnIn}
 	lo, hi := 0, len(s.layers)
 	if s.sweep >= s.cfg.BurnIn {
 		st.Phase = Sample
 		lo = (s.sweep - s.cfg.BurnIn) / s.cfg.Samples
 		hi = lo + 1
 	}
-	st.First = lo
 	for k := lo; k < hi; k++ {
 		s.prepare(k)
 		ls, err := s.layers[k].Step()
@@ -249,6 +243,7 @@ func (s *LayersSampler) Step() (LayersSweepStats, error) {
 		}
 	}
 	s.sweep++
+	st.Seconds = time.Since(start).Seconds()
 	return st, nil
 }
 
@@ -287,25 +282,25 @@ func (s *Sampler) toMAP() {
 	mapBits(c.u, s.uCount)
 }
 
-// Run runs the remaining sweeps, calling onSweep (if not nil) after each,
-// and returns the posterior summary. Cancellation and callback errors stop
-// it between sweeps, as Sampler.Run.
-func (s *LayersSampler) Run(ctx context.Context, onSweep func(LayersSweepStats) error) (*LayersResult, error) {
+// Run runs the remaining sweeps, calling onSweep (if not nil) after each
+// with Step's statistics; Result then gives the posterior summary.
+// Cancellation and callback errors stop it between sweeps, as Sampler.Run.
+func (s *LayersSampler) Run(ctx context.Context, onSweep func(SweepStats) error) error {
 	for s.sweep < s.Sweeps() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		st, err := s.Step()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if onSweep != nil {
 			if err := onSweep(st); err != nil {
-				return nil, fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
+				return fmt.Errorf("gibbs: sweep %d callback: %w", st.Sweep, err)
 			}
 		}
 	}
-	return s.Result()
+	return nil
 }
 
 // LayersResult is the posterior summary of a multi-layer run.
@@ -403,18 +398,18 @@ func (s *LayersSampler) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary replaces the state by one encoded by MarshalBinary. The
 // sampler must have been built from the same data and configuration
-// (Workers may differ); otherwise it returns an error wrapping ErrState
+// (Workers may differ); otherwise it returns an error wrapping errState
 // and leaves the sampler unchanged.
 func (s *LayersSampler) UnmarshalBinary(data []byte) error {
 	if len(data) < len(layersMagic) || string(data[:len(layersMagic)]) != layersMagic {
-		return fmt.Errorf("%w: missing magic %q", ErrState, layersMagic)
+		return fmt.Errorf("%w: missing magic %q", errState, layersMagic)
 	}
 	r := &stateReader{b: data[len(layersMagic):]}
 	if v := r.u64(); r.err == nil && v != layersVersion {
-		return fmt.Errorf("%w: multi-layer version %d, want %d", ErrState, v, layersVersion)
+		return fmt.Errorf("%w: multi-layer version %d, want %d", errState, v, layersVersion)
 	}
 	if v := r.u64(); r.err == nil && v != uint64(len(s.layers)) {
-		return fmt.Errorf("%w: %d layers, this sampler has %d", ErrState, v, len(s.layers))
+		return fmt.Errorf("%w: %d layers, this sampler has %d", errState, v, len(s.layers))
 	}
 	sweep := r.count(s.Sweeps())
 	parts := make([][]byte, len(s.layers))
@@ -429,7 +424,7 @@ func (s *LayersSampler) UnmarshalBinary(data []byte) error {
 		return r.err
 	}
 	if len(r.b) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", ErrState, len(r.b))
+		return fmt.Errorf("%w: %d trailing bytes", errState, len(r.b))
 	}
 	backup := make([][]byte, len(s.layers))
 	for k, ls := range s.layers {
@@ -443,7 +438,7 @@ func (s *LayersSampler) UnmarshalBinary(data []byte) error {
 	for k, ls := range s.layers {
 		err := ls.UnmarshalBinary(parts[k])
 		if err == nil && ls.sweep != s.layerSweeps(k, sweep) {
-			err = fmt.Errorf("%w: layer %d is at sweep %d, the schedule's sweep %d needs %d", ErrState, k+1, ls.sweep, sweep, s.layerSweeps(k, sweep))
+			err = fmt.Errorf("%w: layer %d is at sweep %d, the schedule's sweep %d needs %d", errState, k+1, ls.sweep, sweep, s.layerSweeps(k, sweep))
 		}
 		if err != nil {
 			restore(k + 1)

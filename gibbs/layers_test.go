@@ -204,7 +204,7 @@ func TestLayersPosteriorMatchesEnumeration(t *testing.T) {
 		PriorZ: FixedPrior(m.pz2),
 		BurnIn: sweeps, Samples: sweeps, Thin: 1, Seed: 7, Workers: 1, FixLambda: true,
 	}
-	s, err := NewLayersSampler(data, cfg)
+	s, err := NewLayersSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,11 +317,11 @@ func TestLayersPlantedRecovery(t *testing.T) {
 	for seed := range uint64(4) {
 		cfg := DefaultLayersConfig(4, 2)
 		cfg.BurnIn, cfg.Samples, cfg.Seed, cfg.Init = 60, 40, seed+1, InitData
-		cs, err := NewLayersSampler(data, cfg)
+		cs, err := NewLayersSampler(context.Background(), data, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cres, err := cs.Run(context.Background(), nil)
+		cres, err := ranResult(cs.Run(context.Background(), nil), cs.Result)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +417,7 @@ func TestLayersDeterministicAndResumable(t *testing.T) {
 	run := func(workers, stop int) (*LayersSampler, *LayersResult) {
 		c := cfg
 		c.Workers = workers
-		s, err := NewLayersSampler(data, c)
+		s, err := NewLayersSampler(context.Background(), data, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -432,14 +432,14 @@ func TestLayersDeterministicAndResumable(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Workers = 3 - workers%2
-			if s, err = NewLayersSampler(data, c); err != nil {
+			if s, err = NewLayersSampler(context.Background(), data, c); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.UnmarshalBinary(b); err != nil {
 				t.Fatal(err)
 			}
 		}
-		res, err := s.Run(context.Background(), nil)
+		res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -459,7 +459,7 @@ func TestLayersDeterministicAndResumable(t *testing.T) {
 	// A state of another configuration is refused and changes nothing.
 	other := cfg
 	other.Layers = other.Layers[:2]
-	o, err := NewLayersSampler(data, other)
+	o, err := NewLayersSampler(context.Background(), data, other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,11 +483,11 @@ func TestOneLayerIsSampler(t *testing.T) {
 	}
 	lc := DefaultLayersConfig(3)
 	lc.BurnIn, lc.Samples, lc.Seed = 10, 10, 5
-	ls, err := NewLayersSampler(data, lc)
+	ls, err := NewLayersSampler(context.Background(), data, lc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lres, err := ls.Run(context.Background(), nil)
+	lres, err := ranResult(ls.Run(context.Background(), nil), ls.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,7 @@ func TestLayersConfigRefused(t *testing.T) {
 	} {
 		c := DefaultLayersConfig(3, 2)
 		tc.edit(&c)
-		if _, err := NewLayersSampler(data, c); err == nil {
+		if _, err := NewLayersSampler(context.Background(), data, c); err == nil {
 			t.Errorf("%s: accepted", tc.name)
 		}
 	}

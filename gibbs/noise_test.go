@@ -122,7 +122,7 @@ func TestDropoutResumeAndWorkers(t *testing.T) {
 		s, res := runAll(t, data, c)
 		sameRun(t, fmt.Sprintf("%d workers", w), full, s, fullRes, res)
 	}
-	a, err := NewSampler(data, cfg)
+	a, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,21 +135,21 @@ func TestDropoutResumeAndWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewSampler(data, cfg)
+	b, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.UnmarshalBinary(state); err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.Run(context.Background(), nil)
+	res, err := ranResult(b.Run(context.Background(), nil), b.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameRun(t, "resumed", full, b, fullRes, res)
 	symmetric := cfg
 	symmetric.Noise = Symmetric
-	s, err := NewSampler(data, symmetric)
+	s, err := NewSampler(context.Background(), data, symmetric)
 	if err != nil {
 		t.Fatal(err)
 	}

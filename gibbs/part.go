@@ -10,44 +10,18 @@ import (
 	"time"
 )
 
-// A sampler can be one of several processes (MPI ranks) that share a fit,
-// each owning a contiguous range of cells: its part of both orientations
-// of the data, and of Z. Every process holds all of U and updates it
-// identically, so that the chain is the single-process chain bit for bit:
-//
-//   - Z step: a cell's conditionals need only its row and U, so each
-//     process updates its own cells (draws keyed by the global cell index).
-//   - U step: a gene's conditionals are sums over all cells. Code by code
-//     (l = 0 … L−1), each process sums the counts that code l alone decides
-//     over its cells for every gene, given the gene's codes decided so far,
-//     one Reducer.SumInt64 adds them, and every process decides code l of
-//     every gene from the same totals and the same counter-based draw. A
-//     gene whose coverage a flip changes is rescanned (over the process's
-//     cells) for its later codes, as a single process rescans it; the
-//     counts are integers, so the order of the sums changes nothing.
-//   - Rates and statistics: one sum of the sweep's integer counts.
-//
-// A process holds the state of its own cells only (their words of Z, their
-// levels, Z's posterior counts): its memory grows with its cells, plus the
-// genes' state, which every process holds. Gather collects the cells into
-// the first process for the outputs; checkpoints go in pieces
-// (partstate.go).
-//
-// The U step thus costs L reductions of D words per sweep, plus one of a
-// few words; the counts of a code are packed as packCounts does (ones in
-// the low half, entries in the high), which holds while a gene has fewer
-// than 2³² observed entries.
-
 // Reducer joins the processes of a partitioned fit. SumInt64 sums vectors
 // element-wise, in place: on return every process holds the same sums.
 // GatherBytes collects every process's bytes (of any length) into root,
 // which gets them in the order of the processes' numbers; the others get
 // nil. All processes call them the same number of times in the same
-// order, SumInt64 with vectors of the same length. internal/mpi's Comm is
-// one.
+// order, SumInt64 with vectors of the same length. A reduction takes no
+// context: a process that abandoned one would leave the others waiting in
+// it, so a fit stops only between sweeps, where its processes agree to
+// (PartSampler.Run).
 type Reducer interface {
-	SumInt64(ctx context.Context, v []int64) error
-	GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, error)
+	SumInt64(v []int64) error
+	GatherBytes(root int, b []byte) ([][]byte, error)
 }
 
 // Part is a process's share of a partitioned fit: cells [Lo, Hi) of the
@@ -58,12 +32,15 @@ type Reducer interface {
 type Part struct {
 	Lo, Hi int
 	Reduce Reducer
-	// Ctx is passed to every reduction.
-	Ctx context.Context
 }
 
-// ErrPart is wrapped by the errors about a partitioned fit's settings.
-var ErrPart = errors.New("gibbs: partitioned fit")
+// errPart is wrapped by the errors about a partitioned fit's settings.
+var errPart = errors.New("gibbs: partitioned fit")
+
+// ErrOtherStopped is returned by the processes of a partitioned fit whose
+// context was not done when another process's was: all of them stop
+// between the same two sweeps.
+var ErrOtherStopped = errors.New("gibbs: another process of the fit was stopped")
 
 // part is a Sampler's Part with the views of its data.
 type part struct {
@@ -93,15 +70,13 @@ type PartSampler struct {
 // NewSampler's, for the cells of p. Every process must be given the same
 // data shapes, cfg and number of calls. It supports Symmetric and Dropout
 // noise, per-cell levels, masks, housekeeping codes, multiple starts and
-// every Init: the whole model.
-func NewPartSampler(data Data, cfg Config, p Part) (*PartSampler, error) {
+// every Init: the whole model. Seeding the starts stops, in every process
+// together, when ctx of any one is done.
+func NewPartSampler(ctx context.Context, data Data, cfg Config, p Part) (*PartSampler, error) {
 	if p.Reduce == nil {
-		return nil, fmt.Errorf("%w: no Reducer", ErrPart)
+		return nil, fmt.Errorf("%w: no Reducer", errPart)
 	}
-	if p.Ctx == nil {
-		p.Ctx = context.Background()
-	}
-	s, err := newSampler(data, cfg, &p)
+	s, err := newSampler(ctx, data, cfg, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -109,9 +84,11 @@ func NewPartSampler(data Data, cfg Config, p Part) (*PartSampler, error) {
 }
 
 // Run runs the remaining sweeps as Sampler.Run does, in step with the
-// other processes; the results come from Whole after Gather.
+// other processes; the results come from Whole after Gather. Before each
+// sweep the processes agree whether any one's ctx is done, and then all
+// stop: that one returns ctx.Err(), the others ErrOtherStopped.
 func (q *PartSampler) Run(ctx context.Context, onSweep func(SweepStats) error) error {
-	return q.s.run(ctx, onSweep)
+	return q.s.Run(ctx, onSweep)
 }
 
 // Sweep returns the number of completed sweeps.
@@ -139,7 +116,7 @@ func (q *PartSampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
 func newPart(p *Part, data Data) (*part, error) {
 	n := data.X.Rows()
 	if p.Lo < 0 || p.Lo >= p.Hi || p.Hi > n || p.Lo%64 != 0 || (p.Hi%64 != 0 && p.Hi != n) {
-		return nil, fmt.Errorf("%w: cells [%d, %d) of %d: want a non-empty range of whole 64-cell words", ErrPart, p.Lo, p.Hi, n)
+		return nil, fmt.Errorf("%w: cells [%d, %d) of %d: want a non-empty range of whole 64-cell words", errPart, p.Lo, p.Hi, n)
 	}
 	b := data.XT.Segments()
 	s0, s1 := -1, -1
@@ -152,7 +129,7 @@ func newPart(p *Part, data Data) (*part, error) {
 		}
 	}
 	if s0 < 0 || s1 < 0 {
-		return nil, fmt.Errorf("%w: cells [%d, %d) do not start and end at cell blocks of XT (boundaries %v)", ErrPart, p.Lo, p.Hi, b)
+		return nil, fmt.Errorf("%w: cells [%d, %d) do not start and end at cell blocks of XT (boundaries %v)", errPart, p.Lo, p.Hi, b)
 	}
 	q := &part{Part: *p, seg0: s0, seg1: s1, gathered: -1}
 	q.x = rowView{data.X, p.Lo, p.Hi}
@@ -215,13 +192,13 @@ func (s *Sampler) countData(data Data, workers int, p *Part, rows bool) (*dataCo
 		v[2], v[3] = countOnes(q.mask, nil, workers), countOnes(q.maskT, nil, workers)
 	}
 	if err := q.reduce(v); err != nil {
-		return nil, fmt.Errorf("%w: counting the data: %w", ErrPart, err)
+		return nil, fmt.Errorf("%w: counting the data: %w", errPart, err)
 	}
 	if v[0] != v[1] {
-		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", ErrShape, v[0], v[1])
+		return nil, fmt.Errorf("%w: X has %d observed ones but XT has %d: XT is not the transpose of X", errShape, v[0], v[1])
 	}
 	if v[2] != v[3] {
-		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", ErrShape, v[2], v[3])
+		return nil, fmt.Errorf("%w: Mask has %d observed entries but MaskT has %d", errShape, v[2], v[3])
 	}
 	c := &dataCounts{ones: v[0], observed: v[2]}
 	if rows {
@@ -236,7 +213,7 @@ func (p *part) sum(v []int64) {
 		return
 	}
 	if err := p.reduce(v); err != nil {
-		p.err = fmt.Errorf("%w: %w", ErrPart, err)
+		p.err = fmt.Errorf("%w: %w", errPart, err)
 	}
 }
 
@@ -258,10 +235,34 @@ func sumAcross[T uint64 | float64](p *part, v []T) {
 	}
 }
 
+// stopped returns ctx.Err(), or in a process of a partitioned fit, after
+// summing the processes' flags, ErrOtherStopped when another process's
+// context is done: every process of a fit reaches the same verdict.
+func (s *Sampler) stopped(ctx context.Context) error {
+	err := ctx.Err()
+	if s.part == nil {
+		return err
+	}
+	v := []int64{0}
+	if err != nil {
+		v[0] = 1
+	}
+	if rerr := s.part.reduce(v); rerr != nil {
+		return fmt.Errorf("%w: %w", errPart, rerr)
+	}
+	switch {
+	case err != nil:
+		return err
+	case v[0] > 0:
+		return ErrOtherStopped
+	}
+	return nil
+}
+
 // reduce sums v across the processes and counts the reduction.
 func (p *part) reduce(v []int64) error {
 	start := time.Now()
-	err := p.Reduce.SumInt64(p.Ctx, v)
+	err := p.Reduce.SumInt64(v)
 	p.calls++
 	p.words += int64(len(v))
 	p.spent += time.Since(start)
@@ -434,19 +435,19 @@ func (q *PartSampler) Gather() error {
 	s, p := q.s, q.s.part
 	_, _, mine := s.marshalPart()
 	start := time.Now()
-	pieces, err := p.Reduce.GatherBytes(p.Ctx, 0, mine)
+	pieces, err := p.Reduce.GatherBytes(0, mine)
 	p.calls++
 	p.words += int64(len(mine)+7) / 8
 	p.spent += time.Since(start)
 	if err != nil {
-		return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+		return fmt.Errorf("%w: gathering Z: %w", errPart, err)
 	}
 	p.whole = nil
 	if pieces != nil {
 		w := s.blankWhole()
 		for _, b := range pieces {
 			if _, _, err := w.unmarshalCells(b); err != nil {
-				return fmt.Errorf("%w: gathering Z: %w", ErrPart, err)
+				return fmt.Errorf("%w: gathering Z: %w", errPart, err)
 			}
 		}
 		p.whole = w
@@ -492,13 +493,13 @@ func (s *Sampler) blankWhole() *Sampler {
 // process at the last sweep: a single process's Sampler at that sweep,
 // whose Result and MarshalBinary give what a single process's give, and
 // which runs no sweep. The other processes, and a process not gathered
-// since its last sweep, get an error wrapping ErrPart.
+// since its last sweep, get an error wrapping errPart.
 func (q *PartSampler) Whole() (*Sampler, error) {
 	switch p := q.s.part; {
 	case p.gathered != q.s.sweep:
-		return nil, fmt.Errorf("%w: not gathered since the last sweep: this process holds only its own cells of Z", ErrPart)
+		return nil, fmt.Errorf("%w: not gathered since the last sweep: this process holds only its own cells of Z", errPart)
 	case p.whole == nil:
-		return nil, fmt.Errorf("%w: Gather collects the whole fit into the first process only", ErrPart)
+		return nil, fmt.Errorf("%w: Gather collects the whole fit into the first process only", errPart)
 	}
 	return q.s.part.whole, nil
 }

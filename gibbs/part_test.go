@@ -12,18 +12,47 @@ import (
 	"scpipe/internal/mpi"
 )
 
+// localReducer is a member of an in-process group (mpi.Local) as a
+// Reducer.
+type localReducer struct{ c mpi.Comm }
+
+func (r localReducer) SumInt64(v []int64) error { return r.c.SumInt64(context.Background(), v) }
+
+func (r localReducer) GatherBytes(root int, b []byte) ([][]byte, error) {
+	return r.c.GatherBytes(context.Background(), root, b)
+}
+
+// localReducers returns the n members of an in-process group.
+func localReducers(n int) []Reducer {
+	var rs []Reducer
+	for _, c := range mpi.Local(n) {
+		rs = append(rs, localReducer{c})
+	}
+	return rs
+}
+
+// ranResult returns the summary of a run that ended with err: run's error,
+// else result's.
+func ranResult[R any](err error, result func() (R, error)) (R, error) {
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return result()
+}
+
 // runParts runs a fit split over len(bounds)−1 processes of a Local group
 // (process k owns cells bounds[k] … bounds[k+1]−1), gathering after the
 // last sweep, and returns each process's sampler and the result of the
 // whole fit in the first (nil in the others, which have none).
 func runParts(t *testing.T, data Data, cfg Config, bounds []int) ([]*Sampler, []*Result) {
 	t.Helper()
-	comms := mpi.Local(len(bounds) - 1)
+	comms := localReducers(len(bounds) - 1)
 	ss, rs, errs := make([]*Sampler, len(comms)), make([]*Result, len(comms)), make([]error, len(comms))
 	var wg sync.WaitGroup
 	for k, comm := range comms {
 		wg.Go(func() {
-			q, err := NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
+			q, err := NewPartSampler(context.Background(), data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
 			if err != nil {
 				errs[k] = err
 				return
@@ -182,7 +211,7 @@ func TestPartRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	red := mpi.Local(1)[0]
+	red := localReducers(1)[0]
 	cfg := DefaultConfig()
 	for _, tc := range []struct {
 		name string
@@ -194,8 +223,8 @@ func TestPartRefusals(t *testing.T) {
 		{"not a cell block", cfg, Part{Lo: 0, Hi: 100, Reduce: red}},
 		{"past the cells", cfg, Part{Lo: 128, Hi: 256, Reduce: red}},
 	} {
-		if _, err := NewPartSampler(data, tc.cfg, tc.part); !errors.Is(err, ErrPart) {
-			t.Errorf("%s: got %v, want an error wrapping ErrPart", tc.name, err)
+		if _, err := NewPartSampler(context.Background(), data, tc.cfg, tc.part); !errors.Is(err, errPart) {
+			t.Errorf("%s: got %v, want an error wrapping errPart", tc.name, err)
 		}
 	}
 }
@@ -211,15 +240,15 @@ func TestPartWholeNeedsGather(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.BurnIn, cfg.Samples, cfg.Starts = 1, 1, 1
-	s, err := NewPartSampler(data, cfg, Part{Lo: 0, Hi: 130, Reduce: mpi.Local(1)[0]})
+	s, err := NewPartSampler(context.Background(), data, cfg, Part{Lo: 0, Hi: 130, Reduce: localReducers(1)[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Whole(); !errors.Is(err, ErrPart) {
-		t.Fatalf("Whole without Gather: got %v, want an error wrapping ErrPart", err)
+	if _, err := s.Whole(); !errors.Is(err, errPart) {
+		t.Fatalf("Whole without Gather: got %v, want an error wrapping errPart", err)
 	}
 	if err := s.Gather(); err != nil {
 		t.Fatal(err)
@@ -249,10 +278,10 @@ func BenchmarkPartSweep(b *testing.B) {
 				cfg := DefaultConfig()
 				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1<<30, 1, 1, 1
 				cfg.PriorZ, cfg.PriorU, cfg.Init = EmpiricalPrior(), EmpiricalPrior(), InitData
-				s, err := NewSampler(data, cfg)
+				s, err := NewSampler(context.Background(), data, cfg)
 				if part {
 					var q *PartSampler
-					q, err = NewPartSampler(data, cfg, Part{Lo: 0, Hi: n, Reduce: mpi.Local(1)[0]})
+					q, err = NewPartSampler(context.Background(), data, cfg, Part{Lo: 0, Hi: n, Reduce: localReducers(1)[0]})
 					if err == nil {
 						s = q.s
 					}
@@ -302,12 +331,12 @@ func stepParts(t *testing.T, ss []*PartSampler, sweeps int) {
 // newParts returns the samplers of a fit split at bounds.
 func newParts(t *testing.T, data Data, cfg Config, bounds []int) []*PartSampler {
 	t.Helper()
-	comms := mpi.Local(len(bounds) - 1)
+	comms := localReducers(len(bounds) - 1)
 	ss, errs := make([]*PartSampler, len(comms)), make([]error, len(comms))
 	var wg sync.WaitGroup
 	for k, comm := range comms {
 		wg.Go(func() {
-			ss[k], errs[k] = NewPartSampler(data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
+			ss[k], errs[k] = NewPartSampler(context.Background(), data, cfg, Part{Lo: bounds[k], Hi: bounds[k+1], Reduce: comm})
 		})
 	}
 	wg.Wait()
@@ -395,8 +424,8 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 		if k == 0 {
 			continue
 		}
-		if _, err := q.Whole(); !errors.Is(err, ErrPart) {
-			t.Errorf("Whole of process %d after Gather: got %v, want an error wrapping ErrPart", k, err)
+		if _, err := q.Whole(); !errors.Is(err, errPart) {
+			t.Errorf("Whole of process %d after Gather: got %v, want an error wrapping errPart", k, err)
 		}
 	}
 	// The first's gathered state restores on any number of processes.
@@ -405,7 +434,7 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 		t.Fatal(err)
 	}
 	reencode := func(b []byte) []byte { // with the trace's seconds zero
-		s, err := NewSampler(data, cfg)
+		s, err := NewSampler(context.Background(), data, cfg)
 		if err == nil {
 			err = s.UnmarshalBinary(b)
 		}
@@ -426,12 +455,12 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 		}
 		sameCells(t, "the gathered state restored on 2 processes", one, q.s)
 	}
-	single, err := NewSampler(data, cfg)
+	single, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	restore(single)
-	r, err := single.Run(context.Background(), nil)
+	r, err := ranResult(single.Run(context.Background(), nil), single.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,14 +469,14 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 	// A part of another sweep or configuration is refused.
 	other := cfg
 	other.Seed++
-	stranger, err := NewSampler(data, other)
+	stranger, err := NewSampler(context.Background(), data, other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := stranger.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
-		t.Errorf("a part of another configuration: got %v, want ErrState", err)
+	if _, _, err := stranger.UnmarshalPart(parts[0]); !errors.Is(err, errState) {
+		t.Errorf("a part of another configuration: got %v, want errState", err)
 	}
-	if _, _, err := single.UnmarshalPart(parts[0]); !errors.Is(err, ErrState) {
-		t.Errorf("a part of another sweep: got %v, want ErrState", err)
+	if _, _, err := single.UnmarshalPart(parts[0]); !errors.Is(err, errState) {
+		t.Errorf("a part of another sweep: got %v, want errState", err)
 	}
 }

@@ -5,15 +5,6 @@ import (
 	"fmt"
 )
 
-// Checkpoints of a partitioned fit come in pieces, so that no process
-// needs the others' cells to write one: MarshalShared encodes what every
-// process holds alike (U, the rates, the trace, the posterior counts of
-// U), with Z, the cells' levels and Z's posterior counts left at zero, and
-// each process's MarshalPart encodes those for its own cells. A Sampler
-// restores the shared state with UnmarshalBinary and then any set of
-// parts, on any number of processes: each process needs the parts that
-// hold its cells, a single process all of them.
-
 const partMagic = "scpGPART"
 
 // MarshalShared encodes the sampler's state as Sampler.MarshalBinary
@@ -84,15 +75,15 @@ func (s *Sampler) UnmarshalPart(data []byte) (lo, hi int, err error) {
 // unmarshalCells is UnmarshalPart without the lift planes.
 func (s *Sampler) unmarshalCells(data []byte) (lo, hi int, err error) {
 	if len(data) < len(partMagic) || string(data[:len(partMagic)]) != partMagic {
-		return 0, 0, fmt.Errorf("%w: missing part magic %q", ErrState, partMagic)
+		return 0, 0, fmt.Errorf("%w: missing part magic %q", errState, partMagic)
 	}
 	r := &stateReader{b: data[len(partMagic):]}
 	if v := r.u64(); r.err == nil && v != stateVersion {
-		return 0, 0, fmt.Errorf("%w: part version %d, want %d%s", ErrState, v, stateVersion, olderVersion(v))
+		return 0, 0, fmt.Errorf("%w: part version %d, want %d%s", errState, v, stateVersion, olderVersion(v))
 	}
 	for i, want := range s.fingerprint() {
 		if got := r.u64(); r.err == nil && got != want {
-			return 0, 0, fmt.Errorf("%w: field %d of the part's configuration fingerprint is %d, this sampler has %d", ErrState, i, got, want)
+			return 0, 0, fmt.Errorf("%w: field %d of the part's configuration fingerprint is %d, this sampler has %d", errState, i, got, want)
 		}
 	}
 	sweep, lo, hi := int(r.u64()), int(r.u64()), int(r.u64())
@@ -102,9 +93,9 @@ func (s *Sampler) unmarshalCells(data []byte) (lo, hi int, err error) {
 		return 0, 0, r.err
 	case sweep != s.sweep || chains != len(s.chains) || kept != len(s.kept):
 		return 0, 0, fmt.Errorf("%w: part of sweep %d with %d chains and %d samples, the shared state is of sweep %d with %d and %d",
-			ErrState, sweep, chains, kept, s.sweep, len(s.chains), len(s.kept))
+			errState, sweep, chains, kept, s.sweep, len(s.chains), len(s.kept))
 	case lo < 0 || lo >= hi || hi > s.n || lo%64 != 0 || (hi%64 != 0 && hi != s.n):
-		return 0, 0, fmt.Errorf("%w: part of cells [%d, %d) of %d", ErrState, lo, hi, s.n)
+		return 0, 0, fmt.Errorf("%w: part of cells [%d, %d) of %d", errState, lo, hi, s.n)
 	}
 	// The cells [a, b) that both the part and the sampler hold; both start
 	// at multiples of 64.
@@ -134,7 +125,7 @@ func (s *Sampler) unmarshalCells(data []byte) (lo, hi int, err error) {
 			return 0, 0, r.err
 		}
 		if hi == s.n && !padClear(z, s.n, s.l) {
-			return 0, 0, fmt.Errorf("%w: part has bits past the last cell", ErrState)
+			return 0, 0, fmt.Errorf("%w: part has bits past the last cell", errState)
 		}
 		if both {
 			copy(d.z[at:at+k], z[src:src+k])
@@ -148,7 +139,7 @@ func (s *Sampler) unmarshalCells(data []byte) (lo, hi int, err error) {
 		return 0, 0, r.err
 	}
 	if len(r.b) != 0 {
-		return 0, 0, fmt.Errorf("%w: %d trailing bytes in a part", ErrState, len(r.b))
+		return 0, 0, fmt.Errorf("%w: %d trailing bytes in a part", errState, len(r.b))
 	}
 	if both {
 		copy(s.zCount[(a-first)*s.l:(b-first)*s.l], counts[(a-lo)*s.l:(b-lo)*s.l])

@@ -111,11 +111,11 @@ func (tc pinCase) run(t *testing.T, data pinData, configure func(*Config)) {
 		configure(&cfg)
 		for _, kernel := range Kernels() {
 			cfg.Kernel = kernel
-			s, err := NewSampler(d, cfg)
+			s, err := NewSampler(context.Background(), d, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := s.Run(context.Background(), nil)
+			res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func TestStepTotalsFull(t *testing.T) {
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.StartSweeps = 10, 8, 6, 2, 3
 	cfg.Workers, cfg.Init, cfg.Seed = 1, InitRandom, 42
 	cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), EmpiricalPrior()
-	kernels := []string{GoKernel}
+	kernels := []string{goKernel}
 	for _, k := range vectorKernels {
 		if k.hasSumsX() {
 			kernels = append(kernels, k.name)
@@ -157,11 +157,11 @@ func TestStepTotalsFull(t *testing.T) {
 				totalsPerRows = 1
 			}
 			cfg.Kernel = k
-			s, err := NewSampler(data, cfg)
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := s.Run(context.Background(), nil)
+			res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 			if err != nil {
 				t.Fatal(err)
 			}

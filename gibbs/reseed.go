@@ -6,60 +6,6 @@ import (
 	"slices"
 )
 
-// Re-seeding codes that cover nothing (Config.Reseed): a burn-in heuristic.
-//
-// A code whose U column is empty covers no entry whatever cells use it,
-// and one that no cell uses covers none whatever its genes: the data then
-// say nothing about its bits, and a single-site sampler cannot grow it
-// into a program, since a gene joins a code only for the cells already
-// using it and a cell joins only for the genes already in it. Planted
-// OrMachine data show the trap (VALIDATION.md): the cell-type start of
-// 3,000 cells using 4 overlapping programs clusters the cells that use
-// none apart, so one cluster has no distinctive genes and its code starts
-// empty; the other codes take their programs within a sweep, and the
-// empty code stays empty through every later sweep while a planted
-// program's ones go unexplained.
-//
-// Some starts go further wrong: two programs merged in one code, which
-// the cells of either use, beside an empty code. No single bit moves that
-// state either: the merged code's genes cover each cell's ones, and the
-// other program's genes, covered zeros in its cells, cost the likelihood
-// less than uncovering them in the cells that use both.
-//
-// Twice in the burn-in (schedule.go: once the multi-start phase has kept
-// its chain, or before sweep 1 of a single start; then reseedEvery sweeps
-// later), as long as reseedEvery burn-in sweeps still follow, up to
-// reseedAtOnce codes that are neither clamped nor fixed and cover nothing
-// are re-seeded. Up to clusterSample cells are drawn with a key of the
-// chain's seed and the sweep, and two kinds of move are weighed by the
-// log-likelihood they gain at the chain's rates:
-//
-//   - from the residual (residualMoves): the cells' observed ones that no
-//     code of theirs covers are clustered as the cell-type start clusters
-//     cells (bisect), always splitting the cluster that holds the most of
-//     them, and a cluster's genes are those detected in its uncovered
-//     entries often enough that covering them gains likelihood, and
-//     distinctively (twice as often, plus 5 points, as elsewhere);
-//   - by a split (splitMoves): the cells using a code are split in two by
-//     their ones among its genes, and the genes distinctive of one side
-//     move to the idle code; its gain is that of uncovering them in the
-//     other side's cells, which lack them.
-//
-// The best moves seed the idle codes, each code split at most once. A
-// move needs 5 genes or more (minMoveGenes) and a positive gain, so a
-// state whose unexplained ones are noise keeps its idle codes: they stay
-// empty where the data hold no more programs. A seeded code's cells are
-// then its conditionals' business: the next Z step decides them (with
-// per-cell levels, whose sweeps update U first, a Z step given the new
-// codes follows at once, as a seeded start's does).
-//
-// The moves change the state only during the burn-in, as the start does;
-// the sampling sweeps are the sampler's own, so the retained samples are
-// those of a valid MCMC sampler begun from the re-seeded state. Every draw
-// is keyed by the chain's seed and the sweep, and the sampled cells' rows
-// are summed across the processes of a partitioned fit, so the chain does
-// not depend on the number of workers or processes.
-
 // reseedEvery is the spacing of the re-seedings in sweeps, and the fewest
 // burn-in sweeps that follow the last one: enough for a seeded code to
 // take its cells and settle before the next look.

@@ -162,7 +162,7 @@ func TestReseedTakesLostProgram(t *testing.T) {
 				if tc.levels > 0 {
 					cfg.Noise, cfg.CellLevels = Dropout, 1<<tc.levels
 				}
-				s, err := NewSampler(data, cfg)
+				s, err := NewSampler(context.Background(), data, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -247,7 +247,7 @@ func TestReseedIsReproducible(t *testing.T) {
 		sameRun(t, fmt.Sprintf("%d processes", len(ss)), base, ss[0].part.whole, baseRes, rs[0])
 	}
 	for _, stop := range []int{1, 2, 7} {
-		a, err := NewSampler(data, cfg)
+		a, err := NewSampler(context.Background(), data, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,20 +260,20 @@ func TestReseedIsReproducible(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := NewSampler(data, cfg)
+		b, err := NewSampler(context.Background(), data, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := b.UnmarshalBinary(state); err != nil {
 			t.Fatal(err)
 		}
-		res, err := b.Run(context.Background(), nil)
+		res, err := ranResult(b.Run(context.Background(), nil), b.Result)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sameRun(t, fmt.Sprintf("resumed after sweep %d", stop), base, b, baseRes, res)
 		if stop == 1 {
-			c, err := NewSampler(data, off)
+			c, err := NewSampler(context.Background(), data, off)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,10 +6,10 @@ import (
 	"math"
 )
 
-// ErrNoSamples is returned when a posterior summary or a sample average is
+// errNoSamples is returned when a posterior summary or a sample average is
 // asked for before any sample has been retained (or, for the sample average,
 // when Config.KeepSamples was off).
-var ErrNoSamples = errors.New("gibbs: no retained samples")
+var errNoSamples = errors.New("gibbs: no retained samples")
 
 // Result is the posterior summary of a run.
 type Result struct {
@@ -51,7 +51,7 @@ type Result struct {
 // Result returns the posterior summary of the samples retained so far.
 func (s *Sampler) Result() (*Result, error) {
 	if s.retained == 0 {
-		return nil, ErrNoSamples
+		return nil, errNoSamples
 	}
 	c := s.chains[0]
 	r := &Result{N: s.n, D: s.d, L: s.l, Housekeeping: s.cfg.Housekeeping, Samples: s.retained, Noise: s.cfg.Noise, Lambda: math.NaN(),
@@ -168,7 +168,7 @@ func (r *Result) predictEntries(dst []float64, entries []entry, method Method) (
 		return dst, nil
 	case SampleMean:
 		if len(r.kept) == 0 {
-			return dst, fmt.Errorf("%w: sample-averaged prediction needs Config.KeepSamples", ErrNoSamples)
+			return dst, fmt.Errorf("%w: sample-averaged prediction needs Config.KeepSamples", errNoSamples)
 		}
 		for _, e := range entries {
 			dst = append(dst, sampleMean(r.kept, r.L, e.Cell, e.Gene))

@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/bits"
@@ -128,15 +129,15 @@ func TestTraceAndSummary(t *testing.T) {
 	noKeep := cfg
 	noKeep.KeepSamples = false
 	_, r2 := runAll(t, data, noKeep)
-	if _, err := r2.Predict(0, 0, SampleMean); !errors.Is(err, ErrNoSamples) {
-		t.Errorf("SampleMean without kept samples: %v, want ErrNoSamples", err)
+	if _, err := r2.Predict(0, 0, SampleMean); !errors.Is(err, errNoSamples) {
+		t.Errorf("SampleMean without kept samples: %v, want errNoSamples", err)
 	}
-	fresh, err := NewSampler(data, cfg)
+	fresh, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fresh.Result(); !errors.Is(err, ErrNoSamples) {
-		t.Errorf("Result before sampling: %v, want ErrNoSamples", err)
+	if _, err := fresh.Result(); !errors.Is(err, errNoSamples) {
+		t.Errorf("Result before sampling: %v, want errNoSamples", err)
 	}
 }
 

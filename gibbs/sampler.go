@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// ErrDone is returned by Step when every configured sweep has been run.
-var ErrDone = errors.New("gibbs: sampler has run all its sweeps")
+// errDone is returned by Step when every configured sweep has been run.
+var errDone = errors.New("gibbs: sampler has run all its sweeps")
 
 // Phase tells whether a sweep belongs to the burn-in or to the sampling phase.
 type Phase uint8
@@ -47,6 +47,10 @@ type SweepStats struct {
 	Accuracy            float64 // fraction of observed entries the state's Boolean product predicts correctly
 	Flips               int64   // accepted flips of z_nl and u_ld in this sweep
 	Seconds             float64 // wall-clock time of the sweep; the only field that is not reproducible
+	// Layers holds, for a sweep of a LayersSampler, the statistics of
+	// the layers swept, from the lowest; the fields above but Sweep,
+	// Phase and Seconds are then zero. Nil for a single layer.
+	Layers []SweepStats
 }
 
 // chain is the state of one Markov chain. Z and U are stored transposed and
@@ -158,26 +162,28 @@ type keptSample struct {
 // its cfg.Starts chains initialised as cfg.Init says (a fair coin for every
 // bit, codes seeded from cells, or codes seeded from cell types), each
 // keyed by a seed derived from cfg.Seed (the first by cfg.Seed itself).
-func NewSampler(data Data, cfg Config) (*Sampler, error) {
-	return newSampler(data, cfg, nil)
+// Seeding the starts stops when ctx is done (a start's clustering runs to
+// its end), and NewSampler then returns ctx.Err().
+func NewSampler(ctx context.Context, data Data, cfg Config) (*Sampler, error) {
+	return newSampler(ctx, data, cfg, nil)
 }
 
 // newSampler is NewSampler, for the cells of p when it is not nil
 // (PartSampler).
-func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
+func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler, error) {
 	cfg, err := given.resolve()
 	if err != nil {
 		return nil, err
 	}
 	if data.X == nil || data.XT == nil {
-		return nil, fmt.Errorf("%w: X and XT are required", ErrShape)
+		return nil, fmt.Errorf("%w: X and XT are required", errShape)
 	}
 	if (data.Mask == nil) != (data.MaskT == nil) {
-		return nil, fmt.Errorf("%w: Mask and MaskT must both be set or both be nil", ErrShape)
+		return nil, fmt.Errorf("%w: Mask and MaskT must both be set or both be nil", errShape)
 	}
 	n, d := data.X.Rows(), data.X.Cols()
 	if n < 1 || d < 1 {
-		return nil, fmt.Errorf("%w: X is %d × %d", ErrShape, n, d)
+		return nil, fmt.Errorf("%w: X is %d × %d", errShape, n, d)
 	}
 	if err := checkMatrix("X", data.X, n, d); err != nil {
 		return nil, err
@@ -193,7 +199,7 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 			return nil, err
 		}
 		if !equalInts(data.Mask.Segments(), data.X.Segments()) || !equalInts(data.MaskT.Segments(), data.XT.Segments()) {
-			return nil, fmt.Errorf("%w: masks must have the segments of X and XT", ErrShape)
+			return nil, fmt.Errorf("%w: masks must have the segments of X and XT", errShape)
 		}
 	}
 	workers := cfg.Workers
@@ -247,7 +253,11 @@ func newSampler(data Data, given Config, p *Part) (*Sampler, error) {
 	}
 	s.zCount = make([]uint32, (last-first)*cfg.L)
 	s.uCount = make([]uint32, d*cfg.L)
-	for _, c := range s.seedStarts() {
+	chains, err := s.seedStarts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range chains {
 		s.chains = append(s.chains, s.newChain(c))
 	}
 	if s.part != nil && s.part.err != nil {
@@ -396,22 +406,14 @@ func (s *Sampler) Sweeps() int { return s.burnIn + s.cfg.Samples }
 // BurnIn returns the burn-in's length as far as it is known.
 func (s *Sampler) BurnIn() int { return s.burnIn }
 
-// Run runs the remaining sweeps, calling onSweep (if not nil) after each, and
-// returns the posterior summary. Cancellation of ctx is checked between
-// sweeps: Run then returns ctx.Err() and the sampler is left at a sweep
-// boundary, ready to be marshalled or run again. An error from onSweep stops
-// the run the same way and is returned wrapped.
-func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) (*Result, error) {
-	if err := s.run(ctx, onSweep); err != nil {
-		return nil, err
-	}
-	return s.Result()
-}
-
-// run is Run without the summary.
-func (s *Sampler) run(ctx context.Context, onSweep func(SweepStats) error) error {
+// Run runs the remaining sweeps, calling onSweep (if not nil) after each;
+// Result then gives the posterior summary. Cancellation of ctx is checked
+// between sweeps: Run then returns ctx.Err() and the sampler is left at a
+// sweep boundary, ready to be marshalled or run again. An error from
+// onSweep stops the run the same way and is returned wrapped.
+func (s *Sampler) Run(ctx context.Context, onSweep func(SweepStats) error) error {
 	for s.sweep < s.Sweeps() {
-		if err := ctx.Err(); err != nil {
+		if err := s.stopped(ctx); err != nil {
 			return err
 		}
 		st, err := s.Step()
@@ -429,10 +431,10 @@ func (s *Sampler) run(ctx context.Context, onSweep func(SweepStats) error) error
 
 // Step runs one sweep: a Z step, a U step and the λ update on every chain,
 // then the multi-start selection or the posterior accumulation that falls due.
-// It returns ErrDone after the last sweep.
+// It returns errDone after the last sweep.
 func (s *Sampler) Step() (SweepStats, error) {
 	if s.sweep >= s.Sweeps() {
-		return SweepStats{}, ErrDone
+		return SweepStats{}, errDone
 	}
 	start := time.Now()
 	st := SweepStats{Sweep: s.sweep, Phase: BurnIn, Chains: len(s.chains)}

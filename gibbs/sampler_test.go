@@ -147,7 +147,7 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 				cfg.L-- // and the housekeeping code
 			}
 			cfg.PriorZ, cfg.PriorU = EmpiricalPrior(), FixedPrior(0.3)
-			s, err := NewSampler(data, cfg)
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,8 +174,8 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 					t.Fatalf("sweep %d: rates %+v, reference %+v", sweep, c.rates, ref.rates)
 				}
 			}
-			if _, err := s.Step(); !errors.Is(err, ErrDone) {
-				t.Fatalf("Step after the last sweep: %v, want ErrDone", err)
+			if _, err := s.Step(); !errors.Is(err, errDone) {
+				t.Fatalf("Step after the last sweep: %v, want errDone", err)
 			}
 		})
 	}
@@ -184,11 +184,11 @@ func TestSamplerMatchesReferenceSweep(t *testing.T) {
 // runAll runs a fresh sampler to completion.
 func runAll(t *testing.T, data Data, cfg Config) (*Sampler, *Result) {
 	t.Helper()
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Run(context.Background(), nil)
+	res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestCountedData(t *testing.T) {
 		t.Fatal(err)
 	}
 	data.XT = randomMatrix(&testRNG{s: 33}, 150, 260, 0.3, 0)
-	if _, err := data.Counted(2); !errors.Is(err, ErrShape) {
-		t.Errorf("Counted of an XT that is not X's transpose: %v, want ErrShape", err)
+	if _, err := data.Counted(2); !errors.Is(err, errShape) {
+		t.Errorf("Counted of an XT that is not X's transpose: %v, want errShape", err)
 	}
 }

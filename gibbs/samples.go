@@ -22,10 +22,10 @@ type Samples struct {
 }
 
 // MarshalSamples encodes the retained states of r (Config.KeepSamples),
-// each with its likelihood's parameters; ErrNoSamples without them.
+// each with its likelihood's parameters; errNoSamples without them.
 func (r *Result) MarshalSamples() ([]byte, error) {
 	if len(r.kept) == 0 {
-		return nil, fmt.Errorf("%w: Config.KeepSamples was off", ErrNoSamples)
+		return nil, fmt.Errorf("%w: Config.KeepSamples was off", errNoSamples)
 	}
 	k0 := r.kept[0]
 	size := len(samplesMagic) + 8*7 + len(r.kept)*(64+len(k0.level)+len(k0.geneLevel)+8*(len(k0.z)+len(k0.u)))
@@ -47,11 +47,11 @@ func (r *Result) MarshalSamples() ([]byte, error) {
 // UnmarshalSamples decodes what Result.MarshalSamples encoded.
 func UnmarshalSamples(data []byte) (*Samples, error) {
 	if len(data) < len(samplesMagic) || string(data[:len(samplesMagic)]) != samplesMagic {
-		return nil, fmt.Errorf("%w: missing magic %q of retained samples", ErrState, samplesMagic)
+		return nil, fmt.Errorf("%w: missing magic %q of retained samples", errState, samplesMagic)
 	}
 	r := &stateReader{b: data[len(samplesMagic):]}
 	if v := r.u64(); r.err == nil && v != samplesVersion {
-		return nil, fmt.Errorf("%w: samples version %d, want %d", ErrState, v, samplesVersion)
+		return nil, fmt.Errorf("%w: samples version %d, want %d", errState, v, samplesVersion)
 	}
 	n, d, L := r.count(math.MaxInt32), r.count(math.MaxInt32), r.count(MaxL)
 	levelCells, levelGenes := r.count(n), r.count(d)
@@ -60,7 +60,7 @@ func UnmarshalSamples(data []byte) (*Samples, error) {
 	// sampleMean reads both then.
 	if r.err == nil && ((levelCells != 0 && levelCells != n) || (levelGenes != 0 && levelGenes != d) ||
 		(levelGenes != 0 && levelCells == 0) || n == 0 || d == 0 || L == 0) {
-		return nil, fmt.Errorf("%w: samples of %d × %d at L = %d with %d cell and %d gene levels", ErrState, n, d, L, levelCells, levelGenes)
+		return nil, fmt.Errorf("%w: samples of %d × %d at L = %d with %d cell and %d gene levels", errState, n, d, L, levelCells, levelGenes)
 	}
 	s := &Samples{n: n, d: d, l: L, kept: make([]keptSample, count)}
 	nw, dw := (n+63)/64, (d+63)/64
@@ -71,16 +71,16 @@ func UnmarshalSamples(data []byte) (*Samples, error) {
 		k.geneLevel = r.levels(levelGenes, 1<<MaxGeneLevelBits)
 		k.z, k.u = r.words(nw*L), r.words(dw*L)
 		if r.err == nil && (!padClear(k.z, n, L) || !padClear(k.u, d, L)) {
-			return nil, fmt.Errorf("%w: retained sample %d has bits past the last cell or gene", ErrState, i)
+			return nil, fmt.Errorf("%w: retained sample %d has bits past the last cell or gene", errState, i)
 		}
 	}
 	switch {
 	case r.err != nil:
 		return nil, r.err
 	case len(r.b) != 0:
-		return nil, fmt.Errorf("%w: %d trailing bytes after %d retained samples", ErrState, len(r.b), count)
+		return nil, fmt.Errorf("%w: %d trailing bytes after %d retained samples", errState, len(r.b), count)
 	case count == 0:
-		return nil, fmt.Errorf("%w: no retained sample", ErrState)
+		return nil, fmt.Errorf("%w: no retained sample", errState)
 	}
 	return s, nil
 }

@@ -86,8 +86,8 @@ func TestSamplesRefused(t *testing.T) {
 		_, res := runAll(t, data, cfg)
 		return res
 	}
-	if _, err := run(false).MarshalSamples(); !errors.Is(err, ErrNoSamples) {
-		t.Errorf("MarshalSamples without KeepSamples: %v, want ErrNoSamples", err)
+	if _, err := run(false).MarshalSamples(); !errors.Is(err, errNoSamples) {
+		t.Errorf("MarshalSamples without KeepSamples: %v, want errNoSamples", err)
 	}
 	b, err := run(true).MarshalSamples()
 	if err != nil {
@@ -115,8 +115,8 @@ func TestSamplesRefused(t *testing.T) {
 		"no samples":        header(6, 0)[:len(samplesMagic)+8*7],
 		"huge count":        header(6, 1<<40),
 	} {
-		if _, err := UnmarshalSamples(in); !errors.Is(err, ErrState) {
-			t.Errorf("%s: %v, want ErrState", name, err)
+		if _, err := UnmarshalSamples(in); !errors.Is(err, errState) {
+			t.Errorf("%s: %v, want errState", name, err)
 		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"math"
 )
 
-// ErrState is wrapped by the errors of UnmarshalBinary.
-var ErrState = errors.New("gibbs: bad sampler state")
+// errState is wrapped by the errors of UnmarshalBinary.
+var errState = errors.New("gibbs: bad sampler state")
 
 const stateMagic = "scpGIBBS"
 
@@ -137,7 +137,7 @@ func (r *stateReader) u64() uint64 {
 		return 0
 	}
 	if len(r.b) < 8 {
-		r.err = fmt.Errorf("%w: truncated", ErrState)
+		r.err = fmt.Errorf("%w: truncated", errState)
 		return 0
 	}
 	v := binary.LittleEndian.Uint64(r.b)
@@ -162,12 +162,12 @@ func (r *stateReader) levelsIn(n, k, lo, hi int) []uint8 {
 		return nil
 	}
 	if len(r.b) < n {
-		r.err = fmt.Errorf("%w: truncated", ErrState)
+		r.err = fmt.Errorf("%w: truncated", errState)
 		return nil
 	}
 	for _, v := range r.b[:n] {
 		if int(v) >= k {
-			r.err = fmt.Errorf("%w: level %d, want below %d", ErrState, v, k)
+			r.err = fmt.Errorf("%w: level %d, want below %d", errState, v, k)
 			return nil
 		}
 	}
@@ -180,7 +180,7 @@ func (r *stateReader) levelsIn(n, k, lo, hi int) []uint8 {
 func (r *stateReader) count(limit int) int {
 	v := r.u64()
 	if r.err == nil && v > uint64(limit) {
-		r.err = fmt.Errorf("%w: count %d exceeds %d", ErrState, v, limit)
+		r.err = fmt.Errorf("%w: count %d exceeds %d", errState, v, limit)
 		return 0
 	}
 	return int(v)
@@ -191,7 +191,7 @@ func (r *stateReader) words(n int) []uint64 { return r.wordsIn(n, 0, n) }
 // wordsIn reads n words and returns words [lo, hi) of them.
 func (r *stateReader) wordsIn(n, lo, hi int) []uint64 {
 	if r.err == nil && len(r.b) < 8*n {
-		r.err = fmt.Errorf("%w: truncated", ErrState)
+		r.err = fmt.Errorf("%w: truncated", errState)
 	}
 	if r.err != nil {
 		return nil
@@ -209,7 +209,7 @@ func (r *stateReader) counts(n int) []uint32 { return r.countsIn(n, 0, n) }
 // countsIn reads n counts and returns counts [lo, hi) of them.
 func (r *stateReader) countsIn(n, lo, hi int) []uint32 {
 	if r.err == nil && len(r.b) < 4*n {
-		r.err = fmt.Errorf("%w: truncated", ErrState)
+		r.err = fmt.Errorf("%w: truncated", errState)
 	}
 	if r.err != nil {
 		return nil
@@ -225,18 +225,18 @@ func (r *stateReader) countsIn(n, lo, hi int) []uint32 {
 // UnmarshalBinary replaces the sampler's state by one encoded by
 // MarshalBinary. The sampler must have been built from the same data and
 // configuration (Workers may differ); otherwise it returns an error wrapping
-// ErrState and leaves the sampler unchanged.
+// errState and leaves the sampler unchanged.
 func (s *Sampler) UnmarshalBinary(data []byte) error {
 	if len(data) < len(stateMagic) || string(data[:len(stateMagic)]) != stateMagic {
-		return fmt.Errorf("%w: missing magic %q", ErrState, stateMagic)
+		return fmt.Errorf("%w: missing magic %q", errState, stateMagic)
 	}
 	r := &stateReader{b: data[len(stateMagic):]}
 	if v := r.u64(); r.err == nil && v != stateVersion {
-		return fmt.Errorf("%w: version %d, want %d%s", ErrState, v, stateVersion, olderVersion(v))
+		return fmt.Errorf("%w: version %d, want %d%s", errState, v, stateVersion, olderVersion(v))
 	}
 	for i, want := range s.fingerprint() {
 		if got := r.u64(); r.err == nil && got != want {
-			return fmt.Errorf("%w: field %d of the configuration fingerprint is %d, this sampler has %d", ErrState, i, got, want)
+			return fmt.Errorf("%w: field %d of the configuration fingerprint is %d, this sampler has %d", errState, i, got, want)
 		}
 	}
 	// A process of a partitioned fit keeps its own cells' state.
@@ -279,23 +279,23 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 		return r.err
 	}
 	if len(r.b) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", ErrState, len(r.b))
+		return fmt.Errorf("%w: %d trailing bytes", errState, len(r.b))
 	}
 	for _, c := range chains {
 		if !s.validBits(c.z, c.u) {
-			return fmt.Errorf("%w: chain state has bits past the last cell or gene", ErrState)
+			return fmt.Errorf("%w: chain state has bits past the last cell or gene", errState)
 		}
 		if !s.holdsFixedCodes(c.u) {
-			return fmt.Errorf("%w: the chain's fixed codes differ from the configuration's", ErrState)
+			return fmt.Errorf("%w: the chain's fixed codes differ from the configuration's", errState)
 		}
 	}
 	for _, k := range kept {
 		if !s.validBits(k.z, k.u) {
-			return fmt.Errorf("%w: retained sample has bits past the last cell or gene", ErrState)
+			return fmt.Errorf("%w: retained sample has bits past the last cell or gene", errState)
 		}
 	}
 	if len(chains) == 0 || len(trace) != sweep {
-		return fmt.Errorf("%w: %d chains and %d trace entries at sweep %d", ErrState, len(chains), len(trace), sweep)
+		return fmt.Errorf("%w: %d chains and %d trace entries at sweep %d", errState, len(chains), len(trace), sweep)
 	}
 	if s.cfg.CellLevelBits > 0 {
 		for _, c := range chains {
@@ -312,7 +312,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 		burnIn = s.sched.burnInAfter(burnIn, trace[:t+1])
 	}
 	if burnIn+s.cfg.Samples < sweep {
-		return fmt.Errorf("%w: sweep %d past the last (%d) of a burn-in of %d", ErrState, sweep, burnIn+s.cfg.Samples, burnIn)
+		return fmt.Errorf("%w: sweep %d past the last (%d) of a burn-in of %d", errState, sweep, burnIn+s.cfg.Samples, burnIn)
 	}
 	s.sweep, s.chains, s.retained, s.burnIn = sweep, chains, retained, burnIn
 	s.zCount, s.uCount, s.kept, s.trace = zCount, uCount, kept, trace

@@ -26,7 +26,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 	full, fullRes := runAll(t, data, cfg)
 	for _, stop := range []int{1, 3, 4, 10, 14, 18} {
 		t.Run(fmt.Sprintf("stop%d", stop), func(t *testing.T) {
-			a, err := NewSampler(data, cfg)
+			a, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +41,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 			}
 			resumedCfg := cfg
 			resumedCfg.Workers = 1
-			b, err := NewSampler(data, resumedCfg)
+			b, err := NewSampler(context.Background(), data, resumedCfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 			if b.Sweep() != stop {
 				t.Fatalf("restored sweep %d, want %d", b.Sweep(), stop)
 			}
-			res, err := b.Run(context.Background(), nil)
+			res, err := ranResult(b.Run(context.Background(), nil), b.Result)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,13 +72,13 @@ func TestRunCancellation(t *testing.T) {
 	cfg.BurnIn, cfg.Samples, cfg.Starts = 6, 6, 1
 	full, fullRes := runAll(t, data, cfg)
 
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var seen []int
-	_, err = s.Run(ctx, func(st SweepStats) error {
+	err = s.Run(ctx, func(st SweepStats) error {
 		seen = append(seen, st.Sweep)
 		if st.Sweep == 4 {
 			cancel()
@@ -92,7 +92,7 @@ func TestRunCancellation(t *testing.T) {
 		t.Fatalf("stopped at sweep %d after %d callbacks, want 5 and 5", s.Sweep(), len(seen))
 	}
 	stop := errors.New("stop")
-	_, err = s.Run(context.Background(), func(st SweepStats) error {
+	err = s.Run(context.Background(), func(st SweepStats) error {
 		if st.Sweep == 7 {
 			return stop
 		}
@@ -101,7 +101,7 @@ func TestRunCancellation(t *testing.T) {
 	if !errors.Is(err, stop) || s.Sweep() != 8 {
 		t.Fatalf("callback error: %v at sweep %d, want %v at 8", err, s.Sweep(), stop)
 	}
-	res, err := s.Run(context.Background(), nil)
+	res, err := ranResult(s.Run(context.Background(), nil), s.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.KeepSamples = 3, 3, 1, true
-	s, err := NewSampler(data, cfg)
+	s, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,13 +155,13 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 		{"older version", cfg, older},
 	}
 	for _, tc := range cases {
-		fresh, err := NewSampler(data, tc.cfg)
+		fresh, err := NewSampler(context.Background(), data, tc.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = fresh.UnmarshalBinary(tc.state)
-		if !errors.Is(err, ErrState) {
-			t.Errorf("%s: %v, want ErrState", tc.name, err)
+		if !errors.Is(err, errState) {
+			t.Errorf("%s: %v, want errState", tc.name, err)
 		}
 		if tc.name == "older version" && (err == nil || !strings.Contains(err.Error(), "older scpipe")) {
 			t.Errorf("older version: %v does not say that an older scpipe wrote the state", err)

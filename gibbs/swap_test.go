@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"testing"
@@ -53,7 +54,7 @@ func TestSwapsMatchEnumeration(t *testing.T) {
 				cfg.L = L - 1
 			}
 			cfg.PriorZ, cfg.PriorU = FixedPrior(tc.pz...), FixedPrior(tc.pu...)
-			s, err := NewSampler(tinyData(t, xbits, tc.obs), cfg)
+			s, err := NewSampler(context.Background(), tinyData(t, xbits, tc.obs), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -149,7 +149,7 @@ func writeTenXV3Chunked(t *testing.T, m h5gen.CSC, chunk int) string {
 	p := filepath.Join(t.TempDir(), "filtered_feature_bc_matrix.h5")
 	types := make([]string, m.Genes)
 	for i := range types {
-		types[i] = GeneExpression
+		types[i] = geneExpression
 	}
 	err := h5gen.WriteTenXV3(p, m, names("G", m.Genes), names("gene", m.Genes), types, names("GRCh38-", m.Genes)[:m.Genes], names("BC", m.Cells),
 		h5gen.Options{DataType: "float64", Chunk: chunk})
@@ -315,7 +315,7 @@ func TestBadInput(t *testing.T) {
 		}, nil, "barcodes.tsv", []string{`barcode "BC0-1" names two cells (cells 1 and 3)`}},
 		{"h5 duplicate barcodes", func() string {
 			p := filepath.Join(t.TempDir(), "filtered_feature_bc_matrix.h5")
-			types := []string{GeneExpression, GeneExpression, GeneExpression, GeneExpression}
+			types := []string{geneExpression, geneExpression, geneExpression, geneExpression}
 			if err := h5gen.WriteTenXV3(p, tenxCSC(), names("G", 4), names("gene", 4), types, names("GRCh38-", 4),
 				[]string{"BC0", "BC1", "BC1"}, h5gen.Options{DataType: "float64"}); err != nil {
 				t.Fatal(err)
@@ -403,7 +403,7 @@ func TestTenXV3Genome(t *testing.T) {
 	t.Parallel()
 	m := tenxCSC()
 	p := filepath.Join(t.TempDir(), "barnyard.h5")
-	types := []string{GeneExpression, GeneExpression, GeneExpression, GeneExpression}
+	types := []string{geneExpression, geneExpression, geneExpression, geneExpression}
 	genomes := []string{"GRCh38", "mm10", "GRCh38", "mm10"}
 	if err := h5gen.WriteTenXV3(p, m, names("G", 4), names("gene", 4), types, genomes, names("BC", 3), h5gen.Options{}); err != nil {
 		t.Fatal(err)
@@ -490,10 +490,10 @@ func TestH5ADFeatureColumns(t *testing.T) {
 		featureType, genome string
 		want                []string
 	}{
-		{GeneExpression, "", []string{"CD3E", "CD4", "Cd8a"}},
+		{geneExpression, "", []string{"CD3E", "CD4", "Cd8a"}},
 		{"", "", []string{"CD3E", "CD4", "CD3-TotalSeqB", "Cd8a"}},
 		{"Antibody Capture", "", []string{"CD3-TotalSeqB"}},
-		{GeneExpression, "mm10", []string{"Cd8a"}},
+		{geneExpression, "mm10", []string{"Cd8a"}},
 	} {
 		opt := DefaultOptions()
 		opt.Input, opt.Output = in, filepath.Join(t.TempDir(), "s")

@@ -408,7 +408,7 @@ func (m selectionMatrix) inputs(t *testing.T) map[string]string {
 	}
 	types := make([]string, m.genes)
 	for g := range types {
-		types[g] = GeneExpression
+		types[g] = geneExpression
 	}
 	if err := h5gen.WriteTenXV3(v3, m.csc(), m.ids, m.names, types, nil, m.barcodes, o); err != nil {
 		t.Fatal(err)

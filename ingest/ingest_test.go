@@ -425,9 +425,9 @@ func TestFeatureType(t *testing.T) {
 		genes, dropped  int
 		wantTypePresent string
 	}{
-		{"scp-500pbmc-v3/GSE164378_RNA_ADT_3P_P1_subsetted.h5", GeneExpression, 50, 30, GeneExpression},
+		{"scp-500pbmc-v3/GSE164378_RNA_ADT_3P_P1_subsetted.h5", geneExpression, 50, 30, geneExpression},
 		{"scp-500pbmc-v3/GSE164378_RNA_ADT_3P_P1_subsetted.h5", "Antibody Capture", 30, 50, "Antibody Capture"},
-		{"seurat-testdata/cr3.0", GeneExpression, 3, 2, GeneExpression},
+		{"seurat-testdata/cr3.0", geneExpression, 3, 2, geneExpression},
 		{"seurat-testdata/cr3.0", "Antibody Capture", 2, 3, "Antibody Capture"},
 	} {
 		opt := exact(filepath.Join(data, c.in), filepath.Join(t.TempDir(), "s"))

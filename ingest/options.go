@@ -7,8 +7,8 @@ import (
 	"scpipe/shard"
 )
 
-// GeneExpression is the 10x feature type of ordinary genes, kept by default.
-const GeneExpression = "Gene Expression"
+// geneExpression is the 10x feature type of ordinary genes, kept by default.
+const geneExpression = "Gene Expression"
 
 // defaultMinCellFrac is the paper's gene filter (section 5.2): drop genes
 // expressed in fewer than 1% of cells.
@@ -42,7 +42,7 @@ type Options struct {
 	Genome string
 	// FeatureType keeps only features of this feature type (10x features,
 	// AnnData var feature_types); empty keeps every feature. Inputs without
-	// feature types count as GeneExpression.
+	// feature types count as geneExpression.
 	FeatureType string
 	// Layer selects the AnnData matrix: "" or "X" for X, "raw" or "raw/X" for
 	// raw.X, any other name for layers/NAME.
@@ -108,7 +108,7 @@ type Options struct {
 // of cells.
 func DefaultOptions() Options {
 	return Options{
-		FeatureType: GeneExpression,
+		FeatureType: geneExpression,
 		Ambient:     defaultAmbient,
 		MinCellFrac: defaultMinCellFrac,
 	}

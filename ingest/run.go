@@ -248,12 +248,12 @@ func (o *Options) check() error {
 }
 
 // selectFeatures marks the genes of type want (all when want is empty, or
-// when the input has no feature types and want is GeneExpression) and, when
+// when the input has no feature types and want is geneExpression) and, when
 // genome is set and the input records a genome per feature, of that genome.
 func selectFeatures(f features, genes int, want, genome string) (kept []bool, otherType, otherGenome int) {
 	kept = make([]bool, genes)
 	for g := range kept {
-		typeOK := want == "" || (f.Types == nil && want == GeneExpression) || (f.Types != nil && f.Types[g] == want)
+		typeOK := want == "" || (f.Types == nil && want == geneExpression) || (f.Types != nil && f.Types[g] == want)
 		genomeOK := genome == "" || f.Genomes == nil || f.Genomes[g] == genome
 		kept[g] = typeOK && genomeOK
 		switch {
@@ -268,7 +268,7 @@ func selectFeatures(f features, genes int, want, genome string) (kept []bool, ot
 
 func featureTypeList(f features) string {
 	if f.Types == nil {
-		return "none recorded, all count as " + GeneExpression
+		return "none recorded, all count as " + geneExpression
 	}
 	seen := map[string]bool{}
 	var s string

@@ -468,14 +468,14 @@ func (ms *multiSource) sameOrder(kept [][]bool) bool {
 
 // fill copies sample gene g's annotations into matched column c; an
 // annotation the sample does not record is its id (names), want or
-// GeneExpression (types), or empty (genomes).
+// geneExpression (types), or empty (genomes).
 func (ms *multiSource) fill(c int, f features, g int, want string) {
 	ms.feat.IDs[c] = f.IDs[g]
 	if ms.feat.Names != nil {
 		ms.feat.Names[c] = at(f.Names, g, f.IDs[g])
 	}
 	if ms.feat.Types != nil {
-		ms.feat.Types[c] = at(f.Types, g, cmpOr(want, GeneExpression))
+		ms.feat.Types[c] = at(f.Types, g, cmpOr(want, geneExpression))
 	}
 	if ms.feat.Genomes != nil {
 		ms.feat.Genomes[c] = at(f.Genomes, g, "")
@@ -504,7 +504,7 @@ func (ms *multiSource) appendOther(f features, g int) {
 		ms.feat.Names = append(ms.feat.Names, at(f.Names, g, f.IDs[g]))
 	}
 	if ms.feat.Types != nil {
-		ms.feat.Types = append(ms.feat.Types, at(f.Types, g, GeneExpression))
+		ms.feat.Types = append(ms.feat.Types, at(f.Types, g, geneExpression))
 	}
 	if ms.feat.Genomes != nil {
 		ms.feat.Genomes = append(ms.feat.Genomes, at(f.Genomes, g, ""))

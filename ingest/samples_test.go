@@ -142,7 +142,7 @@ func writeLibrary(t *testing.T, dir, format string, ids, names []string, l baron
 		p := filepath.Join(dir, l.name+".h5")
 		types := make([]string, len(ids))
 		for i := range types {
-			types[i] = GeneExpression
+			types[i] = geneExpression
 		}
 		if err := h5gen.WriteTenXV3(p, m, ids, names, types, nil, l.barcodes, h5gen.Options{Chunk: chunk, Deflate: 1}); err != nil {
 			t.Fatal(err)
@@ -439,7 +439,7 @@ func TestSampleBadInput(t *testing.T) {
 		p := filepath.Join(dir, name+".h5")
 		types := make([]string, m.Genes)
 		for i := range types {
-			types[i] = GeneExpression
+			types[i] = geneExpression
 		}
 		if err := h5gen.WriteTenXV3(p, m, names("G", m.Genes), names("gene", m.Genes), types, nil, names("BC", m.Cells), h5gen.Options{DataType: "float64", Chunk: 2}); err != nil {
 			t.Fatal(err)

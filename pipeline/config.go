@@ -195,23 +195,6 @@ func decodeFitConfig(data []byte, path string, base FitConfig) (FitConfig, []str
 	return base, keys, nil
 }
 
-// over returns base with c's paths and the settings of c that keys names
-// (TOML keys; every setting when keys is nil): what a command gave, over
-// the configuration of the run it continues.
-func (c FitConfig) over(base FitConfig, keys []string) FitConfig {
-	if keys == nil {
-		return c
-	}
-	b, v := reflect.ValueOf(&base).Elem(), reflect.ValueOf(c)
-	for i, f := range slices.Collect(reflect.TypeFor[FitConfig]().Fields()) {
-		if k, _, _ := strings.Cut(f.Tag.Get("toml"), ","); slices.Contains(keys, k) {
-			b.Field(i).Set(v.Field(i))
-		}
-	}
-	base.Shards, base.Output = c.Shards, c.Output
-	return base
-}
-
 // storedConfig reads the configuration of the run directory run, whose
 // lock the caller holds: nil when it has none (a run not yet started).
 func storedConfig(run string) (*FitConfig, error) {
@@ -246,18 +229,15 @@ func (c FitConfig) encodeTOML() ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// MaxChains is the most chains per L a run accepts: each chain is a fit
+// maxChains is the most chains per L a run accepts: each chain is a fit
 // of its own, with its folder, and the run lists every chain before it
-// starts (--chains 1000000000 once took gigabytes and minutes, deaf to
-// Ctrl-C, before the first sweep). A thousand is more than any job
-// array of one run holds.
-const MaxChains = 1000
+// starts. A thousand is more than any job array of one run holds.
+const maxChains = 1000
 
-// MaxStarts is the most short chains a fit starts from: the sampler holds
-// every start's state at once and seeds each (a clustering of up to 4000
-// cells, seconds) before its first sweep, out of reach of Ctrl-C
-// (--starts 100000 ran for minutes before it could be stopped).
-const MaxStarts = 64
+// maxStarts is the most short chains a fit starts from: the sampler holds
+// every start's state at once, and seeds each (a clustering of up to 4000
+// cells, seconds) before its first sweep.
+const maxStarts = 64
 
 // SettingError is an invalid setting of a fit's configuration, named by
 // its TOML key, so that a command can say where the setting came from
@@ -289,26 +269,26 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("shards", "no shard folder given")
 	case c.Output == "":
 		return bad("output", "no run directory given (-o RUN)")
-	case c.Chains < 1 || c.Chains > MaxChains:
-		return bad("chains", "chains = %d outside 1..%d", c.Chains, MaxChains)
+	case c.Chains < 1 || c.Chains > maxChains:
+		return bad("chains", "chains = %d outside 1..%d", c.Chains, maxChains)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout", "holdout = %v outside [0, 1)", c.Holdout)
 	case c.HoldFrom < 0 || c.HoldFrom > gibbs.MaxSweeps:
 		return bad("hold_from", "hold_from = %d outside 0..%d", c.HoldFrom, gibbs.MaxSweeps)
 	case c.MaxBurnIn < 0 || c.MaxBurnIn > gibbs.MaxSweeps:
 		return bad("max_burn_in", "max_burn_in = %d outside 0..%d", c.MaxBurnIn, gibbs.MaxSweeps)
-	case c.Starts < 1 || c.Starts > MaxStarts:
-		return bad("starts", "starts = %d outside 1..%d", c.Starts, MaxStarts)
+	case c.Starts < 1 || c.Starts > maxStarts:
+		return bad("starts", "starts = %d outside 1..%d", c.Starts, maxStarts)
 	case c.CheckpointEvery < 1:
 		return bad("checkpoint_every", "checkpoint_every = %d: need at least 1", c.CheckpointEvery)
 	case len(c.Layers) > 0 && c.Samples > gibbs.MaxSweeps/len(c.Layers):
 		return bad("samples", "samples = %d with %d layers: at most %d sweeps in all", c.Samples, len(c.Layers), gibbs.MaxSweeps)
 	case !(c.CheckpointMinutes > 0):
 		return bad("checkpoint_minutes", "checkpoint_minutes = %v must be positive", c.CheckpointMinutes)
-	case c.Threads < 0:
-		return bad("threads", "threads = %d is negative", c.Threads)
-	case c.Threads > MaxThreads():
-		return bad("threads", "threads = %d: at most %d (%s)", c.Threads, MaxThreads(), MaxThreadsReason())
+	case c.Threads != 0: // 0: every core
+		if err := CheckThreads(c.Threads); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.checkHousekeeping(); err != nil {
 		return nil, err
@@ -341,8 +321,7 @@ var samplerKeys = map[string]string{
 // checkSampler refuses what the sampler would refuse of the fits of
 // sizes Ls, by the sampler's own check, before a run is touched: the
 // fit's settings are checked in one place, and a fit refused for them
-// writes nothing (two checks that disagreed once let the sampler refuse
-// per-program priors after config.toml, fitmask and L04/ were written).
+// writes nothing.
 // While the data have still to decide whether a housekeeping code is fitted
 // (auto), a setting is refused only if it is refused either way;
 // resolveModel checks again with the model chosen.
@@ -471,14 +450,20 @@ func (c FitConfig) holdoutSpec() holdout.Spec {
 	return holdout.Spec{Seed: c.Seed, Frac: c.Holdout}
 }
 
-// MaxThreads is the most workers (-j, threads) a command accepts: 16 per
+// maxThreads is the most workers (-j, threads) a command accepts: 16 per
 // core of this machine, and at least 64. More only add contention, and
 // each worker blocked in a system call holds an OS thread, of which a Go
-// program may have 10 000 before it dies; -j 100000 once ran for minutes,
-// deaf to SIGTERM, before it did.
-func MaxThreads() int { return max(64, 16*runtime.NumCPU()) }
+// program may have 10 000 before it dies.
+func maxThreads() int { return max(64, 16*runtime.NumCPU()) }
 
-// MaxThreadsReason says where MaxThreads comes from, for errors.
-func MaxThreadsReason() string {
-	return fmt.Sprintf("16 × the %d cores of this machine, at least 64", runtime.NumCPU())
+// CheckThreads is the one check of a thread count given to a command (-j,
+// SCPIPE_THREADS, a fit configuration's threads key): from 1 to
+// maxThreads. It refuses others with a SettingError of key threads, which
+// the command says where it came from.
+func CheckThreads(n int) error {
+	if n < 1 || n > maxThreads() {
+		return &SettingError{Key: "threads", Msg: fmt.Sprintf("threads = %d outside 1..%d (16 × the %d cores of this machine, at least 64)",
+			n, maxThreads(), runtime.NumCPU())}
+	}
+	return nil
 }

@@ -37,18 +37,14 @@ type FitOptions struct {
 	ProgressTo io.Writer
 	Timings    *FitTimings // when not nil, Fit adds where its time went
 	// Cached writes the run's fit mask through the page cache (the CLI's
-	// --no-direct-io, for network file systems) rather than around it.
-	// The sampler reads the mask beside the data in every sweep, and on
-	// Linux 6.18 (ext4) the pages a buffered write leaves behind made the
-	// sweeps at 1.3M × 11k 2–4× slower than pages read back from the disk
-	// once (BENCHMARKS.md); a direct write leaves none behind.
+	// --no-direct-io, for network file systems) rather than around it,
+	// which the sweeps that read it beside the data prefer (BENCHMARKS.md).
 	Cached bool
-	// Given names the settings of the configuration (their TOML keys) that
-	// the caller chose, by its flags or a --config file; nil: all of them.
-	// A resumed run and a chain process (FitChain) take the others from
-	// the run's own configuration (config.toml), read once, under the
-	// run's lock.
-	Given []string
+	// Given is the settings the caller chose (its flags, its --config
+	// file): over the configuration of a run it continues (Resume,
+	// FitChain), the others are the run's own. The zero Given is every
+	// setting.
+	Given Given
 
 	// run, set by Fit, tells the progress of the run's fits as a whole.
 	run *runProgress
@@ -102,8 +98,7 @@ func interrupted(ctx context.Context, err *error, resume string) {
 // run, moved aside to aside (empty: there was none), is removed when the
 // new run is complete (*err nil), and otherwise put back in place of the
 // unfinished new one, *err then saying so; it reports whether it put the
-// old run back. fit --force once deleted the old run at its start, so
-// that Ctrl-C left neither run.
+// old run back, so that Ctrl-C during fit --force leaves one run.
 func restoreReplaced(run, aside string, err *error, log *slog.Logger) bool {
 	if aside == "" {
 		return false
@@ -153,7 +148,7 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 			}
 		}()
 	}
-	r, err := openRun(ctx, cfg, o, wholeRun, 0)
+	r, err := openRun(ctx, cfg, o, newRunPlan(o, true))
 	if err != nil {
 		return nil, err
 	}

@@ -252,11 +252,11 @@ func TestFitInterruptAndResume(t *testing.T) {
 		// configuration. A chosen setting that changes results is refused.
 		cmd := DefaultFitConfig()
 		cmd.Shards, cmd.Output, cmd.BurnIn = cfg.Shards, cfg.Output, cfg.BurnIn+1
-		if _, err := Fit(context.Background(), cmd, FitOptions{Resume: true, Given: []string{"burn_in"}}); err == nil || !strings.Contains(err.Error(), "differs") {
+		if _, err := Fit(context.Background(), cmd, FitOptions{Resume: true, Given: GivenKeys("burn_in")}); err == nil || !strings.Contains(err.Error(), "differs") {
 			t.Fatalf("resumed with another burn_in: %v", err)
 		}
 		cmd.Threads = 1
-		if _, err := Fit(context.Background(), cmd, FitOptions{Resume: true, Given: []string{"threads"}, Log: childLog()}); err != nil {
+		if _, err := Fit(context.Background(), cmd, FitOptions{Resume: true, Given: GivenKeys("threads"), Log: childLog()}); err != nil {
 			t.Fatal(err)
 		}
 		if digest(t, cfg.Output) != want {

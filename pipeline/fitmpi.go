@@ -17,9 +17,9 @@ import (
 	"scpipe/shard"
 )
 
-// ErrOtherRank is returned by the ranks of FitMPI that did not fail
+// errOtherRank is returned by the ranks of FitMPI that did not fail
 // themselves when another one did.
-var ErrOtherRank = errors.New("fit --mpi: another rank failed (its error is in its log)")
+var errOtherRank = errors.New("fit --mpi: another rank failed (its error is in its log)")
 
 // FitMPI is Fit spread over the ranks of comm (scpipe fit --mpi): every
 // fit runs on all ranks at once, each rank sweeping the cells of its share
@@ -50,7 +50,9 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 	team := &ranks{comm: comm}
 	var r *openedRun
 	if root {
-		if r, err = openRun(ctx, cfg, o, mpiRun, 0); err == nil {
+		p := newRunPlan(o, false)
+		p.refuse, p.resume = mpiRefuses, mpiPlan().resume
+		if r, err = openRun(ctx, cfg, o, p); err == nil {
 			defer r.Close()
 		}
 	}
@@ -104,6 +106,14 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 	return rep, agree(ctx, team, err)
 }
 
+// mpiPlan is the plan of an MPI rank other than 0 (openRank), whose
+// resume command rank 0's plan takes.
+func mpiPlan() runPlan {
+	return runPlan{resume: func(shards, out string, _, _ int) string {
+		return fmt.Sprintf("mpirun … scpipe fit --mpi %s -o %s --resume", shards, out)
+	}}
+}
+
 // mpiRefuses refuses the settings that fit --mpi does not spread.
 func mpiRefuses(cfg FitConfig) error {
 	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
@@ -150,10 +160,16 @@ func openBlocks(cfg FitConfig, b0, b1 int) (*shard.Shard, gibbs.Data, func(), er
 }
 
 // ranks is the crew of an MPI rank: every rank of comm sweeps its share
-// of the cells, lo … hi−1, and rank 0 leads.
+// of the cells, lo … hi−1, and rank 0 leads. Each rank holds its own
+// cells' state only; the last checkpoint gathers the whole fit into rank
+// 0, which alone has the results.
 type ranks struct {
 	comm   mpi.Comm
 	lo, hi int
+	// cost and log are those of the fit under way (sampler): what it
+	// costs this rank, and its logger, with its L and chain.
+	cost *rankCost
+	log  *slog.Logger
 }
 
 func (c *ranks) lead() bool { return c.comm.Rank() == 0 }
@@ -174,105 +190,86 @@ func (c *ranks) any(ctx context.Context, flags ...bool) ([]bool, error) {
 	return flags, nil
 }
 
-func (c *ranks) sampler(data gibbs.Data, cfg gibbs.Config, ckpt string, log *slog.Logger) (fitSampler, error) {
-	cost := newRankCost(c.comm, c.hi-c.lo)
-	q, err := gibbs.NewPartSampler(data, cfg, gibbs.Part{Lo: c.lo, Hi: c.hi, Reduce: cost, Ctx: context.Background()})
-	if err != nil {
-		return nil, err
-	}
-	return &rankFit{PartSampler: q, team: c, cost: cost, data: data, L: cfg.L, workers: cfg.Workers, ckpt: ckpt, log: log}, nil
+func (c *ranks) sampler(ctx context.Context, data gibbs.Data, cfg gibbs.Config, log *slog.Logger) (gibbs.Runner, error) {
+	c.cost, c.log = newRankCost(c.comm, c.hi-c.lo), log
+	return gibbs.NewPartSampler(ctx, data, cfg, gibbs.Part{Lo: c.lo, Hi: c.hi, Reduce: c.cost})
 }
 
-// rankFit is the fitSampler of an MPI rank. Each rank holds its own
-// cells' state only; the last checkpoint gathers the whole fit into rank
-// 0, which alone has the results.
-type rankFit struct {
-	*gibbs.PartSampler
-	team       *ranks
-	cost       *rankCost
-	data       gibbs.Data
-	L, workers int
-	ckpt       string
-	log        *slog.Logger // the fit's, with its L and chain
-}
-
-func (f *rankFit) restore(ctx context.Context, meta rundir.CheckpointMeta, shards string) error {
-	return agree(ctx, f.team, restore(f.PartSampler, f.ckpt, meta, shards, f.team.lo, f.team.hi))
-}
+func (c *ranks) cells(int) (lo, hi int) { return c.lo, c.hi }
 
 // run brackets each sweep (not its checkpoint) for the rank's cost.
-func (f *rankFit) run(ctx context.Context, onSweep func(string) error) error {
-	f.cost.startSweep()
-	return f.Run(context.WithoutCancel(ctx), func(st gibbs.SweepStats) error {
-		f.cost.endSweep()
-		defer f.cost.startSweep()
-		return onSweep(sweepNote(st))
+func (c *ranks) run(ctx context.Context, s gibbs.Runner, onSweep func(gibbs.SweepStats) error) error {
+	c.cost.startSweep()
+	return s.Run(ctx, func(st gibbs.SweepStats) error {
+		c.cost.endSweep()
+		defer c.cost.startSweep()
+		return onSweep(st)
 	})
 }
 
 // save writes a checkpoint in pieces, each rank its cells' state beside
 // rank 0's state.ckpt of the rest, except the last, which gathers the
 // whole fit (as its results need) into state.ckpt alone.
-func (f *rankFit) save(ctx context.Context, meta rundir.CheckpointMeta, k saveKind) error {
-	dir := filepath.Dir(f.ckpt)
+func (c *ranks) save(ctx context.Context, s gibbs.Runner, w *checkpointer, meta rundir.CheckpointMeta, k saveKind) error {
+	q := s.(*gibbs.PartSampler)
+	dir := filepath.Dir(w.path)
 	var err error
 	if k == saveLast {
-		err = f.Gather()
+		err = q.Gather()
 	} else {
-		lo, hi, part := f.MarshalPart()
+		lo, hi, part := q.MarshalPart()
 		err = rundir.WriteCheckpoint(filepath.Join(dir, rundir.CheckpointPartName(lo, hi, meta.Sweep)), meta, part)
 	}
-	if err := agree(ctx, f.team, err); err != nil {
+	if err := agree(ctx, c, err); err != nil {
 		return err
 	}
-	if f.team.lead() {
+	if c.lead() {
 		var payload []byte
 		if k == saveLast {
 			var whole *gibbs.Sampler
-			if whole, err = f.Whole(); err == nil {
+			if whole, err = q.Whole(); err == nil {
 				payload, err = whole.MarshalBinary()
 			}
 		} else {
-			meta.Parts = f.team.comm.Size()
-			payload = f.MarshalShared()
+			meta.Parts = c.comm.Size()
+			payload = q.MarshalShared()
 		}
 		if err == nil {
-			err = rundir.WriteCheckpoint(f.ckpt, meta, payload)
+			err = rundir.WriteCheckpoint(w.path, meta, payload)
 		}
 		if err == nil {
 			err = removeParts(dir, meta)
 		}
 	}
-	return agree(ctx, f.team, err)
+	return agree(ctx, c, err)
 }
 
 // result logs every rank's cost and rank 0's reductions, and scores the
 // genes over every rank's cells (partScores).
-func (f *rankFit) result(ctx context.Context) (*fitted, error) {
-	if err := f.cost.log(ctx, f.log); err != nil {
+func (c *ranks) result(ctx context.Context, s gibbs.Runner, data gibbs.Data, L, workers int) (*fitted, error) {
+	q := s.(*gibbs.PartSampler)
+	if err := c.cost.log(ctx, c.log); err != nil {
 		return nil, err
 	}
 	var res *gibbs.Result // the whole fit's, in rank 0
 	var err error
-	if f.team.lead() {
+	if c.lead() {
 		var whole *gibbs.Sampler
-		if whole, err = f.Whole(); err == nil {
+		if whole, err = q.Whole(); err == nil {
 			res, err = whole.Result()
 		}
-		calls, words, secs := f.Reductions()
-		f.log.Info("fit's reductions in rank 0 (this run's part)", "calls", calls, "MiB", float64(8*words)/(1<<20), "seconds", secs)
+		calls, words, secs := q.Reductions()
+		c.log.Info("fit's reductions in rank 0 (this run's part)", "calls", calls, "MiB", float64(8*words)/(1<<20), "seconds", secs)
 	}
-	if err := agree(ctx, f.team, err); err != nil {
+	if err := agree(ctx, c, err); err != nil {
 		return nil, err
 	}
-	score, err := f.team.partScores(ctx, f.data, res, f.L, f.workers)
-	if err != nil || !f.team.lead() {
+	score, err := c.partScores(ctx, data, res, L, workers)
+	if err != nil || !c.lead() {
 		return nil, err
 	}
 	return &fitted{res: res, score: score}, nil
 }
-
-func (f *rankFit) close() {}
 
 // removeParts removes the part files in a fit's folder dir that the
 // checkpoint just written (meta) does not use: those of other sweeps, all

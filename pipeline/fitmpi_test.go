@@ -98,15 +98,16 @@ func TestFitMPIMatchesFit(t *testing.T) {
 		// fourth (between two checkpoints of the cadence) or in the last
 		// sweep of L = 3, which every rank then finishes (its results
 		// take collectives that the stopped rank must join) before L = 4
-		// stops at its start: every rank checkpoints there, each its
-		// cells, and stops; 3 ranks resume the first such run, a single
-		// process the second, 2 ranks the third.
+		// stops at its start. Every rank stops; after a sweep each
+		// checkpoints its cells there, while a fit stopped in seeding
+		// its starts has nothing to checkpoint. 3 ranks resume the first
+		// such run, a single process the second, 2 ranks the third.
 		sweeps := cfg.BurnIn + cfg.Samples
 		for _, stop := range []struct {
 			sweep       int // the sweeps done when rank 1 is stopped
 			resumeRanks int // 0: without MPI
-			L, at       int // the fit that checkpoints in parts, and its sweep
-		}{{0, 3, 3, 0}, {4, 0, 3, 4}, {sweeps, 2, 4, 0}} {
+			L, at       int // the fit that stops, and the sweep it checkpoints in parts (−1: none)
+		}{{0, 3, 3, -1}, {4, 0, 3, 4}, {sweeps, 2, 4, -1}} {
 			resumeRanks := stop.resumeRanks
 			c := cfg
 			c.Output = filepath.Join(t.TempDir(), "stopped")
@@ -122,8 +123,12 @@ func TestFitMPIMatchesFit(t *testing.T) {
 					t.Fatalf("%s: rank %d of the run stopped after %d sweeps: got %v, want ErrInterrupted", tc.name, r, stop.sweep, err)
 				}
 			}
-			parts, err := rundir.CheckpointParts(rundir.FitDir(c.Output, stop.L, 1))
-			if err != nil || len(parts) != 2 || parts[0].Sweep != int64(stop.at) {
+			fitDir := rundir.FitDir(c.Output, stop.L, 1)
+			parts, err := rundir.CheckpointParts(fitDir)
+			switch _, serr := os.Stat(filepath.Join(fitDir, rundir.CheckpointFile)); {
+			case stop.at < 0 && (len(parts) != 0 || serr == nil):
+				t.Fatalf("%s: the run stopped in seeding L = %d left part files %v and a checkpoint (%v), want none", tc.name, stop.L, parts, serr)
+			case stop.at >= 0 && (err != nil || len(parts) != 2 || parts[0].Sweep != int64(stop.at)):
 				t.Fatalf("%s: the run stopped after %d sweeps left part files %v (%v), want 2 of L = %d's sweep %d", tc.name, stop.sweep, parts, err, stop.L, stop.at)
 			}
 			if resumeRanks > 0 {
@@ -131,7 +136,7 @@ func TestFitMPIMatchesFit(t *testing.T) {
 				// configuration, which rank 0 reads and hands the others.
 				cmd := DefaultFitConfig()
 				cmd.Shards, cmd.Output = c.Shards, c.Output
-				err = errors.Join(fitRanks(cmd, FitOptions{Resume: true, Given: []string{}}, resumeRanks, nil)...)
+				err = errors.Join(fitRanks(cmd, FitOptions{Resume: true, Given: GivenKeys()}, resumeRanks, nil)...)
 			} else {
 				_, err = Fit(context.Background(), c, FitOptions{Resume: true})
 			}
@@ -181,12 +186,12 @@ func TestFitMPIResumeRefusedUntouched(t *testing.T) {
 	cmd.Shards, cmd.Output = c.Shards, c.Output
 	// Rank 0 reads the run's settings and refuses; the others learn that
 	// it failed.
-	errs := fitRanks(cmd, FitOptions{Resume: true, Given: []string{}}, 2, nil)
+	errs := fitRanks(cmd, FitOptions{Resume: true, Given: GivenKeys()}, 2, nil)
 	if errs[0] == nil || !strings.Contains(errs[0].Error(), "without --mpi") {
 		t.Errorf("rank 0: got %v, want a refusal saying to run without --mpi", errs[0])
 	}
-	if !errors.Is(errs[1], ErrOtherRank) {
-		t.Errorf("rank 1: got %v, want ErrOtherRank", errs[1])
+	if !errors.Is(errs[1], errOtherRank) {
+		t.Errorf("rank 1: got %v, want errOtherRank", errs[1])
 	}
 	after, err := os.Stat(config)
 	if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
@@ -14,15 +15,6 @@ import (
 	"scpipe/internal/rundir"
 )
 
-// A fit runs in one process (Fit, FitChain), or on every rank of an MPI
-// world at once, each rank sweeping its share of the cells (FitMPI).
-// fitOne is the one loop for both. Where the processes could see
-// different things (is the fit complete, did one fail, was one stopped,
-// is a checkpoint due by the lead's clock) it asks its crew, so that every
-// process takes the same steps and collectives; it drives the fit's
-// sampler through fitSampler: the crew's single-layer sampler, or a
-// multi-layer one in a process alone. A process alone agrees with itself.
-
 // crew is the processes that run each fit of a run together.
 type crew interface {
 	// lead reports whether this process logs the fits, shows their
@@ -31,30 +23,18 @@ type crew interface {
 	// any returns, in every process, whether any process set each of
 	// flags. Every process must call it at the same point.
 	any(ctx context.Context, flags ...bool) ([]bool, error)
-	// sampler returns this process's sampler of the fit cfg, which
-	// checkpoints to ckpt and logs its cost to log.
-	sampler(data gibbs.Data, cfg gibbs.Config, ckpt string, log *slog.Logger) (fitSampler, error)
-}
-
-// fitSampler is a crew's sampler of one fit.
-type fitSampler interface {
-	Sweep() int  // the sweeps done
-	Sweeps() int // the sweeps of the whole fit
-	Kernel() string
-	// restore continues the fit from its checkpoint, if one exists
-	// (restore's checks; shards names the shards in messages).
-	restore(ctx context.Context, meta rundir.CheckpointMeta, shards string) error
-	// run runs the remaining sweeps, calling onSweep after each with the
-	// progress meter's note on it; ctx is onSweep's to heed, so that the
-	// processes stop together.
-	run(ctx context.Context, onSweep func(note string) error) error
-	// save checkpoints the fit (meta) at its sweep, as k asks.
-	save(ctx context.Context, meta rundir.CheckpointMeta, k saveKind) error
-	// result returns, in the lead, the finished fit; nil in the other
-	// processes.
-	result(ctx context.Context) (*fitted, error)
-	// close waits for the checkpoint still being written.
-	close()
+	// sampler returns this process's sampler of the fit cfg, whose cost
+	// it logs to log.
+	sampler(ctx context.Context, data gibbs.Data, cfg gibbs.Config, log *slog.Logger) (gibbs.Runner, error)
+	// cells returns the cells lo … hi−1 that this process sweeps, of n.
+	cells(n int) (lo, hi int)
+	// run runs the remaining sweeps of s, as s.Run does.
+	run(ctx context.Context, s gibbs.Runner, onSweep func(gibbs.SweepStats) error) error
+	// save checkpoints s (meta) at its sweep to w's path, as k asks.
+	save(ctx context.Context, s gibbs.Runner, w *checkpointer, meta rundir.CheckpointMeta, k saveKind) error
+	// result returns, in the lead, the finished fit s of data (L codes,
+	// scored on workers threads); nil in the other processes.
+	result(ctx context.Context, s gibbs.Runner, data gibbs.Data, L, workers int) (*fitted, error)
 }
 
 // fitted is a finished fit and its genes' scores (fitScores): a
@@ -78,8 +58,13 @@ func (f *fitted) rates() string {
 	return "λ=" + lambdaText(lam)
 }
 
-// sweepNote is the progress meter's note on a single-layer sweep.
-func sweepNote(st gibbs.SweepStats) string {
+// sweepNote is the progress meter's note on sweep st of s: its phase and
+// every layer's λ for a multi-layer fit, else its rates, log-likelihood
+// and accuracy.
+func sweepNote(s gibbs.Runner, st gibbs.SweepStats) string {
+	if ls, ok := s.(*gibbs.LayersSampler); ok {
+		return fmt.Sprintf("%v λ=%s", st.Phase, lambdaText(ls.Lambdas()))
+	}
 	return fmt.Sprintf("%s loglik=%.4g acc=%.4f", rateText(st.Lambda, st.Dropout, st.Background), st.LogLik, st.Accuracy)
 }
 
@@ -93,7 +78,7 @@ const (
 )
 
 // agree tells every process of c whether any one's err is not nil: it
-// returns err in a process that failed, ErrOtherRank in the others, nil
+// returns err in a process that failed, errOtherRank in the others, nil
 // when none did. Every process must call it at the same point.
 func agree(ctx context.Context, c crew, err error) error {
 	failed, aerr := c.any(ctx, err != nil)
@@ -103,17 +88,26 @@ func agree(ctx context.Context, c crew, err error) error {
 	case err != nil:
 		return err
 	case failed[0]:
-		return ErrOtherRank
+		return errOtherRank
 	}
 	return nil
 }
 
-// errStopped ends a fit's sweeps in every process when one was asked to
-// stop.
-var errStopped = errors.New("stopped")
-
 // errOtherStopped is why a process that was not asked to stop stopped.
 var errOtherStopped = errors.New("another rank was stopped")
+
+// stopCause returns why err, a sampler's, stopped a fit between sweeps:
+// ctx's error, errOtherStopped when another process was stopped, nil
+// when err is not a stop.
+func stopCause(ctx context.Context, err error) error {
+	switch cause := ctx.Err(); {
+	case cause != nil && errors.Is(err, cause):
+		return cause
+	case errors.Is(err, gibbs.ErrOtherStopped):
+		return errOtherStopped
+	}
+	return nil
+}
 
 // fitOne runs (or resumes, or skips when complete) the fit of one
 // (L, chain) in this process and the rest of its crew. It reports
@@ -134,13 +128,19 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	}
 	label := o.run.begin(cfg, L, chain)
 	start := time.Now()
-	s, err := r.sampler(L, chain, filepath.Join(dir, rundir.CheckpointFile))
+	s, err := r.sampler(ctx, L, chain)
+	if cause := stopCause(ctx, err); cause != nil {
+		return false, fmt.Errorf("%w at %s while seeding its starts (%w); nothing to checkpoint yet; resume with: %s",
+			ErrInterrupted, fitName(cfg, L, chain), cause, r.resumeCommand(L, chain))
+	}
 	if err != nil {
 		return false, err // the same in every process
 	}
-	defer s.close()
+	cw := &checkpointer{path: filepath.Join(dir, rundir.CheckpointFile)}
+	defer cw.wait()
 	meta := rundir.CheckpointMeta{L: L, Chain: chain, ConfigHash: r.hash, Shards: r.src.Manifest().Fingerprint()}
-	if err := s.restore(ctx, meta, cfg.Shards); err != nil {
+	lo, hi := r.crew.cells(r.data.X.Rows())
+	if err := agree(ctx, r.crew, restore(s, cw.path, meta, cfg.Shards, lo, hi)); err != nil {
 		return false, err
 	}
 	o.Timings.since(phaseSetup, start)
@@ -157,52 +157,46 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	}
 	var saving time.Duration
 	lastSave := time.Now()
-	// checkpoint saves the fit when it is stopped (SIGINT, SIGTERM: ctx,
-	// which may reach one process only), finished, or due by the cadence
-	// of the lead's sweeps and clock (only after a sweep: swept), and
-	// returns errStopped to stop it.
-	checkpoint := func(swept bool) error {
-		at := s.Sweep()
-		due := lead && swept && (at%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes)
-		f, err := r.crew.any(ctx, ctx.Err() != nil, due)
-		if err != nil {
-			return err
-		}
-		k, stop := saveDue, false
-		switch {
-		case at == s.Sweeps():
-			k = saveLast
-		case f[0]:
-			k, stop = saveStop, true
-		case !f[1]:
-			return nil
-		}
+	save := func(k saveKind) error {
 		start := time.Now()
 		m := meta
-		m.Sweep, m.Created = int64(at), start.UTC()
-		err = s.save(ctx, m, k)
+		m.Sweep, m.Created = int64(s.Sweep()), start.UTC()
+		err := r.crew.save(ctx, s, cw, m, k)
 		lastSave = time.Now()
 		saving += lastSave.Sub(start)
-		if err == nil && stop {
-			err = errStopped
-		}
 		return err
 	}
+	// checkpoint saves the fit whole after its last sweep, else when due
+	// by the cadence of the lead's sweeps and clock (only after a sweep:
+	// swept).
+	checkpoint := func(swept bool) error {
+		at := s.Sweep()
+		if at == s.Sweeps() {
+			return save(saveLast)
+		}
+		due := lead && swept && (at%cfg.CheckpointEvery == 0 || time.Since(lastSave).Minutes() >= cfg.CheckpointMinutes)
+		f, err := r.crew.any(ctx, due)
+		if err != nil || !f[0] {
+			return err
+		}
+		return save(saveDue)
+	}
 	start = time.Now()
-	err = checkpoint(false)
+	err = checkpoint(false) // a fit restored after its last sweep
 	if err == nil {
-		err = s.run(ctx, func(note string) error {
+		err = r.crew.run(ctx, s, func(st gibbs.SweepStats) error {
 			at := s.Sweep()
 			meter.SetTotal(int64(s.Sweeps()))
-			meter.Set(int64(at), joinNotes(note, o.run.status(float64(at)/float64(s.Sweeps()))))
+			meter.Set(int64(at), joinNotes(sweepNote(s, st), o.run.status(float64(at)/float64(s.Sweeps()))))
 			o.sweepDone(L, chain, at-1)
 			return checkpoint(true)
 		})
 	}
-	if errors.Is(err, errStopped) {
-		cause := ctx.Err()
-		if cause == nil {
-			cause = errOtherStopped
+	// Stopped (SIGINT, SIGTERM: ctx, which may reach one process only),
+	// every process between the same sweeps: the checkpoint is written.
+	if cause := stopCause(ctx, err); cause != nil {
+		if err := save(saveStop); err != nil {
+			return false, err
 		}
 		return false, fmt.Errorf("%w at %s after sweep %d (%w); checkpoint written; resume with: %s",
 			ErrInterrupted, fitName(cfg, L, chain), s.Sweep(), cause, r.resumeCommand(L, chain))
@@ -215,7 +209,7 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	// The genes' scores count as output, with the files they go to.
 	start = time.Now()
 	defer o.Timings.since(phaseOutputs, start)
-	f, err := s.result(ctx)
+	f, err := r.crew.result(ctx, s, r.data, L, cfg.Threads)
 	if err != nil {
 		return false, err
 	}
@@ -227,20 +221,15 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	return false, agree(ctx, r.crew, werr)
 }
 
-// sampler returns this process's sampler of fit (L, chain), which
-// checkpoints to ckpt: the crew's, or a multi-layer fit's, which runs in
-// a process alone (mpiRefuses).
-func (r *openedRun) sampler(L, chain int, ckpt string) (fitSampler, error) {
+// sampler returns this process's sampler of fit (L, chain): the crew's,
+// or a multi-layer fit's, which runs in a process alone (mpiRefuses).
+func (r *openedRun) sampler(ctx context.Context, L, chain int) (gibbs.Runner, error) {
 	if len(r.cfg.Layers) > 0 {
-		s, err := gibbs.NewLayersSampler(r.data, layersConfig(r.cfg, L, chain))
-		if err != nil {
-			return nil, err
-		}
-		return &layersFit{LayersSampler: s, data: r.data, workers: r.cfg.Threads, cw: checkpointer{path: ckpt}}, nil
+		return gibbs.NewLayersSampler(ctx, r.data, layersConfig(r.cfg, L, chain))
 	}
 	sc := samplerConfig(r.cfg, L, chain)
 	sc.FixedCodes = r.fixed
-	return r.crew.sampler(r.data, sc, ckpt, r.o.Log.With("L", L, "chain", chain))
+	return r.crew.sampler(ctx, r.data, sc, r.o.Log.With("L", L, "chain", chain))
 }
 
 // writeResults writes a finished fit's files into its folder dir: the
@@ -273,73 +262,39 @@ func (alone) lead() bool { return true }
 
 func (alone) any(_ context.Context, flags ...bool) ([]bool, error) { return flags, nil }
 
-func (alone) sampler(data gibbs.Data, cfg gibbs.Config, ckpt string, _ *slog.Logger) (fitSampler, error) {
-	s, err := gibbs.NewSampler(data, cfg)
-	if err != nil {
-		return nil, err
+func (alone) sampler(ctx context.Context, data gibbs.Data, cfg gibbs.Config, _ *slog.Logger) (gibbs.Runner, error) {
+	return gibbs.NewSampler(ctx, data, cfg)
+}
+
+func (alone) cells(n int) (lo, hi int) { return 0, n }
+
+func (alone) run(ctx context.Context, s gibbs.Runner, onSweep func(gibbs.SweepStats) error) error {
+	return s.Run(ctx, onSweep)
+}
+
+// save writes the whole state of s, a Sampler or a LayersSampler.
+func (alone) save(_ context.Context, s gibbs.Runner, w *checkpointer, meta rundir.CheckpointMeta, k saveKind) error {
+	return w.save(s.(encoding.BinaryMarshaler), meta, k)
+}
+
+// result scores the genes of a single-layer fit, or of the first layer of
+// a multi-layer one, whose codes are the fit's programs.
+func (alone) result(_ context.Context, s gibbs.Runner, data gibbs.Data, L, workers int) (*fitted, error) {
+	f := &fitted{}
+	var err error
+	switch s := s.(type) {
+	case *gibbs.LayersSampler:
+		if f.layers, err = s.Result(); err != nil {
+			return nil, err
+		}
+		f.res, L = f.layers.Layers[0], f.layers.Layers[0].L
+	case *gibbs.Sampler:
+		if f.res, err = s.Result(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("fit: %T is not a sampler of a process alone", s)
 	}
-	return &wholeFit{Sampler: s, data: data, L: cfg.L, workers: cfg.Workers, cw: checkpointer{path: ckpt}}, nil
+	f.score, err = fitScores(data, f.res, L, workers)
+	return f, err
 }
-
-// wholeFit is the fitSampler of a process alone.
-type wholeFit struct {
-	*gibbs.Sampler
-	data       gibbs.Data
-	L, workers int
-	cw         checkpointer
-	res        *gibbs.Result // run's
-}
-
-func (w *wholeFit) restore(_ context.Context, meta rundir.CheckpointMeta, shards string) error {
-	return restore(w.Sampler, w.cw.path, meta, shards, 0, w.data.X.Rows())
-}
-
-func (w *wholeFit) run(ctx context.Context, onSweep func(string) error) (err error) {
-	w.res, err = w.Run(context.WithoutCancel(ctx), func(st gibbs.SweepStats) error { return onSweep(sweepNote(st)) })
-	return err
-}
-
-func (w *wholeFit) save(_ context.Context, meta rundir.CheckpointMeta, k saveKind) error {
-	return w.cw.save(w.Sampler, meta, k)
-}
-
-func (w *wholeFit) result(context.Context) (*fitted, error) {
-	score, err := fitScores(w.data, w.res, w.L, w.workers)
-	return &fitted{res: w.res, score: score}, err
-}
-
-func (w *wholeFit) close() { w.cw.wait() }
-
-// layersFit is the fitSampler of a multi-layer fit.
-type layersFit struct {
-	*gibbs.LayersSampler
-	data    gibbs.Data
-	workers int
-	cw      checkpointer
-	res     *gibbs.LayersResult // run's
-}
-
-func (f *layersFit) restore(_ context.Context, meta rundir.CheckpointMeta, shards string) error {
-	return restore(f.LayersSampler, f.cw.path, meta, shards, 0, f.data.X.Rows())
-}
-
-func (f *layersFit) run(ctx context.Context, onSweep func(string) error) (err error) {
-	f.res, err = f.Run(context.WithoutCancel(ctx), func(st gibbs.LayersSweepStats) error {
-		return onSweep(fmt.Sprintf("%v λ=%s", st.Phase, lambdaText(f.Lambdas())))
-	})
-	return err
-}
-
-func (f *layersFit) save(_ context.Context, meta rundir.CheckpointMeta, k saveKind) error {
-	return f.cw.save(f.LayersSampler, meta, k)
-}
-
-// result scores the genes of the first layer, whose codes are the fit's
-// programs.
-func (f *layersFit) result(context.Context) (*fitted, error) {
-	first := f.res.Layers[0]
-	score, err := fitScores(f.data, first, first.L, f.workers)
-	return &fitted{res: first, layers: f.res, score: score}, err
-}
-
-func (f *layersFit) close() { f.cw.wait() }

@@ -16,17 +16,8 @@ import (
 	"scpipe/shard"
 )
 
-// Fixed codes (FitConfig.FixedCodes, `scpipe fit --fixed-codes`) are known
-// gene programs that every fit holds fixed while it infers the rest: the
-// sets of a GMT file, or the MAP codes of another fit. They are resolved
-// against the shards once, when the run starts, and kept in the run
-// directory (rundir.FixedCodesFile, with the shards' gene ids), which every
-// later fit, resume and --chain-index process reads: the source may change or
-// move without changing the run. They are codes 0 … F−1 of the sampler and
-// the first F codes of every fit's tables; L counts them.
-
-// ErrFixedCodes is wrapped by the errors about a --fixed-codes source.
-var ErrFixedCodes = errors.New("fixed codes")
+// errFixedCodes is wrapped by the errors about a --fixed-codes source.
+var errFixedCodes = errors.New("fixed codes")
 
 // shardGenes returns the shards' gene ids and names, numbered as the run's
 // tables number them where the manifest has none.
@@ -82,7 +73,7 @@ func fixedSetsFromGMT(path string, ids, names []string, log *slog.Logger) ([]fix
 	// change the model without a word.
 	if len(lib.Skips) > 0 {
 		return nil, fmt.Errorf("fit: --fixed-codes %s: %w: %s (every set is a fixed code: give each a name of its own and its genes)",
-			path, ErrFixedCodes, lib.Skips[0])
+			path, errFixedCodes, lib.Skips[0])
 	}
 	x := newGeneIndex(ids, names)
 	var out []fixedSet
@@ -98,7 +89,7 @@ func fixedSetsFromGMT(path string, ids, names []string, log *slog.Logger) ([]fix
 		}
 		if len(f.genes) == 0 {
 			return nil, fmt.Errorf("fit: --fixed-codes %s: %w: set %q: none of its %d genes (%s) is among the shards' %d genes (symbols and ids are matched case-insensitively)",
-				path, ErrFixedCodes, s.Name, len(s.Genes), clipList(s.Genes), len(ids))
+				path, errFixedCodes, s.Name, len(s.Genes), clipList(s.Genes), len(ids))
 		}
 		if len(unknown) > 0 {
 			log.Warn("fixed code: genes not in the shards, left out", "input", path, "set", s.Name,
@@ -152,7 +143,7 @@ func fixedSetsFromFit(dir string, ids, names []string, log *slog.Logger) ([]fixe
 		log.Warn("fixed codes: genes of the fit's codes not in the shards, left out", "fit", dir, "genes", unknown)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("fit: --fixed-codes %s: %w: the fit's codes switch on no gene of the shards", dir, ErrFixedCodes)
+		return nil, fmt.Errorf("fit: --fixed-codes %s: %w: the fit's codes switch on no gene of the shards", dir, errFixedCodes)
 	}
 	return out, nil
 }
@@ -241,7 +232,7 @@ func runFixedCodes(cfg FitConfig, m *shard.Manifest) ([]gibbs.FixedCode, error) 
 		for _, id := range s.Genes {
 			g := x.lookup(id)
 			if g == nil {
-				return nil, fmt.Errorf("fit: %s: %w: set %q names gene %q, which the shards do not have (the run was started on other shards?)", path, ErrFixedCodes, s.Name, id)
+				return nil, fmt.Errorf("fit: %s: %w: set %q names gene %q, which the shards do not have (the run was started on other shards?)", path, errFixedCodes, s.Name, id)
 			}
 			codes[k].Genes = append(codes[k].Genes, g...)
 		}

@@ -220,11 +220,11 @@ func TestFitFixedCodesRefused(t *testing.T) {
 		want         []string
 		is           error
 	}{
-		{"no gene known", write("unknown.gmt", "ok\t\t"+names[0]+"\nstranger\tdesc\tNOPE1\tNOPE2\n"), 3, []string{"unknown.gmt", `"stranger"`, "NOPE1"}, ErrFixedCodes},
+		{"no gene known", write("unknown.gmt", "ok\t\t"+names[0]+"\nstranger\tdesc\tNOPE1\tNOPE2\n"), 3, []string{"unknown.gmt", `"stranger"`, "NOPE1"}, errFixedCodes},
 		{"not GMT", write("bad.gmt", "just words on a line\n"), 3, []string{"bad.gmt", "line 1", "no tab"}, nil},
 		// A set the library reader skips would be a fixed code left out.
-		{"repeated name", write("repeat.gmt", "a\t\t"+names[0]+"\nb\t\t"+names[1]+"\na\t\t"+names[2]+"\n"), 3, []string{"repeat.gmt", `line 3: set "a" repeats the name of line 1`}, ErrFixedCodes},
-		{"set without genes", write("nogene.gmt", "a\t\t"+names[0]+"\nb\tdesc\n"), 3, []string{"nogene.gmt", `line 2: set "b" lists no gene`}, ErrFixedCodes},
+		{"repeated name", write("repeat.gmt", "a\t\t"+names[0]+"\nb\t\t"+names[1]+"\na\t\t"+names[2]+"\n"), 3, []string{"repeat.gmt", `line 3: set "a" repeats the name of line 1`}, errFixedCodes},
+		{"set without genes", write("nogene.gmt", "a\t\t"+names[0]+"\nb\tdesc\n"), 3, []string{"nogene.gmt", `line 2: set "b" lists no gene`}, errFixedCodes},
 		{"no set", write("empty.gmt", "# nothing\n"), 3, []string{"empty.gmt", "no usable gene set"}, nil},
 		{"missing", filepath.Join(dir, "absent.gmt"), 3, []string{"absent.gmt"}, nil},
 		{"fit folder without codes", noFit, 3, []string{noFit, rundir.CodesFile}, nil},

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -89,7 +90,7 @@ func TestHoldSetting(t *testing.T) {
 		if sc.HoldFrom != tc.wantHold || sc.MaxBurnIn != tc.wantMax {
 			t.Errorf("%+v: the sampler holds from %d with a burn-in of at most %d, want %d and %d", tc, sc.HoldFrom, sc.MaxBurnIn, tc.wantHold, tc.wantMax)
 		}
-		if _, err := gibbs.NewSampler(gibbs.Data{}, sc); err != nil && errors.Is(err, gibbs.ErrConfig) {
+		if _, err := gibbs.NewSampler(context.Background(), gibbs.Data{}, sc); err != nil && errors.Is(err, gibbs.ErrConfig) {
 			t.Errorf("%+v: the sampler refuses its configuration: %v", tc, err)
 		}
 	}

@@ -10,14 +10,6 @@ import (
 	"scpipe/shard"
 )
 
-// A fit's model (its likelihood and whether it adds a housekeeping code)
-// is "auto" by default: it is chosen once, when the shards' manifest is
-// read, from what the data were before they were binarised, so that the
-// defaults suit binary data as well as expression counts. Measured through
-// scpipe fit (VALIDATION.md): the single-cell model predicts the held-out
-// entries of sparse binary data at chance, where the paper's model
-// predicts them well above it.
-
 // NoiseSetting is fit's likelihood as configured: auto (autoNoise), which
 // Resolve makes concrete, or a given gibbs.Noise. As text it is
 // "auto", "symmetric" or "dropout".

@@ -30,10 +30,13 @@ func newRankCost(comm mpi.Comm, cells int) *rankCost {
 	return &rankCost{Comm: comm, cells: cells, collectiveCPUs: threadCPU() >= 0, startAnon: procStatusKB("RssAnon")}
 }
 
-// SumInt64 is the Comm's, with the calling thread's CPU time inside it
-// counted: the thread is locked for the call, so that the time measured
-// is the collective's.
-func (c *rankCost) SumInt64(ctx context.Context, v []int64) error {
+// SumInt64 and GatherBytes make rankCost the sampler's gibbs.Reducer: the
+// Comm's collectives, which no rank's signal cancels (the ranks stop
+// together between sweeps: gibbs.PartSampler.Run). SumInt64 counts the
+// calling thread's CPU time inside it: the thread is locked for the call,
+// so that the time measured is the collective's.
+func (c *rankCost) SumInt64(v []int64) error {
+	ctx := context.Background()
 	if !c.collectiveCPUs {
 		return c.Comm.SumInt64(ctx, v)
 	}
@@ -43,6 +46,10 @@ func (c *rankCost) SumInt64(ctx context.Context, v []int64) error {
 	err := c.Comm.SumInt64(ctx, v)
 	c.commCPU += threadCPU() - t0
 	return err
+}
+
+func (c *rankCost) GatherBytes(root int, b []byte) ([][]byte, error) {
+	return c.Comm.GatherBytes(context.Background(), root, b)
 }
 
 // startSweep and endSweep bracket one sweep's work (not its checkpoint).

@@ -35,7 +35,7 @@ func TestRankCost(t *testing.T) {
 			for range sweeps {
 				c.startSweep()
 				v := []int64{int64(r), 1}
-				if err := c.SumInt64(context.Background(), v); err != nil {
+				if err := c.SumInt64(v); err != nil {
 					errs[r] = err
 					return
 				}

@@ -13,38 +13,58 @@ import (
 	"scpipe/shard"
 )
 
-// Every way of fitting a run goes through one lifecycle: openRun takes the
-// run's lock, reads the run's own configuration once where the command
-// continues it (a resumed run, a chain process: o.Given), validates the
-// configuration, verifies the shards, resolves the model, prepares the
-// run directory (or checks the prepared run it shares), reads the fixed
-// codes and opens the data the fits sweep, once; fitAll then fits the
-// process's (L, chain) in turn, each with fitOne (fitone.go), the one
-// loop of a fit whatever its crew, and Close lets the run go. The ways differ in what they open and fit:
-//
-//   - Fit (wholeRun): every fit, in one process, the run's lock held
-//     exclusively.
-//   - Prepare (prepareRun): the run made ready for processes that share
-//     it; nothing is fitted.
-//   - FitChain (chainRun): one chain of some L of a prepared run, beside
-//     other processes: the run's lock shared, each fit's folder locked.
-//   - FitMPI (mpiRun): every fit spread over MPI ranks (the crew ranks);
-//     rank 0 opens the run as Fit does, the other ranks their cell blocks
-//     (openRank).
+// runPlan is how a process takes part in a run: the steps of openRun
+// that it takes, decided once by its entry point (newRunPlan, chainPlan,
+// prepared by Fit, Prepare, FitChain and FitMPI).
+type runPlan struct {
+	// chain is the one chain a chain process fits, of a run another
+	// process prepared (0: every chain, of a run this process prepares):
+	// the run's lock is taken shared, its configuration and shards must
+	// be the prepared ones, and each fit's folder is locked while fitted.
+	chain int
+	// continues takes the run's own configuration for the settings the
+	// command did not give (a resumed run, a chain process); a run
+	// started afresh is validated before anything is made.
+	continues bool
+	// readStored reads the run's own configuration (to continue it, or to
+	// compare a run prepared again with it).
+	readStored bool
+	// refuse refuses settings this way of fitting cannot fit, before the
+	// run directory is touched (nil: none).
+	refuse func(FitConfig) error
+	// reprepare keeps a run prepared before with the same settings and
+	// shards, but for what killed writers left in it (Prepare).
+	reprepare bool
+	// fits opens the data for fitting in this process: the fixed codes
+	// and the counted data (not a run only prepared, nor rank 0 of MPI,
+	// whose samplers count their own cells).
+	fits bool
+	// resume is the command that continues fit (L, chain) after an
+	// interruption, from the run's shards and output.
+	resume func(shards, out string, L, chain int) string
+}
 
-// runMode is how a process takes part in a run.
-type runMode uint8
+// newRunPlan is the plan of a process that fits (fits) or prepares a
+// whole run, exclusively: started afresh, or continued with o.Resume.
+func newRunPlan(o FitOptions, fits bool) runPlan {
+	return runPlan{continues: o.Resume, readStored: o.Resume, fits: fits,
+		resume: func(shards, out string, _, _ int) string {
+			return fmt.Sprintf("scpipe fit %s -o %s --resume", shards, out)
+		}}
+}
 
-const (
-	wholeRun runMode = iota
-	prepareRun
-	chainRun
-	mpiRun
-)
+// chainPlan is the plan of a chain process, which fits chain of some L of
+// a prepared run beside other processes.
+func chainPlan(chain int) runPlan {
+	return runPlan{chain: chain, continues: true, readStored: true, fits: true,
+		resume: func(shards, out string, L, chain int) string {
+			return fmt.Sprintf("scpipe fit %s -o %s --L %d --chain-index %d --resume", shards, out, L, chain)
+		}}
+}
 
 // openedRun is a run opened for fitting by openRun (or openRank).
 type openedRun struct {
-	mode      runMode
+	plan      runPlan
 	cfg       FitConfig  // validated, its model and thread count resolved
 	stored    *FitConfig // the run's configuration as the lock found it (nil: none, or not read)
 	Ls        []int      // the latent sizes this process fits
@@ -60,59 +80,44 @@ type openedRun struct {
 	crew      crew              // the processes that run each fit together
 }
 
-// openRun opens the run cfg.Output for mode; chain is the chain a
-// chainRun fits.
-func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, chain int) (_ *openedRun, err error) {
-	r := &openedRun{mode: mode, o: o, crew: alone{}}
+// openRun opens the run cfg.Output as plan p says, top to bottom.
+func openRun(ctx context.Context, cfg FitConfig, o FitOptions, p runPlan) (_ *openedRun, err error) {
+	r := &openedRun{plan: p, o: o, crew: alone{}}
 	defer func() {
 		if err != nil {
 			r.Close()
 		}
 	}()
-	if mode != chainRun && !o.Resume {
+	if !p.continues {
 		// A new run's settings are all given: refused before anything is
 		// made, not even the lock beside the run.
 		if _, err := cfg.Validate(); err != nil {
 			return nil, err
 		}
 	}
-	if mode == chainRun {
-		if err := checkChain(cfg, chain, o); err != nil {
-			return nil, err
-		}
-		if r.lock, err = outlock.AcquireShared(cfg.Output, o.Log); err != nil {
-			return nil, fmt.Errorf("fit: run directory %w", err)
-		}
-	} else if r.lock, err = lockRun(cfg, o.Log); err != nil {
+	if r.lock, err = lockRun(cfg, p, o); err != nil {
 		return nil, err
 	}
-	if mode == chainRun || o.Resume || mode == prepareRun && !o.Force {
+	if p.readStored {
 		if r.stored, err = storedConfig(cfg.Output); err != nil {
 			return nil, err
 		}
 	}
-	if r.stored != nil && (mode == chainRun || o.Resume) {
-		cfg = cfg.over(*r.stored, o.Given)
+	if r.stored != nil && p.continues {
+		cfg = o.Given.over(*r.stored, cfg)
 	}
-	if mode == mpiRun {
+	if p.refuse != nil {
 		// Before the run directory is touched: a resumed run's own
-		// settings may be what MPI cannot fit.
-		if err := mpiRefuses(cfg); err != nil {
+		// settings may be what this process cannot fit.
+		if err := p.refuse(cfg); err != nil {
 			return nil, err
 		}
 	}
 	if r.Ls, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if mode == chainRun {
-		if cfg, err = preparedConfig(r.stored, cfg, chain, r.Ls); err != nil {
-			return nil, err
-		}
-		r.chains = []int{chain}
-	} else {
-		for c := 1; c <= cfg.Chains; c++ {
-			r.chains = append(r.chains, c)
-		}
+	if cfg, r.chains, err = r.ownChains(cfg); err != nil {
+		return nil, err
 	}
 	// The shards are checked before the run directory is touched, so that
 	// bad input never costs an existing run (not even with --force).
@@ -122,32 +127,17 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 		return nil, err
 	}
 	o.Timings.since(phaseVerify, start)
-	id := shardsIdentity(cfg.Shards, r.src.Manifest())
-	if mode == chainRun {
-		if err := rundir.SameShards(cfg.Output, id, o.Log); err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
-		}
-		if !o.Resume {
-			if err := refuseStarted(cfg.Output, r.Ls, chain); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		if cfg, err = cfg.resolveModel(r.src.Manifest(), o.Log); err != nil {
-			return nil, err
-		}
-		if err := r.prepareDir(cfg, id); err != nil {
-			return nil, err
-		}
+	if cfg, err = r.prepareDir(cfg, shardsIdentity(cfg.Shards, r.src.Manifest())); err != nil {
+		return nil, err
 	}
 	cfg.Threads = workers // after the configuration is written: config.toml keeps what was given
 	r.cfg, r.hash = cfg, cfg.hash()
 	start = time.Now()
-	if r.data, r.closeMask, r.heldOut, err = fitData(ctx, r.src, cfg, o, mode != chainRun); err != nil {
+	if r.data, r.closeMask, r.heldOut, err = fitData(ctx, r.src, cfg, o, p.chain == 0); err != nil {
 		return nil, err
 	}
 	o.Timings.since(phaseMask, start)
-	if mode == prepareRun || mode == mpiRun {
+	if !p.fits {
 		return r, nil
 	}
 	start = time.Now()
@@ -161,49 +151,76 @@ func openRun(ctx context.Context, cfg FitConfig, o FitOptions, mode runMode, cha
 	return r, nil
 }
 
+// ownChains returns the chains of each L this process fits (every chain
+// of the run, or a chain process's one), and the configuration a chain
+// process takes from its prepared run.
+func (r *openedRun) ownChains(cfg FitConfig) (FitConfig, []int, error) {
+	if r.plan.chain > 0 {
+		cfg, err := preparedConfig(r.stored, cfg, r.plan.chain, r.Ls)
+		return cfg, []int{r.plan.chain}, err
+	}
+	var chains []int
+	for c := 1; c <= cfg.Chains; c++ {
+		chains = append(chains, c)
+	}
+	return cfg, chains, nil
+}
+
 // checkChain refuses a chain process's settings that no prepared run
 // takes.
 func checkChain(cfg FitConfig, chain int, o FitOptions) error {
-	if chain < 1 {
-		return fmt.Errorf("%w: --chain-index %d: chains are numbered from 1", ErrConfig, chain)
-	}
 	if o.Force {
 		return fmt.Errorf("fit: --force replaces a whole run and cannot go with --chain-index (to fit one (L, chain) again, delete its folder, such as %s)", rundir.FitDir(cfg.Output, cfg.L[0], chain))
 	}
 	return checkRunInputs(cfg)
 }
 
-// prepareDir prepares the run directory for the resolved cfg on the
-// shards id: it writes the configuration, the fixed codes and shards.json
-// (prepareRunDir). A prepareRun leaves a run prepared with the same
-// settings and shards as it is, but for what killed writers left in it.
-func (r *openedRun) prepareDir(cfg FitConfig, id rundir.ShardsIdentity) error {
+// prepareDir prepares the run directory for cfg on the shards id, its
+// model resolved, which it returns: it writes the configuration, the fixed
+// codes and shards.json (prepareRunDir). A run prepared again
+// (plan.reprepare) with the same settings and shards stays as it is, but
+// for what killed writers left in it. A chain process's run was prepared
+// by another: it checks the shards are the run's, and that its fits have
+// not started unless it resumes them.
+func (r *openedRun) prepareDir(cfg FitConfig, id rundir.ShardsIdentity) (FitConfig, error) {
+	if r.plan.chain > 0 {
+		if err := rundir.SameShards(cfg.Output, id, r.o.Log); err != nil {
+			return cfg, fmt.Errorf("fit: %w", err)
+		}
+		if !r.o.Resume {
+			return cfg, refuseStarted(cfg.Output, r.Ls, r.plan.chain)
+		}
+		return cfg, nil
+	}
+	cfg, err := cfg.resolveModel(r.src.Manifest(), r.o.Log)
+	if err != nil {
+		return cfg, err
+	}
 	existing := false
-	if r.mode == prepareRun {
-		var err error
+	if r.plan.reprepare {
 		if existing, err = preparedBefore(r.stored, cfg, id, r.o); err != nil {
-			return err
+			return cfg, err
 		}
 	}
 	// Before the run directory is touched, so that a bad source costs
 	// nothing.
 	sets, err := fixedCodeSets(cfg, r.src.Manifest(), r.Ls, r.o.Resume || existing, r.o.Log)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	if existing { // its settings and shards checked by preparedBefore
 		if err := removeLeftovers(cfg.Output, r.o.Log); err != nil {
-			return err
+			return cfg, err
 		}
-		return writeFixedCodes(cfg.Output, sets)
+		return cfg, writeFixedCodes(cfg.Output, sets)
 	}
 	if err := prepareRunDir(cfg, r.o, id, r.stored); err != nil {
-		return err
+		return cfg, err
 	}
 	if err := writeConfig(cfg); err != nil {
-		return err
+		return cfg, err
 	}
-	return writeFixedCodes(cfg.Output, sets)
+	return cfg, writeFixedCodes(cfg.Output, sets)
 }
 
 // preparedBefore reports whether the run cfg.Output was prepared before
@@ -235,7 +252,7 @@ func openRank(sent []byte, ownThreads int, o FitOptions, b0, b1 int) (_ *openedR
 	if err != nil {
 		return nil, err
 	}
-	r := &openedRun{mode: mpiRun, o: o}
+	r := &openedRun{plan: mpiPlan(), o: o}
 	if r.Ls, err = cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -290,13 +307,7 @@ func (r *openedRun) fitAll(ctx context.Context, fit func(ctx context.Context, L,
 // resumeCommand is the command that continues fit (L, chain) of the run
 // after an interruption.
 func (r *openedRun) resumeCommand(L, chain int) string {
-	switch r.mode {
-	case chainRun:
-		return fmt.Sprintf("scpipe fit %s -o %s --L %d --chain-index %d --resume", r.cfg.Shards, r.cfg.Output, L, chain)
-	case mpiRun:
-		return fmt.Sprintf("mpirun … scpipe fit --mpi %s -o %s --resume", r.cfg.Shards, r.cfg.Output)
-	}
-	return fmt.Sprintf("scpipe fit %s -o %s --resume", r.cfg.Shards, r.cfg.Output)
+	return r.plan.resume(r.cfg.Shards, r.cfg.Output, L, chain)
 }
 
 // fitProcess runs (or resumes, or skips when complete) fit (L, chain) in
@@ -304,7 +315,7 @@ func (r *openedRun) resumeCommand(L, chain int) string {
 // fits, after removing the temporaries that a killed writer of this fit
 // left in it.
 func (r *openedRun) fitProcess(ctx context.Context, L, chain int) (bool, error) {
-	if r.mode == chainRun {
+	if r.plan.chain > 0 {
 		dir := rundir.FitDir(r.cfg.Output, L, chain)
 		lk, err := outlock.Acquire(dir, r.o.Log)
 		if err != nil {

@@ -13,16 +13,23 @@ import (
 	"scpipe/shard"
 )
 
-// lockRun takes the run directory's lock for the whole fit, so that a
-// second fit of the same run (a requeued job while the first still runs, a
-// --force replacing it) fails at once with a message naming the holder. It
-// first refuses a run directory that is, holds or lies inside one of the
-// fit's inputs (checkRunInputs).
-func lockRun(cfg FitConfig, log *slog.Logger) (*outlock.Lock, error) {
-	if err := checkRunInputs(cfg); err != nil {
+// lockRun takes the run directory's lock, so that a second fit of the
+// same run (a requeued job while the first still runs, a --force
+// replacing it) fails at once with a message naming the holder: shared by
+// a chain process (after refusing its settings that no prepared run
+// takes), exclusively by the others. It first refuses a run directory
+// that is, holds or lies inside one of the fit's inputs (checkRunInputs).
+func lockRun(cfg FitConfig, p runPlan, o FitOptions) (*outlock.Lock, error) {
+	acquire := outlock.Acquire
+	if p.chain != 0 {
+		if err := checkChain(cfg, p.chain, o); err != nil {
+			return nil, err
+		}
+		acquire = outlock.AcquireShared
+	} else if err := checkRunInputs(cfg); err != nil {
 		return nil, err
 	}
-	lk, err := outlock.Acquire(cfg.Output, log)
+	lk, err := acquire(cfg.Output, o.Log)
 	if err != nil {
 		return nil, fmt.Errorf("fit: run directory %w", err)
 	}

@@ -13,25 +13,6 @@ import (
 	"scpipe/pipeline/runsummary"
 )
 
-// A run directory can be fitted by many processes at once, such as the
-// tasks of a SLURM job array, each fitting some of its (L, chain):
-//
-//  1. Prepare creates the run, holding its lock exclusively: it verifies
-//     the shards and writes shards.json, config.toml (every L and chain of
-//     the run) and, with held-out entries, fitmask/. It fits nothing.
-//  2. FitChain fits chain K of some of the run's L. It holds the run's lock
-//     shared, so that any number of them run together while Fit, Prepare
-//     and --force are kept out, and the lock of each fit folder
-//     (RUN/Lnn/.chainK.lock) exclusively while it fits it. It writes
-//     nothing outside its fit folders.
-//  3. runsummary.Summarize, given the run's configuration by SummaryPlan,
-//     writes summary.tsv and selection.svg from the fits that have
-//     finished, and lists those that have not.
-//
-// A fit depends only on the run's settings, the shards and its (L, chain)
-// (chainSeed), so each is bit-identical to the same fit of a single
-// process's Fit.
-
 // Prepare creates the run directory cfg.Output for fits by FitChain (see
 // above): it verifies the shards, records them and the configuration, and
 // builds the fit mask, but fits nothing. A run that already exists with the
@@ -43,7 +24,9 @@ func Prepare(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, er
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	r, err := openRun(ctx, cfg, o, prepareRun, 0)
+	p := newRunPlan(o, false)
+	p.readStored, p.reprepare = o.Resume || !o.Force, true
+	r, err := openRun(ctx, cfg, o, p)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +47,10 @@ func FitChain(ctx context.Context, cfg FitConfig, chain int, o FitOptions) (_ *F
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	r, err := openRun(ctx, cfg, o, chainRun, chain)
+	if chain < 1 {
+		return nil, fmt.Errorf("%w: --chain-index %d: chains are numbered from 1", ErrConfig, chain)
+	}
+	r, err := openRun(ctx, cfg, o, chainPlan(chain))
 	if err != nil {
 		return nil, err
 	}

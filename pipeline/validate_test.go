@@ -84,3 +84,35 @@ func TestRefusedSettingsWriteNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedSourceWritesNothing: a fit refused once it holds the run's
+// lock (its fixed codes' source missing or unreadable, found only then)
+// leaves nothing either: not the folders it made for the lock.
+func TestRefusedSourceWritesNothing(t *testing.T) {
+	t.Parallel()
+	shards := countShards(t)
+	for _, tc := range []struct {
+		name, fixed string
+	}{
+		{"missing source", "missing.gmt"},
+		{"source without sets", "empty.gmt"},
+	} {
+		parent := t.TempDir()
+		src := filepath.Join(t.TempDir(), tc.fixed)
+		if tc.fixed == "empty.gmt" {
+			if err := os.WriteFile(src, nil, 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := DefaultFitConfig()
+		cfg.Shards, cfg.Output = shards, filepath.Join(parent, "runs", "new", "run")
+		cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Threads = LSizes{4}, 1, 6, 4, 2
+		cfg.FixedCodes = src
+		if _, err := Fit(context.Background(), cfg, FitOptions{}); err == nil || !strings.Contains(err.Error(), tc.fixed) {
+			t.Errorf("%s: %v, want a refusal naming %s", tc.name, err, tc.fixed)
+		}
+		if left, _ := os.ReadDir(parent); len(left) > 0 {
+			t.Errorf("%s: refused, left %s", tc.name, left[0].Name())
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 
 	"scpipe/enrich"
 	"scpipe/internal/rundir"
+
+	"scpipe/internal/testkit"
 )
 
 // smallRun is the synthetic run most tests report on: five L, two chains,
@@ -125,7 +127,7 @@ func TestReportPage(t *testing.T) {
 	if n := len(regexp.MustCompile(`>block_[0-9]+ · [0-9.e+-]+</text>`).FindAllString(text, -1)); n != 2+3+4+5+5 {
 		t.Errorf("%d programs of the hierarchy labelled with a term, want every one of the 19", n)
 	}
-	if got := listDir(t, run); !slices.Equal(got, []string{"L02", "L03", "L04", "L05", "L06", "report-figures", "report.html", "summary.tsv"}) {
+	if got := testkit.Names(t, run); !slices.Equal(got, []string{"L02", "L03", "L04", "L05", "L06", "report-figures", "report.html", "summary.tsv"}) {
 		t.Errorf("the run holds %v after the report: a temporary or lock file left, or an input touched", got)
 	}
 	_ = dir
@@ -204,7 +206,7 @@ func TestBadInputs(t *testing.T) {
 			[]string{enrichDir, "does not match the run " + other, "L02_code1"}},
 	} {
 		tc.o.Threshold = max(tc.o.Threshold, 0.5)
-		before := listDir(t, dir)
+		before := testkit.Names(t, dir)
 		_, err := Write(context.Background(), tc.o)
 		if err == nil {
 			t.Errorf("%s: no error", tc.name)
@@ -215,7 +217,7 @@ func TestBadInputs(t *testing.T) {
 				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
 			}
 		}
-		if after := listDir(t, dir); !slices.Equal(before, after) {
+		if after := testkit.Names(t, dir); !slices.Equal(before, after) {
 			t.Errorf("%s: the folder changed: %v, then %v", tc.name, before, after)
 		}
 	}
@@ -260,20 +262,9 @@ func TestForce(t *testing.T) {
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {
 		t.Errorf("the old figures' folder was kept (%v)", err)
 	}
-	if got := listDir(t, dir); !slices.Equal(got, []string{"r-figures", "r.html", "run"}) {
+	if got := testkit.Names(t, dir); !slices.Equal(got, []string{"r-figures", "r.html", "run"}) {
 		t.Errorf("folder holds %v, want no temporary or lock left", got)
 	}
-}
-
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	must(t, err)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // TestScreenshot checks a screenshot of a report, taken by

@@ -5,22 +5,9 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"scpipe/internal/testkit"
 )
-
-// cancelWhen is a context whose Err reports cancellation once a file
-// matching pattern exists: Ctrl-C while a temporary output is being
-// written, whatever the machine's speed. Its Done is nil.
-type cancelWhen struct {
-	context.Context
-	pattern string
-}
-
-func (c cancelWhen) Err() error {
-	if m, _ := filepath.Glob(c.pattern); len(m) > 0 {
-		return context.Canceled
-	}
-	return nil
-}
 
 // TestWriteStopsWhileWriting: Ctrl-C while the figures are written stops
 // Write with an error wrapping context.Canceled and installs nothing, page
@@ -29,7 +16,7 @@ func TestWriteStopsWhileWriting(t *testing.T) {
 	t.Parallel()
 	dir, run, _ := runWithEnrich(t)
 	out := filepath.Join(dir, "page.html")
-	_, err := Write(cancelWhen{context.Background(), filepath.Join(dir, "page.html.tmp-*")}, Options{Run: run, Threshold: 0.5, Out: out})
+	_, err := Write(testkit.CancelWhen(filepath.Join(dir, "page.html.tmp-*")), Options{Run: run, Threshold: 0.5, Out: out})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Write: %v, want context.Canceled", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+
+	"scpipe/internal/testkit"
 )
 
 // countdown is a context whose Err reports cancellation after n calls
@@ -53,7 +55,7 @@ func TestCommitStops(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("stopped at check %d: %v, want context.Canceled", k, err)
 		}
-		if got := entries(t, parent); len(got) > 0 {
+		if got := testkit.Names(t, parent); len(got) > 0 {
 			t.Errorf("stopped at check %d: left %q", k, got)
 		}
 	}

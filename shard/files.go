@@ -154,11 +154,11 @@ func decodeTSV(path string, r io.Reader, n, ncol int) ([][]string, error) {
 	for sc.Scan() {
 		line++
 		if line > n {
-			return nil, fmt.Errorf("%w: %s: more than %d lines", ErrFormat, path, n)
+			return nil, fmt.Errorf("%w: %s: more than %d lines", errFormat, path, n)
 		}
 		fields := strings.Split(sc.Text(), "\t")
 		if len(fields) != ncol {
-			return nil, fmt.Errorf("%w: %s: line %d: %d fields, want %d", ErrFormat, path, line, len(fields), ncol)
+			return nil, fmt.Errorf("%w: %s: line %d: %d fields, want %d", errFormat, path, line, len(fields), ncol)
 		}
 		for j, f := range fields {
 			cols[j] = append(cols[j], f)
@@ -168,7 +168,7 @@ func decodeTSV(path string, r io.Reader, n, ncol int) ([][]string, error) {
 		return nil, fmt.Errorf("shard: %s: line %d: %w", path, line+1, err)
 	}
 	if line != n {
-		return nil, fmt.Errorf("%w: %s: %d lines, want %d", ErrFormat, path, line, n)
+		return nil, fmt.Errorf("%w: %s: %d lines, want %d", errFormat, path, line, n)
 	}
 	return cols, nil
 }

@@ -31,9 +31,9 @@ const (
 	columnFeatureType = "feature_type"
 )
 
-// ErrFormat is wrapped by every error Open and Verify return for a shard
+// errFormat is wrapped by every error Open and Verify return for a shard
 // folder whose contents break the format (as opposed to I/O errors).
-var ErrFormat = errors.New("shard: invalid shard")
+var errFormat = errors.New("shard: invalid shard")
 
 // Manifest describes a shard folder; it is stored as manifest.json. Fields
 // marked "filled by Commit" are computed by Writer.Commit and overwrite
@@ -290,10 +290,10 @@ var hexCRC = regexp.MustCompile(`^[0-9a-f]{8}$`)
 func parseManifest(data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: %s: bad JSON: %w", ErrFormat, ManifestName, err)
+		return nil, fmt.Errorf("%w: %s: bad JSON: %w", errFormat, ManifestName, err)
 	}
 	if err := m.validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrFormat, ManifestName, err)
+		return nil, fmt.Errorf("%w: %s: %w", errFormat, ManifestName, err)
 	}
 	return &m, nil
 }

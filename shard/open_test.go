@@ -102,8 +102,8 @@ func TestOpenErrors(t *testing.T) {
 					t.Fatal("Open and Barcodes succeeded")
 				}
 			}
-			if !errors.Is(err, ErrFormat) {
-				t.Errorf("error %v does not wrap ErrFormat", err)
+			if !errors.Is(err, errFormat) {
+				t.Errorf("error %v does not wrap errFormat", err)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
@@ -131,10 +131,10 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 			}
 			s := openShard(t, dir)
 			err = s.Verify(t.Context(), 0)
-			if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "crc32c") {
+			if err == nil || !errors.Is(err, errFormat) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "crc32c") {
 				t.Fatalf("Verify after flipping a bit of %s: %v", name, err)
 			}
-			if s, err := OpenVerified(t.Context(), dir, 2); s != nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), name) {
+			if s, err := OpenVerified(t.Context(), dir, 2); s != nil || !errors.Is(err, errFormat) || !strings.Contains(err.Error(), name) {
 				t.Fatalf("OpenVerified after flipping a bit of %s: %v", name, err)
 			}
 		})

@@ -34,7 +34,7 @@ type Shard struct {
 // exists with its stated size, loads the genes' annotations (genes.tsv; the
 // barcodes are read by Barcodes) and maps the data files read-only.
 // Checksums are not read: call Verify for that. Errors about the folder's
-// contents wrap ErrFormat and name the file and the problem.
+// contents wrap errFormat and name the file and the problem.
 func Open(dir string) (*Shard, error) { return open(dir, 0, -1) }
 
 // OpenVerified opens dir (Open) and checks every one of its checksums on
@@ -72,7 +72,7 @@ func open(dir string, first, last int) (*Shard, error) {
 	mpath := filepath.Join(dir, ManifestName)
 	data, err := infile.ReadFile(mpath)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s: missing (is %s a shard folder?)", ErrFormat, mpath, dir)
+		return nil, fmt.Errorf("%w: %s: missing (is %s a shard folder?)", errFormat, mpath, dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)
@@ -85,16 +85,16 @@ func open(dir string, first, last int) (*Shard, error) {
 		p := filepath.Join(dir, f.Name)
 		fi, err := os.Stat(p)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s: listed in %s but missing", ErrFormat, p, ManifestName)
+			return nil, fmt.Errorf("%w: %s: listed in %s but missing", errFormat, p, ManifestName)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("shard: %w", err)
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%w: %s: not a regular file", ErrFormat, p)
+			return nil, fmt.Errorf("%w: %s: not a regular file", errFormat, p)
 		}
 		if fi.Size() != f.Bytes {
-			return nil, fmt.Errorf("%w: %s: %d bytes, %s says %d (truncated or overwritten?)", ErrFormat, p, fi.Size(), ManifestName, f.Bytes)
+			return nil, fmt.Errorf("%w: %s: %d bytes, %s says %d (truncated or overwritten?)", errFormat, p, fi.Size(), ManifestName, f.Bytes)
 		}
 	}
 	if err := m.loadSideFiles(dir); err != nil {
@@ -252,7 +252,7 @@ func (s *Shard) CellBlocks() []Range {
 
 // Verify recomputes the CRC-32C of every file, on up to workers
 // goroutines (0: GOMAXPROCS), and checks that padding bits are zero,
-// returning the first problem found (wrapping ErrFormat and naming the
+// returning the first problem found (wrapping errFormat and naming the
 // file) or ctx's error.
 func (s *Shard) Verify(ctx context.Context, workers int) error {
 	if s.blocks.Len() != s.m.Layout.CellBlocks {
@@ -271,7 +271,7 @@ func (s *Shard) Verify(ctx context.Context, workers int) error {
 				return err
 			}
 			if got := crcHex(crc); got != f.CRC32C {
-				return fmt.Errorf("%w: %s: crc32c %s, %s says %s (file corrupted)", ErrFormat, p, got, ManifestName, f.CRC32C)
+				return fmt.Errorf("%w: %s: crc32c %s, %s says %s (file corrupted)", errFormat, p, got, ManifestName, f.CRC32C)
 			}
 			return nil
 		})
@@ -284,7 +284,7 @@ func (s *Shard) Verify(ctx context.Context, workers int) error {
 			continue
 		}
 		if err := checkPadding(m); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrFormat, s.dir, err)
+			return fmt.Errorf("%w: %s: %w", errFormat, s.dir, err)
 		}
 	}
 	return nil

@@ -12,21 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// entries lists a folder's names, sorted.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n []string
-	for _, e := range es {
-		n = append(n, e.Name())
-	}
-	return n
-}
+	"scpipe/internal/testkit"
+)
 
 func TestCreateExistingDestination(t *testing.T) {
 	t.Parallel()
@@ -63,7 +51,7 @@ func TestCreateExistingDestination(t *testing.T) {
 		t.Fatalf("after forced Commit, tool = %q", s.Manifest().Tool)
 	}
 	checkMatrices(t, s.X(), s.XT(), second)
-	if got := entries(t, parent); !slices.Equal(got, []string{"out.shard"}) {
+	if got := testkit.Names(t, parent); !slices.Equal(got, []string{"out.shard"}) {
 		t.Fatalf("parent holds %q after replacement, want only out.shard", got)
 	}
 }
@@ -77,7 +65,7 @@ func TestAbortLeavesNothing(t *testing.T) {
 	}
 	w.Set(199, 99)
 	w.SetObserved(0, 0)
-	if got := entries(t, parent); len(got) != 1 || !strings.HasPrefix(got[0], "a.shard.tmp-") {
+	if got := testkit.Names(t, parent); len(got) != 1 || !strings.HasPrefix(got[0], "a.shard.tmp-") {
 		t.Fatalf("while writing, parent holds %q, want one a.shard.tmp-* folder", got)
 	}
 	if err := w.Abort(); err != nil {
@@ -86,7 +74,7 @@ func TestAbortLeavesNothing(t *testing.T) {
 	if err := w.Abort(); err != nil {
 		t.Fatalf("second Abort: %v", err)
 	}
-	if got := entries(t, parent); len(got) != 0 {
+	if got := testkit.Names(t, parent); len(got) != 0 {
 		t.Fatalf("after Abort, parent holds %q", got)
 	}
 	if err := w.Commit(context.Background(), Manifest{}); err == nil {
@@ -139,7 +127,7 @@ func TestCommitFailureCleansUp(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Commit error %v, want one containing %q", err, c.want)
 			}
-			if got := entries(t, parent); len(got) != 0 {
+			if got := testkit.Names(t, parent); len(got) != 0 {
 				t.Fatalf("after failed Commit, parent holds %q", got)
 			}
 		})
@@ -160,7 +148,7 @@ func TestCreateRejectsBadLayout(t *testing.T) {
 			w.Abort()
 			t.Fatalf("Create accepted layout %+v", l)
 		}
-		if got := entries(t, parent); len(got) != 0 {
+		if got := testkit.Names(t, parent); len(got) != 0 {
 			t.Fatalf("rejected layout %+v left %q", l, got)
 		}
 	}
@@ -480,11 +468,11 @@ func TestFinishBlockEarly(t *testing.T) {
 			dir := t.TempDir()
 			want := filepath.Join(dir, "commit")
 			write(want, "commit")
-			names := entries(t, want)
+			names := testkit.Names(t, want)
 			for _, mode := range []string{"finish", "words"} {
 				dst := filepath.Join(dir, mode)
 				write(dst, mode)
-				if got := entries(t, dst); !slices.Equal(got, names) {
+				if got := testkit.Names(t, dst); !slices.Equal(got, names) {
 					t.Fatalf("%s: wrote %q, Commit alone %q", mode, got, names)
 				}
 				for _, name := range names {

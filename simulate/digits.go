@@ -6,13 +6,13 @@ import (
 )
 
 // The calculator digits of the paper's Fig. calc: each digit is drawn by
-// its lit segments of a seven-segment display on a DigitsWidth × DigitsHeight
+// its lit segments of a seven-segment display on a digitsWidth × digitsHeight
 // pixel grid (10 × 17), each grid cell Scale × Scale pixels. The seven
 // segments are disjoint sets of pixels, so they are the codes U (L = 7) and
 // a digit's lit segments its usage z.
 const (
-	DigitsWidth  = 10
-	DigitsHeight = 17
+	digitsWidth  = 10
+	digitsHeight = 17
 	// DigitsL is the number of segments, the planted L of the digits kind.
 	DigitsL = 7
 )
@@ -30,7 +30,7 @@ type DigitsParams struct {
 const maxDigitsScale = 100
 
 // DigitsGenes returns the number of pixels of a digit at scale s.
-func DigitsGenes(scale int) int { return DigitsWidth * DigitsHeight * scale * scale }
+func DigitsGenes(scale int) int { return digitsWidth * digitsHeight * scale * scale }
 
 // DefaultDigitsParams returns the paper's Fig. calc: the ten digits once
 // each, 10 × 17 pixels, without noise.
@@ -84,7 +84,7 @@ func digitLights(d, l int) bool { return digitSegments[d]>>l&1 == 1 }
 // segmentOf returns the segment that pixel g of a digit at scale s belongs
 // to, or -1 for the background.
 func segmentOf(g, scale int) int {
-	w := DigitsWidth * scale
+	w := digitsWidth * scale
 	r, c := g/w/scale, g%w/scale
 	for l, b := range segmentBoxes {
 		if r >= b.r0 && r < b.r1 && c >= b.c0 && c < b.c1 {
@@ -152,7 +152,7 @@ func pixelName(g, width int) string {
 // pixel name.
 func (t *Truth) GeneID(g int) string {
 	if t.Kind == Digits {
-		return pixelName(g, DigitsWidth*t.Digits.Scale)
+		return pixelName(g, digitsWidth*t.Digits.Scale)
 	}
 	return GeneID(g)
 }
@@ -161,7 +161,7 @@ func (t *Truth) GeneID(g int) string {
 // its pixel name.
 func (t *Truth) GeneName(g int) string {
 	if t.Kind == Digits {
-		return pixelName(g, DigitsWidth*t.Digits.Scale)
+		return pixelName(g, digitsWidth*t.Digits.Scale)
 	}
 	return GeneName(g)
 }

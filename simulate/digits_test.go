@@ -15,7 +15,7 @@ import (
 func picture(t *Truth, n int) string {
 	row, clean := make([]uint64, t.Words()), make([]uint64, t.Words())
 	t.Row(n, row, clean)
-	w := DigitsWidth * t.Digits.Scale
+	w := digitsWidth * t.Digits.Scale
 	var b strings.Builder
 	for g := range t.Genes {
 		if clean[g/64]>>(g%64)&1 == 1 {

@@ -71,8 +71,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("simulate: cells and genes must be positive (got %d × %d)", p.Cells, p.Genes)
 	case p.Cells > shard.MaxDim:
 		return fmt.Errorf("simulate: %d cells: at most %d, the most a shard folder holds", p.Cells, shard.MaxDim)
-	case p.Genes > MaxGenes:
-		return fmt.Errorf("simulate: %d genes: at most %d", p.Genes, MaxGenes)
+	case p.Genes > maxGenes:
+		return fmt.Errorf("simulate: %d genes: at most %d", p.Genes, maxGenes)
 	case p.L < 1 || p.L > 64:
 		return fmt.Errorf("simulate: L must be in 1..64 (got %d)", p.L)
 	case !(p.Missing >= 0 && p.Missing <= 1):

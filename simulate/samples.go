@@ -62,8 +62,8 @@ func (t *Truth) NumSamples() int { return max(t.Samples.Samples, 1) }
 // SampleOf returns the sample of cell n (0-based).
 func (t *Truth) SampleOf(n int) int { return int(int64(n) * int64(t.NumSamples()) / int64(t.Cells)) }
 
-// SampleName names sample s (0-based): sample1, sample2, ….
-func SampleName(s int) string { return "sample" + strconv.Itoa(s+1) }
+// sampleName names sample s (0-based): sample1, sample2, ….
+func sampleName(s int) string { return "sample" + strconv.Itoa(s+1) }
 
 // sampleRange returns the cells [lo, hi) of sample s.
 func (t *Truth) sampleRange(s int) (lo, hi int) {
@@ -79,7 +79,7 @@ func (t *Truth) CellName(n int) string {
 	if t.NumSamples() == 1 {
 		return t.Barcode(n)
 	}
-	return t.Barcode(n) + "-" + SampleName(t.SampleOf(n))
+	return t.Barcode(n) + "-" + sampleName(t.SampleOf(n))
 }
 
 // background returns the factor of the baseline rates in cell n's sample.
@@ -136,7 +136,7 @@ func (t *Truth) manifestSamples() []shard.Sample {
 	out := make([]shard.Sample, t.NumSamples())
 	for s := range out {
 		lo, hi := t.sampleRange(s)
-		out[s] = shard.Sample{Name: SampleName(s), Format: "simulate", FirstCell: lo, CellsBefore: hi - lo, CellsAfter: hi - lo, GenesBefore: t.Genes}
+		out[s] = shard.Sample{Name: sampleName(s), Format: "simulate", FirstCell: lo, CellsBefore: hi - lo, CellsAfter: hi - lo, GenesBefore: t.Genes}
 	}
 	return out
 }
@@ -152,7 +152,7 @@ func (t *Truth) writeSamplesMTX(ctx context.Context, tmp string, ones []int64) e
 	if err := writePlain(filepath.Join(tmp, SamplesFile), func(w *bufio.Writer) error {
 		w.WriteString("sample\tpath\tdepth_factor\tbackground_factor\n")
 		for s := range t.NumSamples() {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", SampleName(s), SampleName(s),
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", sampleName(s), sampleName(s),
 				strconv.FormatFloat(t.SampleDepth[s], 'g', -1, 64), strconv.FormatFloat(t.SampleBackground[s], 'g', -1, 64))
 		}
 		return nil
@@ -161,7 +161,7 @@ func (t *Truth) writeSamplesMTX(ctx context.Context, tmp string, ones []int64) e
 	}
 	for s := range t.NumSamples() {
 		lo, hi := t.sampleRange(s)
-		if err := t.writeMTXFiles(ctx, filepath.Join(tmp, SampleName(s)), lo, hi, ones[s]); err != nil {
+		if err := t.writeMTXFiles(ctx, filepath.Join(tmp, sampleName(s)), lo, hi, ones[s]); err != nil {
 			return err
 		}
 	}

@@ -9,11 +9,11 @@ import (
 	"scpipe/shard"
 )
 
-// MaxGenes bounds Params.Genes: every worker drawing rows holds a count
+// maxGenes bounds Params.Genes: every worker drawing rows holds a count
 // per gene (4 bytes) beside two rows of bits, and no assay measures more
 // features than a few million (ATAC peaks); --genes 2000000000 once took
 // 8 GB a worker before it could be stopped.
-const MaxGenes = 1 << 26
+const maxGenes = 1 << 26
 
 // ErrNoRoom is wrapped by the refusal of a simulation whose output the
 // file system it goes to cannot hold.

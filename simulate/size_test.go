@@ -38,12 +38,12 @@ func TestSizesRefused(t *testing.T) {
 		{1_000_000_000_000, 100, false, nil, "1000000000000 cells: at most 2147483647"},
 		{100, 2_000_000_000, true, nil, "2000000000 genes: at most 67108864"},
 		// 2³¹ × 2²⁶ bits of shards: 17 PB.
-		{shard.MaxDim, MaxGenes, true, freeSpace(100_000*gb, true), dir + ": not enough free space: 2147483647 cells × 67108864 genes need at least"},
-		{shard.MaxDim, MaxGenes, true, freeSpace(0, false), ""},
+		{shard.MaxDim, maxGenes, true, freeSpace(100_000*gb, true), dir + ": not enough free space: 2147483647 cells × 67108864 genes need at least"},
+		{shard.MaxDim, maxGenes, true, freeSpace(0, false), ""},
 		// An MTX folder's truth alone, 31 bytes a cell: 67 GB; its matrix
 		// is estimated by WriteMTX once the truth is drawn.
-		{shard.MaxDim, MaxGenes, false, freeSpace(60*gb, true), dir + ": not enough free space"},
-		{shard.MaxDim, MaxGenes, false, freeSpace(73*gb, true), ""},
+		{shard.MaxDim, maxGenes, false, freeSpace(60*gb, true), dir + ": not enough free space"},
+		{shard.MaxDim, maxGenes, false, freeSpace(73*gb, true), ""},
 		{DefaultParams().Cells, DefaultParams().Genes, true, freeSpace(100_000, true), dir + ": not enough free space"},
 		{DefaultParams().Cells, DefaultParams().Genes, true, freeSpace(gb, true), ""},
 	} {

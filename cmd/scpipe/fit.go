@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -123,7 +120,7 @@ finished. Each fit is identical to the same fit of a single process.
 		Action: func(c *cli.Context) error {
 			var given []string
 			err := fitAction(c, &given)
-			return settingSource(c, given, err)
+			return fitFlags(c, "").Source(err, given)
 		},
 	}
 }
@@ -140,16 +137,12 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 		return err
 	}
 	*givenOut = given
-	if !c.IsSet("threads") && slices.Contains(given, "threads") && (cfg.Threads < 1 || cfg.Threads > pipeline.MaxThreads()) {
-		// newEnvThreads would name the flag, which was not given.
-		return &pipeline.SettingError{Key: "threads", Msg: fmt.Sprintf("threads = %d outside 1..%d (%s)", cfg.Threads, pipeline.MaxThreads(), pipeline.MaxThreadsReason())}
-	}
-	env, err := newEnvThreads(c, cfg.Threads)
+	env, err := newEnvThreads(c, cfg.Threads) // its error named by FitFlags.Source
 	if err != nil {
 		return err
 	}
 	o := pipeline.FitOptions{
-		Resume: c.Bool("resume"), Force: c.Bool("force"), Given: given,
+		Resume: c.Bool("resume"), Force: c.Bool("force"), Given: pipeline.GivenKeys(given...),
 		Log: env.log, Progress: env.progress, ProgressTo: os.Stderr, Cached: env.cached,
 	}
 	chain, oneChain := chainIndex(c)
@@ -185,27 +178,6 @@ func fitAction(c *cli.Context, givenOut *[]string) error {
 	return nil
 }
 
-// settingSource names where an invalid setting of err came from: its
-// flag when one gave it, else the --config file when given (which holds
-// the settings' keys) names it, else the run's own config.toml, which a
-// resumed run or a chain process reads for the settings not given.
-func settingSource(c *cli.Context, given []string, err error) error {
-	var se *pipeline.SettingError
-	if !errors.As(err, &se) {
-		return err
-	}
-	flag := strings.ReplaceAll(se.Key, "_", "-")
-	switch {
-	case c.IsSet(flag):
-		return fmt.Errorf("--%s: %w", flag, err)
-	case slices.Contains(given, se.Key) && c.String("config") != "":
-		return fmt.Errorf("config %s: %w", c.String("config"), err)
-	case c.Bool("resume") || c.IsSet("chain-index") || c.IsSet("chain"):
-		return fmt.Errorf("%s: %w", filepath.Join(c.String("output"), rundir.ConfigFile), err)
-	}
-	return err
-}
-
 // chainIndex returns the chain that --chain-index (or its old name,
 // --chain) names, and whether one was given.
 func chainIndex(c *cli.Context) (int, bool) {
@@ -217,87 +189,30 @@ func chainIndex(c *cli.Context) (int, bool) {
 	return 0, false
 }
 
-// fitConfig resolves the configuration: the defaults, then --config, then
-// the flags given explicitly. It returns the settings those gave, by their
-// TOML keys (a flag's name with _ for -): a resumed run or a chain
-// process takes the others from the run's own configuration, which
-// pipeline reads under the run's lock.
-func fitConfig(c *cli.Context, shards string) (cfg pipeline.FitConfig, given []string, err error) {
-	cfg, given = pipeline.DefaultFitConfig(), []string{} // not nil, which would give every setting
-	if p := c.String("config"); p != "" {
-		var keys []string
-		if cfg, keys, err = pipeline.LoadFitConfig(p, cfg); err != nil {
-			return cfg, nil, err
-		}
-		given = append(given, keys...)
-	}
-	cfg.Shards, cfg.Output = shards, c.String("output")
-	set := func(name string, apply func()) {
+// fitFlags gathers fit's setting flags as they were given, for pipeline
+// to resolve (pipeline.FitFlags).
+func fitFlags(c *cli.Context, shards string) pipeline.FitFlags {
+	f := pipeline.FitFlags{Shards: shards, Output: c.String("output"), File: c.String("config"), Set: map[string]string{},
+		Continues: c.Bool("resume") || c.IsSet("chain-index") || c.IsSet("chain")}
+	for _, name := range pipeline.FitFlagNames() {
 		if c.IsSet(name) {
-			apply()
-			given = append(given, strings.ReplaceAll(name, "-", "_"))
+			f.Set[name] = fmt.Sprint(c.Value(name))
 		}
 	}
-	for _, t := range []struct {
-		flag string
-		dst  encoding.TextUnmarshaler
-	}{{"L", &cfg.L}, {"prior-u", &cfg.PriorU}, {"prior-z", &cfg.PriorZ}, {"noise", &cfg.Noise}, {"housekeeping", &cfg.Housekeeping}, {"init", &cfg.Init},
-		{"layers", &cfg.Layers}, {"layer-prior-u", &cfg.LayerPriorU}} {
-		set(t.flag, func() { err = t.dst.UnmarshalText([]byte(c.String(t.flag))) })
-		if err != nil {
-			return cfg, nil, fmt.Errorf("--%s: %w", t.flag, err)
-		}
-	}
-	set("chains", func() { cfg.Chains = c.Int("chains") })
-	set("burn-in", func() { cfg.BurnIn = c.Int("burn-in") })
-	set("samples", func() { cfg.Samples = c.Int("samples") })
-	set("hold-from", func() { cfg.HoldFrom = c.Int("hold-from") })
-	set("max-burn-in", func() { cfg.MaxBurnIn = c.Int("max-burn-in") })
-	set("swaps", func() { cfg.Swaps = c.Bool("swaps") })
-	set("thin", func() { cfg.Thin = c.Int("thin") })
-	set("seed", func() { cfg.Seed = c.Uint64("seed") })
-
-	set("holdout", func() { cfg.Holdout = c.Float64("holdout") })
-	set("fixed-codes", func() { cfg.FixedCodes = c.String("fixed-codes") })
-	set("keep-samples", func() { cfg.KeepSamples = c.Bool("keep-samples") })
-
-	set("cell-levels", func() { cfg.CellLevels = c.Int("cell-levels") })
-	set("gene-levels", func() { cfg.GeneLevels = c.Int("gene-levels") })
-	set("reseed", func() { cfg.Reseed = c.Bool("reseed") })
-	set("starts", func() { cfg.Starts = c.Int("starts") })
-	set("start-sweeps", func() { cfg.StartSweeps = c.Int("start-sweeps") })
-	set("checkpoint-every", func() { cfg.CheckpointEvery = c.Int("checkpoint-every") })
-	set("checkpoint-minutes", func() { cfg.CheckpointMinutes = c.Float64("checkpoint-minutes") })
-	// -j (or SCPIPE_THREADS) wins; then a threads key of --config (or of
-	// the run's own configuration); then all cores.
-	set("threads", func() { cfg.Threads = c.Int("threads") })
-	if cfg.Threads == 0 {
-		cfg.Threads = c.Int("threads")
-	}
-	layerDefaults(c, &cfg)
-	slices.Sort(given)
-	return cfg, slices.Compact(given), nil
+	return f
 }
 
-// layerDefaults gives a multi-layer fit the settings of the paper's
-// model where the user left the single-layer defaults: the first layer's
-// L, one start and no re-seeding (the auto model resolves to symmetric noise and no
-// housekeeping code for any multi-layer fit). Settings given otherwise
-// stay, for Validate to refuse with its reason.
-func layerDefaults(c *cli.Context, cfg *pipeline.FitConfig) {
-	if len(cfg.Layers) == 0 {
-		return
+// fitConfig resolves fit's configuration from its flags (the defaults,
+// then --config, then the flags given: pipeline.FitFlags.Resolve), with
+// -j's count (or SCPIPE_THREADS, or all cores) where neither a flag nor
+// the --config file set threads. It returns the settings those gave, by
+// their TOML keys.
+func fitConfig(c *cli.Context, shards string) (pipeline.FitConfig, []string, error) {
+	cfg, given, err := fitFlags(c, shards).Resolve()
+	if err == nil && cfg.Threads == 0 {
+		cfg.Threads = c.Int("threads")
 	}
-	d := pipeline.DefaultFitConfig()
-	if !c.IsSet("L") && cfg.L.String() == d.L.String() {
-		cfg.L = pipeline.LSizes{cfg.Layers[0]}
-	}
-	if !c.IsSet("starts") && cfg.Starts == d.Starts {
-		cfg.Starts = 1
-	}
-	if !c.IsSet("reseed") && cfg.Reseed == d.Reseed {
-		cfg.Reseed = false
-	}
+	return cfg, given, err
 }
 
 // inCategory puts flags under one heading of the command's help.

@@ -92,8 +92,8 @@ func TestHostileCommands(t *testing.T) {
 		{[]string{"evaluate", rd, "-o", shards, "--force"}, []string{"is the input", shards}},
 		{[]string{"report", rd, "-o", filepath.Join(fit, "page.html"), "--force"}, []string{"lies inside the input", filepath.Join(rd, "L02")}},
 		// Threads beyond any use (defect 6).
-		{[]string{"fit", shards, "-o", filepath.Join(dir, "run2"), "--L", "2", "-j", "100000"}, []string{"--threads 100000: at most"}},
-		{[]string{"ingest", sim, "-o", filepath.Join(dir, "shards2"), "-j", "100000"}, []string{"--threads 100000: at most"}},
+		{[]string{"fit", shards, "-o", filepath.Join(dir, "run2"), "--L", "2", "-j", "100000"}, []string{"--threads: invalid configuration: threads = 100000 outside 1.."}},
+		{[]string{"ingest", sim, "-o", filepath.Join(dir, "shards2"), "-j", "100000"}, []string{"--threads: invalid configuration: threads = 100000 outside 1.."}},
 	} {
 		err := run(t, tc.args...)
 		if err == nil {
@@ -328,7 +328,7 @@ func TestFitSettingsOutOfRange(t *testing.T) {
 		{[]string{"--config", samples0}, "config " + samples0 + ": invalid configuration: samples = 0"},
 		{[]string{"--config", threads}, "config " + threads + ": invalid configuration: threads = -3 outside 1.."},
 		{[]string{"--config", thin}, "config " + thin + ": invalid configuration: thin = 5000 outside 1..100, the sample sweeps"},
-		{[]string{"-j", "-3"}, "--threads must be at least 1"},
+		{[]string{"-j", "-3"}, "--threads: invalid configuration: threads = -3 outside 1.."},
 	} {
 		out := filepath.Join(dir, "run")
 		checkRefused(t, append([]string{"fit", shards, "-o", out, "--L", "2", "-q"}, tc.args...), tc.want)

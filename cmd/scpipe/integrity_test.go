@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"scpipe/simulate"
+
+	"scpipe/internal/testkit"
 )
 
 // mainEnv makes the test binary run scpipe with the arguments it holds (a
@@ -122,19 +124,6 @@ func (c *child) kill() {
 	<-c.done
 }
 
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n []string
-	for _, e := range es {
-		n = append(n, e.Name())
-	}
-	return n
-}
-
 // TestKilledWritersLeaveNothing stops ingest and simulate at several
 // moments (while ingest's spill file exists, while its shard folder is
 // being written, while simulate's folder is), checks that another process
@@ -199,7 +188,7 @@ func TestKilledWritersLeaveNothing(t *testing.T) {
 			if err := run(t, args...); err != nil {
 				t.Fatal(err)
 			}
-			if got := names(t, parent); !slices.Equal(got, []string{tc.out}) {
+			if got := testkit.Names(t, parent); !slices.Equal(got, []string{tc.out}) {
 				t.Errorf("after kills that left %q and a complete run, %s holds %q, want only %s", left, parent, got, tc.out)
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"scpipe/internal/testkit"
 )
 
 // TestInterruptStops: scpipe export and fit, sent SIGINT at several
@@ -72,7 +74,7 @@ func TestInterruptStops(t *testing.T) {
 				t.Errorf("scpipe %s took %v to stop after SIGINT", tc.args[0], took)
 			}
 			if tc.args[0] == "export" {
-				if left := names(t, parent); len(left) > 0 {
+				if left := testkit.Names(t, parent); len(left) > 0 {
 					t.Errorf("export interrupted left %q", left)
 				}
 				return

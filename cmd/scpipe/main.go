@@ -93,21 +93,23 @@ type runEnv struct {
 }
 
 func newEnv(c *cli.Context) (runEnv, error) {
-	return newEnvThreads(c, c.Int("threads"))
+	env, err := newEnvThreads(c, c.Int("threads"))
+	if err != nil {
+		return env, fmt.Errorf("--threads: %w", err)
+	}
+	return env, nil
 }
 
 // newEnvThreads is newEnv for a command whose own configuration may set
 // the thread count (fit's threads key), resolved by the caller with -j
-// first. It is the one place the count is decided: env.threads, which
-// each command passes down as its options' Threads or Workers, the one
-// channel by which every package's goroutines are bounded (no
-// process-wide setting such as GOMAXPROCS is changed).
+// first; an invalid count is pipeline.CheckThreads's SettingError, for
+// the caller to say where it came from. It is the one place the count is
+// decided: env.threads, which each command passes down as its options'
+// Threads or Workers, the one channel by which every package's goroutines
+// are bounded (no process-wide setting such as GOMAXPROCS is changed).
 func newEnvThreads(c *cli.Context, threads int) (runEnv, error) {
-	if threads < 1 {
-		return runEnv{}, fmt.Errorf("--threads must be at least 1 (got %d)", threads)
-	}
-	if threads > pipeline.MaxThreads() {
-		return runEnv{}, fmt.Errorf("--threads %d: at most %d (%s)", threads, pipeline.MaxThreads(), pipeline.MaxThreadsReason())
+	if err := pipeline.CheckThreads(threads); err != nil {
+		return runEnv{}, err
 	}
 	level, mode := slog.LevelInfo, progress.Auto
 	if c.Bool("quiet") {

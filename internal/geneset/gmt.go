@@ -52,10 +52,10 @@ func (k Skip) String() string {
 	return fmt.Sprintf("line %d: set %q repeats the name of line %d", k.Line, k.Name, k.First)
 }
 
-// MaxLineBytes bounds a line of a GMT library: a set of a million genes
+// maxLineBytes bounds a line of a GMT library: a set of a million genes
 // of 15 characters. A gzipped file of a few megabytes can unpack into a
 // line of gigabytes, which was read whole (6 GB and 45 s for 3 GB).
-const MaxLineBytes = 16 << 20
+const maxLineBytes = 16 << 20
 
 // ReadGMTFile reads the GMT library at path, gzip-compressed or not (told
 // by the content, not the name). Errors name the file and the line.
@@ -109,7 +109,7 @@ func ReadGMT(r io.Reader, path string) (*Library, error) {
 	infile.SkipBOM(br)
 	lineNo := 0
 	for {
-		line, err := readLine(br, MaxLineBytes)
+		line, err := readLine(br, maxLineBytes)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("geneset: %s line %d: %w", path, lineNo+1, err)
 		}

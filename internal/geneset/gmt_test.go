@@ -64,7 +64,7 @@ func TestReadGMTSkips(t *testing.T) {
 	}
 }
 
-// TestReadGMTLongLine: a line longer than MaxLineBytes is an error naming
+// TestReadGMTLongLine: a line longer than maxLineBytes is an error naming
 // the file and the line, read in bounded memory: a gzipped library of a
 // few megabytes unpacking into one line of 3 GB was read whole (6 GB).
 func TestReadGMTLongLine(t *testing.T) {
@@ -74,7 +74,7 @@ func TestReadGMTLongLine(t *testing.T) {
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte("A\t\tG1\nB\t\t"))
 	chunk := bytes.Repeat([]byte("G\t"), 1<<19)
-	for range MaxLineBytes/len(chunk) + 1 {
+	for range maxLineBytes/len(chunk) + 1 {
 		zw.Write(chunk)
 	}
 	zw.Close()
@@ -84,10 +84,10 @@ func TestReadGMTLongLine(t *testing.T) {
 	}
 	_, err := ReadGMTFile(path)
 	if err == nil || !strings.Contains(err.Error(), "bomb.gmt.gz line 2: longer than") {
-		t.Errorf("a line over %d bytes: %v", MaxLineBytes, err)
+		t.Errorf("a line over %d bytes: %v", maxLineBytes, err)
 	}
 	// A line just within the bound is read.
-	long := "B\t\t" + strings.Repeat("G", MaxLineBytes-8) + "\n"
+	long := "B\t\t" + strings.Repeat("G", maxLineBytes-8) + "\n"
 	if lib, err := ReadGMT(strings.NewReader(long), "lib.gmt"); err != nil || len(lib.Sets) != 1 {
 		t.Errorf("a line of %d bytes: %v", len(long), err)
 	}

@@ -23,9 +23,9 @@ import (
 	"os"
 )
 
-// ErrNotRegular is wrapped by every refusal of a path that is not a
+// errNotRegular is wrapped by every refusal of a path that is not a
 // regular file (or, for Dir, not a folder).
-var ErrNotRegular = errors.New("not a regular file")
+var errNotRegular = errors.New("not a regular file")
 
 // Open opens path for reading, symbolic links followed, when it is a
 // regular file, and refuses anything else, naming path and what it is.
@@ -80,7 +80,7 @@ func Regular(path string, fi fs.FileInfo) error {
 	if fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%s is %s, %w", path, Kind(fi.Mode()), ErrNotRegular)
+	return fmt.Errorf("%s is %s, %w", path, Kind(fi.Mode()), errNotRegular)
 }
 
 // Dir returns nil when path, symbolic links followed, is a folder, and

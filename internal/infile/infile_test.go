@@ -61,8 +61,8 @@ func TestOpen(t *testing.T) {
 				t.Errorf("%s(%s): %v", name, tc.path, err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("%s(%s): %v, want %q", name, tc.path, err, tc.want)
-			case strings.Contains(tc.want, "regular") && !errors.Is(err, ErrNotRegular):
-				t.Errorf("%s(%s): %v does not wrap ErrNotRegular", name, tc.path, err)
+			case strings.Contains(tc.want, "regular") && !errors.Is(err, errNotRegular):
+				t.Errorf("%s(%s): %v does not wrap errNotRegular", name, tc.path, err)
 			}
 		}
 	}

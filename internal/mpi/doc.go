@@ -48,5 +48,5 @@ type Comm interface {
 	Close() error
 }
 
-// ErrMPI is wrapped by the errors of this package.
-var ErrMPI = errors.New("mpi")
+// errMPI is wrapped by the errors of this package.
+var errMPI = errors.New("mpi")

@@ -53,7 +53,7 @@ func (m *member) collect(ctx context.Context, arg any, done func(args []any) (an
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if m.closed {
-		return nil, fmt.Errorf("%w: collective by a member that has left the group", ErrMPI)
+		return nil, fmt.Errorf("%w: collective by a member that has left the group", errMPI)
 	}
 	if g.args == nil {
 		g.args = make([]any, g.n)
@@ -77,7 +77,7 @@ func (m *member) collect(ctx context.Context, arg any, done func(args []any) (an
 func sameLengths[T any](args []any) error {
 	for _, a := range args {
 		if len(a.([]T)) != len(args[0].([]T)) {
-			return fmt.Errorf("%w: members passed vectors of different lengths to a collective", ErrMPI)
+			return fmt.Errorf("%w: members passed vectors of different lengths to a collective", errMPI)
 		}
 	}
 	return nil
@@ -126,7 +126,7 @@ func (m *member) SumFloat64(ctx context.Context, v []float64) error {
 // GatherBytes implements Comm.
 func (m *member) GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, error) {
 	if root < 0 || root >= m.g.n {
-		return nil, fmt.Errorf("%w: gather to rank %d of %d", ErrMPI, root, m.g.n)
+		return nil, fmt.Errorf("%w: gather to rank %d of %d", errMPI, root, m.g.n)
 	}
 	got, err := m.collect(ctx, b, func(args []any) (any, error) {
 		out := make([][]byte, len(args))
@@ -144,7 +144,7 @@ func (m *member) GatherBytes(ctx context.Context, root int, b []byte) ([][]byte,
 // Broadcast implements Comm.
 func (m *member) Broadcast(ctx context.Context, root int, b []byte) error {
 	if root < 0 || root >= m.g.n {
-		return fmt.Errorf("%w: broadcast from rank %d of %d", ErrMPI, root, m.g.n)
+		return fmt.Errorf("%w: broadcast from rank %d of %d", errMPI, root, m.g.n)
 	}
 	got, err := m.collect(ctx, b, func(args []any) (any, error) {
 		if err := sameLengths[byte](args); err != nil {

@@ -102,12 +102,12 @@ func TestLocalMismatch(t *testing.T) {
 	}
 	wg.Wait()
 	for r, err := range errs {
-		if !errors.Is(err, ErrMPI) {
-			t.Errorf("rank %d: got %v, want an error wrapping ErrMPI", r, err)
+		if !errors.Is(err, errMPI) {
+			t.Errorf("rank %d: got %v, want an error wrapping errMPI", r, err)
 		}
 	}
 	comms[0].Close()
-	if err := comms[0].Barrier(context.Background()); !errors.Is(err, ErrMPI) {
-		t.Errorf("Barrier after Close: got %v, want an error wrapping ErrMPI", err)
+	if err := comms[0].Barrier(context.Background()); !errors.Is(err, errMPI) {
+		t.Errorf("Barrier after Close: got %v, want an error wrapping errMPI", err)
 	}
 }

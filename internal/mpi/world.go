@@ -34,7 +34,6 @@ static int scp_gatherv(void *b, int n, void *recv, int *counts, int *displs, int
 static int scp_bcast(void *b, int n, int root) { return MPI_Bcast(b, n, MPI_BYTE, root, MPI_COMM_WORLD); }
 static int scp_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 static int scp_finalize(void) { return MPI_Finalize(); }
-static int scp_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
 static int scp_errstr(int code, char *buf, int *n) { return MPI_Error_string(code, buf, n); }
 */
 import "C"
@@ -44,9 +43,6 @@ import (
 	"fmt"
 	"unsafe"
 )
-
-// Available reports whether this build has the MPI binding (-tags mpi).
-const Available = true
 
 // maxChunk bounds the elements of one MPI call, whose counts are C ints.
 const maxChunk = 1 << 28
@@ -67,7 +63,7 @@ func World() (Comm, error) {
 		return nil, mpiError("MPI_Init_thread", rc)
 	}
 	if provided < C.MPI_THREAD_SERIALIZED {
-		return nil, fmt.Errorf("%w: the MPI library gives thread level %d, below MPI_THREAD_SERIALIZED", ErrMPI, int(provided))
+		return nil, fmt.Errorf("%w: the MPI library gives thread level %d, below MPI_THREAD_SERIALIZED", errMPI, int(provided))
 	}
 	var r, n C.int
 	if rc := C.scp_rank(&r); rc != C.MPI_SUCCESS {
@@ -83,7 +79,7 @@ func mpiError(call string, rc C.int) error {
 	buf := make([]byte, C.MPI_MAX_ERROR_STRING)
 	var n C.int
 	C.scp_errstr(rc, (*C.char)(unsafe.Pointer(&buf[0])), &n)
-	return fmt.Errorf("%w: %s: %s", ErrMPI, call, buf[:n])
+	return fmt.Errorf("%w: %s: %s", errMPI, call, buf[:n])
 }
 
 func (w *world) Rank() int { return w.rank }
@@ -141,7 +137,7 @@ func (w *world) GatherBytes(ctx context.Context, root int, b []byte) ([][]byte, 
 		return nil, err
 	}
 	if root < 0 || root >= w.size {
-		return nil, fmt.Errorf("%w: gather to rank %d of %d", ErrMPI, root, w.size)
+		return nil, fmt.Errorf("%w: gather to rank %d of %d", errMPI, root, w.size)
 	}
 	lens := make([]C.longlong, w.size)
 	if rc := C.scp_allgather_len(C.longlong(len(b)), &lens[0]); rc != C.MPI_SUCCESS {
@@ -199,7 +195,7 @@ func (w *world) Broadcast(ctx context.Context, root int, b []byte) error {
 		return err
 	}
 	if root < 0 || root >= w.size {
-		return fmt.Errorf("%w: broadcast from rank %d of %d", ErrMPI, root, w.size)
+		return fmt.Errorf("%w: broadcast from rank %d of %d", errMPI, root, w.size)
 	}
 	rc := chunks(len(b), func(lo, hi int) C.int {
 		return C.scp_bcast(unsafe.Pointer(&b[lo]), C.int(hi-lo), C.int(root))
@@ -232,8 +228,3 @@ func (w *world) Close() error {
 	}
 	return nil
 }
-
-// Abort ends every rank of MPI_COMM_WORLD with code (MPI_Abort): a rank
-// that fails alone would otherwise leave the others waiting in a
-// collective.
-func Abort(code int) { C.scp_abort(C.int(code)) }

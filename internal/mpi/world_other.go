@@ -4,14 +4,8 @@ package mpi
 
 import "fmt"
 
-// Available reports whether this build has the MPI binding (-tags mpi).
-const Available = false
-
 // World returns an error: this build has no MPI binding. Build with
 // -tags mpi (and the system's MPI development files, libopenmpi-dev).
 func World() (Comm, error) {
-	return nil, fmt.Errorf("%w: this scpipe is built without MPI: build it with -tags mpi (needs libopenmpi-dev)", ErrMPI)
+	return nil, fmt.Errorf("%w: this scpipe is built without MPI: build it with -tags mpi (needs libopenmpi-dev)", errMPI)
 }
-
-// Abort does nothing without MPI.
-func Abort(code int) {}

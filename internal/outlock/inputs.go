@@ -9,8 +9,8 @@ import (
 	"sync"
 )
 
-// ErrOverlap is matched (errors.Is) by the error CheckInputs returns.
-var ErrOverlap = errors.New("the output overlaps an input")
+// errOverlap is matched (errors.Is) by the error CheckInputs returns.
+var errOverlap = errors.New("the output overlaps an input")
 
 // overlapError names the output, the input and how they overlap.
 type overlapError struct{ output, input, how string }
@@ -19,7 +19,7 @@ func (e *overlapError) Error() string {
 	return fmt.Sprintf("output %s %s %s: writing it (or replacing it with --force) would destroy the input; choose another output", e.output, e.how, e.input)
 }
 
-func (e *overlapError) Is(target error) bool { return target == ErrOverlap }
+func (e *overlapError) Is(target error) bool { return target == errOverlap }
 
 // Resolve returns the absolute path of p with every symbolic link resolved,
 // those of its existing ancestors included when p itself does not exist
@@ -79,7 +79,7 @@ func trimSeparators(p string) string {
 // one, or lies inside one, after resolving symbolic links (and by file
 // identity, so that a hard link or a bind mount of an input is the input
 // too): replacing the output, or writing inside it, would destroy the
-// input. Empty inputs are skipped. The error matches ErrOverlap and names
+// input. Empty inputs are skipped. The error matches errOverlap and names
 // both paths as given.
 func CheckInputs(output string, inputs ...string) error {
 	out, err := Resolve(output)

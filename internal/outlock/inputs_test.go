@@ -67,9 +67,9 @@ func TestCheckInputs(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, ErrOverlap) || !strings.Contains(err.Error(), tc.how) ||
+		if !errors.Is(err, errOverlap) || !strings.Contains(err.Error(), tc.how) ||
 			!strings.Contains(err.Error(), tc.output) || !strings.Contains(err.Error(), tc.input) {
-			t.Errorf("output %s, input %s: %v (want ErrOverlap saying %q and naming both)", tc.output, tc.input, err, tc.how)
+			t.Errorf("output %s, input %s: %v (want errOverlap saying %q and naming both)", tc.output, tc.input, err, tc.how)
 		}
 	}
 }
@@ -171,7 +171,7 @@ func TestInstallAfterPathSwap(t *testing.T) {
 			switch {
 			case tc.tmpBeforeSwap && (err == nil || !strings.Contains(err.Error(), "nothing replaced")):
 				t.Errorf("Install after the swap: %v, want an error saying nothing was replaced", err)
-			case !tc.tmpBeforeSwap && (!errors.Is(err, ErrOverlap) || !strings.Contains(err.Error(), "changed since the command checked it")):
+			case !tc.tmpBeforeSwap && (!errors.Is(err, errOverlap) || !strings.Contains(err.Error(), "changed since the command checked it")):
 				t.Errorf("Install after the swap: %v, want the overlap named", err)
 			}
 			if tc.folder {

@@ -117,12 +117,15 @@ type Lock struct {
 	output, path string
 	shared       bool
 	f            *os.File
+	made         []string // the folders acquire created for the lock, deepest first
 }
 
 // Acquire takes the lock of output without waiting: when another process
 // holds it, it returns an error that matches ErrLocked and reads "OUTPUT is
 // being written by pid P on host H, since T (COMMAND); …". The
-// folder that will hold output is created when missing. Where the file
+// folder that will hold output is created when missing, and Release
+// removes the folders it created while they are empty (the output was
+// never made: a command refused leaves nothing behind). Where the file
 // system cannot lock (Lustre mounted with noflock, NFS without a lock
 // manager), Acquire logs a warning on log (nil: none) and returns a Lock
 // that guards nothing, so that work goes on as before locks existed.
@@ -151,10 +154,11 @@ func acquire(output string, shared bool, log *slog.Logger) (*Lock, error) {
 	if base == "" {
 		return nil, fmt.Errorf("%s: cannot lock a file system root", output)
 	}
+	made := missingDirs(dir)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
-	l := &Lock{output: output, path: filepath.Join(dir, "."+base+".lock"), shared: shared}
+	l := &Lock{output: output, path: filepath.Join(dir, "."+base+".lock"), shared: shared, made: made}
 	err = l.lock()
 	if errors.Is(err, errUnsupported) {
 		os.Remove(l.path)
@@ -164,9 +168,35 @@ func acquire(output string, shared bool, log *slog.Logger) (*Lock, error) {
 		return l, nil
 	}
 	if err != nil {
+		removeEmpty(made)
 		return nil, err
 	}
 	return l, nil
+}
+
+// missingDirs returns the folders that os.MkdirAll(dir) would create,
+// deepest first.
+func missingDirs(dir string) []string {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, os.ErrNotExist) {
+			return made
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			return made
+		}
+	}
+}
+
+// removeEmpty removes the folders dirs, deepest first, while they are
+// empty.
+func removeEmpty(dirs []string) {
+	for _, d := range dirs {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // lock takes the lock file. The holder removes the file when it releases
@@ -306,6 +336,7 @@ func (l *Lock) Release() error {
 	if rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		return fmt.Errorf("%s: unlock: %w", l.output, rerr)
 	}
+	removeEmpty(l.made) // the output was not made: a refused command leaves no folder
 	return cerr
 }
 

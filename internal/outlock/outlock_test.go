@@ -521,3 +521,48 @@ func TestRefuseSpecialFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseRemovesMadeFolders: the folders Acquire made for a lock go
+// again on Release while they are empty (a command refused leaves none);
+// those that held something before, or now hold the output, stay.
+func TestReleaseRemovesMadeFolders(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		write  bool     // the output is made under the lock
+		shared bool     // the lock is shared
+		left   []string // what stays below the test's folder
+	}{
+		{"refused", false, false, nil},
+		{"refused, shared", false, true, nil},
+		{"written", true, false, []string{"a", "a/b", "a/b/out"}},
+	} {
+		root := t.TempDir()
+		out := filepath.Join(root, "a", "b", "out")
+		acquire := Acquire
+		if tc.shared {
+			acquire = AcquireShared
+		}
+		l, err := acquire(out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.write {
+			if err := os.WriteFile(out, []byte("x"), 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		filepath.WalkDir(root, func(p string, _ fs.DirEntry, _ error) error {
+			if r, _ := filepath.Rel(root, p); r != "." {
+				left = append(left, filepath.ToSlash(r))
+			}
+			return nil
+		})
+		if !slices.Equal(left, tc.left) {
+			t.Errorf("%s: left %q, want %q", tc.name, left, tc.left)
+		}
+	}
+}

@@ -35,12 +35,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors returned (wrapped, with the file name) by ReadCheckpoint.
 var (
-	// ErrTruncated means the checkpoint file ends before the lengths in its
+	// errTruncated means the checkpoint file ends before the lengths in its
 	// header say it should.
-	ErrTruncated = errors.New("rundir: checkpoint truncated")
-	// ErrCorrupt means the checkpoint is not a checkpoint, has an unknown
+	errTruncated = errors.New("rundir: checkpoint truncated")
+	// errCorrupt means the checkpoint is not a checkpoint, has an unknown
 	// format version, or fails its checksum.
-	ErrCorrupt = errors.New("rundir: checkpoint corrupt")
+	errCorrupt = errors.New("rundir: checkpoint corrupt")
 )
 
 // CheckpointMeta describes the sampler state in a checkpoint, so that a
@@ -86,7 +86,7 @@ func WriteCheckpoint(path string, meta CheckpointMeta, payload []byte) error {
 }
 
 // ReadCheckpoint reads a checkpoint written by WriteCheckpoint and verifies
-// its checksum. Errors wrap ErrTruncated or ErrCorrupt and name the file.
+// its checksum. Errors wrap errTruncated or errCorrupt and name the file.
 // The returned payload is a fresh slice the caller owns.
 func ReadCheckpoint(path string) (CheckpointMeta, []byte, error) {
 	data, err := infile.ReadFile(path)
@@ -100,7 +100,7 @@ func ReadCheckpoint(path string) (CheckpointMeta, []byte, error) {
 	return meta, payload, nil
 }
 
-// checkpointError carries the kind (ErrTruncated or ErrCorrupt) as its
+// checkpointError carries the kind (errTruncated or errCorrupt) as its
 // Unwrap and the detail as its text, so that ReadCheckpoint can put the
 // file name between them.
 type checkpointError struct {
@@ -120,39 +120,39 @@ func decodeCheckpoint(data []byte) (CheckpointMeta, []byte, error) {
 	n := uint64(len(data))
 	if n < uint64(len(checkpointMagic)) {
 		if bytes.HasPrefix([]byte(checkpointMagic), data) {
-			return meta, nil, bad(ErrTruncated, "%d bytes, shorter than the header", n)
+			return meta, nil, bad(errTruncated, "%d bytes, shorter than the header", n)
 		}
-		return meta, nil, bad(ErrCorrupt, "not a checkpoint (bad magic)")
+		return meta, nil, bad(errCorrupt, "not a checkpoint (bad magic)")
 	}
 	if string(data[:8]) != checkpointMagic {
-		return meta, nil, bad(ErrCorrupt, "not a checkpoint (bad magic)")
+		return meta, nil, bad(errCorrupt, "not a checkpoint (bad magic)")
 	}
 	if n < checkpointHeader {
-		return meta, nil, bad(ErrTruncated, "%d bytes, shorter than the header", n)
+		return meta, nil, bad(errTruncated, "%d bytes, shorter than the header", n)
 	}
 	if v := binary.LittleEndian.Uint32(data[8:]); v != checkpointVersion {
-		return meta, nil, bad(ErrCorrupt, "format version %d, this build reads version %d", v, checkpointVersion)
+		return meta, nil, bad(errCorrupt, "format version %d, this build reads version %d", v, checkpointVersion)
 	}
 	m := uint64(binary.LittleEndian.Uint32(data[12:]))
 	if m > maxMetaLen {
-		return meta, nil, bad(ErrCorrupt, "meta length %d exceeds %d", m, maxMetaLen)
+		return meta, nil, bad(errCorrupt, "meta length %d exceeds %d", m, maxMetaLen)
 	}
 	if n < checkpointHeader+m+8 {
-		return meta, nil, bad(ErrTruncated, "%d bytes, header needs at least %d", n, checkpointHeader+m+8+4)
+		return meta, nil, bad(errTruncated, "%d bytes, header needs at least %d", n, checkpointHeader+m+8+4)
 	}
 	p := binary.LittleEndian.Uint64(data[checkpointHeader+m:])
 	body := checkpointHeader + m + 8
 	if p > n || body+p+4 > n { // p > n first: it keeps the sum from overflowing
-		return meta, nil, bad(ErrTruncated, "%d bytes, header declares %d", n, body+p+4)
+		return meta, nil, bad(errTruncated, "%d bytes, header declares %d", n, body+p+4)
 	}
 	if want := body + p + 4; n != want {
-		return meta, nil, bad(ErrCorrupt, "%d bytes, header declares %d", n, want)
+		return meta, nil, bad(errCorrupt, "%d bytes, header declares %d", n, want)
 	}
 	if got, want := crc32.Checksum(data[:n-4], castagnoli), binary.LittleEndian.Uint32(data[n-4:]); got != want {
-		return meta, nil, bad(ErrCorrupt, "CRC-32C mismatch: computed %08x, stored %08x", got, want)
+		return meta, nil, bad(errCorrupt, "CRC-32C mismatch: computed %08x, stored %08x", got, want)
 	}
 	if err := json.Unmarshal(data[checkpointHeader:checkpointHeader+m], &meta); err != nil {
-		return meta, nil, bad(ErrCorrupt, "meta: %v", err)
+		return meta, nil, bad(errCorrupt, "meta: %v", err)
 	}
 	return meta, data[body : body+p : body+p], nil
 }

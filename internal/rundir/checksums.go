@@ -30,11 +30,11 @@ import (
 // none: their tables are read unverified.
 const checksumsFile = "SHA256SUMS"
 
-// ErrDamaged marks a table whose bytes are not the ones written: its
+// errDamaged marks a table whose bytes are not the ones written: its
 // SHA-256 differs from the folder's checksumsFile, the manifest does not
 // parse or lacks its line, or the Parquet decoder panicked on it. (A
-// damaged checkpoint wraps ErrDamaged or ErrTruncated instead.)
-var ErrDamaged = errors.New("damaged")
+// damaged checkpoint wraps errDamaged or errTruncated instead.)
+var errDamaged = errors.New("damaged")
 
 // sumsMu serialises this process's updates of checksumsFile: the tables
 // of one folder may be written by goroutines at once, and other processes
@@ -60,10 +60,10 @@ func readChecksums(dir string) (map[string]string, error) {
 		digest, name, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "  ")
 		if !ok || !strings.HasSuffix(line, "\n") || len(digest) != 2*sha256.Size || !isLowerHex(digest) ||
 			name == "" || strings.ContainsAny(name, "/\\") {
-			return nil, fmt.Errorf("rundir: %s line %d: %w: want \"<64 hex digits>  <name>\"", path, i+1, ErrDamaged)
+			return nil, fmt.Errorf("rundir: %s line %d: %w: want \"<64 hex digits>  <name>\"", path, i+1, errDamaged)
 		}
 		if _, dup := sums[name]; dup {
-			return nil, fmt.Errorf("rundir: %s line %d: %w: %s listed twice", path, i+1, ErrDamaged, name)
+			return nil, fmt.Errorf("rundir: %s line %d: %w: %s listed twice", path, i+1, errDamaged, name)
 		}
 		sums[name] = digest
 	}
@@ -109,7 +109,7 @@ func recordChecksum(dir, name string, digest []byte) error {
 
 // verifyTable checks the file at path against the checksumsFile of its
 // folder. It returns nil when they agree, or when the folder has no
-// manifest (a run of an older version); an error wrapping ErrDamaged
+// manifest (a run of an older version); an error wrapping errDamaged
 // names the file when the sums differ or the manifest has no line for it.
 func verifyTable(path string) error {
 	dir, name := filepath.Split(path)
@@ -119,7 +119,7 @@ func verifyTable(path string) error {
 	}
 	want, ok := sums[name]
 	if !ok {
-		return fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, checksumsFile)
+		return fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, errDamaged, checksumsFile)
 	}
 	f, err := infile.Open(path)
 	if err != nil {
@@ -132,7 +132,7 @@ func verifyTable(path string) error {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
 		return fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, replace its line in %[4]s with what `sha256sum %[5]s` prints in its folder)",
-			path, ErrDamaged, got, checksumsFile, want, filepath.Base(path))
+			path, errDamaged, got, checksumsFile, want, filepath.Base(path))
 	}
 	return nil
 }
@@ -163,11 +163,11 @@ func ReadChecksummed(path string) ([]byte, error) {
 	}
 	want, ok := sums[name]
 	if !ok {
-		return nil, fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, ErrDamaged, checksumsFile)
+		return nil, fmt.Errorf("rundir: %s: %w: %s in its folder has no line for it", path, errDamaged, checksumsFile)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want {
 		return nil, fmt.Errorf("rundir: %s: %w: its SHA-256 is %s, %s records %s (the file changed after it was written; if on purpose, replace its line in %[4]s with what `sha256sum %[5]s` prints in its folder)",
-			path, ErrDamaged, hex.EncodeToString(sum[:]), checksumsFile, want, filepath.Base(path))
+			path, errDamaged, hex.EncodeToString(sum[:]), checksumsFile, want, filepath.Base(path))
 	}
 	return data, nil
 }

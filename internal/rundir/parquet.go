@@ -22,10 +22,10 @@ import (
 	"scpipe/internal/infile"
 )
 
-// FormatVersion is the version of the run directory format, stored in the
+// formatVersion is the version of the run directory format, stored in the
 // key-value metadata of every Parquet file (key "scpipe.format_version")
 // next to the table's kind (key "scpipe.table": codes, cells or trace).
-const FormatVersion = "1"
+const formatVersion = "1"
 
 // batchRows is the number of rows in each record batch, and so in each
 // Parquet row group, of the tables this package writes. Only one batch is
@@ -145,7 +145,7 @@ func writeTable(path, table string, cols []column, rows, batch int) error {
 		return fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	keys, values := st.metadata()
-	md := arrow.NewMetadata(append([]string{"scpipe.table", "scpipe.format_version"}, keys...), append([]string{table, FormatVersion}, values...))
+	md := arrow.NewMetadata(append([]string{"scpipe.table", "scpipe.format_version"}, keys...), append([]string{table, formatVersion}, values...))
 	schema := arrow.NewSchema(fields, &md)
 	props := writerProperties(batch, cols)
 	sum := sha256.New()
@@ -199,7 +199,7 @@ func readTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, error)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("rundir: %s: %w: the Parquet decoder failed: %v", path, ErrDamaged, p)
+			err = fmt.Errorf("rundir: %s: %w: the Parquet decoder failed: %v", path, errDamaged, p)
 		}
 	}()
 	return decodeTable(path, func(s *arrow.Schema, rows int) ([]sink, error) {
@@ -300,7 +300,7 @@ func decodeTable(path string, plan func(s *arrow.Schema, rows int) ([]sink, erro
 			if n >= 0 && a.Len() != n {
 				a.Release()
 				return fmt.Errorf("rundir: %s: %w: column %s has %d values in a batch where %s has %d",
-					path, ErrDamaged, schema.Field(i).Name, a.Len(), schema.Field(cols[0]).Name, n)
+					path, errDamaged, schema.Field(i).Name, a.Len(), schema.Field(cols[0]).Name, n)
 			}
 			batch[j] = a
 			if n < 0 {
@@ -391,7 +391,7 @@ func checkRows(rdr *file.Reader, rows, cols int, size int64) error {
 		rg := rdr.MetaData().RowGroup(i)
 		n := rg.NumRows()
 		if n < 0 {
-			return fmt.Errorf("%w: row group %d declares %d rows", ErrDamaged, i, n)
+			return fmt.Errorf("%w: row group %d declares %d rows", errDamaged, i, n)
 		}
 		sum += n
 		for j := range rg.NumColumns() {
@@ -401,10 +401,10 @@ func checkRows(rdr *file.Reader, rows, cols int, size int64) error {
 		}
 	}
 	if rows < 0 || int64(rows) != sum {
-		return fmt.Errorf("%w: the footer declares %d rows, its row groups %d", ErrDamaged, rows, sum)
+		return fmt.Errorf("%w: the footer declares %d rows, its row groups %d", errDamaged, rows, sum)
 	}
 	if values := int64(rows) * int64(max(cols, 1)); values/int64(max(cols, 1)) != int64(rows) || values > maxValuesPerByte*size+1<<16 {
-		return fmt.Errorf("%w: %d rows × %d columns in a file of %d bytes", ErrDamaged, rows, cols, size)
+		return fmt.Errorf("%w: %d rows × %d columns in a file of %d bytes", errDamaged, rows, cols, size)
 	}
 	return nil
 }
@@ -414,14 +414,14 @@ func checkRows(rdr *file.Reader, rows, cols int, size int64) error {
 func checkChunk(rg *metadata.RowGroupMetaData, i, j int, size int64) error {
 	cc, err := rg.ColumnChunk(j)
 	if err != nil {
-		return fmt.Errorf("%w: row group %d, column %d: %w", ErrDamaged, i, j, err)
+		return fmt.Errorf("%w: row group %d, column %d: %w", errDamaged, i, j, err)
 	}
 	start, n := cc.DataPageOffset(), cc.TotalCompressedSize()
 	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
 		start = cc.DictionaryPageOffset()
 	}
 	if start < 0 || n < 0 || n > size-start {
-		return fmt.Errorf("%w: row group %d, column %s declares %d bytes from byte %d of a %d-byte file", ErrDamaged, i, cc.PathInSchema(), n, start, size)
+		return fmt.Errorf("%w: row group %d, column %s declares %d bytes from byte %d of a %d-byte file", errDamaged, i, cc.PathInSchema(), n, start, size)
 	}
 	return nil
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/schema"
+
+	"scpipe/internal/testkit"
 )
 
 func TestFitDir(t *testing.T) {
@@ -35,20 +37,6 @@ func TestFitDir(t *testing.T) {
 			t.Errorf("FitDir(RUN, %d, %d) = %q, want %q", tc.L, tc.chain, got, tc.want)
 		}
 	}
-}
-
-// dirNames lists the names in dir, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -93,7 +81,7 @@ func TestWriteFileAtomic(t *testing.T) {
 			case tc.want != "" && string(got) != tc.want:
 				t.Errorf("content = %.20q (%d bytes), want %.20q (%d bytes)", got, len(got), tc.want, len(tc.want))
 			}
-			names := dirNames(t, dir)
+			names := testkit.Names(t, dir)
 			wantNames := []string{"out.txt"}
 			if tc.want == "" {
 				wantNames = nil
@@ -313,7 +301,7 @@ func TestWriteRejectsBadShapes(t *testing.T) {
 			t.Errorf("%s: a file was written", tc.name)
 		}
 	}
-	if names := dirNames(t, dir); len(names) != 0 {
+	if names := testkit.Names(t, dir); len(names) != 0 {
 		t.Errorf("left behind %q", names)
 	}
 }
@@ -385,7 +373,7 @@ func TestParquetSchemas(t *testing.T) {
 		if !slices.Equal(cols, tc.want) {
 			t.Errorf("%s columns:\n got %v\nwant %v", tc.table, cols, tc.want)
 		}
-		if kv["scpipe.table"] != tc.table || kv["scpipe.format_version"] != FormatVersion {
+		if kv["scpipe.table"] != tc.table || kv["scpipe.format_version"] != formatVersion {
 			t.Errorf("%s key-value metadata %v", tc.table, kv)
 		}
 		r, err := file.OpenParquetFile(tc.path, false)
@@ -659,8 +647,8 @@ func TestCheckpointDamage(t *testing.T) {
 			t.Errorf("%s: not detected", what)
 		case want != nil && !errors.Is(err, want):
 			t.Errorf("%s: err = %v, want %v", what, err, want)
-		case !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated):
-			t.Errorf("%s: err = %v, want ErrCorrupt or ErrTruncated", what, err)
+		case !errors.Is(err, errCorrupt) && !errors.Is(err, errTruncated):
+			t.Errorf("%s: err = %v, want errCorrupt or errTruncated", what, err)
 		}
 	}
 	for i := range good {
@@ -669,15 +657,15 @@ func TestCheckpointDamage(t *testing.T) {
 			data[i] ^= mask
 			var want error
 			if i >= payloadAt {
-				want = ErrCorrupt
+				want = errCorrupt
 			}
 			check(fmt.Sprintf("byte %d ^ %#x", i, mask), data, want)
 		}
 	}
 	for n := range len(good) {
-		check(fmt.Sprintf("truncated to %d bytes", n), good[:n], ErrTruncated)
+		check(fmt.Sprintf("truncated to %d bytes", n), good[:n], errTruncated)
 	}
-	check("trailing garbage", append(slices.Clone(good), 0), ErrCorrupt)
+	check("trailing garbage", append(slices.Clone(good), 0), errCorrupt)
 
 	// Through the file API, errors keep their kind and name the file.
 	flipped := slices.Clone(good)
@@ -686,7 +674,7 @@ func TestCheckpointDamage(t *testing.T) {
 		what string
 		data []byte
 		want error
-	}{{"flipped payload byte", flipped, ErrCorrupt}, {"truncated payload", good[:payloadAt+5], ErrTruncated}} {
+	}{{"flipped payload byte", flipped, errCorrupt}, {"truncated payload", good[:payloadAt+5], errTruncated}} {
 		if err := os.WriteFile(damaged, tc.data, 0o644); err != nil {
 			t.Fatal(err)
 		}

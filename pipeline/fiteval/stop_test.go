@@ -6,23 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"scpipe/internal/testkit"
+
 	"scpipe/gibbs"
 )
-
-// cancelWhen is a context whose Err reports cancellation once a file
-// matching pattern exists: Ctrl-C while a temporary output is being
-// written, whatever the machine's speed. Its Done is nil.
-type cancelWhen struct {
-	context.Context
-	pattern string
-}
-
-func (c cancelWhen) Err() error {
-	if m, _ := filepath.Glob(c.pattern); len(m) > 0 {
-		return context.Canceled
-	}
-	return nil
-}
 
 // TestEvaluateStopsWhileWriting: Ctrl-C while the output is written stops
 // Evaluate with an error wrapping context.Canceled and installs nothing
@@ -33,7 +20,7 @@ func TestEvaluateStopsWhileWriting(t *testing.T) {
 	dir := t.TempDir()
 	o := DefaultOptions()
 	o.Run, o.Out, o.Truth, o.Workers = cfg.Output, filepath.Join(dir, "eval"), truth, 1
-	_, err := Evaluate(cancelWhen{context.Background(), filepath.Join(dir, "eval.tmp-*")}, o)
+	_, err := Evaluate(testkit.CancelWhen(filepath.Join(dir, "eval.tmp-*")), o)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Evaluate: %v, want context.Canceled", err)
 	}

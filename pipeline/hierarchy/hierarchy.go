@@ -105,11 +105,14 @@ func inferLinks(ctx context.Context, coarse, fine [][]int, D int, o Options) (*l
 		}
 		cfg.FixedCodes = append(cfg.FixedCodes, f)
 	}
-	s, err := gibbs.NewSampler(data, cfg)
+	s, err := gibbs.NewSampler(ctx, data, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("hierarchy: %w", err)
 	}
-	res, err := s.Run(ctx, nil)
+	if err := s.Run(ctx, nil); err != nil {
+		return nil, fmt.Errorf("hierarchy: %w", err)
+	}
+	res, err := s.Result()
 	if err != nil {
 		return nil, fmt.Errorf("hierarchy: %w", err)
 	}

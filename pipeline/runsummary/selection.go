@@ -16,7 +16,7 @@ import (
 // 1's (mean Jaccard of the matched program gene sets), as the Stan and
 // cNMF guides use.
 const (
-	MaxRHat      = 1.1
+	maxRHat      = 1.1
 	MinAgreement = 0.9
 )
 
@@ -28,7 +28,7 @@ const (
 //
 //   - the chains found the same programs: every chain's agreement is at
 //     least 0.9 (MinAgreement) and every program of every chain is stable, and
-//   - each chain has reached a level: the within-chain R̂ is below 1.1 (MaxRHat);
+//   - each chain has reached a level: the within-chain R̂ is below 1.1 (maxRHat);
 //
 // "no" when either fails, and "" (unknown) with a single chain or no
 // R̂ (fewer than four sampling sweeps).
@@ -46,7 +46,7 @@ func Converged(agreement []float64, programs []int, stable int, rhatWithin float
 	if len(agreement) < 2 || math.IsNaN(rhatWithin) {
 		return ""
 	}
-	if rhatWithin >= MaxRHat {
+	if rhatWithin >= maxRHat {
 		return "no"
 	}
 	for _, a := range agreement {
@@ -248,7 +248,7 @@ func logSelection(log *slog.Logger, rows []rundir.SummaryRow) {
 				level = slog.LevelWarn
 			}
 			log.Log(context.Background(), level, "chains have not converged: they found different programs or still drift; read the stable programs, or run more sweeps or starts",
-				append(attrs, "agreement", worst, "min_agreement", MinAgreement, "rhat_within", r.RHatWithin, "max_rhat", MaxRHat,
+				append(attrs, "agreement", worst, "min_agreement", MinAgreement, "rhat_within", r.RHatWithin, "max_rhat", maxRHat,
 					"rhat", r.RHat, "stable_programs", r.StablePrograms, "programs_per_chain", strings.Join(programs, ","),
 					"stable_codes", stableCodes(rs))...)
 		default:

@@ -195,8 +195,8 @@ func TestBadFiles(t *testing.T) {
 	if ok, err := IsHDF5(text); ok || err != nil {
 		t.Errorf("IsHDF5(text file) = %v, %v; want false, nil", ok, err)
 	}
-	if _, err := Open(text, 4); !errors.Is(err, ErrNotHDF5) || !strings.Contains(err.Error(), text) {
-		t.Errorf("Open(text file) error = %v; want ErrNotHDF5 naming the file", err)
+	if _, err := Open(text, 4); !errors.Is(err, errNotHDF5) || !strings.Contains(err.Error(), text) {
+		t.Errorf("Open(text file) error = %v; want errNotHDF5 naming the file", err)
 	}
 	if _, err := IsHDF5(filepath.Join(dir, "missing.h5")); err == nil {
 		t.Error("IsHDF5(missing file) succeeded")

@@ -14,8 +14,8 @@ import (
 // signature is the HDF5 format signature.
 const signature = "\x89HDF\r\n\x1a\n"
 
-// ErrNotHDF5 is wrapped by Open's error for a file without an HDF5 signature.
-var ErrNotHDF5 = errors.New("not an HDF5 file")
+// errNotHDF5 is wrapped by Open's error for a file without an HDF5 signature.
+var errNotHDF5 = errors.New("not an HDF5 file")
 
 // File is an open HDF5 file. Its group tree is loaded at Open; datasets are
 // opened on demand. A File may serve several Datasets at once.
@@ -41,7 +41,7 @@ func IsHDF5(path string) (bool, error) {
 	}
 	defer f.Close()
 	_, err = findSignature(f)
-	if errors.Is(err, ErrNotHDF5) {
+	if errors.Is(err, errNotHDF5) {
 		return false, nil
 	}
 	if err != nil {
@@ -69,7 +69,7 @@ func findSignature(f *os.File) (int64, error) {
 			off *= 2
 		}
 	}
-	return 0, ErrNotHDF5
+	return 0, errNotHDF5
 }
 
 // Open opens the HDF5 file at path and loads its group tree.

@@ -8,8 +8,8 @@ import (
 	"sort"
 )
 
-// GeneratedGenome is the genome group GenerateTenXV2 writes.
-const GeneratedGenome = "hg19"
+// generatedGenome is the genome group GenerateTenXV2 writes.
+const generatedGenome = "hg19"
 
 // maxDensity bounds the density GenerateTenXV2 accepts: each entry is
 // capped at probability pCap, so denser matrices are not reachable.
@@ -19,7 +19,7 @@ const (
 )
 
 // GenerateTenXV2 writes a random CellRanger v2 file (genome group
-// GeneratedGenome) of genes × cells with about density·genes·cells
+// generatedGenome) of genes × cells with about density·genes·cells
 // nonzeros and returns the exact count. It is deterministic in seed.
 //
 // The counts imitate UMI data: gene g has a log-normal detection rate r_g
@@ -40,7 +40,7 @@ func GenerateTenXV2(path string, genes, cells int, density float64, seed uint64,
 	}
 	m := generate(genes, cells, density, seed)
 	ids, names, barcodes := generatedNames(genes, cells)
-	if err := WriteTenXV2(path, GeneratedGenome, m, ids, names, barcodes, o); err != nil {
+	if err := WriteTenXV2(path, generatedGenome, m, ids, names, barcodes, o); err != nil {
 		return 0, err
 	}
 	return int64(len(m.Data)), nil

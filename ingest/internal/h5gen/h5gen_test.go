@@ -154,7 +154,7 @@ func TestTenXV2Multi(t *testing.T) {
 	t.Parallel()
 	other := CSC{Genes: 2, Cells: 3, Indptr: []int64{0, 1, 1, 1}, Indices: []int64{1}, Data: []float64{13}}
 	p := filepath.Join(t.TempDir(), "multi.h5")
-	err := WriteTenXV2Multi(p, []GenomeMatrix{
+	err := writeTenXV2Multi(p, []GenomeMatrix{
 		{Genome: "hg19_chr21", M: small, Genes: smallIDs, GeneNames: smallNames, Barcodes: smallBarcodes},
 		{Genome: "another_genome", M: other, Genes: []string{"a", "b"}, GeneNames: []string{"A", "B"}, Barcodes: smallBarcodes},
 	}, Options{Chunk: 2, Deflate: 1, Shuffle: true})
@@ -344,7 +344,7 @@ func TestErrorsLeaveNoFile(t *testing.T) {
 		{"deflate without chunks", WriteTenXV2(p, "g", small, smallIDs, smallNames, smallBarcodes, Options{Deflate: 4}), "Chunk"},
 		{"deflate level", WriteTenXV2(p, "g", small, smallIDs, smallNames, smallBarcodes, Options{Chunk: 1, Deflate: 10}), "Deflate"},
 		{"index overflow", WriteTenXV2(p, "g", CSC{Genes: 1, Cells: 1, Indptr: []int64{0, 1}, Indices: []int64{1 << 40}, Data: []float64{1}}, []string{"a"}, []string{"a"}, []string{"b"}, Options{IndexType: "int32"}), "int32"},
-		{"no genomes", WriteTenXV2Multi(p, nil, Options{}), "no genomes"},
+		{"no genomes", writeTenXV2Multi(p, nil, Options{}), "no genomes"},
 		{"zero cells", func() error { _, err := GenerateTenXV2(p, 10, 0, 0.1, 1, Options{}); return err }(), "positive"},
 		{"density", func() error { _, err := GenerateTenXV2(p, 10, 10, 0.95, 1, Options{}); return err }(), "density"},
 	}
@@ -440,7 +440,7 @@ func TestGenerateTenXV2File(t *testing.T) {
 		t.Errorf("nnz %d, matrix has %d", nnz, len(m.Data))
 	}
 	r := readBack(t, p)
-	g := "/" + GeneratedGenome
+	g := "/" + generatedGenome
 	if !slices.Equal(r.nums[g+"/data"], m.Data) || !slices.Equal(r.nums[g+"/indices"], i64f(m.Indices)) || !slices.Equal(r.nums[g+"/indptr"], i64f(m.Indptr)) {
 		t.Error("file differs from the generated matrix")
 	}

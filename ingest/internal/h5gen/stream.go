@@ -40,7 +40,7 @@ func GenerateTenXV2Stream(ctx context.Context, path string, genes, cells int, de
 	}
 	o = withDefaults(o, "int32")
 	st := o.storage()
-	root := "/" + GeneratedGenome
+	root := "/" + generatedGenome
 	arrays := []*streamedDataset{
 		{path: root + "/data", typ: o.DataType, o: st},
 		{path: root + "/indices", typ: o.IndexType, index: true, o: st},

@@ -22,7 +22,7 @@ func TestGenerateTenXV2Stream(t *testing.T) {
 	const genes, cells, density, seed = 400, 3000, 0.05, 5
 	m := generate(genes, cells, density, seed)
 	ids, names, barcodes := generatedNames(genes, cells)
-	root := "/" + GeneratedGenome + "/"
+	root := "/" + generatedGenome + "/"
 	for _, tc := range []struct {
 		o          Options
 		againstMem bool

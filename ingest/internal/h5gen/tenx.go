@@ -18,17 +18,17 @@ type GenomeMatrix struct {
 // /<genome>/{data,indices,indptr,shape,barcodes,genes,gene_names}. shape
 // is int32 [genes, cells]; the string datasets are fixed-length |S<n>.
 func WriteTenXV2(path, genome string, m CSC, genes, geneNames, barcodes []string, o Options) error {
-	return WriteTenXV2Multi(path, []GenomeMatrix{{Genome: genome, M: m, Genes: genes, GeneNames: geneNames, Barcodes: barcodes}}, o)
+	return writeTenXV2Multi(path, []GenomeMatrix{{Genome: genome, M: m, Genes: genes, GeneNames: geneNames, Barcodes: barcodes}}, o)
 }
 
-// WriteTenXV2Multi writes a CellRanger v2 file with one group per genome,
+// writeTenXV2Multi writes a CellRanger v2 file with one group per genome,
 // as CellRanger does for multi-genome (barnyard) references.
-func WriteTenXV2Multi(path string, genomes []GenomeMatrix, o Options) (err error) {
+func writeTenXV2Multi(path string, genomes []GenomeMatrix, o Options) (err error) {
 	if err := o.validate(); err != nil {
 		return err
 	}
 	if len(genomes) == 0 {
-		return errors.New("h5gen: WriteTenXV2Multi: no genomes")
+		return errors.New("h5gen: writeTenXV2Multi: no genomes")
 	}
 	b, err := create(path)
 	if err != nil {
@@ -41,7 +41,7 @@ func WriteTenXV2Multi(path string, genomes []GenomeMatrix, o Options) (err error
 	}()
 	for _, g := range genomes {
 		if g.Genome == "" {
-			return errors.New("h5gen: WriteTenXV2Multi: empty genome name")
+			return errors.New("h5gen: writeTenXV2Multi: empty genome name")
 		}
 		root := "/" + g.Genome
 		if err := b.csc(root, g.M, withDefaults(o, "int32")); err != nil {

@@ -13,7 +13,7 @@
 //	n, err := d.Zlib(dst, src) // dst holds the first n decoded bytes
 //
 // A stream that decodes to more than len(dst) bytes is an error
-// (ErrTooLong), never a write past dst. Every malformed stream gives an
-// error wrapping ErrCorrupt; the package never panics on bad input
+// (errTooLong), never a write past dst. Every malformed stream gives an
+// error wrapping errCorrupt; the package never panics on bad input
 // (FuzzDecode checks it against compress/flate).
 package inflate

@@ -7,15 +7,15 @@ import (
 )
 
 var (
-	// ErrCorrupt is wrapped by every error about a malformed stream.
-	ErrCorrupt = errors.New("inflate: corrupt stream")
-	// ErrTooLong is returned when a stream decodes to more bytes than the
+	// errCorrupt is wrapped by every error about a malformed stream.
+	errCorrupt = errors.New("inflate: corrupt stream")
+	// errTooLong is returned when a stream decodes to more bytes than the
 	// destination holds.
-	ErrTooLong = errors.New("inflate: stream decodes to more bytes than the buffer holds")
+	errTooLong = errors.New("inflate: stream decodes to more bytes than the buffer holds")
 )
 
 func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %s", errCorrupt, fmt.Sprintf(format, args...))
 }
 
 // Decoder holds the Huffman tables of the block being decoded, so that
@@ -156,7 +156,7 @@ func (d *Decoder) decode(dst, src []byte, z *elision) (out, used int, err error)
 				return out, 0, corrupt("stored block of %d bytes truncated", ln)
 			}
 			if out+ln > len(dst) {
-				return out, 0, ErrTooLong
+				return out, 0, errTooLong
 			}
 			if ln > 0 {
 				// An empty stored block, which Go's compress/flate ends
@@ -219,7 +219,7 @@ decode:
 		// it leaves e whole, which the compiler then keeps in a register.
 		for uint8(e) < kindBase {
 			if out >= len(dst) {
-				return out, pos, b, nb, ErrTooLong
+				return out, pos, b, nb, errTooLong
 			}
 			n := uint(e & bitsMask)
 			b, nb = b>>n, nb-n
@@ -238,7 +238,7 @@ decode:
 		switch e & kindMask {
 		case kindLiteral:
 			if out >= len(dst) {
-				return out, pos, b, nb, ErrTooLong
+				return out, pos, b, nb, errTooLong
 			}
 			dst[out] = byte(e >> 16)
 			out++
@@ -305,7 +305,7 @@ func matchError(n, out, length, dist int) error {
 	case dist > out:
 		return corrupt("distance %d reaches before the start of the output (%d bytes)", dist, out)
 	}
-	return ErrTooLong
+	return errTooLong
 }
 
 // windowSize is the farthest back a DEFLATE match may copy from.
@@ -338,7 +338,7 @@ func zeroRun(dst, src []byte, out, pos int, b uint64, nb uint, lt *[litlenCap]ui
 		switch e & kindMask {
 		case kindLiteral:
 			if out >= len(dst) {
-				return out, pos, b, nb, false, ErrTooLong
+				return out, pos, b, nb, false, errTooLong
 			}
 			if lit := byte(e >> 16); lit != 0 {
 				z.end(dst, out)

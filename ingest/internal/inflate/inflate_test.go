@@ -95,7 +95,7 @@ func zlibBytes(t testing.TB, p []byte, level int) []byte {
 // TestZlibRoundTrip decodes what compress/zlib writes at every level
 // (stored, Huffman-only, fixed and dynamic codes) and what klauspost's
 // encoder writes, into buffers of exactly the size, and checks that one byte
-// less is ErrTooLong.
+// less is errTooLong.
 func TestZlibRoundTrip(t *testing.T) {
 	t.Parallel()
 	var d Decoder
@@ -114,8 +114,8 @@ func TestZlibRoundTrip(t *testing.T) {
 					t.Fatalf("Zlib into a larger buffer: n = %d, err %v", n, err)
 				}
 				if len(p) > 0 {
-					if _, err := d.Zlib(dst[:len(p)-1], z); !errors.Is(err, ErrTooLong) {
-						t.Fatalf("one byte short: err %v, want ErrTooLong", err)
+					if _, err := d.Zlib(dst[:len(p)-1], z); !errors.Is(err, errTooLong) {
+						t.Fatalf("one byte short: err %v, want errTooLong", err)
 					}
 				}
 			})
@@ -191,8 +191,8 @@ func TestHeaderErrors(t *testing.T) {
 	}
 	var d Decoder
 	for name, src := range cases {
-		if _, err := d.Zlib(make([]byte, 64), src); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: err %v, want ErrCorrupt", name, err)
+		if _, err := d.Zlib(make([]byte, 64), src); !errors.Is(err, errCorrupt) {
+			t.Errorf("%s: err %v, want errCorrupt", name, err)
 		}
 	}
 }
@@ -291,7 +291,7 @@ func TestZlibElide(t *testing.T) {
 			if len(p) > 0 {
 				bad := slices.Clone(z)
 				bad[len(bad)-1] ^= 1
-				if _, _, err := d.ZlibElide(dst, bad, nil); !errors.Is(err, ErrCorrupt) {
+				if _, _, err := d.ZlibElide(dst, bad, nil); !errors.Is(err, errCorrupt) {
 					t.Errorf("%s level %d: wrong Adler-32 gave %v", name, level, err)
 				}
 			}
@@ -379,7 +379,7 @@ func FuzzDecode(f *testing.F) {
 		n, _, err := d.decode(dst, src, nil)
 		want, werr := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(src)), limit+1))
 		if len(want) > limit {
-			return // beyond our buffer: ErrTooLong is right, flate's answer unknown
+			return // beyond our buffer: errTooLong is right, flate's answer unknown
 		}
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("decode err %v, compress/flate err %v", err, werr)

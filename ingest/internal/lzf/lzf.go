@@ -5,15 +5,15 @@ import (
 	"fmt"
 )
 
-// ErrCorrupt is wrapped by every error Decode returns for a malformed stream.
-var ErrCorrupt = errors.New("lzf: corrupt input")
+// errCorrupt is wrapped by every error Decode returns for a malformed stream.
+var errCorrupt = errors.New("lzf: corrupt input")
 
-// ErrShortBuffer is wrapped when the decompressed data does not fit in dst.
-var ErrShortBuffer = errors.New("lzf: destination buffer too small")
+// errShortBuffer is wrapped when the decompressed data does not fit in dst.
+var errShortBuffer = errors.New("lzf: destination buffer too small")
 
 // Decode decompresses the LZF stream src into dst and returns the number of
-// bytes written. It returns an error wrapping ErrShortBuffer if the output
-// would exceed len(dst), and one wrapping ErrCorrupt for a truncated literal
+// bytes written. It returns an error wrapping errShortBuffer if the output
+// would exceed len(dst), and one wrapping errCorrupt for a truncated literal
 // run, a truncated back-reference or a back-reference before the start of the
 // output. dst is never written beyond its length.
 func Decode(dst, src []byte) (int, error) {
@@ -26,10 +26,10 @@ func Decode(dst, src []byte) (int, error) {
 			n := ctrl + 1
 			if ip+n > len(src) {
 				return op, fmt.Errorf("%w: literal run of %d bytes at input offset %d overruns the %d-byte input",
-					ErrCorrupt, n, ip-1, len(src))
+					errCorrupt, n, ip-1, len(src))
 			}
 			if op+n > len(dst) {
-				return op, fmt.Errorf("%w: literal run needs %d bytes, %d left", ErrShortBuffer, n, len(dst)-op)
+				return op, fmt.Errorf("%w: literal run needs %d bytes, %d left", errShortBuffer, n, len(dst)-op)
 			}
 			copy(dst[op:op+n], src[ip:ip+n])
 			ip += n
@@ -39,24 +39,24 @@ func Decode(dst, src []byte) (int, error) {
 		n := ctrl >> 5
 		if n == 7 {
 			if ip >= len(src) {
-				return op, fmt.Errorf("%w: back-reference length truncated at input offset %d", ErrCorrupt, ip)
+				return op, fmt.Errorf("%w: back-reference length truncated at input offset %d", errCorrupt, ip)
 			}
 			n += int(src[ip])
 			ip++
 		}
 		n += 2
 		if ip >= len(src) {
-			return op, fmt.Errorf("%w: back-reference distance truncated at input offset %d", ErrCorrupt, ip)
+			return op, fmt.Errorf("%w: back-reference distance truncated at input offset %d", errCorrupt, ip)
 		}
 		dist := ((ctrl&0x1f)<<8 | int(src[ip])) + 1
 		ip++
 		ref := op - dist
 		if ref < 0 {
 			return op, fmt.Errorf("%w: back-reference distance %d before output start (output offset %d)",
-				ErrCorrupt, dist, op)
+				errCorrupt, dist, op)
 		}
 		if op+n > len(dst) {
-			return op, fmt.Errorf("%w: back-reference needs %d bytes, %d left", ErrShortBuffer, n, len(dst)-op)
+			return op, fmt.Errorf("%w: back-reference needs %d bytes, %d left", errShortBuffer, n, len(dst)-op)
 		}
 		if dist >= n {
 			// Source and destination do not overlap.

@@ -78,8 +78,8 @@ func TestDecodeHandmade(t *testing.T) {
 			}
 			if len(tc.want) > 0 {
 				// One byte short must be an error, not a partial write.
-				if _, err := Decode(make([]byte, len(tc.want)-1), tc.in); !errors.Is(err, ErrShortBuffer) {
-					t.Errorf("short destination: err = %v, want ErrShortBuffer", err)
+				if _, err := Decode(make([]byte, len(tc.want)-1), tc.in); !errors.Is(err, errShortBuffer) {
+					t.Errorf("short destination: err = %v, want errShortBuffer", err)
 				}
 			}
 		})
@@ -99,8 +99,8 @@ func TestDecodeCorrupt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Decode(make([]byte, 1000), tc.in); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("err = %v, want ErrCorrupt", err)
+			if _, err := Decode(make([]byte, 1000), tc.in); !errors.Is(err, errCorrupt) {
+				t.Fatalf("err = %v, want errCorrupt", err)
 			}
 		})
 	}

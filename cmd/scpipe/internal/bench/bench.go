@@ -64,33 +64,33 @@ func DefaultOptions() Options {
 	}
 }
 
-// Validate reports the first invalid option, wrapping ErrOptions.
+// Validate reports the first invalid option, wrapping errOptions.
 func (o Options) Validate() error {
 	switch {
 	case len(o.Sizes) == 0:
-		return fmt.Errorf("%w: no sizes", ErrOptions)
+		return fmt.Errorf("%w: no sizes", errOptions)
 	case len(o.Ls) == 0:
-		return fmt.Errorf("%w: no latent sizes L", ErrOptions)
+		return fmt.Errorf("%w: no latent sizes L", errOptions)
 	case o.Workers < 1:
-		return fmt.Errorf("%w: workers = %d, want at least 1", ErrOptions, o.Workers)
+		return fmt.Errorf("%w: workers = %d, want at least 1", errOptions, o.Workers)
 	case o.Warmup < 0:
-		return fmt.Errorf("%w: warm-up sweeps = %d, want at least 0", ErrOptions, o.Warmup)
+		return fmt.Errorf("%w: warm-up sweeps = %d, want at least 0", errOptions, o.Warmup)
 	case o.Sweeps < 1:
-		return fmt.Errorf("%w: timed sweeps = %d, want at least 1", ErrOptions, o.Sweeps)
+		return fmt.Errorf("%w: timed sweeps = %d, want at least 1", errOptions, o.Sweeps)
 	case o.StreamReps < 1:
-		return fmt.Errorf("%w: stream passes = %d, want at least 1", ErrOptions, o.StreamReps)
+		return fmt.Errorf("%w: stream passes = %d, want at least 1", errOptions, o.StreamReps)
 	case o.Work == "":
-		return fmt.Errorf("%w: no work folder", ErrOptions)
+		return fmt.Errorf("%w: no work folder", errOptions)
 	}
 	if _, err := samplerPrior(o.Prior); err != nil {
 		return err
 	}
 	if o.Kernel != "" && !slices.Contains(gibbs.Kernels(), o.Kernel) {
-		return fmt.Errorf("%w: kernel %q: this build and CPU run %s", ErrOptions, o.Kernel, strings.Join(gibbs.Kernels(), ", "))
+		return fmt.Errorf("%w: kernel %q: this build and CPU run %s", errOptions, o.Kernel, strings.Join(gibbs.Kernels(), ", "))
 	}
 	for _, L := range o.Ls {
 		if L < 1 || L > gibbs.MaxL {
-			return fmt.Errorf("%w: L = %d outside 1..%d", ErrOptions, L, gibbs.MaxL)
+			return fmt.Errorf("%w: L = %d outside 1..%d", errOptions, L, gibbs.MaxL)
 		}
 	}
 	for _, s := range o.Sizes {
@@ -100,7 +100,7 @@ func (o Options) Validate() error {
 	}
 	if o.CPUProfile != "" && !o.Force {
 		if _, err := os.Stat(o.CPUProfile); err == nil {
-			return fmt.Errorf("%w: CPU profile %s already exists (use --force to replace it)", ErrOptions, o.CPUProfile)
+			return fmt.Errorf("%w: CPU profile %s already exists (use --force to replace it)", errOptions, o.CPUProfile)
 		}
 	}
 	return nil
@@ -305,8 +305,8 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	cfg.BurnIn, cfg.Samples, cfg.Thin = o.Warmup, o.Sweeps, 1 // timed sweeps are sample sweeps, as most of a fit's are
 	var s *gibbs.Sampler
 	var err error
-	pprof.Do(ctx, labels("setup"), func(context.Context) {
-		s, err = gibbs.NewSampler(gibbs.Data{X: d.shards.X(), XT: d.shards.XT()}, cfg)
+	pprof.Do(ctx, labels("setup"), func(ctx context.Context) {
+		s, err = gibbs.NewSampler(ctx, gibbs.Data{X: d.shards.X(), XT: d.shards.XT()}, cfg)
 	})
 	if err != nil {
 		return r, fmt.Errorf("bench: sampler for %v at L = %d: %w", Size{m.Cells, m.Genes}, L, err)
@@ -331,9 +331,9 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 	// the same conditions.
 	x, xt := d.shards.X(), d.shards.XT()
 	for i := range o.StreamReps + 1 {
-		work := ReadOnly
+		work := readOnly
 		if i == 0 {
-			work = CountOnes
+			work = countOnes
 		}
 		for _, order := range []Order{FileOrder, RowOrder} {
 			var res []StreamResult
@@ -343,7 +343,7 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 			if err != nil {
 				return r, fmt.Errorf("bench: streaming X and Xᵀ: %w", err)
 			}
-			if work == CountOnes && (res[0].Ones != m.Ones || res[1].Ones != m.Ones) {
+			if work == countOnes && (res[0].Ones != m.Ones || res[1].Ones != m.Ones) {
 				return r, fmt.Errorf("bench: streaming %s counted %d ones in X and %d in Xᵀ, manifest says %d", d.dir, res[0].Ones, res[1].Ones, m.Ones)
 			}
 			r.StreamBytes = res[0].Bytes + res[1].Bytes
@@ -406,7 +406,7 @@ func measure(ctx context.Context, d *dataset, L int, o Options, mem *memSampler,
 func samplerPrior(s string) (gibbs.Prior, error) {
 	var pr gibbs.Prior
 	if err := pr.UnmarshalText([]byte(s)); err != nil {
-		return pr, fmt.Errorf("%w: %w", ErrOptions, err)
+		return pr, fmt.Errorf("%w: %w", errOptions, err)
 	}
 	return pr, nil
 }

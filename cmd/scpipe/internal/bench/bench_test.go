@@ -99,7 +99,7 @@ func TestRunReportIsConsistent(t *testing.T) {
 
 	// A second run reuses the cached datasets, and refuses to replace the
 	// profile without Force.
-	if _, err := Run(context.Background(), o); !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), "--force") {
+	if _, err := Run(context.Background(), o); !errors.Is(err, errOptions) || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("second run onto an existing profile: %v, want an error suggesting --force", err)
 	}
 	o.Force, o.Sizes, o.Ls = true, o.Sizes[:1], o.Ls[:1]
@@ -172,8 +172,8 @@ func TestOptionsValidate(t *testing.T) {
 		o := DefaultOptions()
 		tt.edit(&o)
 		err := o.Validate()
-		if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), tt.mention) {
-			t.Errorf("%s: Validate() = %v, want ErrOptions mentioning %q", tt.name, err, tt.mention)
+		if !errors.Is(err, errOptions) || !strings.Contains(err.Error(), tt.mention) {
+			t.Errorf("%s: Validate() = %v, want errOptions mentioning %q", tt.name, err, tt.mention)
 		}
 	}
 	o := DefaultOptions()

@@ -96,13 +96,13 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Shards == "" && (o.Size.Cells < 1 || o.Size.Genes < 1) {
-		return nil, fmt.Errorf("%w: e2e size %v", ErrOptions, o.Size)
+		return nil, fmt.Errorf("%w: e2e size %v", errOptions, o.Size)
 	}
 	if o.Workers < 1 {
-		return nil, fmt.Errorf("%w: workers = %d, want at least 1", ErrOptions, o.Workers)
+		return nil, fmt.Errorf("%w: workers = %d, want at least 1", errOptions, o.Workers)
 	}
 	if o.Work == "" {
-		return nil, fmt.Errorf("%w: no work folder", ErrOptions)
+		return nil, fmt.Errorf("%w: no work folder", errOptions)
 	}
 	check := o.Fit
 	check.Shards, check.Output = "shards", "run" // RunE2E's own, in a temporary folder
@@ -111,7 +111,7 @@ func RunE2E(ctx context.Context, o E2EOptions) (*E2EReport, error) {
 	}
 	if o.CPUProfile != "" && !o.Force {
 		if _, err := os.Stat(o.CPUProfile); err == nil {
-			return nil, fmt.Errorf("%w: CPU profile %s already exists (use --force to replace it)", ErrOptions, o.CPUProfile)
+			return nil, fmt.Errorf("%w: CPU profile %s already exists (use --force to replace it)", errOptions, o.CPUProfile)
 		}
 	}
 	if err := os.MkdirAll(o.Work, 0o777); err != nil {

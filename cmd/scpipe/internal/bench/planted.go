@@ -40,17 +40,17 @@ const defaultDensity = 0.07
 // With the defaults at density 0.07 each cell uses about 2.4 programs.
 func plantedParams(size Size, density float64, seed uint64) (simulate.Params, error) {
 	if size.Cells < 1 || size.Genes < 1 {
-		return simulate.Params{}, fmt.Errorf("%w: size %v has no entries", ErrOptions, size)
+		return simulate.Params{}, fmt.Errorf("%w: size %v has no entries", errOptions, size)
 	}
 	if !(density > 0 && density < 1) {
-		return simulate.Params{}, fmt.Errorf("%w: density %v outside (0, 1)", ErrOptions, density)
+		return simulate.Params{}, fmt.Errorf("%w: density %v outside (0, 1)", errOptions, density)
 	}
 	on := backgroundShare * density
 	clean := (density - on) / (1 - on - plantedDropout)
 	usage := (1 - math.Pow(1-clean, 1.0/plantedPrograms)) / plantedCodeFrac
 	if !(usage > 0 && usage <= 1) {
 		return simulate.Params{}, fmt.Errorf("%w: density %v is out of reach of the planted model (%d programs of %.0f%% of genes, %.0f%% dropout)",
-			ErrOptions, density, plantedPrograms, 100*plantedCodeFrac, 100*plantedDropout)
+			errOptions, density, plantedPrograms, 100*plantedCodeFrac, 100*plantedDropout)
 	}
 	return simulate.Params{
 		Cells: size.Cells, Genes: size.Genes, L: plantedPrograms,

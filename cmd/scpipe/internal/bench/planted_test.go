@@ -48,8 +48,8 @@ func TestPlantedParamsErrors(t *testing.T) {
 		{Size{100, 100}, 0.95}, // beyond what 10 programs of 3% of the genes can cover
 		{Size{0, 100}, 0.07}, {Size{100, 0}, 0.07},
 	} {
-		if _, err := plantedParams(tt.size, tt.density, 1); !errors.Is(err, ErrOptions) {
-			t.Errorf("PlantedParams(%v, %v) = %v, want ErrOptions", tt.size, tt.density, err)
+		if _, err := plantedParams(tt.size, tt.density, 1); !errors.Is(err, errOptions) {
+			t.Errorf("PlantedParams(%v, %v) = %v, want errOptions", tt.size, tt.density, err)
 		}
 	}
 }

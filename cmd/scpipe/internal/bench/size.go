@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// ErrOptions is wrapped by the errors that report invalid benchmark options,
+// errOptions is wrapped by the errors that report invalid benchmark options,
 // such as a size ladder that does not parse.
-var ErrOptions = errors.New("bench: invalid options")
+var errOptions = errors.New("bench: invalid options")
 
 // The paper's mouse brain atlas after the gene filter: the default size.
 const (
@@ -59,7 +59,7 @@ func shapeFor(entries int64) Size {
 // may be written as "1.3e6"). The ladder keeps the order given.
 func ParseSizes(spec string) ([]Size, error) {
 	bad := func(item, why string) ([]Size, error) {
-		return nil, fmt.Errorf("%w: size %q: %s (examples: 1e8,1e9,1.4e10 or 1300000x11000)", ErrOptions, item, why)
+		return nil, fmt.Errorf("%w: size %q: %s (examples: 1e8,1e9,1.4e10 or 1300000x11000)", errOptions, item, why)
 	}
 	if strings.TrimSpace(spec) == "" {
 		return bad(spec, "empty")

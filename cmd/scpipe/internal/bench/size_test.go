@@ -61,8 +61,8 @@ func TestParseSizesErrors(t *testing.T) {
 			t.Errorf("ParseSizes(%q) succeeded", tt.spec)
 			continue
 		}
-		if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), tt.mention) {
-			t.Errorf("ParseSizes(%q) = %v, want ErrOptions mentioning %q", tt.spec, err, tt.mention)
+		if !errors.Is(err, errOptions) || !strings.Contains(err.Error(), tt.mention) {
+			t.Errorf("ParseSizes(%q) = %v, want errOptions mentioning %q", tt.spec, err, tt.mention)
 		}
 	}
 }

@@ -17,22 +17,22 @@ const streamChunkWords = 1 << 19
 // StreamResult is what one pass of Stream read.
 type StreamResult struct {
 	Bytes int64  // bytes of words read
-	Ones  int64  // ones counted, per matrix (CountOnes)
-	Fold  uint64 // XOR of all the words read (ReadOnly)
+	Ones  int64  // ones counted, per matrix (countOnes)
+	Fold  uint64 // XOR of all the words read (readOnly)
 }
 
 // Work is what Stream does with each word.
 type Work uint8
 
 const (
-	// CountOnes counts the ones of each matrix, which checks that every
+	// countOnes counts the ones of each matrix, which checks that every
 	// word was read.
-	CountOnes Work = iota
-	// ReadOnly only reads the words, XOR-folding them so that the reads
+	countOnes Work = iota
+	// readOnly only reads the words, XOR-folding them so that the reads
 	// cannot be optimised away: the floor of a pass over the data, whatever
 	// the build's popcount speed (a GOAMD64=v1 build checks the CPU at every
 	// bits.OnesCount64 and counts at about half the speed of memory here).
-	ReadOnly
+	readOnly
 )
 
 // streamTask is a run of rows of one segment of matrix m (number mi of
@@ -67,7 +67,7 @@ func (o Order) String() string {
 }
 
 // Stream reads every word of every Segment of the given matrices once, with
-// workers goroutines, and counts the ones of each matrix or, with ReadOnly,
+// workers goroutines, and counts the ones of each matrix or, with readOnly,
 // only reads them: in FileOrder the least work any sweep over the same
 // bit-packed data can do, and so the floor that sweep times are compared
 // with. The matrices are cut into runs
@@ -130,7 +130,7 @@ func (t *streamTask) read(work Work) {
 	for i := t.lo; i < t.hi; i++ {
 		for s := s0; s < s1; s++ {
 			row := t.m.Segment(i, s)
-			if work == ReadOnly {
+			if work == readOnly {
 				r.Fold ^= fold(row)
 			} else {
 				r.Ones += popcount(row)

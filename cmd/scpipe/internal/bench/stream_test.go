@@ -57,19 +57,19 @@ func TestStreamCountsEveryWord(t *testing.T) {
 			name := fmt.Sprintf("%dx%d/seg%d/workers%d/%v", tt.rows, tt.cols, tt.segCols, workers, c.order)
 			a, onesA := randomMatrix(t, tt.rows, tt.cols, tt.segCols, uint64(tt.rows))
 			b, onesB := randomMatrix(t, tt.cols, tt.rows, 0, uint64(tt.cols))
-			res, err := Stream(context.Background(), workers, c.order, CountOnes, a, b)
+			res, err := Stream(context.Background(), workers, c.order, countOnes, a, b)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			folds, err := Stream(context.Background(), workers, c.order, ReadOnly, a, b)
+			folds, err := Stream(context.Background(), workers, c.order, readOnly, a, b)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if f := xorAll(a); folds[0].Fold != f || folds[0].Ones != 0 || folds[0].Bytes != res[0].Bytes {
-				t.Errorf("%s: ReadOnly over A = %+v, want fold %x and the bytes of CountOnes", name, folds[0], f)
+				t.Errorf("%s: readOnly over A = %+v, want fold %x and the bytes of countOnes", name, folds[0], f)
 			}
 			if f := xorAll(b); folds[1].Fold != f || folds[1].Bytes != res[1].Bytes {
-				t.Errorf("%s: ReadOnly over B = %+v, want fold %x", name, folds[1], f)
+				t.Errorf("%s: readOnly over B = %+v, want fold %x", name, folds[1], f)
 			}
 			wordsA := 0
 			for s := 0; s+1 < len(a.Segments()); s++ {
@@ -91,7 +91,7 @@ func TestStreamCancelled(t *testing.T) {
 	m, _ := randomMatrix(t, 10, 10, 0, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Stream(ctx, 2, FileOrder, CountOnes, m); err == nil {
+	if _, err := Stream(ctx, 2, FileOrder, countOnes, m); err == nil {
 		t.Error("Stream with a cancelled context succeeded")
 	}
 }
