@@ -115,12 +115,37 @@ var errStopped = errors.New("stopped")
 // errOtherStopped is why a process that was not asked to stop stopped.
 var errOtherStopped = errors.New("another rank was stopped")
 
+// fitJob is one fit of a run: its folder, its L and chain (the chain
+// keys its seed, chainSeed) and the codes it holds fixed.
+type fitJob struct {
+	dir      string
+	L, chain int
+	fixed    []gibbs.FixedCode
+	// codes is the number of codes its tables hold: L, or more, the codes
+	// past L holding no gene and used by no cell (the consensus fit's,
+	// written as a fit of the L it stands for).
+	codes int
+}
+
+// chainJob is the fit (L, chain) of the run, in its folder, holding the
+// run's fixed codes.
+func (r *openedRun) chainJob(L, chain int) fitJob {
+	return fitJob{dir: rundir.FitDir(r.cfg.Output, L, chain), L: L, chain: chain, fixed: r.fixed, codes: L}
+}
+
 // fitOne runs (or resumes, or skips when complete) the fit of one
 // (L, chain) in this process and the rest of its crew. It reports
 // whether the fit was already complete.
 func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
+	return r.fitJob(ctx, r.chainJob(L, chain))
+}
+
+// fitJob runs (or resumes, or skips when complete) the fit j in this
+// process and the rest of its crew. It reports whether the fit was
+// already complete.
+func (r *openedRun) fitJob(ctx context.Context, j fitJob) (bool, error) {
 	cfg, o, lead := r.cfg, r.o, r.crew.lead()
-	dir := rundir.FitDir(cfg.Output, L, chain)
+	dir, L, chain := j.dir, j.L, j.chain
 	done, err := r.crew.any(ctx, lead && complete(dir))
 	if err != nil {
 		return false, err
@@ -134,7 +159,7 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	}
 	label := o.run.begin(cfg, L, chain)
 	start := time.Now()
-	s, err := r.sampler(L, chain, filepath.Join(dir, rundir.CheckpointFile))
+	s, err := r.sampler(j, filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		return false, err // the same in every process
 	}
@@ -222,31 +247,32 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	var werr error
 	if lead {
 		meter.Done(f.rates())
-		werr = r.writeResults(dir, f)
+		werr = r.writeResults(dir, f, len(j.fixed), j.codes)
 	}
 	return false, agree(ctx, r.crew, werr)
 }
 
-// sampler returns this process's sampler of fit (L, chain), which
-// checkpoints to ckpt: the crew's, or a multi-layer fit's, which runs in
-// a process alone (mpiRefuses).
-func (r *openedRun) sampler(L, chain int, ckpt string) (fitSampler, error) {
+// sampler returns this process's sampler of fit j, which checkpoints to
+// ckpt: the crew's, or a multi-layer fit's, which runs in a process alone
+// (mpiRefuses).
+func (r *openedRun) sampler(j fitJob, ckpt string) (fitSampler, error) {
 	if len(r.cfg.Layers) > 0 {
-		s, err := gibbs.NewLayersSampler(r.data, layersConfig(r.cfg, L, chain))
+		s, err := gibbs.NewLayersSampler(r.data, layersConfig(r.cfg, j.L, j.chain))
 		if err != nil {
 			return nil, err
 		}
 		return &layersFit{LayersSampler: s, data: r.data, workers: r.cfg.Threads, cw: checkpointer{path: ckpt}}, nil
 	}
-	sc := samplerConfig(r.cfg, L, chain)
-	sc.FixedCodes = r.fixed
-	return r.crew.sampler(r.data, sc, ckpt, r.o.Log.With("L", L, "chain", chain))
+	sc := samplerConfig(r.cfg, j.L, j.chain)
+	sc.FixedCodes = j.fixed
+	return r.crew.sampler(r.data, sc, ckpt, r.o.Log.With("L", j.L, "chain", j.chain))
 }
 
 // writeResults writes a finished fit's files into its folder dir: the
 // retained states when kept, then its tables (writeFit, or writeLayersFit
-// for the layers of a multi-layer fit).
-func (r *openedRun) writeResults(dir string, f *fitted) error {
+// for the layers of a multi-layer fit); the fit's first fixed codes are
+// fixed, and its tables hold codes codes (writeFit).
+func (r *openedRun) writeResults(dir string, f *fitted, fixed, codes int) error {
 	if f.layers != nil {
 		return writeLayersFit(dir, r.src, f.layers, f.score)
 	}
@@ -262,7 +288,7 @@ func (r *openedRun) writeResults(dir string, f *fitted) error {
 			return err
 		}
 	}
-	return writeFit(dir, r.src, f.res, f.score, len(r.fixed))
+	return writeFit(dir, r.src, f.res, f.score, fixed, codes)
 }
 
 // alone is the crew of a process that fits on its own: every cell, the
