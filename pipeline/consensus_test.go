@@ -3,12 +3,16 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"scpipe/enrich"
 	"scpipe/internal/rundir"
 	"scpipe/internal/stats/codematch"
+	"scpipe/report"
 )
 
 // TestConsensusPlanted fits the small planted data at L = 5, one code
@@ -104,6 +108,32 @@ func TestConsensusPlanted(t *testing.T) {
 		if v != 0 && v != 1 {
 			t.Fatalf("gene %d: posterior mean %v in a code held fixed or empty", g/5, v)
 		}
+	}
+
+	// enrich and report read the consensus as the L's result.
+	eo := enrich.DefaultOptions()
+	eo.Run = cfg.Output
+	a, err := enrich.Analyse(context.Background(), eo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := a.Levels[0]
+	if lv.Consensus != 5 || !slices.Equal(lv.Chains, []int{0}) || len(lv.Programs) != 5 {
+		t.Fatalf("enrich read L = %d from chains %v (consensus of %d chains, %d programs), want the consensus of 5 as chain 0", lv.L, lv.Chains, lv.Consensus, len(lv.Programs))
+	}
+	for k, p := range lv.Programs {
+		if kept := k < truth.L; kept != (p.Status == enrich.StatusProgram && p.Frequency == 1 && p.Stable()) || !kept && !math.IsNaN(p.Frequency) {
+			t.Errorf("enrich: code %d: %s, frequency %v, stable %v; want the kept programs first, found by every chain", k+1, p.Status, p.Frequency, p.Stable())
+		}
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	ro := report.DefaultOptions()
+	ro.Run, ro.Out, ro.Enrich = cfg.Output, html, report.NoEnrich
+	if _, err := report.Write(context.Background(), ro); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := os.ReadFile(html); err != nil || !bytes.Contains(page, []byte("the consensus of 5 chains")) || !bytes.Contains(page, []byte("found by 100% of the chains")) {
+		t.Errorf("the report does not present L = 5 as the consensus of 5 chains (%v)", err)
 	}
 
 	// The table is rebuilt on resume, as it was.

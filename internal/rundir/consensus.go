@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -175,4 +176,24 @@ func parseConsensusRow(fields []string) (ConsensusProgram, error) {
 		}
 	}
 	return r, nil
+}
+
+// ConsensusFit returns the consensus of L in run as a fit, numbered chain
+// 0, and whether it is complete: its programs.tsv written (last) and, as
+// for any fit, its tables. A consensus that kept no program has no fit.
+func ConsensusFit(run string, L int) (Fit, bool, error) {
+	dir := ConsensusDir(run, L)
+	f := Fit{L: L, Chain: 0, Dir: dir}
+	done := true
+	for _, x := range []struct {
+		name string
+		has  *bool
+	}{{CodesFile, &f.Codes}, {CellsFile, &f.Cells}, {TraceFile, &f.Trace}, {CheckpointFile, &f.Checkpoint}, {ConsensusFile, &done}} {
+		err := infile.Check(filepath.Join(dir, x.name))
+		*x.has = err == nil
+		if err != nil && !os.IsNotExist(err) {
+			return f, false, fmt.Errorf("rundir: consensus of L = %d: %w", L, err)
+		}
+	}
+	return f, done && f.Complete(), nil
 }
