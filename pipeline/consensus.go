@@ -54,9 +54,6 @@ func (r *openedRun) consensus(ctx context.Context, L int) error {
 	if err := mkdir(dir); err != nil {
 		return err
 	}
-	if err := removeLeftovers(dir, log); err != nil {
-		return err
-	}
 	start := time.Now()
 	r.o.run = nil // the run's progress counts the (L, chain) fits alone
 	for chain := r.cfg.Chains + 1; chain <= K; chain++ {
