@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -61,11 +62,12 @@ type ConsensusProgram struct {
 var consensusHeader = []string{"program", "kept", "found", "chains", "frequency", "repeat",
 	"expected_jaccard", "agreement", "genes", "chain_codes"}
 
-// WriteConsensus writes programs.tsv atomically: a header, then one row
-// per program; chain_codes lists chain:code pairs of the chains that
-// found it ("1:3,2:1,4:2").
+// WriteConsensus writes programs.tsv atomically, its SHA-256 recorded
+// beside the consensus fit's tables (WriteChecksummed): a header, then
+// one row per program; chain_codes lists chain:code pairs of the chains
+// that found it ("1:3,2:1,4:2").
 func WriteConsensus(path string, rows []ConsensusProgram) error {
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return WriteChecksummed(path, func(w io.Writer) error {
 		var b []byte
 		b = append(b, strings.Join(consensusHeader, "\t")...)
 		b = append(b, '\n')
@@ -102,14 +104,14 @@ func WriteConsensus(path string, rows []ConsensusProgram) error {
 	})
 }
 
-// ReadConsensus reads a programs.tsv file.
+// ReadConsensus reads a programs.tsv file, checked against its folder's
+// checksums (ReadChecksummed).
 func ReadConsensus(path string) ([]ConsensusProgram, error) {
-	f, err := infile.Open(path)
+	data, err := ReadChecksummed(path)
 	if err != nil {
-		return nil, fmt.Errorf("rundir: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	var rows []ConsensusProgram
 	line := 0

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -27,6 +28,16 @@ func TestConsensusRoundTrip(t *testing.T) {
 	if !strings.Contains(string(b), "\t1:1,2:3,3:2\n") {
 		t.Errorf("chain_codes not as chain:code pairs:\n%s", b)
 	}
+	// A changed byte is refused by the checksum.
+	b[len(b)-3] ^= 0x01
+	if err := os.WriteFile(path, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadConsensus(path); err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, ErrDamaged) {
+		t.Errorf("a changed byte: %v, want ErrDamaged naming %s", err, path)
+	}
+	// Tables of no recorded checksum (as an older run's) are parsed alone.
+	dir = t.TempDir()
 	for _, tc := range []struct{ name, text, want string }{
 		{"empty", "", "is empty"},
 		{"another table", "L\tchain\n", "line 1: not a consensus table"},
