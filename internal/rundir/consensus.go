@@ -59,6 +59,11 @@ type ConsensusProgram struct {
 	Codes []int
 }
 
+// maxConsensusChains bounds a consensus's chains as scpipe fit's
+// configuration bounds them (pipeline.MaxChains), so that a damaged
+// table cannot ask for a huge row.
+const maxConsensusChains = 1000
+
 var consensusHeader = []string{"program", "kept", "found", "chains", "frequency", "repeat",
 	"expected_jaccard", "agreement", "genes", "chain_codes"}
 
@@ -162,7 +167,7 @@ func parseConsensusRow(fields []string) (ConsensusProgram, error) {
 			return r, fmt.Errorf("%s %q is not a number", consensusHeader[4+i], fields[4+i])
 		}
 	}
-	if r.Chains < 1 || r.Chains > 1<<20 || r.Found > r.Chains {
+	if r.Chains < 1 || r.Chains > maxConsensusChains || r.Found > r.Chains {
 		return r, fmt.Errorf("found by %d of %d chains", r.Found, r.Chains)
 	}
 	r.Codes = make([]int, r.Chains)
