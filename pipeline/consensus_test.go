@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"scpipe/enrich"
+	"scpipe/export"
 	"scpipe/internal/rundir"
 	"scpipe/internal/stats/codematch"
 	"scpipe/report"
@@ -134,6 +135,13 @@ func TestConsensusPlanted(t *testing.T) {
 	}
 	if page, err := os.ReadFile(html); err != nil || !bytes.Contains(page, []byte("the consensus of 5 chains")) || !bytes.Contains(page, []byte("found by 100% of the chains")) {
 		t.Errorf("the report does not present L = 5 as the consensus of 5 chains (%v)", err)
+	}
+
+	// export's default fit is the one enrich numbers its programs by.
+	if f, err := export.ReadFit(cfg.Output, 5, 0); err != nil {
+		t.Error(err)
+	} else if f.Chain != 0 || f.Dir != dir {
+		t.Errorf("export's default fit of L = 5: chain %d in %s; want the consensus, %s", f.Chain, f.Dir, dir)
 	}
 
 	// The table is rebuilt on resume, as it was.
