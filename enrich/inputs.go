@@ -39,6 +39,18 @@ func finishedFits(run string, want []int, log *slog.Logger) (map[int][]rundir.Fi
 		}
 		byL[f.L] = append(byL[f.L], f)
 	}
+	// An L's consensus of chains (scpipe fit's consensus stage) is the
+	// run's result at that L: it stands for the L's chains.
+	for _, L := range finished {
+		cf, ok, err := rundir.ConsensusFit(run, L)
+		if err != nil {
+			return nil, nil, fmt.Errorf("enrich: %w", err)
+		}
+		if ok {
+			log.Info("enrich: the L's consensus of chains stands for its chains", "L", L, "fit", cf.Dir)
+			byL[L] = []rundir.Fit{cf}
+		}
+	}
 	if len(finished) == 0 {
 		return nil, nil, fmt.Errorf("enrich: %s: no finished fit (a finished fit has %s, %s and %s in %s; see scpipe fit)",
 			run, rundir.CodesFile, rundir.CellsFile, rundir.TraceFile, filepath.Join("L05", "chain1"))
@@ -146,6 +158,11 @@ func readLevels(ctx context.Context, fits map[int][]rundir.Fit, Ls []int, genes 
 			chains = append(chains, c)
 		}
 		lv := consensus(L, chains, genes, so)
+		if f := fits[L][0]; f.Chain == 0 {
+			if err := lv.setConsensus(f); err != nil {
+				return nil, err
+			}
+		}
 		programs := 0
 		for _, p := range lv.Programs {
 			if p.Status == StatusProgram {

@@ -45,6 +45,11 @@ type Program struct {
 	// set and those of the codes matched to it in the other chains; NaN
 	// with one chain, and for a code that is no program.
 	Stability float64
+	// Frequency is, for a program of an L's consensus of chains (Level's
+	// Consensus), the fraction of the consensus's chains that found it;
+	// NaN otherwise. Its Stability is then the mean Jaccard index between
+	// its gene set and those of the codes of the chains that found it.
+	Frequency float64
 	Chains    []ChainCode // the code in each chain, the first chain first
 	// Top is the program's leading genes by score (Options.Top of them;
 	// rankGenes), any gene of the run, the housekeeping code's included:
@@ -67,6 +72,9 @@ func (p *Program) Name() string { return programName(p.L, p.Code) }
 // summary.tsv names in stable_codes (codematch.StablePrograms on the same
 // sets). False with one chain, where stability is not measured.
 func (p *Program) Stable() bool {
+	if p.Status == StatusProgram && p.Frequency > 0.5 {
+		return true // a program of a consensus, found by most of its chains
+	}
 	if p.Status != StatusProgram || len(p.Chains) < 2 {
 		return false
 	}
@@ -94,9 +102,41 @@ type ChainCode struct {
 // Level is every program of one L.
 type Level struct {
 	L        int
-	Chains   []int // the finished chains, ascending
+	Chains   []int // the finished chains, ascending; {0} for a consensus
 	Cells    int
 	Programs []Program // by code number
+	// Consensus is the number of chains of the L's consensus
+	// (RUN/Lnn/consensus, chain 0), whose fit stands for the L's chains
+	// where it exists; 0 without one.
+	Consensus int
+}
+
+// setConsensus gives the programs of a level read from the consensus fit
+// f (chain 0) their frequencies and agreement from its programs.tsv: the
+// kept programs, first in the table, are the fit's first codes.
+func (lv *Level) setConsensus(f rundir.Fit) error {
+	rows, err := rundir.ReadConsensus(filepath.Join(f.Dir, rundir.ConsensusFile))
+	if err != nil {
+		return fmt.Errorf("enrich: %w", err)
+	}
+	for i := range lv.Programs {
+		lv.Programs[i].Frequency = math.NaN()
+	}
+	for k, r := range rows {
+		if !r.Kept {
+			break
+		}
+		if k >= len(lv.Programs) {
+			return fmt.Errorf("enrich: %s: %d kept programs for a fit of L = %d", filepath.Join(f.Dir, rundir.ConsensusFile), k+1, lv.L)
+		}
+		p := &lv.Programs[k]
+		lv.Consensus = r.Chains
+		p.Frequency = r.Frequency
+		if p.Status == StatusProgram {
+			p.Stability = r.Agreement
+		}
+	}
+	return nil
 }
 
 // chainFit is one fit read from the run, reduced to sets.
@@ -221,7 +261,7 @@ func consensus(L int, chains []*chainFit, genes Genes, so setOptions) *Level {
 	}
 	for k := range L {
 		p := &lv.Programs[k]
-		p.L, p.Code, p.Stability = L, k+1, math.NaN()
+		p.L, p.Code, p.Stability, p.Frequency = L, k+1, math.NaN(), math.NaN()
 		for c, ch := range chains {
 			code := match[c][k]
 			p.Chains = append(p.Chains, ChainCode{Chain: ch.chain, Code: code + 1, Jaccard: jac[c][k],

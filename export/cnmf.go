@@ -76,12 +76,12 @@ func WriteCNMF(ctx context.Context, o Options, dir string) (*CNMFReport, error) 
 	}
 	var Ls []int
 	for _, f := range fits {
-		if f.Chain == o.Chain && f.Complete() && (o.L == 0 || f.L == o.L) {
+		if f.Chain == max(o.Chain, 1) && f.Complete() && (o.L == 0 || f.L == o.L) {
 			Ls = append(Ls, f.L)
 		}
 	}
 	if len(Ls) == 0 {
-		return nil, fmt.Errorf("export: %s holds no finished fit of chain %d%s", o.Run, o.Chain, map[bool]string{true: fmt.Sprintf(" at L = %d", o.L)}[o.L > 0])
+		return nil, fmt.Errorf("export: %s holds no finished fit of chain %d%s", o.Run, max(o.Chain, 1), map[bool]string{true: fmt.Sprintf(" at L = %d", o.L)}[o.L > 0])
 	}
 	err = outlock.CommitDir(filepath.Clean(dir), "export", o.Force, o.Log, func(tmp string) error {
 		sub := filepath.Join(tmp, CNMFName)

@@ -22,8 +22,9 @@ type Options struct {
 	// L is the fit exported; 0: the run's recommended L (summary.tsv), or
 	// its only L.
 	L int
-	// Chain is the chain exported (default 1), whose code numbers enrich
-	// and report use.
+	// Chain is the chain exported; 0 (the default) is the L's result,
+	// whose code numbers enrich and report use: its consensus of chains
+	// (RUN/Lnn/consensus) where the run has one, else chain 1.
 	Chain int
 	// TopN is the number of top genes listed per program (default 50).
 	TopN int
@@ -52,7 +53,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults of the optional settings.
 func DefaultOptions() Options {
-	return Options{Chain: 1, TopN: 50, Threshold: 0.5, TopTerms: 5}
+	return Options{Chain: 0, TopN: 50, Threshold: 0.5, TopTerms: 5}
 }
 
 // Fit is one fit read for export: its tables and how its genes rank.
@@ -84,9 +85,22 @@ func (f *Fit) rank() []float64 {
 	return f.Codes.Mean
 }
 
-// ReadFit reads fit (L, chain) of run. Its tables must agree on L.
+// ReadFit reads fit (L, chain) of run, chain 0 being the L's result
+// (Options.Chain): its consensus, read as chain 0, or chain 1. Its tables
+// must agree on L.
 func ReadFit(run string, L, chain int) (*Fit, error) {
-	dir := rundir.FitDir(run, L, chain)
+	dir := rundir.FitDir(run, L, max(chain, 1))
+	if chain == 0 {
+		cf, ok, err := rundir.ConsensusFit(run, L)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		if ok {
+			dir = cf.Dir
+		} else {
+			chain = 1
+		}
+	}
 	f := &Fit{L: L, Chain: chain, Dir: dir}
 	var err error
 	if f.Codes, err = rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile)); err != nil {
@@ -105,8 +119,10 @@ func ReadFit(run string, L, chain int) (*Fit, error) {
 
 // ChooseL returns the L to export: want when set (it must have a finished
 // fit of the chain), else the L that summary.tsv recommends, else the
-// run's only L. fitted lists the run's Ls with a finished fit of chain.
+// run's only L. fitted lists the run's Ls with a finished fit of chain
+// (chain 0, the L's result: of chain 1, from which any consensus is built).
 func ChooseL(run string, want, chain int) (L int, recommended int, err error) {
+	chain = max(chain, 1)
 	fits, err := rundir.Fits(run)
 	if err != nil {
 		return 0, 0, fmt.Errorf("export: %w", err)

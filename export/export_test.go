@@ -254,7 +254,9 @@ func TestCNMFTables(t *testing.T) {
 			setScores(t, filepath.Join(rundir.FitDir(r, 3, 1), rundir.CodesFile), scored)
 			dir := filepath.Join(t.TempDir(), "cnmf")
 			o := export.DefaultOptions()
-			o.Run, o.TopN = r, 5
+			// Chain 1, whose tables setScores changed (the default is
+			// the L's consensus, where the run has one).
+			o.Run, o.TopN, o.Chain = r, 5, 1
 			rep, err := export.WriteCNMF(context.Background(), o, dir)
 			if err != nil {
 				t.Fatal(err)

@@ -106,8 +106,8 @@ func Export(ctx context.Context, o Options) (*Report, error) {
 	if err := w.Commit(); err != nil {
 		return nil, err
 	}
-	o.Log.Info("exported", "output", o.Out, "L", L, "chain", o.Chain, "cells", len(f.Cells.Barcodes), "genes", len(f.Codes.GeneIDs), "ranked_by", f.RankedBy())
-	return &Report{Out: o.Out, L: L, Chain: o.Chain, Recommended: rec, RankedBy: f.RankedBy(),
+	o.Log.Info("exported", "output", o.Out, "L", L, "chain", f.Chain, "fit", f.Dir, "cells", len(f.Cells.Barcodes), "genes", len(f.Codes.GeneIDs), "ranked_by", f.RankedBy())
+	return &Report{Out: o.Out, L: L, Chain: f.Chain, Recommended: rec, RankedBy: f.RankedBy(),
 		Cells: len(f.Cells.Barcodes), Genes: len(f.Codes.GeneIDs)}, nil
 }
 
@@ -167,9 +167,6 @@ func withDefaults(o Options) (Options, error) {
 		return o, fmt.Errorf("export: threshold %v outside [0, 1]", o.Threshold)
 	}
 	d := DefaultOptions()
-	if o.Chain == 0 {
-		o.Chain = d.Chain
-	}
 	if o.TopN == 0 {
 		o.TopN = d.TopN
 	}

@@ -123,6 +123,14 @@ type FitConfig struct {
 	// evaluate (the paper's second estimate): about (N + D)·L/8 bytes a
 	// sample, N + D more with levels. Single-layer fits in one process.
 	KeepSamples bool `toml:"keep_samples,omitempty"`
+	// ConsensusChains builds, at the recommended L only, a consensus of
+	// that many chains (consensus.go): chains besides the run's own until
+	// there are so many, their programs matched, those that more than
+	// half of the chains found kept with their frequency, and a fit whose
+	// codes are the kept programs held fixed (RUN/Lnn/consensus). 0,
+	// which a run's config.toml written before the setting existed reads
+	// as, builds none.
+	ConsensusChains int `toml:"consensus_chains"`
 }
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
@@ -159,6 +167,7 @@ func DefaultFitConfig() FitConfig {
 		StartSweeps:       5,
 		CheckpointEvery:   10,
 		CheckpointMinutes: 5,
+		ConsensusChains:   5,
 	}
 }
 
@@ -271,6 +280,8 @@ func (c FitConfig) Validate() ([]int, error) {
 		return bad("output", "no run directory given (-o RUN)")
 	case c.Chains < 1 || c.Chains > maxChains:
 		return bad("chains", "chains = %d outside 1..%d", c.Chains, maxChains)
+	case c.ConsensusChains != 0 && (c.ConsensusChains < 2 || c.ConsensusChains > maxChains):
+		return bad("consensus_chains", "consensus_chains = %d: 0 (no consensus) or 2..%d", c.ConsensusChains, maxChains)
 	case !(c.Holdout >= 0 && c.Holdout < 1):
 		return bad("holdout", "holdout = %v outside [0, 1)", c.Holdout)
 	case c.HoldFrom < 0 || c.HoldFrom > gibbs.MaxSweeps:

@@ -159,8 +159,14 @@ func Fit(ctx context.Context, cfg FitConfig, o FitOptions) (_ *FitReport, err er
 		return rep, err
 	}
 	start := time.Now()
-	rep.Summary, err = runsummary.Write(ctx, r.cfg.Output, r.src, r.cfg.holdoutSpec(), r.cfg.Threads, o.Log)
-	o.Timings.since(phaseScoring, start)
+	var consensus time.Duration
+	rep.Summary, err = runsummary.WriteWith(ctx, r.cfg.Output, r.src, r.cfg.holdoutSpec(), r.cfg.Threads, o.Log,
+		func(L int) error {
+			defer func(start time.Time) { consensus = time.Since(start) }(time.Now())
+			return r.consensus(ctx, L)
+		})
+	o.Timings.add(phaseScoring, time.Since(start)-consensus)
+	o.Timings.add(phaseConsensus, consensus)
 	return rep, err
 }
 
@@ -375,8 +381,10 @@ func restore(s encoding.BinaryUnmarshaler, path string, want rundir.CheckpointMe
 // housekeeping code goes to the housekeeping column of codes.parquet and
 // not among the codes. The fixed codes (the sampler's first, fixed of
 // them) come first, in their order. score holds the genes' scores for the
-// codes but the housekeeping one, in the sampler's order (fitScores).
-func writeFit(dir string, src *shard.Shard, res *gibbs.Result, score []float64, fixed int) error {
+// codes but the housekeeping one, in the sampler's order (fitScores). The
+// tables hold codesOut codes, at least the fit's: those past the fit's
+// hold no gene (posterior means and scores 0) and no cell uses them.
+func writeFit(dir string, src *shard.Shard, res *gibbs.Result, score []float64, fixed, codesOut int) error {
 	m := src.Manifest()
 	barcodes, err := src.Barcodes()
 	if err != nil {
@@ -384,7 +392,10 @@ func writeFit(dir string, src *shard.Shard, res *gibbs.Result, score []float64, 
 	}
 	L, uMean, zMean, hk := res.Codes()
 	order := fixedFirst(codematch.SizeOrder(codematch.UsedMAPSets(uMean, zMean, L)), fixed)
-	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: L, Mean: permuteCols(uMean, L, order), Housekeeping: hk,
+	for k := L; k < codesOut; k++ {
+		order = append(order, -1)
+	}
+	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: len(order), Mean: permuteCols(uMean, L, order), Housekeeping: hk,
 		Score: permuteCols(score, L, order), GeneLift: res.GeneLift}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)
@@ -392,7 +403,7 @@ func writeFit(dir string, src *shard.Shard, res *gibbs.Result, score []float64, 
 	if len(codes.GeneNames) == 0 {
 		codes.GeneNames = codes.GeneIDs
 	}
-	cells := rundir.Cells{Barcodes: barcodes, L: L, Mean: permuteCols(zMean, L, order),
+	cells := rundir.Cells{Barcodes: barcodes, L: len(order), Mean: permuteCols(zMean, L, order),
 		Dropout: res.CellDropout, Background: res.CellBackground}
 	if len(cells.Barcodes) == 0 {
 		cells.Barcodes = numbered("cell", res.N)
@@ -439,13 +450,16 @@ func rateText(lambda, dropout, background float64) string {
 	return fmt.Sprintf("dropout=%.3f background=%.4f", dropout, background)
 }
 
-// permuteCols returns the rows × L matrix m with column k taken from
-// column order[k].
+// permuteCols returns the rows × L matrix m as a rows × len(order)
+// matrix whose column k is column order[k] of m, or 0 where order[k] is
+// −1.
 func permuteCols(m []float64, L int, order []int) []float64 {
-	out := make([]float64, len(m))
-	for i := 0; i < len(m); i += L {
+	out := make([]float64, len(m)/L*len(order))
+	for i, j := 0, 0; i < len(m); i, j = i+L, j+len(order) {
 		for k, from := range order {
-			out[i+k] = m[i+from]
+			if from >= 0 {
+				out[j+k] = m[i+from]
+			}
 		}
 	}
 	return out

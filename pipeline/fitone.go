@@ -109,12 +109,37 @@ func stopCause(ctx context.Context, err error) error {
 	return nil
 }
 
+// fitJob is one fit of a run: its folder, its L and chain (the chain
+// keys its seed, chainSeed) and the codes it holds fixed.
+type fitJob struct {
+	dir      string
+	L, chain int
+	fixed    []gibbs.FixedCode
+	// codes is the number of codes its tables hold: L, or more, the codes
+	// past L holding no gene and used by no cell (the consensus fit's,
+	// written as a fit of the L it stands for).
+	codes int
+}
+
+// chainJob is the fit (L, chain) of the run, in its folder, holding the
+// run's fixed codes.
+func (r *openedRun) chainJob(L, chain int) fitJob {
+	return fitJob{dir: rundir.FitDir(r.cfg.Output, L, chain), L: L, chain: chain, fixed: r.fixed, codes: L}
+}
+
 // fitOne runs (or resumes, or skips when complete) the fit of one
 // (L, chain) in this process and the rest of its crew. It reports
 // whether the fit was already complete.
 func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
+	return r.fitJob(ctx, r.chainJob(L, chain))
+}
+
+// fitJob runs (or resumes, or skips when complete) the fit j in this
+// process and the rest of its crew. It reports whether the fit was
+// already complete.
+func (r *openedRun) fitJob(ctx context.Context, j fitJob) (bool, error) {
 	cfg, o, lead := r.cfg, r.o, r.crew.lead()
-	dir := rundir.FitDir(cfg.Output, L, chain)
+	dir, L, chain := j.dir, j.L, j.chain
 	done, err := r.crew.any(ctx, lead && complete(dir))
 	if err != nil {
 		return false, err
@@ -128,7 +153,7 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	}
 	label := o.run.begin(cfg, L, chain)
 	start := time.Now()
-	s, err := r.sampler(ctx, L, chain)
+	s, err := r.sampler(ctx, j)
 	if cause := stopCause(ctx, err); cause != nil {
 		return false, fmt.Errorf("%w at %s while seeding its starts (%w); nothing to checkpoint yet; resume with: %s",
 			ErrInterrupted, fitName(cfg, L, chain), cause, r.resumeCommand(L, chain))
@@ -216,26 +241,27 @@ func (r *openedRun) fitOne(ctx context.Context, L, chain int) (bool, error) {
 	var werr error
 	if lead {
 		meter.Done(f.rates())
-		werr = r.writeResults(dir, f)
+		werr = r.writeResults(dir, f, len(j.fixed), j.codes)
 	}
 	return false, agree(ctx, r.crew, werr)
 }
 
-// sampler returns this process's sampler of fit (L, chain): the crew's,
-// or a multi-layer fit's, which runs in a process alone (mpiRefuses).
-func (r *openedRun) sampler(ctx context.Context, L, chain int) (gibbs.Runner, error) {
+// sampler returns this process's sampler of fit j: the crew's, or a
+// multi-layer fit's, which runs in a process alone (mpiRefuses).
+func (r *openedRun) sampler(ctx context.Context, j fitJob) (gibbs.Runner, error) {
 	if len(r.cfg.Layers) > 0 {
-		return gibbs.NewLayersSampler(ctx, r.data, layersConfig(r.cfg, L, chain))
+		return gibbs.NewLayersSampler(ctx, r.data, layersConfig(r.cfg, j.L, j.chain))
 	}
-	sc := samplerConfig(r.cfg, L, chain)
-	sc.FixedCodes = r.fixed
-	return r.crew.sampler(ctx, r.data, sc, r.o.Log.With("L", L, "chain", chain))
+	sc := samplerConfig(r.cfg, j.L, j.chain)
+	sc.FixedCodes = j.fixed
+	return r.crew.sampler(ctx, r.data, sc, r.o.Log.With("L", j.L, "chain", j.chain))
 }
 
 // writeResults writes a finished fit's files into its folder dir: the
 // retained states when kept, then its tables (writeFit, or writeLayersFit
-// for the layers of a multi-layer fit).
-func (r *openedRun) writeResults(dir string, f *fitted) error {
+// for the layers of a multi-layer fit); the fit's first fixed codes are
+// fixed, and its tables hold codes codes (writeFit).
+func (r *openedRun) writeResults(dir string, f *fitted, fixed, codes int) error {
 	if f.layers != nil {
 		return writeLayersFit(dir, r.src, f.layers, f.score)
 	}
@@ -251,7 +277,7 @@ func (r *openedRun) writeResults(dir string, f *fitted) error {
 			return err
 		}
 	}
-	return writeFit(dir, r.src, f.res, f.score, len(r.fixed))
+	return writeFit(dir, r.src, f.res, f.score, fixed, codes)
 }
 
 // alone is the crew of a process that fits on its own: every cell, the

@@ -19,7 +19,11 @@ type FitTimings struct {
 	// Scoring is runsummary.Write: reading the fits' tables, scoring the
 	// held-out entries, chain matching, summary.tsv and selection.svg.
 	Scoring time.Duration
-	Total   time.Duration // the whole Fit
+	// Consensus is the consensus stage as a whole (consensus.go); its
+	// fits' setup, sweeps, checkpoints and outputs count in those phases
+	// as well.
+	Consensus time.Duration
+	Total     time.Duration // the whole Fit
 }
 
 // fitPhase names a field of FitTimings.
@@ -34,6 +38,7 @@ const (
 	phaseOutputs
 	phaseScoring
 	phaseTotal
+	phaseConsensus
 )
 
 // since adds the time since start to phase p; a nil t records nothing.
@@ -45,5 +50,5 @@ func (t *FitTimings) add(p fitPhase, d time.Duration) {
 	if t == nil {
 		return
 	}
-	*[...]*time.Duration{&t.Verify, &t.Mask, &t.Setup, &t.Sweeps, &t.Checkpoints, &t.Outputs, &t.Scoring, &t.Total}[p] += d
+	*[...]*time.Duration{&t.Verify, &t.Mask, &t.Setup, &t.Sweeps, &t.Checkpoints, &t.Outputs, &t.Scoring, &t.Total, &t.Consensus}[p] += d
 }

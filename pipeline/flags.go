@@ -124,6 +124,7 @@ var parseSetting = map[string]func(c *FitConfig, text string) error{
 	"output":           func(c *FitConfig, s string) error { c.Output = s; return nil },
 	"L":                func(c *FitConfig, s string) error { return text(&c.L, s) },
 	"chains":           func(c *FitConfig, s string) error { return integer(&c.Chains, s) },
+	"consensus_chains": func(c *FitConfig, s string) error { return integer(&c.ConsensusChains, s) },
 	"burn_in":          func(c *FitConfig, s string) error { return integer(&c.BurnIn, s) },
 	"samples":          func(c *FitConfig, s string) error { return integer(&c.Samples, s) },
 	"thin":             func(c *FitConfig, s string) error { return integer(&c.Thin, s) },

@@ -56,6 +56,7 @@ var takeSetting = map[string]func(dst *FitConfig, src FitConfig){
 	"reseed":             func(d *FitConfig, s FitConfig) { d.Reseed = s.Reseed },
 	"hold_from":          func(d *FitConfig, s FitConfig) { d.HoldFrom = s.HoldFrom },
 	"max_burn_in":        func(d *FitConfig, s FitConfig) { d.MaxBurnIn = s.MaxBurnIn },
+	"consensus_chains":   func(d *FitConfig, s FitConfig) { d.ConsensusChains = s.ConsensusChains },
 	"swaps":              func(d *FitConfig, s FitConfig) { d.Swaps = s.Swaps },
 	"starts":             func(d *FitConfig, s FitConfig) { d.Starts = s.Starts },
 	"start_sweeps":       func(d *FitConfig, s FitConfig) { d.StartSweeps = s.StartSweeps },

@@ -223,7 +223,7 @@ func writeLayersFit(dir string, src *shard.Shard, res *gibbs.LayersResult, score
 	if err := rundir.WriteLayers(filepath.Join(dir, rundir.LayersFile), rows); err != nil {
 		return err
 	}
-	return writeFit(dir, src, first, score, 0)
+	return writeFit(dir, src, first, score, 0, first.L)
 }
 
 // writeUpperLayer writes the codes (over the layer below's codes), usage

@@ -264,13 +264,21 @@ func levelSection(in *inputs, lv *enrich.Level) (*levelPage, error) {
 		program[k] = isProgram[i]
 	}
 	idle := ld.usage.idle(program)
-	lp.Facts += fmt.Sprintf(". %s cells (%s) use no program in chain %d (posterior mean of z at least %v)",
-		thousands(idle), percent(float64(idle)/float64(max(ld.usage.Cells, 1))), ld.chain, in.threshold)
+	fit := fmt.Sprintf("chain %d", ld.chain)
+	if lv.Consensus > 0 {
+		fit = "the consensus fit"
+	}
+	lp.Facts += fmt.Sprintf(". %s cells (%s) use no program in %s (posterior mean of z at least %v)",
+		thousands(idle), percent(float64(idle)/float64(max(ld.usage.Cells, 1))), fit, in.threshold)
 	if ld.codes.Housekeeping != nil {
 		lp.Facts += ": the housekeeping code alone explains what they detect"
 	}
-	lp.Facts += fmt.Sprintf(". Heat maps and numbering from chain %d", ld.chain)
-	if len(lv.Chains) > 1 {
+	lp.Facts += fmt.Sprintf(". Heat maps and numbering from %s", fit)
+	if lv.Consensus > 0 {
+		lp.Facts += fmt.Sprintf(": the consensus of %d chains (%s), the programs that most of them found held fixed and "+
+			"the cells' usage fitted again; a program's stability is the mean Jaccard index of its genes with the chains' codes, "+
+			"beside the share of chains that found it", lv.Consensus, filepath.Join(fmt.Sprintf("L%02d", lv.L), rundir.ConsensusDirName))
+	} else if len(lv.Chains) > 1 {
 		lp.Facts += fmt.Sprintf("; gene sets, cells and stability are the consensus of chains %s", joinInts(lv.Chains))
 	}
 	lp.Facts += "."
@@ -319,6 +327,9 @@ func codeRow(in *inputs, p *enrich.Program, n *enrich.Node, cells int) codeLine 
 		Genes: itoa(len(p.Genes)), Unique: itoa(len(p.Unique)),
 		Cells:     fmt.Sprintf("%s (%s)", thousands(p.Cells), percent(float64(p.Cells)/float64(max(cells, 1)))),
 		Stability: stability(p.Stability), Stable: p.Stable()}
+	if !math.IsNaN(p.Frequency) {
+		c.Stability += fmt.Sprintf(", found by %s of the chains", percent(p.Frequency))
+	}
 	if n != nil {
 		c.Event, c.Parent = string(n.Event), n.Parent
 	}

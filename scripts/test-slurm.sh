@@ -159,6 +159,10 @@ starts = 2
 start_sweeps = 3
 holdout = 0.02
 checkpoint_every = 2
+# The consensus stage runs in a whole-run fit only (after a job array,
+# scpipe fit --resume builds it): the array and the direct fit compared
+# here build none.
+consensus_chains = 0
 EOF
 Ls=(2 3 4)
 chains=2

@@ -39,7 +39,7 @@ gene_spectra_score, spectra, top_genes). Format: export/README.md.
 		Flags: append(commonFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the AnnData `FILE` (.h5ad) to write"},
 			&cli.IntFlag{Name: "L", Usage: "the L exported to the .h5ad (default: the run's recommended L, or its only one); with --cnmf, that L alone"},
-			&cli.IntFlag{Name: "chain", Value: d.Chain, Usage: "the chain exported"},
+			&cli.IntFlag{Name: "chain", Usage: "the chain exported", DefaultText: "the L's consensus of chains where the run has one (RUN/Lnn/consensus), else 1"},
 			&cli.IntFlag{Name: "top", Value: d.TopN, Usage: "top genes listed per program"},
 			&cli.StringFlag{Name: "into", Usage: "write a copy of your own AnnData `FILE` with obsm, varm and uns/scpipe added and everything else kept (its cells must be the run's, matched by barcode; FILE is never modified)"},
 			&cli.StringFlag{Name: "enrich", Usage: "an output `DIR` of scpipe enrich of the run: its best terms per program go to uns"},

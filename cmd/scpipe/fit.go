@@ -96,6 +96,7 @@ finished. Each fit is identical to the same fit of a single process.
 			),
 			inCategory("Sampler",
 				&cli.IntFlag{Name: "chains", Value: d.Chains, Usage: "chains per L"},
+				&cli.IntFlag{Name: "consensus-chains", Value: d.ConsensusChains, Usage: "at the recommended L, a consensus of this many chains: further chains, the programs most of them found kept with their frequency, and a fit with those codes fixed, in RUN/Lnn/consensus (0: none)"},
 				&cli.IntFlag{Name: "burn-in", Value: d.BurnIn, Usage: "discarded sweeps"},
 				&cli.IntFlag{Name: "samples", Value: d.Samples, Usage: "sweeps after burn-in"},
 				&cli.IntFlag{Name: "hold-from", Value: d.HoldFrom, Usage: "dropout noise: estimate the rates and levels in the sweeps before this one (at most --burn-in), then hold them, so that the samples share one posterior (0: re-estimate after every sweep)"},

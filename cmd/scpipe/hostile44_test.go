@@ -86,7 +86,9 @@ func TestRunFilesFromAnotherRun(t *testing.T) {
 	}
 	hA := fit("hA", "--L", "2..3", "--holdout", "0.05")
 	hB := fit("hB", "--L", "2", "--holdout", "0.3")
-	hC := fit("hC", "--L", "2", "--chains", "2", "--holdout", "0.05")
+	// No consensus in hC: where an L has one, enrich reads it and not the
+	// L's chains, and this case is about a chain's tables.
+	hC := fit("hC", "--L", "2", "--chains", "2", "--holdout", "0.05", "--consensus-chains", "0")
 	resume := []string{"fit", shards, "--L", "2..3", "--chains", "1", "--starts", "1", "--burn-in", "3", "--samples", "3", "--holdout", "0.05", "--resume", "-q"}
 	for _, tc := range []struct {
 		name  string
@@ -102,7 +104,7 @@ func TestRunFilesFromAnotherRun(t *testing.T) {
 			[][]string{{"summarize", hC, "-q"}, {"enrich", hC, "-o", filepath.Join(dir, "en"), "-q"}},
 			[]string{filepath.Join(hC, "L02", "chain2"), "a table copied from another run's fit"}},
 		{"another L's tables", filepath.Join(hA, "L03", "chain1"), filepath.Join(hA, "L02", "chain1"),
-			[][]string{{"summarize", hA, "-q"}, {"export", hA, "-o", filepath.Join(dir, "x.h5ad"), "--L", "2", "-q"}},
+			[][]string{{"summarize", hA, "-q"}, {"export", hA, "-o", filepath.Join(dir, "x.h5ad"), "--L", "2", "--chain", "1", "-q"}},
 			[]string{filepath.Join(hA, "L02", "chain1"), "written by the fit of L = 3, chain 1, and lies in the folder of L = 2, chain 1"}},
 	} {
 		keep := filepath.Join(dir, "keep")

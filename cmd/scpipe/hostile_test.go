@@ -140,14 +140,20 @@ func TestDamagedRunFiles(t *testing.T) {
 		"resume": {"fit", shards, "-o", rd, "--resume", "--L", "2", "--chains", "1", "--starts", "1", "--burn-in", "4", "--samples", "4",
 			"--holdout", "0.2", "-q"},
 	}
+	// L = 2 is the run's recommended L, where the fit built a consensus of
+	// chains: enrich and report read its fit, and not the chain's tables.
+	cons := rundir.ConsensusDir(rd, 2)
 	for _, tc := range []struct {
 		file    string
 		at      func(size int) int
 		readers []string
 	}{
-		{filepath.Join(fit, rundir.CodesFile), func(n int) int { return n / 2 }, []string{"summarize", "enrich", "evaluate", "report", "resume"}},
-		{filepath.Join(fit, rundir.CellsFile), func(n int) int { return 8 }, []string{"summarize", "enrich", "evaluate", "report", "resume"}},
+		{filepath.Join(fit, rundir.CodesFile), func(n int) int { return n / 2 }, []string{"summarize", "evaluate", "resume"}},
+		{filepath.Join(fit, rundir.CellsFile), func(n int) int { return 8 }, []string{"summarize", "evaluate", "resume"}},
 		{filepath.Join(fit, rundir.TraceFile), func(n int) int { return n - 20 }, []string{"summarize", "evaluate", "report", "resume"}},
+		{filepath.Join(cons, rundir.CodesFile), func(n int) int { return n / 2 }, []string{"enrich", "report"}},
+		{filepath.Join(cons, rundir.CellsFile), func(n int) int { return 8 }, []string{"enrich", "report"}},
+		{filepath.Join(cons, rundir.ConsensusFile), func(n int) int { return n - 3 }, []string{"summarize", "enrich", "report"}},
 		{masks[0], func(n int) int { return n / 3 }, []string{"summarize", "evaluate"}},
 	} {
 		good, err := os.ReadFile(tc.file)

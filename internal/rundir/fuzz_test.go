@@ -18,13 +18,14 @@ const (
 	fuzzSummary
 	fuzzCheckpoint
 	fuzzChecksums // SHA256SUMS beside a good codes.parquet
+	fuzzConsensus
 	fuzzKinds
 )
 
 // FuzzRunFiles feeds any bytes to the readers of a run directory's files:
 // the three Parquet tables (as a run without SHA256SUMS has them, so that
-// the bytes reach the Parquet decoder), summary.tsv, a checkpoint, and
-// SHA256SUMS itself. None may panic, exhaust memory or hang; every error
+// the bytes reach the Parquet decoder), summary.tsv, a checkpoint,
+// SHA256SUMS itself, and a consensus's programs.tsv. None may panic, exhaust memory or hang; every error
 // names the file; a SHA256SUMS accepted must hold the table's true sum.
 func FuzzRunFiles(f *testing.F) {
 	seeds := f.TempDir()
@@ -32,11 +33,13 @@ func FuzzRunFiles(f *testing.F) {
 	err := errors.Join(
 		WriteSummary(filepath.Join(seeds, SummaryFile), []SummaryRow{{L: 2, Chain: 1, Sweeps: 10, LogLik: -5, Agreement: 1}}),
 		WriteCheckpoint(filepath.Join(seeds, CheckpointFile), CheckpointMeta{L: 2, Chain: 1, Sweep: 3, ConfigHash: "h", Created: time.Unix(0, 0).UTC()}, []byte("state")),
+		WriteConsensus(filepath.Join(seeds, ConsensusFile), []ConsensusProgram{
+			{Program: 1, Kept: true, Found: 2, Chains: 3, Frequency: 2.0 / 3, Repeat: 0.74, ExpectedJaccard: 0.9, Agreement: 0.9, Genes: 4, Codes: []int{1, 0, 2}}}),
 	)
 	if err != nil {
 		f.Fatal(err)
 	}
-	for kind, name := range []string{CodesFile, CellsFile, TraceFile, SummaryFile, CheckpointFile, checksumsFile} {
+	for kind, name := range []string{CodesFile, CellsFile, TraceFile, SummaryFile, CheckpointFile, checksumsFile, ConsensusFile} {
 		b, err := os.ReadFile(filepath.Join(seeds, name))
 		if err != nil {
 			f.Fatal(err)
@@ -83,6 +86,9 @@ func FuzzRunFiles(f *testing.F) {
 			if err == nil && !strings.Contains(string(data), "  "+CodesFile+"\n") {
 				t.Fatalf("codes read with a SHA256SUMS that has no line for it: %q", data)
 			}
+		case fuzzConsensus:
+			path = write(ConsensusFile, data)
+			_, err = ReadConsensus(path)
 		}
 		if err != nil && !strings.Contains(err.Error(), dir) {
 			t.Fatalf("error does not name the file %s: %v", path, err)

@@ -40,8 +40,10 @@ type SummaryRow struct {
 	RHatLogLik float64
 
 	// Converged is "yes" when the chains of this L found the same programs
-	// and each reached a level (runsummary.Converged), "no" when not, and ""
-	// (written NA) with a single chain.
+	// and each reached a level (runsummary.Converged), or when the L's
+	// consensus of chains reproduces and each reached a level
+	// (runsummary.ConvergedByConsensus); "no" when not, and "" (written NA)
+	// with a single chain and no consensus.
 	Converged string
 	// Recommended marks the rows of the L the run recommends
 	// (by runsummary's rule of model selection).

@@ -62,6 +62,21 @@ func Converged(agreement []float64, programs []int, stable int, rhatWithin float
 	return "yes"
 }
 
+// ConvergedByConsensus is the verdict on an L whose chains' verdict is
+// converged (Converged) and whose consensus of chains (pipeline's
+// consensus stage) reproduces or not (codematch.Reproduces; false where
+// the L has none): "yes" where the chains agree, and also where they
+// settled in different modes but the consensus of them reproduces and
+// each chain has reached a level (the within-chain R̂ below maxRHat):
+// the programs the run hands over, the consensus's, are then the same
+// from another set of chains.
+func ConvergedByConsensus(converged string, rhatWithin float64, reproduces bool) string {
+	if converged == "yes" || !reproduces || !(rhatWithin < maxRHat) {
+		return converged
+	}
+	return "yes"
+}
+
 // elbowShare is the share of the held-out gain across the fitted L that
 // recommendL lets a smaller L forgo.
 const elbowShare = 0.05

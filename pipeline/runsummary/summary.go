@@ -2,10 +2,12 @@ package runsummary
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 
 	"scpipe/internal/figure"
@@ -24,6 +26,17 @@ import (
 // that does not depend on workers, so a resumed run summarises exactly as
 // an uninterrupted one.
 func Write(ctx context.Context, run string, src *shard.Shard, h holdout.Spec, workers int, log *slog.Logger) ([]rundir.SummaryRow, error) {
+	return WriteWith(ctx, run, src, h, workers, log, nil)
+}
+
+// WriteWith is Write, calling recommended (when not nil) with the L it
+// recommends (when it recommends one) before it judges each L's
+// convergence and writes anything: the fit's consensus stage
+// (pipeline/consensus.go) builds the L's consensus there, which the
+// judgement reads (ConvergedByConsensus) as it reads any consensus
+// folder of the run (rundir.ConsensusDir).
+func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec, workers int, log *slog.Logger,
+	recommended func(L int) error) ([]rundir.SummaryRow, error) {
 	fits, err := rundir.Fits(run)
 	if err != nil {
 		return nil, err
@@ -57,8 +70,19 @@ func Write(ctx context.Context, run string, src *shard.Shard, h holdout.Spec, wo
 		}
 		rows = append(rows, row)
 	}
+	sel := recommendL(perCell, entries)
+	if recommended != nil && sel.L > 0 {
+		if err := recommended(sel.L); err != nil {
+			return nil, err
+		}
+	}
 	for L, idx := range byL {
 		d := chainDiagnostics(sets[L], traces[L])
+		reproduces, err := consensusReproduces(run, L)
+		if err != nil {
+			return nil, err
+		}
+		d.converged = ConvergedByConsensus(d.converged, d.rhatWithin, reproduces)
 		for k, i := range idx {
 			r := &rows[i]
 			r.Agreement, r.RHatLogLik, r.RHat, r.RHatWithin = d.agreement[k], d.rhatLogLik, d.rhat, d.rhatWithin
@@ -69,7 +93,6 @@ func Write(ctx context.Context, run string, src *shard.Shard, h holdout.Spec, wo
 			r.Converged = d.converged
 		}
 	}
-	sel := recommendL(perCell, entries)
 	for L, idx := range byL {
 		for _, i := range idx {
 			rows[i].Recommended = L == sel.L
@@ -97,6 +120,26 @@ func Write(ctx context.Context, run string, src *shard.Shard, h holdout.Spec, wo
 	}
 	logSelection(log, rows)
 	return rows, nil
+}
+
+// consensusReproduces reads the consensus of L in run, if it has one
+// (rundir.ConsensusFile), and reports whether it reproduces
+// (codematch.Reproduces); false without one.
+func consensusReproduces(run string, L int) (bool, error) {
+	path := filepath.Join(rundir.ConsensusDir(run, L), rundir.ConsensusFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	rows, err := rundir.ReadConsensus(path)
+	if err != nil {
+		return false, err
+	}
+	clusters := make([]codematch.Cluster, len(rows))
+	for i, r := range rows {
+		clusters[i] = codematch.Cluster{Found: r.Found, Frequency: r.Frequency, Kept: r.Kept, Agreement: r.Agreement,
+			Repeat: r.Repeat, ExpectedJaccard: r.ExpectedJaccard}
+	}
+	return codematch.Reproduces(clusters), nil
 }
 
 func oneBased(codes []int) []int {
