@@ -240,6 +240,9 @@ func (r *openedRun) sampler(L, chain int, ckpt string) (fitSampler, error) {
 	}
 	sc := samplerConfig(r.cfg, L, chain)
 	sc.FixedCodes = r.fixed
+	if r.cfg.SamplesModel {
+		sc.CellSamples = r.src.Manifest().CellSamples()
+	}
 	return r.crew.sampler(r.data, sc, ckpt, r.o.Log.With("L", L, "chain", chain))
 }
 
