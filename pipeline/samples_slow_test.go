@@ -70,7 +70,7 @@ func TestSamplesPlantedAllSeeds(t *testing.T) {
 					var marked []string
 					sample1 := 0
 					for _, row := range rows {
-						if row.SampleSpecific {
+						if row.SampleSpecific && row.OfProgram >= rundir.SampleSpecificShare {
 							marked = append(marked, fmt.Sprintf("code %d: %s", row.Code, row.Sample))
 							if row.Sample == simulate.SampleName(0) {
 								sample1++
