@@ -217,7 +217,8 @@ func (s *Sampler) setSampleLikelihood(sp *stepSpec, c *chain) {
 
 // prepareSamples finishes prepareStep for a step with samples: a Z step's
 // bounds per sample; a U step scans each sample apart, without the totals
-// cache or the housekeeping fold, whose counts are the whole row's.
+// cache, whose counts are the whole row's (the housekeeping fold takes
+// each sample's counts of the row, unfoldSample).
 func (sp *stepSpec) prepareSamples() {
 	if sp.cells {
 		if sp.bounded {
@@ -227,7 +228,7 @@ func (sp *stepSpec) prepareSamples() {
 		}
 		return
 	}
-	sp.hk, sp.totals = 0, nil
+	sp.totals = nil
 }
 
 // rowLift returns the lift planes of row i of sp, and their block.
@@ -288,9 +289,15 @@ func (sp *stepSpec) scanBySample(buf *rowScratch, i0 int, rows []rowState, pendi
 	L, m := sp.L, sp.smp.m
 	vec := sp.planes != nil
 	var before [rowGroup][MaxL]uint64
+	var active [rowGroup]uint64 // the codes whose coverage the kernel builds
 	for p := pending; p != 0; p &= p - 1 {
-		r := &rows[bits.TrailingZeros64(p)]
-		r.counts, r.tot, r.sums = 0, nil, r.want
+		k := bits.TrailingZeros64(p)
+		r := &rows[k]
+		r.counts, r.tot = 0, nil
+		active[k], r.sums = r.a&sp.live, r.want
+		if sp.hk != 0 && !r.lifted {
+			active[k], r.sums = sp.foldHousekeeping(r.a&sp.live, r.want)
+		}
 	}
 	for smp := range m.S {
 		lo, hi := m.lo[smp], m.lo[smp+1]
@@ -299,7 +306,7 @@ func (sp *stepSpec) scanBySample(buf *rowScratch, i0 int, rows []rowState, pendi
 			k := bits.TrailingZeros64(p)
 			before[k] = rows[k].acc
 			if vec {
-				buf.vrows[k].prepare(rows[k].a&sp.live, rows[k].want, sp.stride)
+				buf.vrows[k].prepare(active[k], rows[k].sums, sp.stride)
 			}
 		}
 		for seg := 0; seg+1 < len(sp.bounds); seg++ {
@@ -309,7 +316,7 @@ func (sp *stepSpec) scanBySample(buf *rowScratch, i0 int, rows []rowState, pendi
 			}
 			for p := pending; p != 0; p &= p - 1 {
 				k := bits.TrailingZeros64(p)
-				counts[k] += sp.scanPiece(buf, &rows[k], k, i0+k, seg, a, b)
+				counts[k] += sp.scanPiece(buf, &rows[k], k, i0+k, seg, a, b, active[k])
 			}
 		}
 		for p := pending; p != 0; p &= p - 1 {
@@ -319,6 +326,9 @@ func (sp *stepSpec) scanBySample(buf *rowScratch, i0 int, rows []rowState, pendi
 				buf.vrows[k].add(&r.acc, &r.lev)
 			}
 			i := i0 + k
+			if sp.hk != 0 && !r.lifted {
+				sp.unfoldSample(r, i, smp, &counts[k])
+			}
 			for w := r.want; w != 0; w &= w - 1 {
 				l := bits.TrailingZeros64(w)
 				ones, _ := splitCounts(r.acc[l] - before[k][l])
@@ -333,7 +343,7 @@ func (sp *stepSpec) scanBySample(buf *rowScratch, i0 int, rows []rowState, pendi
 // scanPiece scans columns [a, b) of row i (r, the group's k-th) in
 // segment seg, and returns their counts (packCounts: mispredicted,
 // covered).
-func (sp *stepSpec) scanPiece(buf *rowScratch, r *rowState, k, i, seg, a, b int) uint64 {
+func (sp *stepSpec) scanPiece(buf *rowScratch, r *rowState, k, i, seg, a, b int, active uint64) uint64 {
 	off := sp.bounds[seg] / 64
 	x := sp.m.Segment(i, seg)
 	var obs []uint64
@@ -343,22 +353,22 @@ func (sp *stepSpec) scanPiece(buf *rowScratch, r *rowState, k, i, seg, a, b int)
 	var counts uint64
 	w := a / 64
 	if a%64 != 0 {
-		counts += sp.scanWord(buf, r, w, off, x, obs, wordMask(w, a, b))
+		counts += sp.scanWord(r, w, off, x, obs, wordMask(w, a, b), active)
 		w++
 	}
 	if end := b / 64; end > w {
-		counts += sp.scanWords(buf, r, k, w, end, off, x, obs)
+		counts += sp.scanWords(buf, r, k, w, end, off, x, obs, active)
 		w = end
 	}
 	if b%64 != 0 && b/64 >= w {
-		counts += sp.scanWord(buf, r, b/64, off, x, obs, wordMask(b/64, a, b))
+		counts += sp.scanWord(r, b/64, off, x, obs, wordMask(b/64, a, b), active)
 	}
 	return counts
 }
 
 // scanWords scans whole words [w0, w1) of a segment starting at word off
 // with the step's kernel.
-func (sp *stepSpec) scanWords(buf *rowScratch, r *rowState, k, w0, w1, off int, x, obs []uint64) uint64 {
+func (sp *stepSpec) scanWords(buf *rowScratch, r *rowState, k, w0, w1, off int, x, obs []uint64, active uint64) uint64 {
 	L := sp.L
 	xs := x[w0-off : w1-off]
 	if sp.planes != nil {
@@ -383,12 +393,12 @@ func (sp *stepSpec) scanWords(buf *rowScratch, r *rowState, k, w0, w1, off int, 
 		}
 		return condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, codes, xs, os, buf.lift[:len(sp.lift)])
 	}
-	return condSumsMode(&r.acc, r.a&sp.live, r.want, L, codes, xs, os, true)
+	return condSumsMode(&r.acc, active, r.sums, L, codes, xs, os, true)
 }
 
 // scanWord scans the columns mask of word w with the Go kernel, whatever
 // the step's.
-func (sp *stepSpec) scanWord(buf *rowScratch, r *rowState, w, off int, x, obs []uint64, mask uint64) uint64 {
+func (sp *stepSpec) scanWord(r *rowState, w, off int, x, obs []uint64, mask uint64, active uint64) uint64 {
 	L := sp.L
 	ob := [1]uint64{mask}
 	if obs != nil {
@@ -403,7 +413,23 @@ func (sp *stepSpec) scanWord(buf *rowScratch, r *rowState, w, off int, x, obs []
 		}
 		return condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, codes, xs, ob[:], lift[:len(sp.lift)])
 	}
-	return condSumsMode(&r.acc, r.a&sp.live, r.want, L, codes, xs, ob[:], true)
+	return condSumsMode(&r.acc, active, r.sums, L, codes, xs, ob[:], true)
+}
+
+// unfoldSample is unfoldHousekeeping for sample smp's columns of row i,
+// whose counts the kernel left in *counts: the housekeeping code's sum
+// there, when wanted, and the counts when it is active, from the row's
+// observed ones and entries in the sample's cells.
+func (sp *stepSpec) unfoldSample(r *rowState, i, smp int, counts *uint64) {
+	m := sp.smp.m
+	miss, covered := splitCounts(*counts)
+	ones, obs := int64(m.ones[smp*m.d+i]), int64(m.obs[smp*m.d+i])
+	if r.want&sp.hk != 0 {
+		r.acc[bits.TrailingZeros64(sp.hk)] += packCounts(ones-(ones+covered-miss)/2, obs-covered)
+	}
+	if r.a&sp.hk != 0 {
+		*counts = packCounts(obs-ones, obs)
+	}
 }
 
 // updateSampleGeneLevels is updateGeneLevels with samples: each gene's
