@@ -219,6 +219,15 @@ type Config struct {
 	// this build and CPU run (the first). Every kernel gives bit-identical
 	// results, so the choice only measures one against another.
 	Kernel string
+	// CellSamples, when not nil, gives each cell's sample, 0 … S−1: a
+	// technical grouping (library, lane, donor) whose cells form one
+	// contiguous run, the samples in order. With per-gene levels and two
+	// samples or more each sample has its own level of every gene, its
+	// own background profile (cellsamples.go), so that a sample with more
+	// ambient RNA does not take a code of its own. A condition the study
+	// compares (treated against control) must not be declared a sample.
+	// Without per-gene levels it is ignored.
+	CellSamples []uint16
 	// FixedCodes are codes of U held at given genes and never sampled:
 	// prior knowledge (known gene programs, the codes of another fit),
 	// around which the other codes are inferred. Each names its own
@@ -347,6 +356,9 @@ func (c *config) validate() error {
 		return fieldError("MaxBurnIn", "= %d outside %d..%d (from the burn-in to the most sweeps)", c.MaxBurnIn, c.BurnIn, MaxSweeps)
 	case c.MaxBurnIn > c.BurnIn && c.HoldFrom == 0:
 		return fieldError("MaxBurnIn", "= %d needs HoldFrom: a chain whose parameters move every sweep has no level to settle at", c.MaxBurnIn)
+	}
+	if err := checkCellSamples(c.CellSamples); err != nil {
+		return err
 	}
 	if err := checkKernel(c.Kernel); err != nil {
 		return err

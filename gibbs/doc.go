@@ -20,7 +20,10 @@
 // k_d < G and the gain is g(n, d) = lift0 + step·k_n + gene0 +
 // geneStep·k_d, β_nd = (1 − ρ)/(e^g(n, d) − ρ): a gene detected in many
 // cells whatever their type (a high baseline) sits at a level of higher
-// background, where covering it gains less (genelevels.go).
+// background, where covering it gains less (genelevels.go). With
+// Config.CellSamples (cells in technical samples, each a contiguous run)
+// the gene's level is the sample's, k_{d,s(n)}: each sample's ambient
+// profile is its own background, not a code (cellsamples.go).
 //
 // # Conditionals
 //

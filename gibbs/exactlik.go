@@ -31,7 +31,7 @@ func (s *Sampler) entryTotals(c *chain) []levelCounts {
 		by := acc[4*int(c.level[i])*G:]
 		var at [1 << MaxGeneLevelBits]uint64
 		s.rowWords(c, i, func(w int, x, obs, cov uint64) {
-			levelMasks(&at, c.genePlanes, w, G)
+			levelMasks(&at, s.cellGenePlanes(c, i), w, G)
 			for kg := range G {
 				m := at[kg] & obs
 				co := bits.OnesCount64(x & cov & m)
@@ -183,8 +183,9 @@ func (s *Sampler) heldBase(c *chain) float64 {
 // covers in every process's cells, of their genes' levels.
 func (s *Sampler) coveredGeneLevels(c *chain) int64 {
 	return s.sumCells(1, func(i int, acc []int64) {
+		planes := s.cellGenePlanes(c, i)
 		s.rowWords(c, i, func(w int, x, _, cov uint64) {
-			for j, p := range c.genePlanes {
+			for j, p := range planes {
 				acc[0] += int64(bits.OnesCount64(x&cov&p[w])) << uint(j)
 			}
 		})

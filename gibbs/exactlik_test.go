@@ -23,7 +23,7 @@ func bruteLogLik(s *Sampler, c *chain, x, mask *Matrix) float64 {
 			}
 			var kg uint8
 			if c.geneLevel != nil {
-				kg = c.geneLevel[j]
+				kg = c.geneLevel[s.geneLevelAt(i, j)]
 			}
 			on, off := c.rates.entryRates(c.level[i], kg)
 			p := off

@@ -92,6 +92,10 @@ func (s *Sampler) sumGeneCounts(counts []uint64) {
 // cell), given c's ρ and cell lifts (see the comment at the top of the
 // file).
 func (s *Sampler) updateGeneLevels(c *chain, counts []uint64) {
+	if s.smp != nil {
+		s.updateSampleGeneLevels(c, s.smp.rowCounts)
+		return
+	}
 	K := s.geneLevels()
 	rho := c.rates.rho
 	if len(s.geneWork.genes) != s.d {
@@ -170,6 +174,10 @@ func (s *Sampler) calibrate(genes []levelCounts, level []uint8, rho, ref, lo, st
 // setGenePlanes writes c's gene levels as bit planes over the genes, for
 // the Z step's kernel: bit d of plane j is bit j of gene d's level.
 func (s *Sampler) setGenePlanes(c *chain) {
+	if s.smp != nil {
+		s.setSamplePlanes(c)
+		return
+	}
 	s.writePlanes(&c.geneBlock, &c.genePlanes, c.geneLevel, s.cfg.GeneLevelBits, s.dw)
 }
 
@@ -179,7 +187,7 @@ func (s *Sampler) initialGeneLevels(c *chain) {
 	K := s.geneLevels()
 	c.rates.geneStep = 0.2
 	c.rates.gene0 = -c.rates.geneStep * float64(K/2)
-	c.geneLevel = make([]uint8, s.d)
+	c.geneLevel = make([]uint8, s.d*s.sampleCount())
 	for d := range c.geneLevel {
 		c.geneLevel[d] = uint8(K / 2)
 	}
@@ -192,6 +200,9 @@ func (s *Sampler) initialGeneLevels(c *chain) {
 // step each row's (gene's) gain of a covered one at its level.
 func (s *Sampler) setGeneLikelihood(sp *stepSpec, c *chain) {
 	r := c.rates
+	if s.smp != nil {
+		defer s.setSampleLikelihood(sp, c)
+	}
 	if sp.cells {
 		for k := range s.levels() {
 			sp.levelOne[k] = r.lift(uint8(k)) + r.gene0

@@ -42,6 +42,12 @@ type Result struct {
 	// CellDropout[n]/(1 − CellBackground[n]) (EntryRates). CellDropout and
 	// CellBackground are then those of a gene of offset 0.
 	GeneLift []float64
+	// With samples (Config.CellSamples, cellsamples.go) each gene has an
+	// offset in each sample: SampleGeneLift[s][d], for the cells of
+	// sample CellSamples[n] = s; GeneLift is then their mean over the
+	// cells.
+	SampleGeneLift [][]float64
+	CellSamples    []uint16
 	// Trace has one entry per sweep run so far.
 	Trace []SweepStats
 
@@ -69,9 +75,12 @@ func (s *Sampler) Result() (*Result, error) {
 	}
 	if c.geneLevel != nil {
 		r.GeneLift = make([]float64, s.d)
-		for d, k := range c.geneLevel {
+		for d, k := range c.geneLevel[:s.d] {
 			r.GeneLift[d] = c.rates.geneLift(k)
 		}
+	}
+	if s.smp != nil {
+		s.sampleResult(r, c)
 	}
 	r.ZMean = means(s.zCount, s.retained)
 	r.UMean = means(s.uCount, s.retained)
@@ -171,7 +180,11 @@ func (r *Result) predictEntries(dst []float64, entries []entry, method Method) (
 			return dst, fmt.Errorf("%w: sample-averaged prediction needs Config.KeepSamples", errNoSamples)
 		}
 		for _, e := range entries {
-			dst = append(dst, sampleMean(r.kept, r.L, e.Cell, e.Gene))
+			g := e.Gene
+			if r.CellSamples != nil {
+				g += int(r.CellSamples[e.Cell]) * r.D
+			}
+			dst = append(dst, sampleMean(r.kept, r.L, e.Cell, e.Gene, g))
 		}
 		return dst, nil
 	}
@@ -189,7 +202,11 @@ func (r *Result) plugIn(n, d int) float64 {
 		return sigmoid(r.Lambda * (1 - float64(2*prod)))
 	}
 	if r.GeneLift != nil {
-		on, off := EntryRates(r.CellDropout[n], r.CellBackground[n], r.GeneLift[d])
+		lift := r.GeneLift[d]
+		if r.SampleGeneLift != nil {
+			lift = r.SampleGeneLift[r.CellSamples[n]][d]
+		}
+		on, off := EntryRates(r.CellDropout[n], r.CellBackground[n], lift)
 		return off + float64((on-off)*(1-prod))
 	}
 	if r.CellBackground != nil {

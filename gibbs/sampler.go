@@ -72,6 +72,11 @@ type chain struct {
 	geneLevel  []uint8
 	genePlanes [][]uint64
 	geneBlock  []uint64
+	// With samples (cellsamples.go) geneLevel holds each sample's levels,
+	// sample s's at s·D + d, and samplePlanes[s] their planes
+	// (genePlanes is sample 0's).
+	samplePlanes [][][]uint64
+	sampleBlocks [][]uint64
 	// heldBase is the log-likelihood of the state with nothing covered,
 	// and coveredLev the summed gene level of its covered ones, once the
 	// parameters are held (held; heldLogLik): set on the first held sweep
@@ -138,6 +143,9 @@ type Sampler struct {
 	// the process's cells, for the U step's housekeeping code
 	// (foldHousekeeping; with one only).
 	hkOnes, hkObs []int32
+	// smp holds the samples of the cells, when the likelihood knows them
+	// (cellsamples.go).
+	smp *sampleModel
 
 	sweep    int
 	sched    schedule // when the burn-in's parts happen (schedule.go)
@@ -241,6 +249,9 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 	}
 	if cfg.GeneLevelBits > 0 {
 		s.countGenes()
+	}
+	if err := s.setSamples(p); err != nil {
+		return nil, err
 	}
 	if cfg.Housekeeping {
 		s.countHousekeeping()

@@ -27,6 +27,9 @@ func (r *Result) MarshalSamples() ([]byte, error) {
 	if len(r.kept) == 0 {
 		return nil, fmt.Errorf("%w: Config.KeepSamples was off", errNoSamples)
 	}
+	if r.CellSamples != nil {
+		return nil, fmt.Errorf("%w: the retained states of a fit that knows the cells' samples have no encoding yet", errNoSamples)
+	}
 	k0 := r.kept[0]
 	size := len(samplesMagic) + 8*7 + len(r.kept)*(64+len(k0.level)+len(k0.geneLevel)+8*(len(k0.z)+len(k0.u)))
 	b := make([]byte, 0, size)
@@ -94,7 +97,7 @@ func (s *Samples) Count() int { return len(s.kept) }
 
 // Predict returns P(x_nd = 1) averaged over the retained states, each with
 // its own parameters: Result.Predict's SampleMean.
-func (s *Samples) Predict(n, d int) float64 { return sampleMean(s.kept, s.l, n, d) }
+func (s *Samples) Predict(n, d int) float64 { return sampleMean(s.kept, s.l, n, d, d) }
 
 // Coverage returns the fraction of the retained states in which some code
 // covers (n, d): the posterior probability that the noise-free entry is 1,
@@ -110,14 +113,15 @@ func (s *Samples) Coverage(n, d int) float64 {
 }
 
 // sampleMean averages P(x_nd = 1) over kept: 1 − α where some code covers
-// (n, d), β elsewhere, each state with its own rates and levels.
-func sampleMean(kept []keptSample, L, n, d int) float64 {
+// (n, d), β elsewhere, each state with its own rates and levels; g is the
+// index of (n, d)'s gene level (d, or with samples s·D + d).
+func sampleMean(kept []keptSample, L, n, d, g int) float64 {
 	sum := 0.0
 	for _, k := range kept {
 		pos, neg := k.rates.on, k.rates.off
 		switch {
 		case k.geneLevel != nil:
-			pos, neg = k.rates.entryRates(k.level[n], k.geneLevel[d])
+			pos, neg = k.rates.entryRates(k.level[n], k.geneLevel[g])
 		case k.level != nil:
 			pos, neg = k.rates.cellRates(k.level[n])
 		}

@@ -109,6 +109,10 @@ func (s *Sampler) fingerprint() []uint64 {
 	// The hold rides in the same field, so that the states of samplers
 	// without it keep the fingerprint they were written with.
 	fix |= uint64(s.cfg.HoldFrom) << 1
+	// So do the samples the likelihood knows.
+	if S := s.sampleCount(); S > 1 {
+		fix |= uint64(S) << 48
+	}
 	keep := uint64(0)
 	if s.cfg.KeepSamples {
 		keep = 1
@@ -246,7 +250,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 		levelCells = s.n
 	}
 	if s.cfg.GeneLevelBits > 0 {
-		levelGenes = s.d
+		levelGenes = s.d * s.sampleCount()
 	}
 	cellLevels := func() []uint8 { return r.levelsIn(levelCells, s.levels(), first, last) }
 	zWords := func() []uint64 { return r.wordsIn(s.nw*s.l, first/64*s.l, (last+63)/64*s.l) }

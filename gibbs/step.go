@@ -96,6 +96,9 @@ type stepSpec struct {
 	totals   *stepTotals
 	segWords []int
 	zeros    []uint64
+
+	// smp, with samples, holds their part of the likelihood (cellsamples.go).
+	smp *stepSamples
 }
 
 // rowStats are the integer totals of a step; integers keep them independent
@@ -308,6 +311,9 @@ func (s *Sampler) prepareStep(sp *stepSpec) {
 		codeLevelCounts(&sp.levelCount, sp.other, sp.L, sp.live, sp.lift)
 	}
 	s.startTotals(sp)
+	if sp.smp != nil {
+		sp.prepareSamples()
+	}
 }
 
 // setHousekeeping lets a U step with a housekeeping code fold it
@@ -526,6 +532,9 @@ func (sp *stepSpec) flipLev(r *rowState, l, i int, lev uint64) int64 {
 	if sp.cells {
 		return int64(lev)
 	}
+	if sp.smp != nil {
+		return sp.sampleFlipLev(l, i)
+	}
 	ones, _ := splitCounts(r.acc[l])
 	return int64(sp.rowGene[i]) * ones
 }
@@ -558,7 +567,7 @@ func (sp *stepSpec) decideBounded(r *rowState, l, i int) (flipped, known bool) {
 	// The logit grows with the level when the code is off and falls when
 	// it is on; most proposals are refused at the end that favours them.
 	ones, _ := splitCounts(r.acc[l])
-	loLev, hiLev := sp.levelBounds(l, ones)
+	loLev, hiLev := sp.levelBounds(l, i, ones)
 	if r.a>>uint(l)&1 != 0 {
 		loLev, hiLev = hiLev, loLev
 	}
@@ -614,8 +623,8 @@ func codeLevelCounts(n *[MaxL][1 << MaxCellLevelBits]int64, codes []uint64, L in
 // of a code's columns (the genes of a program, the cells of a cell type)
 // lie at the extreme levels, and they decide more proposals
 // (decideBounded).
-func (sp *stepSpec) levelBounds(l int, ones int64) (lo, hi uint64) {
-	n := &sp.levelCount[l]
+func (sp *stepSpec) levelBounds(l, i int, ones int64) (lo, hi uint64) {
+	n := sp.levelCountOf(l, i)
 	left := ones
 	for k := 0; k < len(n) && left > 0; k++ {
 		t := min(left, n[k])
@@ -671,6 +680,11 @@ func (sp *stepSpec) levelGain() float64 {
 // lev.
 func (sp *stepSpec) conditional(r *rowState, l, i int, lev uint64) float64 {
 	ones, all := splitCounts(r.acc[l])
+	if sp.smp != nil && !sp.cells {
+		// A gene's row with samples (cellsamples.go): its ones' gain
+		// depends on the samples of code l's cells.
+		return sp.sampleOnesGain(l, i) + float64(sp.lik.step*float64(lev)) + float64(sp.zero*float64(all-ones))
+	}
 	return sp.gain(i, entrySums{ones, all, lev})
 }
 
@@ -736,6 +750,10 @@ func accept(c, u float64) bool {
 // scan adds to the accumulators of the pending rows (bit k: row i0+k) the
 // sums of their wanted codes and sets their mispredicted observed entries.
 func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint64) {
+	if sp.smp != nil && !sp.cells {
+		sp.scanBySample(buf, i0, rows, pending)
+		return
+	}
 	L := sp.L
 	vec := sp.planes != nil
 	var active [rowGroup]uint64 // the codes whose coverage the kernel builds
@@ -773,15 +791,17 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 					obs = nil
 				}
 				if r.lifted {
-					r.counts += buf.vrows[k].scanLift(sp.kernel, &buf.vec, sp.planes[off:], x, obs, sp.liftBlock[off:], sp.liftStride)
+					_, block := sp.rowLift(i0 + k)
+					r.counts += buf.vrows[k].scanLift(sp.kernel, &buf.vec, sp.planes[off:], x, obs, block[off:], sp.liftStride)
 				} else {
 					r.counts += buf.vrows[k].scan(sp.kernel, &buf.vec, sp.planes[off:], x, obs)
 				}
 			} else if r.lifted {
-				for j, p := range sp.lift {
+				lift, _ := sp.rowLift(i0 + k)
+				for j, p := range lift {
 					buf.lift[j] = p[off : off+len(x)]
 				}
-				r.counts += condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, buf.lift[:len(sp.lift)])
+				r.counts += condSumsLift(&r.acc, &r.lev, r.a&sp.live, r.want, L, sp.other[off*L:(off+len(x))*L], x, obs, buf.lift[:len(lift)])
 			} else {
 				r.counts += condSumsMode(&r.acc, active[k], r.sums, L, sp.other[off*L:(off+len(x))*L], x, obs, r.tot == nil)
 			}

@@ -128,7 +128,7 @@ func TestCodeLevelCounts(t *testing.T) {
 				continue
 			}
 			ones := 1 + r.intn(len(levels))
-			lo, hi := sp.levelBounds(l, int64(ones))
+			lo, hi := sp.levelBounds(l, 0, int64(ones))
 			slices.Sort(levels)
 			var least, most uint64
 			for i := range ones {

@@ -93,8 +93,8 @@ func (sp *stepSpec) swap(r *rowState, i, l, m int) bool {
 	u := uniformAt(sp.swapKey, uint64(sp.base+i)|1<<63)
 	takes := func(d float64) bool { return d >= 0 || accept(d, u) }
 	if !r.lifted && sp.lift != nil {
-		loM, hiM := sp.levelBounds(m, om)
-		loL, hiL := sp.levelBounds(l, ol)
+		loM, hiM := sp.levelBounds(m, i, om)
+		loL, hiL := sp.levelBounds(l, i, ol)
 		hi, lo := delta(hiM, loL), delta(loM, hiL)
 		switch {
 		case math.IsNaN(hi) || math.IsNaN(lo):

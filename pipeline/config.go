@@ -57,6 +57,15 @@ type FitConfig struct {
 	// written before the setting existed reads as, is 1: those runs resume
 	// without them.
 	GeneLevels int `toml:"gene_levels"`
+	// SamplesModel gives each sample of the shards (ingested from several
+	// inputs) its own level of every gene, with per-gene levels: a
+	// sample with more ambient RNA then takes no code of its own
+	// (gibbs.Config.CellSamples). It does nothing for shards of one
+	// sample. A sample is a technical grouping; a condition the study
+	// compares must not be ingested as one. Omitted from config.toml when
+	// off, so that runs started before it existed keep their identity and
+	// resume without it.
+	SamplesModel bool `toml:"samples_model,omitempty"`
 	// Init is the chains' starting point: "cluster" seeds the codes from
 	// cell types (bisecting k-means of up to 4000 cells); "data" seeds each
 	// code from the genes of a random cell; "random" is the paper's
@@ -157,6 +166,7 @@ func DefaultFitConfig() FitConfig {
 		Noise:             autoNoise(),
 		CellLevels:        8,
 		GeneLevels:        8,
+		SamplesModel:      true,
 		Init:              gibbs.InitCluster,
 		Housekeeping:      autoHousekeeping(),
 		Reseed:            true,
@@ -327,6 +337,7 @@ var samplerKeys = map[string]string{
 	"L": "L", "BurnIn": "burn_in", "Samples": "samples", "Thin": "thin", "Workers": "threads",
 	"Noise": "noise", "Init": "init", "Starts": "starts", "StartSweeps": "start_sweeps",
 	"CellLevels": "cell_levels", "GeneLevels": "gene_levels", "PriorU": "prior_u", "PriorZ": "prior_z",
+	"CellSamples": "samples_model",
 }
 
 // checkSampler refuses what the sampler would refuse of the fits of

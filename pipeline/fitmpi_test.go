@@ -201,3 +201,44 @@ func TestFitMPIResumeRefusedUntouched(t *testing.T) {
 		t.Error("the refused resume changed the run")
 	}
 }
+
+// TestFitMPIRefusesSamples checks that fit --mpi of shards of two samples
+// with the samples model (the default) fails in every rank with an error
+// naming the way out, and fits them with --samples-model=false.
+func TestFitMPIRefusesSamples(t *testing.T) {
+	tr, err := simulate.New(context.Background(), smallPlanted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "shards")
+	w, err := shard.Create(dir, shard.Layout{Cells: tr.Cells, Genes: tr.Genes, RowsPerBlock: 128}, shard.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, clean := make([]uint64, tr.Words()), make([]uint64, tr.Words())
+	for n := range tr.Cells {
+		tr.Row(n, row, clean)
+		w.SetRowWords(n, row)
+	}
+	half := tr.Cells / 2
+	m := shard.Manifest{Samples: []shard.Sample{
+		{Name: "a", Format: "simulate", FirstCell: 0, CellsBefore: half, CellsAfter: half, GenesBefore: tr.Genes},
+		{Name: "b", Format: "simulate", FirstCell: half, CellsBefore: tr.Cells - half, CellsAfter: tr.Cells - half, GenesBefore: tr.Genes},
+	}}
+	if err := w.Commit(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	c := smallConfig(dir, filepath.Join(t.TempDir(), "run"))
+	c.L, c.Chains = LSizes{3}, 1
+	for r, err := range fitRanks(c, FitOptions{}, 2, nil) {
+		if err == nil || !strings.Contains(err.Error(), "--samples-model=false") {
+			t.Errorf("rank %d: got %v, want a refusal naming --samples-model=false", r, err)
+		}
+	}
+	c.Output, c.SamplesModel = filepath.Join(t.TempDir(), "run"), false
+	for r, err := range fitRanks(c, FitOptions{}, 2, nil) {
+		if err != nil {
+			t.Errorf("rank %d, --samples-model=false: %v", r, err)
+		}
+	}
+}

@@ -254,6 +254,9 @@ func (r *openedRun) sampler(ctx context.Context, j fitJob) (gibbs.Runner, error)
 	}
 	sc := samplerConfig(r.cfg, j.L, j.chain)
 	sc.FixedCodes = j.fixed
+	if r.cfg.SamplesModel {
+		sc.CellSamples = r.src.Manifest().CellSamples()
+	}
 	return r.crew.sampler(ctx, r.data, sc, r.o.Log.With("L", j.L, "chain", j.chain))
 }
 

@@ -135,6 +135,7 @@ var parseSetting = map[string]func(c *FitConfig, text string) error{
 	"noise":            func(c *FitConfig, s string) error { return text(&c.Noise, s) },
 	"cell_levels":      func(c *FitConfig, s string) error { return integer(&c.CellLevels, s) },
 	"gene_levels":      func(c *FitConfig, s string) error { return integer(&c.GeneLevels, s) },
+	"samples_model":    func(c *FitConfig, s string) (err error) { c.SamplesModel, err = strconv.ParseBool(s); return err },
 	"init":             func(c *FitConfig, s string) error { return text(&c.Init, s) },
 	"housekeeping":     func(c *FitConfig, s string) error { return text(&c.Housekeeping, s) },
 	"reseed":           func(c *FitConfig, s string) (err error) { c.Reseed, err = strconv.ParseBool(s); return err },

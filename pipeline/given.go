@@ -57,6 +57,7 @@ var takeSetting = map[string]func(dst *FitConfig, src FitConfig){
 	"hold_from":          func(d *FitConfig, s FitConfig) { d.HoldFrom = s.HoldFrom },
 	"max_burn_in":        func(d *FitConfig, s FitConfig) { d.MaxBurnIn = s.MaxBurnIn },
 	"consensus_chains":   func(d *FitConfig, s FitConfig) { d.ConsensusChains = s.ConsensusChains },
+	"samples_model":      func(d *FitConfig, s FitConfig) { d.SamplesModel = s.SamplesModel },
 	"swaps":              func(d *FitConfig, s FitConfig) { d.Swaps = s.Swaps },
 	"starts":             func(d *FitConfig, s FitConfig) { d.Starts = s.Starts },
 	"start_sweeps":       func(d *FitConfig, s FitConfig) { d.StartSweeps = s.StartSweeps },

@@ -262,6 +262,20 @@ func (c FitConfig) resolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig,
 	if c.Noise.Noise == gibbs.Dropout {
 		attrs = append(attrs, "cell_levels", c.CellLevels, "gene_levels", c.GeneLevels)
 	}
+	if S := len(m.SampleNames()); S > 1 {
+		on := c.samplesModelOn()
+		attrs = append(attrs, "samples", S, "samples_model", on)
+		if on && c.KeepSamples {
+			return c, fmt.Errorf("%w: keep_samples with samples_model on %d samples: the retained states of a fit that knows the samples are not written yet; fit with --samples-model=false to keep them", ErrConfig, S)
+		}
+	}
 	log.Info("model: "+why, attrs...)
 	return c, nil
+}
+
+// samplesModelOn reports whether the fits give each sample its own gene
+// levels (samples_model), as the sampler does: with per-gene levels of
+// dropout noise only.
+func (c FitConfig) samplesModelOn() bool {
+	return c.SamplesModel && c.Noise.Noise == gibbs.Dropout && c.CellLevels > 1 && c.GeneLevels > 1 && len(c.Layers) == 0
 }

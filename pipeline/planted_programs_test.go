@@ -65,7 +65,7 @@ func recoverPlanted(t *testing.T, truth *simulate.Truth, dir string) plantedReco
 	}
 	cell := map[string]int{}
 	for n := range truth.Cells {
-		cell[simulate.Barcode(n)] = n
+		cell[truth.CellName(n)] = n
 	}
 	var r plantedRecovery
 	for l := range truth.Programs() {

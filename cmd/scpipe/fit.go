@@ -87,6 +87,7 @@ finished. Each fit is identical to the same fit of a single process.
 				&cli.StringFlag{Name: "housekeeping", Value: d.Housekeeping.String(), Usage: "a code every cell uses, for the genes detected everywhere: auto, on or off"},
 				&cli.IntFlag{Name: "cell-levels", Value: d.CellLevels, Usage: "per-cell background levels of dropout noise: 1, 2, 4 or 8"},
 				&cli.IntFlag{Name: "gene-levels", Value: d.GeneLevels, Usage: "per-gene background levels of dropout noise: 1, 2, 4 or 8 (with --cell-levels > 1)"},
+				&cli.BoolFlag{Name: "samples-model", Value: d.SamplesModel, Usage: "shards of several samples: each sample's own gene levels (its ambient profile), so that no program is a sample's background; a sample is a technical grouping, never the condition studied"},
 				&cli.StringFlag{Name: "prior-u", Value: d.PriorU.String(), Usage: "prior of U: auto, uniform, empirical, a probability, or one per program with a single L (`0.1,0.1,0.2,0.2`; a housekeeping code takes 1/2, or its own last)"},
 				&cli.StringFlag{Name: "prior-z", Value: d.PriorZ.String(), Usage: "prior of Z: auto, uniform, empirical or a probability"},
 				&cli.Float64Flag{Name: "holdout", Value: d.Holdout, Usage: "fraction of observed entries held out for model selection"},

@@ -134,3 +134,52 @@ func TestSamplesFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplesModelFlag: fit on shards of several samples knows them by
+// default (logged, and samples_model in the run's config.toml), and
+// --samples-model=false turns it off (the key left out); keeping the
+// retained states of a fit that knows the samples is refused before any
+// fit runs, naming the setting.
+func TestSamplesModelFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sim, shards := filepath.Join(dir, "sim"), filepath.Join(dir, "shards")
+	for _, args := range [][]string{
+		{"simulate", "-q", "-o", sim, "--kind", "singlecell", "--cells", "300", "--genes", "120", "--L", "2", "--programs-per-cell-max", "1", "--samples", "2", "--seed", "4"},
+		{"ingest", "-q", "--samples", filepath.Join(sim, "samples.tsv"), "-o", shards},
+	} {
+		if err := run(t, args...); err != nil {
+			t.Fatalf("scpipe %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	fit := func(out string, extra ...string) error {
+		args := append([]string{"fit", shards, "-q", "-o", filepath.Join(dir, out), "--L", "2", "--chains", "1", "--burn-in", "4", "--samples", "2", "--starts", "1"}, extra...)
+		return run(t, args...)
+	}
+	for _, tc := range []struct {
+		out   string
+		extra []string
+		want  bool
+	}{
+		{"on", nil, true},
+		{"off", []string{"--samples-model=false"}, false},
+	} {
+		if err := fit(tc.out, tc.extra...); err != nil {
+			t.Fatalf("fit %v: %v", tc.extra, err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, tc.out, rundir.ConfigFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), "samples_model = true"); got != tc.want {
+			t.Errorf("fit %v: config.toml says samples_model = true: %v, want %v", tc.extra, got, tc.want)
+		}
+	}
+	err := fit("kept", "--keep-samples")
+	if err == nil || !strings.Contains(err.Error(), "samples-model=false") {
+		t.Errorf("fit --keep-samples on 2 samples: %v, want a refusal naming --samples-model=false", err)
+	}
+	if err := fit("kept-off", "--keep-samples", "--samples-model=false"); err != nil {
+		t.Errorf("fit --keep-samples --samples-model=false: %v", err)
+	}
+}
