@@ -21,74 +21,80 @@ func TestSampleLevelsMatchEnumeration(t *testing.T) {
 	obs := [][]bool{{true, true, true}, {false, true, true}, {true, true, false}}
 	data := tinyData(t, xbits, obs)
 	pz, pu := []float64{0.4, 0.55}, []float64{0.6, 0.35}
-	cfg := DefaultConfig()
-	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Seed = L, 1000, 150000, 1, 1, 5
-	if testing.Short() {
-		cfg.Samples = 50000
-	}
-	cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, 4, true, true
-	cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
-	cfg.CellSamples = []uint16{0, 1, 1}
-	s, err := NewSampler(context.Background(), data, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.chains[0]
-	c.rates = rates{rho: 0.5, lift0: 0.6, step: 0.5, gene0: -0.5, geneStep: 0.45}
-	copy(c.level, []uint8{0, 3, 1})
-	copy(c.geneLevel, []uint8{3, 0, 2, 0, 3, 1}) // sample 0's genes, then sample 1's
-	s.setLiftPlanes(c)
-	s.setGenePlanes(c)
-	res, err := ranResult(s.Run(context.Background(), nil), s.Result)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perEntry := func(genes []uint8, sampleOf func(i int) int) []rates {
-		out := make([]rates, n*d)
-		for i, kc := range c.level {
-			for j := range d {
-				on, off := c.rates.entryRates(kc, genes[sampleOf(i)*d+j])
-				out[i*d+j] = rates{on: on, off: off}
+	for _, swaps := range []bool{false, true} {
+		t.Run(fmt.Sprintf("swaps %v", swaps), func(t *testing.T) {
+			t.Parallel()
+			cfg := DefaultConfig()
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Seed = L, 1000, 150000, 1, 1, 5
+			if testing.Short() {
+				cfg.Samples = 50000
 			}
-		}
-		return out
-	}
-	own := func(i int) int { return int(cfg.CellSamples[i]) }
-	entries := perEntry(c.geneLevel, own)
-	exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
-	mean, se := sampleStats(s, n, d, L, len(exact), entries)
-	for i := range exact {
-		if math.Abs(mean[i]-exact[i]) > 5*se[i]+1e-9 {
-			t.Errorf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], exact[i])
-		}
-	}
-	// Power: the posterior with every cell at sample 0's gene levels is
-	// told apart.
-	rejected := false
-	for i, v := range exactPosterior(xbits, obs, L, pz, pu, false, perEntry(c.geneLevel, func(int) int { return 0 })...) {
-		rejected = rejected || math.Abs(mean[i]-v) > 5*se[i]+1e-9
-	}
-	if !rejected {
-		t.Error("the tolerance cannot tell the samples' gene levels from sample 0's")
-	}
-	for i := range n {
-		for j := range d {
-			p, err := res.Predict(i, j, SampleMean)
+			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, 4, true, true
+			cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
+			cfg.CellSamples = []uint16{0, 1, 1}
+			cfg.Swaps = swaps
+			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(p-mean[i*d+j]) > 1e-3 {
-				t.Errorf("Predict(%d, %d) = %v, sample average %v", i, j, p, mean[i*d+j])
+			c := s.chains[0]
+			c.rates = rates{rho: 0.5, lift0: 0.6, step: 0.5, gene0: -0.5, geneStep: 0.45}
+			copy(c.level, []uint8{0, 3, 1})
+			copy(c.geneLevel, []uint8{3, 0, 2, 0, 3, 1}) // sample 0's genes, then sample 1's
+			s.setLiftPlanes(c)
+			s.setGenePlanes(c)
+			res, err := ranResult(s.Run(context.Background(), nil), s.Result)
+			if err != nil {
+				t.Fatal(err)
 			}
-			on, off := c.rates.entryRates(c.level[i], c.geneLevel[own(i)*d+j])
-			gotOn, gotOff := EntryRates(res.CellDropout[i], res.CellBackground[i], res.SampleGeneLift[own(i)][j])
-			if math.Abs(gotOn-on) > 1e-12 || math.Abs(gotOff-off) > 1e-12 {
-				t.Errorf("EntryRates of (%d, %d) from the result: %v, %v; the chain's %v, %v", i, j, gotOn, gotOff, on, off)
+			perEntry := func(genes []uint8, sampleOf func(i int) int) []rates {
+				out := make([]rates, n*d)
+				for i, kc := range c.level {
+					for j := range d {
+						on, off := c.rates.entryRates(kc, genes[sampleOf(i)*d+j])
+						out[i*d+j] = rates{on: on, off: off}
+					}
+				}
+				return out
 			}
-		}
-	}
-	if _, err := res.MarshalSamples(); !errors.Is(err, errNoSamples) {
-		t.Errorf("MarshalSamples with samples: %v, want errNoSamples", err)
+			own := func(i int) int { return int(cfg.CellSamples[i]) }
+			entries := perEntry(c.geneLevel, own)
+			exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
+			mean, se := sampleStats(s, n, d, L, len(exact), entries)
+			for i := range exact {
+				if math.Abs(mean[i]-exact[i]) > 5*se[i]+1e-9 {
+					t.Errorf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], exact[i])
+				}
+			}
+			// Power: the posterior with every cell at sample 0's gene levels is
+			// told apart.
+			rejected := false
+			for i, v := range exactPosterior(xbits, obs, L, pz, pu, false, perEntry(c.geneLevel, func(int) int { return 0 })...) {
+				rejected = rejected || math.Abs(mean[i]-v) > 5*se[i]+1e-9
+			}
+			if !rejected {
+				t.Error("the tolerance cannot tell the samples' gene levels from sample 0's")
+			}
+			for i := range n {
+				for j := range d {
+					p, err := res.Predict(i, j, SampleMean)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if math.Abs(p-mean[i*d+j]) > 1e-3 {
+						t.Errorf("Predict(%d, %d) = %v, sample average %v", i, j, p, mean[i*d+j])
+					}
+					on, off := c.rates.entryRates(c.level[i], c.geneLevel[own(i)*d+j])
+					gotOn, gotOff := EntryRates(res.CellDropout[i], res.CellBackground[i], res.SampleGeneLift[own(i)][j])
+					if math.Abs(gotOn-on) > 1e-12 || math.Abs(gotOff-off) > 1e-12 {
+						t.Errorf("EntryRates of (%d, %d) from the result: %v, %v; the chain's %v, %v", i, j, gotOn, gotOff, on, off)
+					}
+				}
+			}
+			if _, err := res.MarshalSamples(); !errors.Is(err, errNoSamples) {
+				t.Errorf("MarshalSamples with samples: %v, want errNoSamples", err)
+			}
+		})
 	}
 }
 
