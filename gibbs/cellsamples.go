@@ -292,12 +292,7 @@ func (sp *stepSpec) scanBySample(buf *rowScratch, i0 int, rows []rowState, pendi
 	var active [rowGroup]uint64 // the codes whose coverage the kernel builds
 	for p := pending; p != 0; p &= p - 1 {
 		k := bits.TrailingZeros64(p)
-		r := &rows[k]
-		r.counts, r.tot = 0, nil
-		active[k], r.sums = r.a&sp.live, r.want
-		if sp.hk != 0 && !r.lifted {
-			active[k], r.sums = sp.foldHousekeeping(r.a&sp.live, r.want)
-		}
+		active[k] = sp.startScan(&rows[k])
 	}
 	for smp := range m.S {
 		lo, hi := m.lo[smp], m.lo[smp+1]

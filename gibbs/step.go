@@ -760,12 +760,7 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 	for p := pending; p != 0; p &= p - 1 {
 		k := bits.TrailingZeros64(p)
 		r := &rows[k]
-		r.counts, r.tot = 0, nil
-		// Codes with an empty bitset cover nothing.
-		active[k], r.sums = r.a&sp.live, r.want
-		if sp.hk != 0 && !r.lifted {
-			active[k], r.sums = sp.foldHousekeeping(r.a&sp.live, r.want)
-		}
+		active[k] = sp.startScan(r)
 		if sp.totals != nil && !r.lifted && r.sums != 0 {
 			r.tot = sp.totals.get(sp, buf, active[k])
 		}
@@ -823,6 +818,18 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 			sp.unfoldHousekeeping(r, i0+k)
 		}
 	}
+}
+
+// startScan readies row r for a scan: no counts yet, and the codes it
+// sums (r.sums); it returns the codes whose coverage the kernel builds.
+// Codes with an empty bitset cover nothing.
+func (sp *stepSpec) startScan(r *rowState) (active uint64) {
+	r.counts, r.tot = 0, nil
+	active, r.sums = r.a&sp.live, r.want
+	if sp.hk != 0 && !r.lifted {
+		active, r.sums = sp.foldHousekeeping(active, r.want)
+	}
+	return active
 }
 
 // foldHousekeeping returns the codes whose coverage a U step's kernel
