@@ -16,6 +16,10 @@ import (
 	"scpipe/pipeline/runsummary"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
+
+	"scpipe/internal/rundir/rundirtest"
 )
 
 // shardGeneNames returns the gene names of the shards in dir.
@@ -64,7 +68,7 @@ func writeTruthGMT(t *testing.T, path string, tr *simulate.Truth, names []string
 // wrote, and a resume reads the run's copy (not the source, changed since)
 // and writes what the uninterrupted run wrote.
 func TestFitFixedCodesGMT(t *testing.T) {
-	shards, truth := plantedShards(t, smallPlanted)
+	shards, truth := simtest.Shards(t, smallPlanted)
 	names := shardGeneNames(t, shards)
 	dir := t.TempDir()
 	gmt := filepath.Join(dir, "programs.gmt")
@@ -76,14 +80,7 @@ func TestFitFixedCodesGMT(t *testing.T) {
 	}
 	for _, L := range []int{4, 5} {
 		fit := rundir.FitDir(cfg.Output, L, 1)
-		codes, err := rundir.ReadCodes(filepath.Join(fit, rundir.CodesFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cells, err := rundir.ReadCells(filepath.Join(fit, rundir.CellsFile))
-		if err != nil {
-			t.Fatal(err)
-		}
+		codes, cells := rundirtest.Tables(t, fit)
 		for l := range 3 {
 			for g := range names {
 				if want := b2f(truthGene(truth, l, g)); codes.Mean[g*L+l] != want {
@@ -155,7 +152,7 @@ func TestFitFixedCodesGMT(t *testing.T) {
 // TestFitFixedCodesFromFit fixes the MAP codes of one fit in a fit at a
 // larger L: its first codes are those codes exactly.
 func TestFitFixedCodesFromFit(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	dir := t.TempDir()
 	first := smallConfig(shards, filepath.Join(dir, "first"))
 	first.L, first.Chains = LSizes{3}, 1
@@ -201,7 +198,7 @@ func TestFitFixedCodesFromFit(t *testing.T) {
 // refused with an error naming it (and the set at fault), before the run
 // directory is made.
 func TestFitFixedCodesRefused(t *testing.T) {
-	shards, truth := plantedShards(t, smallPlanted)
+	shards, truth := simtest.Shards(t, smallPlanted)
 	names := shardGeneNames(t, shards)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.gmt")

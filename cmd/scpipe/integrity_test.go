@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -92,7 +91,7 @@ func (c *child) stopAt(t *testing.T, dir string, match func(name string) bool) s
 		// The signal takes effect when the child next enters the kernel: a
 		// child running on another core may still rename its temporary, so
 		// look again only once it is stopped.
-		c.waitStopped()
+		testkit.WaitStopped(c.cmd.Process.Pid)
 		if name := find(); name != "" {
 			return name
 		}
@@ -100,23 +99,6 @@ func (c *child) stopAt(t *testing.T, dir string, match func(name string) bool) s
 	}
 	t.Fatal("timed out")
 	return ""
-}
-
-// waitStopped waits (up to a second) until the child's state in
-// /proc/PID/stat is stopped (T), where /proc exists.
-func (c *child) waitStopped() {
-	stat := fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid)
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			return
-		}
-		// The state follows the command name in parentheses.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func (c *child) kill() {
