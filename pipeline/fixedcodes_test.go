@@ -20,6 +20,8 @@ import (
 	"scpipe/simulate/simtest"
 
 	"scpipe/internal/rundir/rundirtest"
+
+	"scpipe/internal/testkit"
 )
 
 // shardGeneNames returns the gene names of the shards in dir.
@@ -231,15 +233,7 @@ func TestFitFixedCodesRefused(t *testing.T) {
 		cfg := smallConfig(shards, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "-")))
 		cfg.L, cfg.FixedCodes = LSizes{tc.L}, tc.source
 		_, err := Fit(context.Background(), cfg, FitOptions{})
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
-			}
-		}
+		testkit.ErrorSays(t, tc.name, err, tc.want)
 		if tc.is != nil && !errors.Is(err, tc.is) {
 			t.Errorf("%s: error %v is not %v", tc.name, err, tc.is)
 		}

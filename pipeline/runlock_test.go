@@ -388,23 +388,10 @@ func TestRunModesFollowUmask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	filepath.WalkDir(cfg.Output, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		fi, _ := d.Info()
-		want := os.FileMode(0o666 &^ mask)
-		if d.IsDir() {
-			want = 0o777 &^ mask
-		}
-		if fi.Mode().Perm() != want {
-			t.Errorf("%s: mode %03o, want %03o", p, fi.Mode().Perm(), want)
-		}
-		n++
-		return nil
-	})
-	if n < 10 {
+	if m := testkit.Mode(t, cfg.Output); m != 0o777&^mask {
+		t.Errorf("%s: mode %03o, want %03o", cfg.Output, m, 0o777&^mask)
+	}
+	if n := testkit.ModesFollowUmask(t, cfg.Output, mask); n < 10 {
 		t.Errorf("only %d files and folders in the run", n)
 	}
 }

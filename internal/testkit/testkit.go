@@ -152,7 +152,16 @@ func Mode(t testing.TB, p string) os.FileMode {
 func Refused(t testing.TB, name, dir string, want []string, run func() error) {
 	t.Helper()
 	before := Names(t, dir)
-	err := run()
+	ErrorSays(t, name, run(), want)
+	if after := Names(t, dir); !slices.Equal(before, after) {
+		t.Errorf("%s: the folder changed: %v, then %v", name, before, after)
+	}
+}
+
+// ErrorSays checks that err, the error of the case name, is not nil and
+// says each of want.
+func ErrorSays(t testing.TB, name string, err error, want []string) {
+	t.Helper()
 	if err == nil {
 		t.Errorf("%s: no error", name)
 		return
@@ -162,7 +171,34 @@ func Refused(t testing.TB, name, dir string, want []string, run func() error) {
 			t.Errorf("%s: error %q does not say %q", name, err, w)
 		}
 	}
-	if after := Names(t, dir); !slices.Equal(before, after) {
-		t.Errorf("%s: the folder changed: %v, then %v", name, before, after)
+}
+
+// ModesFollowUmask checks that every folder and file under dir (dir
+// aside) has the mode its creator gets under umask mask, 0777 or 0666
+// less the mask, and returns how many there are.
+func ModesFollowUmask(t testing.TB, dir string, mask os.FileMode) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := 0o666 &^ mask
+		if d.IsDir() {
+			want = 0o777 &^ mask
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %03o, want %03o", p, fi.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return n
 }
