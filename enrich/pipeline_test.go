@@ -21,8 +21,9 @@ import (
 	"scpipe/ingest"
 	"scpipe/internal/stats/codematch"
 	"scpipe/pipeline"
-	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // fit fits shards with a short configuration into dir/run.
@@ -60,16 +61,9 @@ func fit(t *testing.T, shards, dir, L string, chains, sweeps int) string {
 // deviations) fall below 0.05.
 func TestPlantedProgramsEnrich(t *testing.T) {
 	p := simulate.Params{Cells: 600, Genes: 400, L: 4, CodeDensity: 0.08, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 11}
-	truth, err := simulate.New(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shards, truth := simtest.Shards(t, p)
 	dir := t.TempDir()
-	sim := filepath.Join(dir, "sim")
-	if err := simulate.WriteShards(context.Background(), sim, truth, shard.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	run := fit(t, filepath.Join(sim, simulate.ShardsDir), dir, "4", 2, 30)
+	run := fit(t, shards, dir, "4", 2, 30)
 
 	rng := rand.New(rand.NewPCG(5, 8))
 	planted := make([]codematch.Set, p.L)
@@ -360,16 +354,9 @@ func parse(t *testing.T, s string) float64 {
 func TestPlantedFDRAndTop(t *testing.T) {
 	for seed := uint64(1); seed <= 10; seed++ {
 		p := simulate.Params{Cells: 300, Genes: 200, L: 3, CodeDensity: 0.12, UsageDensity: 0.3, FlipOn: 0.3, FlipOff: 0.08, Seed: seed}
-		truth, err := simulate.New(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		shards, truth := simtest.Shards(t, p)
 		dir := t.TempDir()
-		sim := filepath.Join(dir, "sim")
-		if err := simulate.WriteShards(context.Background(), sim, truth, shard.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		run := fit(t, filepath.Join(sim, simulate.ShardsDir), dir, "3", 1, 40)
+		run := fit(t, shards, dir, "3", 1, 40)
 		o := enrich.DefaultOptions()
 		o.Run = run
 		rep, err := enrich.Analyse(context.Background(), o)

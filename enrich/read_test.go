@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"scpipe/internal/testkit"
 )
 
 // TestReadOutput reads back what Run wrote for the fixed fit: the settings,
@@ -115,15 +117,7 @@ func TestReadOutputErrors(t *testing.T) {
 			[]string{IndexFile, "line 2", "column code"}},
 	} {
 		_, err := ReadOutput(tc.dir)
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
-			}
-		}
+		testkit.ErrorSays(t, tc.name, err, tc.want)
 	}
 	table := filepath.Join(dir, "bad.tsv")
 	must(t, os.WriteFile(table, []byte(strings.Join(enrichmentColumns, "\t")+"\nL02_code1\t2\t1\tall\tT\t3\t0.1\t0.1\t1\t1\tA\n"), 0o644))

@@ -299,20 +299,10 @@ func TestBadInputs(t *testing.T) {
 		o := DefaultOptions()
 		o.Run, o.Out, o.Libraries = run, filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-")), []string{lib}
 		tc.edit(&o)
-		before := testkit.Names(t, dir)
-		_, err := Run(context.Background(), o)
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
-			}
-		}
-		if after := testkit.Names(t, dir); !slices.Equal(before, after) {
-			t.Errorf("%s: the folder changed: %v, then %v", tc.name, before, after)
-		}
+		testkit.Refused(t, tc.name, dir, tc.want, func() error {
+			_, err := Run(context.Background(), o)
+			return err
+		})
 	}
 }
 

@@ -24,6 +24,8 @@ import (
 	"scpipe/pipeline"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/internal/testkit"
 )
 
 // testRoot holds the planted run; TestMain removes it.
@@ -102,23 +104,7 @@ func setScores(t *testing.T, path string, scored bool) {
 func copyRun(t *testing.T, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "run")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o777)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o666)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testkit.CopyDir(t, src, dst)
 	// shards.json names the shards relative to the original run's parent.
 	id, err := rundir.ReadShardsIdentity(filepath.Join(dst, rundir.ShardsFile))
 	if err != nil {
@@ -399,22 +385,10 @@ func TestDamagedShardsRefused(t *testing.T) {
 	}
 	for _, name := range []string{"x.000000.bin", "xt.000000.000000.bin", "barcodes.tsv"} {
 		t.Run(name, func(t *testing.T) {
-			damaged := filepath.Join(t.TempDir(), "shards")
-			if err := os.CopyFS(damaged, os.DirFS(id.Path)); err != nil {
-				t.Fatal(err)
-			}
-			p := filepath.Join(damaged, name)
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b[len(b)/2] ^= 0x10
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			damaged := testkit.Damaged(t, id.Path, name)
 			o := export.DefaultOptions()
 			o.Run, o.Out, o.Shards = r, filepath.Join(t.TempDir(), "run.h5ad"), damaged
-			if _, err := export.Export(context.Background(), o); err == nil || !strings.Contains(err.Error(), p+": crc32c") {
+			if _, err := export.Export(context.Background(), o); err == nil || !strings.Contains(err.Error(), filepath.Join(damaged, name)+": crc32c") {
 				t.Errorf("export from shards with a changed byte in %s: %v", name, err)
 			}
 			if _, err := os.Stat(o.Out); !errors.Is(err, os.ErrNotExist) {

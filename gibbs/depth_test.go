@@ -315,30 +315,8 @@ func TestLevelsReproducible(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, stop := range tc.stops {
-				a, err := NewSampler(context.Background(), data, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for range stop {
-					if _, err := a.Step(); err != nil {
-						t.Fatal(err)
-					}
-				}
-				state, err := a.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := NewSampler(context.Background(), data, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := b.UnmarshalBinary(state); err != nil {
-					t.Fatal(err)
-				}
-				res, err := ranResult(b.Run(context.Background(), nil), b.Result)
-				if err != nil {
-					t.Fatal(err)
-				}
+				state := stateAfter(t, data, cfg, stop)
+				b, res := resumed(t, data, cfg, state)
 				name := fmt.Sprintf("resumed after %d sweeps", stop)
 				sameRun(t, name, base, b, baseRes, res)
 				sameLevels(t, name, base, b, baseRes, res)

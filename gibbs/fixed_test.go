@@ -272,15 +272,7 @@ func TestFixedCodesRejected(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts = 3, 2, 2, 1
 	cfg.FixedCodes = []FixedCode{fixedCodeOf(p, 0)}
-	a, err := NewSampler(context.Background(), data, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Step()
-	state, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := stateAfter(t, data, cfg, 1)
 	cfg.FixedCodes = []FixedCode{fixedCodeOf(p, 1)}
 	b, err := NewSampler(context.Background(), data, cfg)
 	if err != nil {

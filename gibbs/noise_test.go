@@ -122,30 +122,8 @@ func TestDropoutResumeAndWorkers(t *testing.T) {
 		s, res := runAll(t, data, c)
 		sameRun(t, fmt.Sprintf("%d workers", w), full, s, fullRes, res)
 	}
-	a, err := NewSampler(context.Background(), data, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 5 {
-		if _, err := a.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	state, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewSampler(context.Background(), data, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.UnmarshalBinary(state); err != nil {
-		t.Fatal(err)
-	}
-	res, err := ranResult(b.Run(context.Background(), nil), b.Result)
-	if err != nil {
-		t.Fatal(err)
-	}
+	state := stateAfter(t, data, cfg, 5)
+	b, res := resumed(t, data, cfg, state)
 	sameRun(t, "resumed", full, b, fullRes, res)
 	symmetric := cfg
 	symmetric.Noise = Symmetric

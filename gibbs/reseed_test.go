@@ -247,30 +247,8 @@ func TestReseedIsReproducible(t *testing.T) {
 		sameRun(t, fmt.Sprintf("%d processes", len(ss)), base, ss[0].part.whole, baseRes, rs[0])
 	}
 	for _, stop := range []int{1, 2, 7} {
-		a, err := NewSampler(context.Background(), data, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range stop {
-			if _, err := a.Step(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		state, err := a.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := NewSampler(context.Background(), data, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.UnmarshalBinary(state); err != nil {
-			t.Fatal(err)
-		}
-		res, err := ranResult(b.Run(context.Background(), nil), b.Result)
-		if err != nil {
-			t.Fatal(err)
-		}
+		state := stateAfter(t, data, cfg, stop)
+		b, res := resumed(t, data, cfg, state)
 		sameRun(t, fmt.Sprintf("resumed after sweep %d", stop), base, b, baseRes, res)
 		if stop == 1 {
 			c, err := NewSampler(context.Background(), data, off)

@@ -26,28 +26,10 @@ func TestResumeIsBitIdentical(t *testing.T) {
 	full, fullRes := runAll(t, data, cfg)
 	for _, stop := range []int{1, 3, 4, 10, 14, 18} {
 		t.Run(fmt.Sprintf("stop%d", stop), func(t *testing.T) {
-			a, err := NewSampler(context.Background(), data, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for range stop {
-				if _, err := a.Step(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			state, err := a.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
+			state := stateAfter(t, data, cfg, stop)
 			resumedCfg := cfg
 			resumedCfg.Workers = 1
-			b, err := NewSampler(context.Background(), data, resumedCfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.UnmarshalBinary(state); err != nil {
-				t.Fatal(err)
-			}
+			b := restored(t, data, resumedCfg, state)
 			if b.Sweep() != stop {
 				t.Fatalf("restored sweep %d, want %d", b.Sweep(), stop)
 			}
@@ -170,4 +152,48 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 			t.Errorf("%s: a rejected state changed the sampler", tc.name)
 		}
 	}
+}
+
+// stateAfter returns the state of a sampler of cfg after sweeps sweeps.
+func stateAfter(t *testing.T, data Data, cfg Config, sweeps int) []byte {
+	t.Helper()
+	a, err := NewSampler(context.Background(), data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range sweeps {
+		if _, err := a.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// restored returns a new sampler of cfg with state restored.
+func restored(t *testing.T, data Data, cfg Config, state []byte) *Sampler {
+	t.Helper()
+	b, err := NewSampler(context.Background(), data, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.UnmarshalBinary(state); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// resumed restores state into a new sampler of cfg, runs it to its end
+// and returns it with its result.
+func resumed(t *testing.T, data Data, cfg Config, state []byte) (*Sampler, *Result) {
+	t.Helper()
+	b := restored(t, data, cfg, state)
+	res, err := ranResult(b.Run(context.Background(), nil), b.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, res
 }

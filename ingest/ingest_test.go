@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"scpipe/shard"
+
+	"scpipe/internal/testkit"
 )
 
 // sharedData returns the shared test data folder, skipping the test when it
@@ -679,15 +681,7 @@ func TestTransposeMTXFolder(t *testing.T) {
 // columns swapped, gzipped, to to.
 func writeTransposedMTX(t *testing.T, from, to string) {
 	t.Helper()
-	f, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := bytes.NewReader(testkit.ReadGzip(t, from))
 	var out bytes.Buffer
 	zw := gzip.NewWriter(&out)
 	sc := bufio.NewScanner(zr)

@@ -3,7 +3,6 @@ package ingest
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"scpipe/ingest/internal/h5gen"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/internal/testkit"
 )
 
 // baronLibraries reads the shared islet data (one 10x MTX folder whose
@@ -89,15 +90,7 @@ func baronLibraries(t *testing.T) (dir string, ids, names []string, libs []baron
 
 func readGz(t *testing.T, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zr := bytes.NewReader(testkit.ReadGzip(t, path))
 	var out []string
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -9,6 +9,8 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // completionParams is the paper's completion experiment (section 4.2):
@@ -57,7 +59,7 @@ func TestCompletionThroughDefaults(t *testing.T) {
 	}
 	gain := map[key]float64{}
 	for seed := uint64(1); seed <= 3; seed++ {
-		shards, tr := plantedShards(t, completionParams(seed))
+		shards, tr := simtest.Shards(t, completionParams(seed))
 		chance := majority(tr)
 		for _, holdout := range []float64{0.995, 0.99} {
 			for _, prior := range []PriorSetting{DefaultFitConfig().PriorU, givenPrior(gibbs.Prior{})} {

@@ -13,6 +13,8 @@ import (
 	"scpipe/gibbs"
 	"scpipe/internal/rundir"
 	"scpipe/pipeline/runsummary"
+
+	"scpipe/simulate/simtest"
 )
 
 // TestConvergencePlanted fits small planted data and checks the
@@ -24,7 +26,7 @@ import (
 // recommended L. Each case must hold chains of
 // the kind it is there for, so that the test cannot pass on nothing.
 func TestConvergencePlanted(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	for _, tc := range []struct {
 		name          string
 		configure     func(*FitConfig)

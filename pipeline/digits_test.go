@@ -13,6 +13,8 @@ import (
 	"scpipe/internal/stats/codematch"
 	"scpipe/pipeline/fiteval"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // TestDigitsRecoverSegments fits the paper's single-layer model (symmetric
@@ -31,7 +33,7 @@ import (
 // pixels in its codes.
 func TestDigitsRecoverSegments(t *testing.T) {
 	p := simulate.DefaultDigitsParams()
-	shards, truth := plantedShards(t, p)
+	shards, truth := simtest.Shards(t, p)
 	cfg := DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = LSizes{7}, 8, 100, 50, 0, 2

@@ -20,6 +20,10 @@ import (
 	"scpipe/internal/stats/codematch"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
+
+	"scpipe/internal/rundir/rundirtest"
 )
 
 // childEnv makes the test binary run one Fit and exit: the SIGKILL test
@@ -42,21 +46,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// plantedShards simulates a small planted dataset into shards and returns
-// the shard folder and the truth.
-func plantedShards(t *testing.T, p simulate.Params) (string, *simulate.Truth) {
-	t.Helper()
-	tr, err := simulate.New(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "sim")
-	if err := simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, simulate.ShardsDir), tr
-}
-
 var smallPlanted = simulate.Params{Cells: 500, Genes: 200, L: 4, CodeDensity: 0.15, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 3}
 
 func smallConfig(shards, out string) FitConfig {
@@ -71,7 +60,7 @@ func smallConfig(shards, out string) FitConfig {
 }
 
 func TestFitRecoversPlantedPrograms(t *testing.T) {
-	shards, truth := plantedShards(t, smallPlanted)
+	shards, truth := simtest.Shards(t, smallPlanted)
 	cfg := smallConfig(shards, filepath.Join(t.TempDir(), "run"))
 	rep, err := Fit(context.Background(), cfg, FitOptions{})
 	if err != nil {
@@ -121,11 +110,7 @@ func TestFitRecoversPlantedPrograms(t *testing.T) {
 	// numbered last, even though their genes' posterior means sit near ½.
 	for L := 3; L <= 5; L++ {
 		dir := rundir.FitDir(cfg.Output, L, 1)
-		codes, err1 := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
-		cells, err2 := rundir.ReadCells(filepath.Join(dir, rundir.CellsFile))
-		if err := errors.Join(err1, err2); err != nil {
-			t.Fatal(err)
-		}
+		codes, cells := rundirtest.Tables(t, dir)
 		sets := codematch.UsedMAPSets(codes.Mean, cells.Mean, L)
 		for k := 1; k < L; k++ {
 			if sets[k].Len() > sets[k-1].Len() {
@@ -187,7 +172,7 @@ func digest(t *testing.T, run string) string {
 }
 
 func TestFitThreadsIdentical(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	var digests []string
 	for _, threads := range []int{1, 2} {
 		cfg := smallConfig(shards, filepath.Join(t.TempDir(), fmt.Sprint("run", threads)))
@@ -227,7 +212,7 @@ func waitForCheckpoint(run string, stop <-chan struct{}) bool {
 }
 
 func TestFitInterruptAndResume(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	ref := smallConfig(shards, filepath.Join(t.TempDir(), "ref"))
 	ref.CheckpointEvery, ref.KeepSamples = 3, true // the retained states too survive an interruption
 	if _, err := Fit(context.Background(), ref, FitOptions{}); err != nil {
@@ -321,7 +306,7 @@ func TestFitInterruptAndResume(t *testing.T) {
 }
 
 func TestFitRefusesBadInput(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	ctx := context.Background()
 	base := smallConfig(shards, filepath.Join(t.TempDir(), "run"))
 	base.L, base.Chains, base.BurnIn, base.Samples, base.Starts = LSizes{2}, 1, 2, 2, 1

@@ -16,6 +16,12 @@ import (
 	"scpipe/pipeline/runsummary"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
+
+	"scpipe/internal/rundir/rundirtest"
+
+	"scpipe/internal/testkit"
 )
 
 // shardGeneNames returns the gene names of the shards in dir.
@@ -64,7 +70,7 @@ func writeTruthGMT(t *testing.T, path string, tr *simulate.Truth, names []string
 // wrote, and a resume reads the run's copy (not the source, changed since)
 // and writes what the uninterrupted run wrote.
 func TestFitFixedCodesGMT(t *testing.T) {
-	shards, truth := plantedShards(t, smallPlanted)
+	shards, truth := simtest.Shards(t, smallPlanted)
 	names := shardGeneNames(t, shards)
 	dir := t.TempDir()
 	gmt := filepath.Join(dir, "programs.gmt")
@@ -79,14 +85,7 @@ func TestFitFixedCodesGMT(t *testing.T) {
 	}
 	for _, L := range []int{4, 5} {
 		fit := rundir.FitDir(cfg.Output, L, 1)
-		codes, err := rundir.ReadCodes(filepath.Join(fit, rundir.CodesFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cells, err := rundir.ReadCells(filepath.Join(fit, rundir.CellsFile))
-		if err != nil {
-			t.Fatal(err)
-		}
+		codes, cells := rundirtest.Tables(t, fit)
 		for l := range 3 {
 			for g := range names {
 				if want := b2f(truthGene(truth, l, g)); codes.Mean[g*L+l] != want {
@@ -158,7 +157,7 @@ func TestFitFixedCodesGMT(t *testing.T) {
 // TestFitFixedCodesFromFit fixes the MAP codes of one fit in a fit at a
 // larger L: its first codes are those codes exactly.
 func TestFitFixedCodesFromFit(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	dir := t.TempDir()
 	first := smallConfig(shards, filepath.Join(dir, "first"))
 	first.L, first.Chains = LSizes{3}, 1
@@ -204,7 +203,7 @@ func TestFitFixedCodesFromFit(t *testing.T) {
 // refused with an error naming it (and the set at fault), before the run
 // directory is made.
 func TestFitFixedCodesRefused(t *testing.T) {
-	shards, truth := plantedShards(t, smallPlanted)
+	shards, truth := simtest.Shards(t, smallPlanted)
 	names := shardGeneNames(t, shards)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.gmt")
@@ -237,15 +236,7 @@ func TestFitFixedCodesRefused(t *testing.T) {
 		cfg := smallConfig(shards, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "-")))
 		cfg.L, cfg.FixedCodes = LSizes{tc.L}, tc.source
 		_, err := Fit(context.Background(), cfg, FitOptions{})
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
-			}
-		}
+		testkit.ErrorSays(t, tc.name, err, tc.want)
 		if tc.is != nil && !errors.Is(err, tc.is) {
 			t.Errorf("%s: error %v is not %v", tc.name, err, tc.is)
 		}

@@ -11,6 +11,8 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/internal/rundir"
+
+	"scpipe/simulate/simtest"
 )
 
 // layersConfigFor returns a small two-layer fit of the planted shards.
@@ -68,7 +70,7 @@ func layersDigest(t *testing.T, run string, layers int) string {
 // files; -j 1 and -j 2 write the same bytes, and so does a run
 // interrupted at a checkpoint and resumed.
 func TestFitLayers(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	ref := layersConfigFor(shards, filepath.Join(t.TempDir(), "ref"))
 	ref.Threads = 1
 	rep, err := Fit(context.Background(), ref, FitOptions{})

@@ -15,6 +15,8 @@ import (
 	"scpipe/internal/rundir"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // TestResolveModel is the table of the auto model: each kind of shards
@@ -155,7 +157,7 @@ func TestAutoModelFits(t *testing.T) {
 		{"ormachine", binary, gibbs.Symmetric, false, "simulated binary data"},
 		{"singlecell", cellsParams, gibbs.Dropout, true, "simulated single-cell counts"},
 	} {
-		shards, _ := plantedShards(t, tc.params)
+		shards, _ := simtest.Shards(t, tc.params)
 		dir := t.TempDir()
 		var log bytes.Buffer
 		auto := tinyFit(shards, filepath.Join(dir, "auto"))
@@ -200,7 +202,7 @@ func TestAutoModelFits(t *testing.T) {
 // housekeeping code is fitted with them by FitChain, and Fit --resume of
 // a run started with the auto model resolves to the same model.
 func TestResumedRunKeepsModel(t *testing.T) {
-	shards, _ := plantedShards(t, simulate.Params{Cells: 150, Genes: 100, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, Seed: 9})
+	shards, _ := simtest.Shards(t, simulate.Params{Cells: 150, Genes: 100, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, Seed: 9})
 	dir := t.TempDir()
 
 	prep := tinyFit(shards, filepath.Join(dir, "prepared"))

@@ -9,6 +9,10 @@ import (
 	"scpipe/internal/rundir"
 	"scpipe/internal/stats/codematch"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
+
+	"scpipe/internal/rundir/rundirtest"
 )
 
 // item7Params is issue 28's planted setting: 3,000 cells × 1,500 genes,
@@ -49,14 +53,7 @@ func (r plantedRecovery) worst() float64 {
 
 func recoverPlanted(t *testing.T, truth *simulate.Truth, dir string) plantedRecovery {
 	t.Helper()
-	codes, err := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := rundir.ReadCells(filepath.Join(dir, rundir.CellsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	codes, cells := rundirtest.Tables(t, dir)
 	L := codes.L
 	found := codematch.UsedMAPSets(codes.Mean, cells.Mean, L)
 	gene := map[string]int{}
@@ -123,7 +120,7 @@ func TestFitKeepsEveryPlantedProgram(t *testing.T) {
 		{21, 4, true}, {27, 5, true}, {21, 4, false},
 	} {
 		t.Run(fmt.Sprintf("data%d/fit%d/reseed=%v", tc.data, tc.fit, tc.reseed), func(t *testing.T) {
-			shards, truth := plantedShards(t, item7Params(tc.data))
+			shards, truth := simtest.Shards(t, item7Params(tc.data))
 			cfg := item7Config(shards, filepath.Join(t.TempDir(), "run"), tc.fit)
 			cfg.Reseed = tc.reseed
 			if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
@@ -158,7 +155,7 @@ func TestFitFindsActivityProgram(t *testing.T) {
 	sc.ProgramsPerCellMax = 1
 	p := simulate.DefaultSingleCellParams()
 	p.SingleCell, p.ActivityPrograms, p.ActivityFraction = sc, 1, 0.3
-	shards, truth := plantedShards(t, p)
+	shards, truth := simtest.Shards(t, p)
 	cfg := DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.Threads = LSizes{7}, 1, 2

@@ -10,6 +10,8 @@ import (
 
 	"scpipe/internal/rundir"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // The heavy planted checks of issue 28 (minutes on two cores), run by
@@ -23,7 +25,7 @@ import (
 func TestPlantedProgramsAllSeeds(t *testing.T) {
 	lost := 0
 	for data := uint64(21); data <= 30; data++ {
-		shards, truth := plantedShards(t, item7Params(data))
+		shards, truth := simtest.Shards(t, item7Params(data))
 		for fit := uint64(1); fit <= 10; fit++ {
 			cfg := item7Config(shards, filepath.Join(t.TempDir(), "run"), fit)
 			if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
@@ -51,7 +53,7 @@ func TestActivityProgramAllSeeds(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			p := simulate.DefaultSingleCellParams()
 			p.Seed, p.SingleCell, p.ActivityPrograms, p.ActivityFraction = seed, sc, 1, 0.3
-			shards, truth := plantedShards(t, p)
+			shards, truth := simtest.Shards(t, p)
 			cfg := DefaultFitConfig()
 			cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 			cfg.L, cfg.Chains, cfg.Threads = LSizes{7}, 1, 2

@@ -20,6 +20,10 @@ import (
 	"scpipe/internal/outlock"
 	"scpipe/internal/rundir"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
+
+	"scpipe/internal/testkit"
 )
 
 // blockEnv makes the fit child (see TestMain) stop for good when it starts
@@ -89,13 +93,13 @@ func temporaries(t *testing.T, dir string) []string {
 // started on is refused with a message naming both, whether they have the
 // same shape or not, and the run is left as it was.
 func TestResumeOnOtherShards(t *testing.T) {
-	a, _ := plantedShards(t, smallPlanted)
+	a, _ := simtest.Shards(t, smallPlanted)
 	sameShape := smallPlanted
 	sameShape.Seed = 4
-	b, _ := plantedShards(t, sameShape)
+	b, _ := simtest.Shards(t, sameShape)
 	otherShape := smallPlanted
 	otherShape.Cells, otherShape.Genes = 640, 150
-	c, _ := plantedShards(t, otherShape)
+	c, _ := simtest.Shards(t, otherShape)
 	ctx := context.Background()
 
 	cfg := tinyConfig(a, filepath.Join(t.TempDir(), "run"), 2)
@@ -138,7 +142,7 @@ func TestResumeOnOtherShards(t *testing.T) {
 // shards beside the run's parent. Shards that did move are recorded at
 // their new path.
 func TestResumeFromAnotherDirectory(t *testing.T) {
-	a, _ := plantedShards(t, smallPlanted)
+	a, _ := simtest.Shards(t, smallPlanted)
 	dir := t.TempDir()
 	for _, d := range []string{"shards", "moved"} {
 		if err := os.CopyFS(filepath.Join(dir, d), os.DirFS(a)); err != nil {
@@ -174,13 +178,13 @@ func TestResumeFromAnotherDirectory(t *testing.T) {
 // (started by an older version) is still refused by its checkpoints and its
 // fit mask, with a user's message rather than the sampler's shape error.
 func TestResumeCheckpointOnOtherShards(t *testing.T) {
-	a, _ := plantedShards(t, smallPlanted)
+	a, _ := simtest.Shards(t, smallPlanted)
 	sameShape := smallPlanted
 	sameShape.Seed = 4
-	b, _ := plantedShards(t, sameShape)
+	b, _ := simtest.Shards(t, sameShape)
 	otherShape := smallPlanted
 	otherShape.Cells, otherShape.Genes = 640, 150
-	c, _ := plantedShards(t, otherShape)
+	c, _ := simtest.Shards(t, otherShape)
 
 	cfg := tinyConfig(a, filepath.Join(t.TempDir(), "run"), 3)
 	cfg.BurnIn, cfg.Samples, cfg.CheckpointEvery = 30, 20, 1
@@ -216,7 +220,7 @@ func TestResumeCheckpointOnOtherShards(t *testing.T) {
 // whether resuming or replacing it with --force, with a message naming the
 // holder's pid and host; once the holder is killed the run resumes.
 func TestFitLock(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	cfg := tinyConfig(shards, filepath.Join(t.TempDir(), "run"), 2)
 	if err := os.Mkdir(cfg.Output, 0o777); err != nil { // an empty folder: the child starts the run
 		t.Fatal(err)
@@ -248,7 +252,7 @@ func TestFitLock(t *testing.T) {
 // a file (a checkpoint, the fit mask, a table), at a different sweep each
 // time; resuming the run removes what the killed writes left.
 func TestFitKilledLeavesNoTemporaries(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	cfg := tinyConfig(shards, filepath.Join(t.TempDir(), "run"), 3)
 	cfg.BurnIn, cfg.Samples, cfg.CheckpointEvery = 20, 20, 1
 	if err := os.Mkdir(cfg.Output, 0o777); err != nil {
@@ -311,7 +315,7 @@ func stopAtTemporary(t *testing.T, child *exec.Cmd, run string, seen map[string]
 			continue
 		}
 		child.Process.Signal(syscall.SIGSTOP)
-		waitStopped(child.Process.Pid)
+		testkit.WaitStopped(child.Process.Pid)
 		if n := fresh(); len(n) > 0 {
 			for _, p := range n {
 				seen[p] = true
@@ -323,30 +327,12 @@ func stopAtTemporary(t *testing.T, child *exec.Cmd, run string, seen map[string]
 	return false
 }
 
-// waitStopped waits (up to a second) until process pid is stopped (state T
-// in /proc/PID/stat, where /proc exists): SIGSTOP takes effect only when
-// the process next enters the kernel, and one running on another core may
-// still rename its temporary meanwhile.
-func waitStopped(pid int) {
-	stat := fmt.Sprintf("/proc/%d/stat", pid)
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			return
-		}
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestFitOnFailedStart: a run folder that a start which failed before its
 // first fit left (empty, or with only shards.json and temporaries) is no
 // dead end: a plain fit and --resume both start it; a folder with other
 // files is still refused.
 func TestFitOnFailedStart(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	for _, tc := range []struct {
 		name   string
 		files  []string
@@ -393,7 +379,7 @@ func TestFitOnFailedStart(t *testing.T) {
 // TestRunModesFollowUmask: the run directory's folders and files are
 // created 0777 and 0666 less the umask.
 func TestRunModesFollowUmask(t *testing.T) {
-	shards, _ := plantedShards(t, simulate.Params{Cells: 200, Genes: 100, L: 2, CodeDensity: 0.2, UsageDensity: 0.3, Seed: 5})
+	shards, _ := simtest.Shards(t, simulate.Params{Cells: 200, Genes: 100, L: 2, CodeDensity: 0.2, UsageDensity: 0.3, Seed: 5})
 	const mask = 0o027
 	old := syscall.Umask(mask)
 	cfg := tinyConfig(shards, filepath.Join(t.TempDir(), "run"), 2)
@@ -402,23 +388,10 @@ func TestRunModesFollowUmask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	filepath.WalkDir(cfg.Output, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		fi, _ := d.Info()
-		want := os.FileMode(0o666 &^ mask)
-		if d.IsDir() {
-			want = 0o777 &^ mask
-		}
-		if fi.Mode().Perm() != want {
-			t.Errorf("%s: mode %03o, want %03o", p, fi.Mode().Perm(), want)
-		}
-		n++
-		return nil
-	})
-	if n < 10 {
+	if m := testkit.Mode(t, cfg.Output); m != 0o777&^mask {
+		t.Errorf("%s: mode %03o, want %03o", cfg.Output, m, 0o777&^mask)
+	}
+	if n := testkit.ModesFollowUmask(t, cfg.Output, mask); n < 10 {
 		t.Errorf("only %d files and folders in the run", n)
 	}
 }
@@ -428,7 +401,7 @@ func TestRunModesFollowUmask(t *testing.T) {
 // says that it was interrupted and how to go on, not only "context
 // canceled"; so do a prepared run and one of its chains.
 func TestInterruptedInEveryPhase(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	cfg := tinyConfig(shards, filepath.Join(t.TempDir(), "run"), 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

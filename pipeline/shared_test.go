@@ -16,6 +16,8 @@ import (
 	"scpipe/internal/outlock"
 	"scpipe/internal/rundir"
 	"scpipe/pipeline/runsummary"
+
+	"scpipe/simulate/simtest"
 )
 
 // sharedConfig is a run of two sizes and two chains, short enough for R̂
@@ -34,7 +36,7 @@ func sharedConfig(shards, out string) FitConfig {
 // byte for byte. A fit interrupted in a FitChain is resumed by either a
 // FitChain or Fit itself, with the same result.
 func TestFitChainMatchesFit(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	ctx := context.Background()
 	ref := sharedConfig(shards, filepath.Join(t.TempDir(), "ref"))
 	if _, err := Fit(ctx, ref, FitOptions{}); err != nil {
@@ -144,7 +146,7 @@ func TestFitChainMatchesFit(t *testing.T) {
 // finished (with their checkpoint's sweep) and summarises the others; with
 // none finished it writes nothing and says so.
 func TestSummarizeMissing(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	ctx := context.Background()
 	cfg := sharedConfig(shards, filepath.Join(t.TempDir(), "run"))
 	cfg.BurnIn, cfg.Samples = 100, 20 // long enough to be interrupted
@@ -215,10 +217,10 @@ func TestSummarizeMissing(t *testing.T) {
 // TestSharedRunRefusals: what a process sharing a run is refused, with a
 // message that says why, and what it leaves alone.
 func TestSharedRunRefusals(t *testing.T) {
-	shards, _ := plantedShards(t, smallPlanted)
+	shards, _ := simtest.Shards(t, smallPlanted)
 	otherShards := smallPlanted
 	otherShards.Seed = 9
-	other, _ := plantedShards(t, otherShards)
+	other, _ := simtest.Shards(t, otherShards)
 	ctx := context.Background()
 	cfg := sharedConfig(shards, filepath.Join(t.TempDir(), "run"))
 

@@ -10,6 +10,8 @@ import (
 
 	"scpipe/gibbs"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // countShards simulates single-cell-like counts into shards: the auto
@@ -19,7 +21,7 @@ func countShards(t *testing.T) string {
 	p := simulate.DefaultParams()
 	p.Kind, p.CodeDensity, p.UsageDensity, p.FlipOn, p.FlipOff = simulate.SingleCell, 0, 0, 0, 0
 	p.Cells, p.Genes, p.SingleCell = 300, 150, simulate.DefaultSingleCell()
-	shards, _ := plantedShards(t, p)
+	shards, _ := simtest.Shards(t, p)
 	return shards
 }
 

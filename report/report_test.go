@@ -206,20 +206,10 @@ func TestBadInputs(t *testing.T) {
 			[]string{enrichDir, "does not match the run " + other, "L02_code1"}},
 	} {
 		tc.o.Threshold = max(tc.o.Threshold, 0.5)
-		before := testkit.Names(t, dir)
-		_, err := Write(context.Background(), tc.o)
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
-			}
-		}
-		if after := testkit.Names(t, dir); !slices.Equal(before, after) {
-			t.Errorf("%s: the folder changed: %v, then %v", tc.name, before, after)
-		}
+		testkit.Refused(t, tc.name, dir, tc.want, func() error {
+			_, err := Write(context.Background(), tc.o)
+			return err
+		})
 	}
 	// An enrich output found beside the run but of other fits is set aside
 	// with a note, not an error.

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -10,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/gzip"
-
 	"scpipe/shard"
+
+	"scpipe/internal/testkit"
 )
 
 func TestCleanRowIsBooleanProduct(t *testing.T) {
@@ -144,15 +145,8 @@ func TestWriteMTX(t *testing.T) {
 
 // readMTX parses the simulator's own MatrixMarket output back into rows.
 func readMTX(t *testing.T, path string, p Params) [][]uint64 {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Helper()
+	zr := bytes.NewReader(testkit.ReadGzip(t, path))
 	rows := make([][]uint64, p.Cells)
 	for i := range rows {
 		rows[i] = make([]uint64, (p.Genes+63)/64)

@@ -15,6 +15,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"scpipe/shard"
+
+	"scpipe/internal/testkit"
 )
 
 // smallSingleCell is a single-cell dataset small enough to check entry by
@@ -273,19 +275,7 @@ type entry struct{ gene, cell, count int }
 // readEntries reads the entries of the simulator's matrix.mtx.gz.
 func readEntries(t *testing.T, path string) []entry {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
+	buf := bytes.NewBuffer(testkit.ReadGzip(t, path))
 	var out []entry
 	for i, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if strings.HasPrefix(line, "%") || i == 2 {

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"scpipe/internal/testkit"
 )
 
 // TestExportChecksEveryOutputFirst: export -o FILE --cnmf RUN once
@@ -47,23 +48,7 @@ func copyTree(t *testing.T, src, dst string) {
 	if err := os.RemoveAll(dst); err != nil {
 		t.Fatal(err)
 	}
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o777)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o666)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testkit.CopyDir(t, src, dst)
 }
 
 // TestRunFilesFromAnotherRun: a fit mask, or a fit's tables, copied from

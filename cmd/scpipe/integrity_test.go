@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +90,7 @@ func (c *child) stopAt(t *testing.T, dir string, match func(name string) bool) s
 		// The signal takes effect when the child next enters the kernel: a
 		// child running on another core may still rename its temporary, so
 		// look again only once it is stopped.
-		c.waitStopped()
+		testkit.WaitStopped(c.cmd.Process.Pid)
 		if name := find(); name != "" {
 			return name
 		}
@@ -100,23 +98,6 @@ func (c *child) stopAt(t *testing.T, dir string, match func(name string) bool) s
 	}
 	t.Fatal("timed out")
 	return ""
-}
-
-// waitStopped waits (up to a second) until the child's state in
-// /proc/PID/stat is stopped (T), where /proc exists.
-func (c *child) waitStopped() {
-	stat := fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid)
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			return
-		}
-		// The state follows the command name in parentheses.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func (c *child) kill() {
@@ -215,27 +196,8 @@ func TestOutputModesFollowUmask(t *testing.T) {
 		}
 	}
 	syscall.Umask(old)
-	n := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		want := os.FileMode(0o666 &^ mask)
-		if d.IsDir() {
-			want = 0o777 &^ mask
-		}
-		if fi.Mode().Perm() != want {
-			t.Errorf("%s: mode %03o, want %03o", p, fi.Mode().Perm(), want)
-		}
-		n++
-		return nil
-	})
-	if err != nil || n < 30 {
-		t.Fatalf("walked %d entries: %v", n, err)
+	if n := testkit.ModesFollowUmask(t, dir, mask); n < 30 {
+		t.Fatalf("walked %d entries, want 30 or more", n)
 	}
 }
 

@@ -106,7 +106,7 @@ func (c *child) stopAtGlob(t *testing.T, pattern string) bool {
 			continue
 		}
 		c.cmd.Process.Signal(syscall.SIGSTOP)
-		c.waitStopped()
+		testkit.WaitStopped(c.cmd.Process.Pid)
 		if found() {
 			return true
 		}

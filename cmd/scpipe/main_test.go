@@ -19,6 +19,8 @@ import (
 	"scpipe/pipeline"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/internal/rundir/rundirtest"
 )
 
 // run runs scpipe with args (without the program name) in-process.
@@ -212,14 +214,7 @@ func TestBrainSubsetEndToEnd(t *testing.T) {
 	}
 	for L := 2; L <= 4; L++ {
 		fd := rundir.FitDir(runDir, L, 1)
-		codes, err := rundir.ReadCodes(filepath.Join(fd, rundir.CodesFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cells, err := rundir.ReadCells(filepath.Join(fd, rundir.CellsFile))
-		if err != nil {
-			t.Fatal(err)
-		}
+		codes, cells := rundirtest.Tables(t, fd)
 		trace, err := rundir.ReadTrace(filepath.Join(fd, rundir.TraceFile))
 		if err != nil {
 			t.Fatal(err)

@@ -20,6 +20,8 @@ import (
 
 	"scpipe/internal/rundir"
 	"scpipe/internal/stats/codematch"
+
+	"scpipe/internal/rundir/rundirtest"
 )
 
 // scpipeBinary builds cmd/scpipe into a temporary folder and returns a
@@ -72,14 +74,7 @@ func plantedPrograms(t *testing.T, truth string) []map[string]bool {
 // best Jaccard overlap of a program with a used code of the fit in dir.
 func worstRecovery(t *testing.T, progs []map[string]bool, dir string, L int) float64 {
 	t.Helper()
-	codes, err := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := rundir.ReadCells(filepath.Join(dir, rundir.CellsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	codes, cells := rundirtest.Tables(t, dir)
 	found := codematch.UsedMAPSets(codes.Mean, cells.Mean, L)
 	worst := 1.0
 	for _, p := range progs {

@@ -14,6 +14,8 @@ import (
 	"scpipe/enrich"
 	"scpipe/internal/rundir"
 	"scpipe/shard"
+
+	"scpipe/internal/rundir/rundirtest"
 )
 
 // markerSetsFound scores one fit as issue 28's target does: the top 100
@@ -28,14 +30,7 @@ import (
 // stable programs of summary.tsv.
 func markerSetsFound(t *testing.T, dir string, sets []enrich.GeneSet, query markerQuery, only ...int) []string {
 	t.Helper()
-	codes, err := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := rundir.ReadCells(filepath.Join(dir, rundir.CellsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	codes, cells := rundirtest.Tables(t, dir)
 	L, D := codes.L, len(codes.GeneNames)
 	index := map[string]int{}
 	for d, g := range codes.GeneNames {
@@ -363,14 +358,7 @@ func TestBaronIsletsWithDefaults(t *testing.T) {
 		}
 		fitDir := rundir.FitDir(runDir, r.L, r.Chain)
 		found := markerSetsFound(t, fitDir, lib.Sets, top100)
-		codes, err := rundir.ReadCodes(filepath.Join(fitDir, rundir.CodesFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cells, err := rundir.ReadCells(filepath.Join(fitDir, rundir.CellsFile))
-		if err != nil {
-			t.Fatal(err)
-		}
+		codes, cells := rundirtest.Tables(t, fitDir)
 		f1, mean := labelF1(cells, labels, 20)
 		t.Logf("L = %d chain %d: %d of 7 marker sets (%s); best F1 per label %v, mean %.2f", r.L, r.Chain, len(found), strings.Join(found, ", "), f1, mean)
 		if len(found) < 6 || mean < 0.8 {

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"scpipe/internal/testkit"
 )
 
 func TestReadGMTDialects(t *testing.T) {
@@ -107,15 +109,7 @@ func TestReadGMTErrors(t *testing.T) {
 		{"empty name", "A\t\tG1\n\tdesc\tG2\n", []string{"lib.gmt line 2", "empty gene-set name"}},
 	} {
 		_, err := ReadGMT(strings.NewReader(tc.in), "lib.gmt")
-		if err == nil {
-			t.Errorf("%s: no error", tc.name)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tc.name, err, w)
-			}
-		}
+		testkit.ErrorSays(t, tc.name, err, tc.want)
 	}
 }
 

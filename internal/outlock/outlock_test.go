@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"scpipe/internal/testkit"
 )
 
 // holdEnv makes the test binary a process that takes the lock of the
@@ -207,13 +209,13 @@ func TestModesFollowUmask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lockMode := mode(t, l.path)
+		lockMode := testkit.Mode(t, l.path)
 		l.Release()
 		syscall.Umask(old)
-		if got, want := mode(t, d), os.FileMode(0o777&^mask); got != want {
+		if got, want := testkit.Mode(t, d), os.FileMode(0o777&^mask); got != want {
 			t.Errorf("umask %03o: folder mode %03o, want %03o", mask, got, want)
 		}
-		if got, want := mode(t, f.Name()), os.FileMode(0o666&^mask); got != want {
+		if got, want := testkit.Mode(t, f.Name()), os.FileMode(0o666&^mask); got != want {
 			t.Errorf("umask %03o: file mode %03o, want %03o", mask, got, want)
 		}
 		if want := os.FileMode(0o666 &^ mask); lockMode != want {
@@ -223,15 +225,6 @@ func TestModesFollowUmask(t *testing.T) {
 			t.Errorf("IsTemp refuses %s, %s or %s", d, f.Name(), AsideName(out))
 		}
 	}
-}
-
-func mode(t *testing.T, p string) os.FileMode {
-	t.Helper()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Mode().Perm()
 }
 
 // TestSharedLock: shared holders coexist and keep an exclusive request out

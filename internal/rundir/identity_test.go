@@ -11,15 +11,6 @@ import (
 	"scpipe/internal/outlock"
 )
 
-func mode(t *testing.T, p string) os.FileMode {
-	t.Helper()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Mode().Perm()
-}
-
 func TestShardsIdentityRoundTrip(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), ShardsFile)

@@ -99,7 +99,7 @@ func TestWriteFileAtomic(t *testing.T) {
 				if err := os.WriteFile(ref, nil, 0o666); err != nil {
 					t.Fatal(err)
 				}
-				if want := mode(t, ref); st.Mode().Perm() != want {
+				if want := testkit.Mode(t, ref); st.Mode().Perm() != want {
 					t.Errorf("mode %v, want %v (0666 less the umask)", st.Mode().Perm(), want)
 				}
 			}

@@ -1,6 +1,8 @@
 package testkit
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"os"
@@ -28,4 +30,39 @@ func TestHelpers(t *testing.T) {
 	if !errors.Is(ctx.Err(), context.Canceled) {
 		t.Errorf("Err %v once a.tmp exists, want context.Canceled", ctx.Err())
 	}
+}
+
+// TestFiles: CopyDir copies a tree, Damaged changes one bit of one file
+// of a copy and nothing else, ReadGzip reads back what gzip wrote, and
+// Refused passes a refusal that leaves the folder as it was.
+func TestFiles(t *testing.T) {
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "d"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	want := []byte("0123456789")
+	if err := os.WriteFile(filepath.Join(src, "d", "f"), want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "copy")
+	CopyDir(t, src, dst)
+	if b, err := os.ReadFile(filepath.Join(dst, "d", "f")); err != nil || !bytes.Equal(b, want) {
+		t.Errorf("copy: %q (%v), want %q", b, err, want)
+	}
+	d := Damaged(t, src, filepath.Join("d", "f"))
+	if b, _ := os.ReadFile(filepath.Join(d, "d", "f")); len(b) != len(want) || b[5] != want[5]^0x10 || !bytes.Equal(b[:5], want[:5]) {
+		t.Errorf("damaged: %q, want one bit of byte 5 of %q flipped", b, want)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(want)
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "f.gz")
+	if err := os.WriteFile(p, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := ReadGzip(t, p); !bytes.Equal(got, want) {
+		t.Errorf("ReadGzip: %q, want %q", got, want)
+	}
+	Refused(t, "refusal", src, []string{"no"}, func() error { return errors.New("no way") })
 }

@@ -15,22 +15,11 @@ import (
 	"scpipe/pipeline"
 	"scpipe/shard"
 	"scpipe/simulate"
-)
 
-// plantedShards writes the planted data p as shards and returns their
-// folder (its truth lies beside it, in simulate.TruthDir).
-func plantedShards(t *testing.T, p simulate.Params) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "sim")
-	tr, err := simulate.New(context.Background(), p)
-	if err == nil {
-		err = simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, simulate.ShardsDir)
-}
+	"scpipe/simulate/simtest"
+
+	"scpipe/internal/testkit"
+)
 
 // evalPlanted fits a planted dataset with half its entries missing and a
 // fifth of the rest held out, keeping the retained states or not, and
@@ -42,7 +31,7 @@ func evalPlanted(t *testing.T, noise gibbs.Noise, keep bool) (pipeline.FitConfig
 	if noise == gibbs.Dropout {
 		p.FlipOn, p.FlipOff = 0.03, 0.25
 	}
-	shards := plantedShards(t, p)
+	shards, _ := simtest.Shards(t, p)
 	cfg := pipeline.DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = pipeline.LSizes{4}, 1, 50, 50, 0.2, 2
@@ -170,9 +159,9 @@ func TestEvaluateRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := simulate.Params{Cells: 300, Genes: 200, L: 4, CodeDensity: 0.15, UsageDensity: 0.3, Seed: 9}
-	otherShards := plantedShards(t, other)
+	otherShards, _ := simtest.Shards(t, other)
 	moved := filepath.Join(dir, "moved")
-	damaged := damagedCopy(t, cfg.Shards, "x.000000.bin")
+	damaged := testkit.Damaged(t, cfg.Shards, "x.000000.bin")
 	for _, tc := range []struct {
 		name string
 		edit func(o *Options)
@@ -219,27 +208,6 @@ func TestEvaluateRefuses(t *testing.T) {
 	if err := run(func(o *Options) { o.Run, o.Out = cfg0.Output, filepath.Join(dir, "z") }); err == nil || !strings.Contains(err.Error(), "nothing to score") {
 		t.Errorf("no holdout, no truth: %v", err)
 	}
-}
-
-// damagedCopy copies the shard folder dir and changes one byte of its
-// file name in the copy, as a disk or a careless edit might: the manifest,
-// and so the fingerprint, stay as they were.
-func damagedCopy(t *testing.T, dir, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "damaged")
-	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dst, name)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0x10
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 // TestEvaluateSamples scores the sample-averaged predictive of fits that

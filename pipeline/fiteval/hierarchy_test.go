@@ -14,6 +14,8 @@ import (
 	"scpipe/pipeline"
 	"scpipe/pipeline/hierarchy"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // TestEvaluateHierarchyImages fits the digits at L = 3 and 4 and checks
@@ -22,7 +24,7 @@ import (
 // mean, and draws no hierarchy for one L.
 func TestEvaluateHierarchyImages(t *testing.T) {
 	t.Parallel()
-	shards := plantedShards(t, simulate.DefaultDigitsParams())
+	shards, _ := simtest.Shards(t, simulate.DefaultDigitsParams())
 	cfg := pipeline.DefaultFitConfig()
 	cfg.Shards, cfg.Output = shards, filepath.Join(t.TempDir(), "run")
 	cfg.L, cfg.Chains, cfg.BurnIn, cfg.Samples, cfg.Holdout, cfg.Threads = pipeline.LSizes{3, 4}, 1, 30, 20, 0, 1

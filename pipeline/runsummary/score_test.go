@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"scpipe/internal/rundir"
@@ -12,6 +11,8 @@ import (
 	"scpipe/pipeline/internal/predictive"
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // TestScoresIgnoreWorkers checks that the held-out scores, computed in
@@ -22,19 +23,7 @@ import (
 func TestScoresIgnoreWorkers(t *testing.T) {
 	t.Parallel()
 	p := simulate.Params{Cells: 3*predictive.CellChunk + 123, Genes: 70, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
-	tr, err := simulate.New(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "sim")
-	if err := simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	src, err := shard.Open(filepath.Join(dir, simulate.ShardsDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src, _ := simtest.Open(t, p)
 	h := holdout.Spec{Seed: 9, Frac: 0.05}
 	run := t.TempDir()
 	if _, err := holdout.WriteMask(context.Background(), run, src, h, shard.CreateOptions{Workers: 2}); err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"scpipe/shard"
 	"scpipe/simulate"
+
+	"scpipe/simulate/simtest"
 )
 
 // TestMaskIgnoresWorkers checks that the fit mask, written on several
@@ -20,7 +22,7 @@ import (
 func TestMaskIgnoresWorkers(t *testing.T) {
 	t.Parallel()
 	p := simulate.Params{Cells: 12411, Genes: 70, L: 3, CodeDensity: 0.2, UsageDensity: 0.3, FlipOn: 0.01, FlipOff: 0.05, Seed: 5}
-	src := plantedShards(t, p)
+	src, _ := simtest.Open(t, p)
 	h := Spec{Seed: 9, Frac: 0.05}
 	entries := float64(p.Cells * p.Genes)
 
@@ -48,25 +50,6 @@ func TestMaskIgnoresWorkers(t *testing.T) {
 	if crcs[0] != crcs[1] || crcs[0] != crcs[2] {
 		t.Error("the fit mask depends on the number of workers")
 	}
-}
-
-// plantedShards writes planted data of p as shards and opens them.
-func plantedShards(t *testing.T, p simulate.Params) *shard.Shard {
-	t.Helper()
-	tr, err := simulate.New(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "sim")
-	if err := simulate.WriteShards(context.Background(), dir, tr, shard.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	src, err := shard.Open(filepath.Join(dir, simulate.ShardsDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	return src
 }
 
 // TestMaskBits checks every bit of the fit mask, written on several
