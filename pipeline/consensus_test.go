@@ -14,6 +14,7 @@ import (
 	"scpipe/internal/rundir"
 	"scpipe/internal/stats/codematch"
 	"scpipe/report"
+	"scpipe/simulate/simtest"
 )
 
 // TestConsensusPlanted fits the small planted data at L = 5, one code
@@ -26,7 +27,7 @@ import (
 // back byte for byte on another thread count and when its table is
 // rebuilt on resume.
 func TestConsensusPlanted(t *testing.T) {
-	shards, truth := plantedShards(t, smallPlanted)
+	shards, truth := simtest.Shards(t, smallPlanted)
 	cfg := smallConfig(shards, filepath.Join(t.TempDir(), "run"))
 	cfg.L, cfg.ConsensusChains = LSizes{5}, 5
 	if _, err := Fit(context.Background(), cfg, FitOptions{}); err != nil {
