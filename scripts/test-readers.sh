@@ -76,7 +76,7 @@ check() {
   say "$(basename "$run"): reading $((${#tables[@]} + 2)) Parquet tables with hyparquet and DuckDB"
   node "$readers/check-parquet.mjs" "$run.json" "$fit/cells.parquet" "$fit/codes.parquet" "${tables[@]}" ||
     fail "a reader disagrees (above)"
-  sc export "$run" -o "$run.h5ad" --L "$L"
+  sc export "$run" -o "$run.h5ad" --L "$L" --chain 1 # chain 1, whose tables the JSON holds (export defaults to the consensus)
   ones=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['ones'])" "$run/shards.json")
   "$py" scripts/readers/check-h5ad.py "$run.h5ad" "$run.json" "$ones" || fail "anndata disagrees with the tables (above)"
   sc ingest "$run.h5ad" -o "$run-back" --min-cell-frac 0
@@ -107,7 +107,7 @@ cp "$state/run.json" "$state/tables.json"
 
 # --- --into: a user's own file, written by anndata, keeps everything -------------------
 "$py" scripts/readers/into.py make "$state/user.h5ad" "$state/tables.json"
-sc export "$state/run" -o "$state/user-programs.h5ad" --into "$state/user.h5ad" --L "$L"
+sc export "$state/run" -o "$state/user-programs.h5ad" --into "$state/user.h5ad" --L "$L" --chain 1
 "$py" scripts/readers/into.py check "$state/user.h5ad" "$state/user-programs.h5ad" "$state/tables.json" ||
   fail "export --into lost or changed something of the user's file (above)"
 # --- names that need quoting: the TSV tables read by pandas ------------------------
