@@ -5,7 +5,6 @@ package enrich_test
 // through rundir).
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"scpipe/pipeline"
 	"scpipe/simulate"
 
+	"scpipe/internal/testkit"
 	"scpipe/simulate/simtest"
 )
 
@@ -305,32 +305,13 @@ func checkOutputs(t *testing.T, out string, rep *enrich.Report) {
 // readTSV reads a TSV with a header into one map per row.
 func readTSV(t *testing.T, path string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	var header []string
-	var rows []map[string]string
-	for sc.Scan() {
-		fields := strings.Split(sc.Text(), "\t")
-		if header == nil {
-			header = fields
-			continue
-		}
-		if len(fields) != len(header) {
-			t.Fatalf("%s: %d fields, header has %d: %q", path, len(fields), len(header), sc.Text())
-		}
-		row := map[string]string{}
+	header, fields := testkit.ReadTSV(t, path)
+	rows := make([]map[string]string, len(fields))
+	for k, f := range fields {
+		rows[k] = map[string]string{}
 		for i, h := range header {
-			row[h] = fields[i]
+			rows[k][h] = f[i]
 		}
-		rows = append(rows, row)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	return rows
 }

@@ -1,7 +1,6 @@
 package export_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -209,26 +208,6 @@ func TestProgramsRankedByScoreOrMean(t *testing.T) {
 	}
 }
 
-// readTSV reads a TSV with a header into its header and rows.
-func readTSV(t *testing.T, path string) ([]string, [][]string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	var rows [][]string
-	for sc.Scan() {
-		rows = append(rows, strings.Split(sc.Text(), "\t"))
-	}
-	if len(rows) == 0 {
-		t.Fatalf("%s is empty", path)
-	}
-	return rows[0], rows[1:]
-}
-
 // TestCNMFTables checks the cNMF layout and that its numbers are the
 // tables' (score where present, else the posterior mean).
 func TestCNMFTables(t *testing.T) {
@@ -259,7 +238,7 @@ func TestCNMFTables(t *testing.T) {
 			}
 			usages, score, spectra, top := export.CNMFFiles(3)
 			sub := filepath.Join(dir, export.CNMFName)
-			head, rows := readTSV(t, filepath.Join(sub, usages))
+			head, rows := testkit.ReadTSV(t, filepath.Join(sub, usages))
 			if !slices.Equal(head, []string{"", "1", "2", "3"}) || len(rows) != len(f.Cells.Barcodes) {
 				t.Fatalf("usages header %q, %d rows", head, len(rows))
 			}
@@ -281,7 +260,7 @@ func TestCNMFTables(t *testing.T) {
 				file string
 				m    []float64
 			}{{score, want}, {spectra, f.Codes.Mean}} {
-				head, rows := readTSV(t, filepath.Join(sub, tc.file))
+				head, rows := testkit.ReadTSV(t, filepath.Join(sub, tc.file))
 				if !slices.Equal(head[1:], f.Genes.Symbols) || len(rows) != 3 {
 					t.Fatalf("%s: header of %d genes, %d rows", tc.file, len(head)-1, len(rows))
 				}
@@ -293,7 +272,7 @@ func TestCNMFTables(t *testing.T) {
 					}
 				}
 			}
-			head, rows = readTSV(t, filepath.Join(sub, top))
+			head, rows = testkit.ReadTSV(t, filepath.Join(sub, top))
 			ps := f.Programs(0.5, 5)
 			if !slices.Equal(head, []string{"", "1", "2", "3"}) || len(rows) != 5 {
 				t.Fatalf("top genes header %q, %d rows", head, len(rows))

@@ -155,10 +155,72 @@
 // any number of workers; in a partitioned fit the counts are summed
 // across processes first, and every process sets the same levels.
 //
-// The log-likelihood a sweep reports (SweepStats.LogLik) is the exact
-// one, which needs each cell's covered ones by gene level, which the
-// kernels do not count: exactlik.go sums them in a pass of its own, and
-// follows them flip by flip once the levels are held.
+// # Target
+//
+// With Config.HoldFrom = H > 0 (Dropout noise) the parameters θ — the
+// rates, ρ, the levels' grids (lift0, step, gene0, geneStep), every cell's
+// level k_n and every gene's level k_d (one a sample with
+// Config.CellSamples) — are set from the state after each of sweeps
+// 0 … H−1, an empirical-Bayes burn-in, and held at those values θ̂ from
+// then on. Every later sweep is then an exact MCMC step of
+//
+//	p(Z, U | X, θ̂) ∝ ∏_{(n,d) observed} p(x_nd | c_nd, θ̂) · ∏_{n,l} p_l^z_nl (1 − p_l)^(1−z_nl) · ∏_{d,l} q_l^u_ld (1 − q_l)^(1−u_ld),
+//
+// c_nd = OR_l z_nl u_ld, with
+//
+//	p(x = 1 | c = 0) = β_nd = (1 − ρ)/(e^g(n,d) − ρ),  p(x = 0 | c = 1) = ρ·(1 − β_nd),  g(n, d) = lift0 + step·k_n + gene0 + geneStep·k_d,
+//
+// p_l and q_l the priors of Z and U. The flips and the swap moves each
+// leave it invariant (TestHeldMatchesEnumeration, TestSwapsMatchEnumeration,
+// TestSampleHeldMatchesEnumeration compare chains with it enumerated), and
+// every retained state is drawn from it. Without a hold the parameters
+// follow the state after every sweep, and the chain has no fixed target.
+//
+// # Exact log-likelihood
+//
+// With per-gene levels the gain of a covered one, g(n, d), varies along a
+// cell's row as well as along a gene's, so the log-likelihood of a state
+// is not a function of the steps' per-row counts: it needs the observed
+// entries by (cell level, gene level), coverage and value. entryTotals
+// counts them in a pass of its own, a Boolean product of the row's codes
+// and 32 popcounts a word, which costs more than a sweep of the vector
+// kernels. Once the parameters are held it runs once, and the
+// log-likelihood follows the flips: it splits into a part that depends on
+// the parameters alone and a sum over the covered entries,
+//
+//	log p(X_obs | Z, U, θ) = Σ_ones log β_nd + Σ_zeros log(1 − β_nd)
+//	                        + Σ_covered ones g(n, d) + (covered zeros)·log ρ,
+//
+// since covering an observed one adds g = log(1 − ρ(1 − β)) − log β and
+// covering a zero log ρ. The first line is the state's with nothing
+// covered, computed once (heldBase); g is linear in the gene's level, so
+// the second line needs the Z step's covered ones and zeros by cell level
+// and, over every covered one, the sum of its gene's level, which the
+// steps' accepted flips and swaps change by amounts their scans count
+// (stepSpec.trackLev, heldLogLik). Every held sweep thus reports the exact
+// log-likelihood of the target above, which R̂ and the choice between
+// chains read. While the levels still move a sweep reports the per-cell
+// levels' (depth.go), every gene at offset 0: before the genes' levels are
+// first set that is exact, and after it those sweeps belong to the
+// estimation, not to the posterior.
+//
+// # Settling
+//
+// A burn-in of fixed length is blind: on real cells a chain of many codes
+// is still climbing, under parameters held since HoldFrom, long after a
+// chain of few codes has reached its level, and the sampling sweeps of a
+// climbing chain average a drift, not a posterior. With Config.MaxBurnIn
+// the burn-in goes on past BurnIn until the last max(SettleWindow, half
+// the held) log-likelihoods, all drawn under the held parameters, show no
+// trend: the absolute Spearman correlation of the log-likelihood with the
+// sweep is below SettleRho, tested at BurnIn and every SettleWindow sweeps
+// after (a test at every sweep passes a slow climb by chance). A chain at
+// its level passes within a test or two (the correlation of a window of
+// independent draws has standard deviation 1/√(SettleWindow−1), about
+// 0.19); a chain climbing by more than its sweep-to-sweep spread does not.
+// The decision reads the trace alone, whose log-likelihoods are sums of
+// integer counts, so it is the same for any number of workers or
+// processes, and a restored sampler replays it from its trace.
 //
 // # Sampler
 //
@@ -174,6 +236,16 @@
 // MCMC sampler of p(Z, U | X, λ) (or of the Dropout likelihood's fixed
 // rates); the tests compare it with the enumerated posterior of tiny
 // problems.
+//
+// A sweep (sweepChain, or sweepLevels with per-cell levels, which runs the
+// U step first) is a Z step and a U step (stepSpec) followed by the update
+// of the likelihood's parameters. A step updates its rows in parallel over
+// blocks of 64 (runStep, rowsRange), 16 rows at a time (updateRows): a scan
+// sums the conditionals of the rows' pending codes (scan, with the Go or
+// the vector kernel), then the codes are decided in turn (decide,
+// conditional, accept) until a flip changes a row's coverage. With level
+// planes a row is scanned without its ones' levels until a decision needs
+// them (decideBounded).
 //
 // With Config.Swaps, each Z step first lets a quarter of the cells (drawn
 // by their keys) propose to move from one of their codes l to one they do

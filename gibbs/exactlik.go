@@ -6,21 +6,6 @@ import (
 	"sync"
 )
 
-// With per-gene levels the gain of a covered one, g(n, d), varies along a
-// cell's row as well as along a gene's, so the log-likelihood of a state
-// is not a function of the steps' per-row counts: it needs the observed
-// entries by (cell level, gene level), coverage and value. entryTotals
-// counts them in a pass of its own over the process's cells, a Boolean
-// product of the row's codes and 32 popcounts a word, which costs more
-// than a sweep of the vector kernels. Once the parameters are held
-// (Config.HoldFrom) it runs once, and the log-likelihood follows the
-// flips (heldLogLik): every held sweep reports the exact likelihood the
-// sampler draws from, which R̂ and the choice between chains read. While
-// the levels still move, a sweep reports the per-cell levels' (depth.go),
-// every gene at offset 0, as it always has: before the genes' levels are first set (schedule.genesFrom) that is
-// exact, and after it those sweeps belong to the estimation, not to the
-// posterior.
-
 // entryTotals returns the observed entries of c's state by cell level kc
 // and gene level kg (index kc·G + kg), summed over every process's cells.
 // The counts are integers, so the totals are the same for any number of
@@ -128,21 +113,6 @@ func levelMasks(at *[1 << MaxCellLevelBits]uint64, planes [][]uint64, w, K int) 
 		at[k] = m
 	}
 }
-
-// Once the parameters are held, the log-likelihood splits into a part
-// that depends on them alone and a sum over the covered entries:
-//
-//	log p(X_obs | Z, U, θ) = Σ_ones log β_nd + Σ_zeros log(1 − β_nd)
-//	                        + Σ_covered ones g(n, d) + (covered zeros)·log ρ,
-//
-// since covering an observed one adds g = log(1 − ρ(1 − β)) − log β and
-// covering a zero log ρ. The first line is the state's with nothing
-// covered, computed once (heldBase); g(n, d) = lift(k_n) + gene0 +
-// geneStep·k_d is linear in the gene's level, so the second line needs the
-// Z step's covered ones and zeros by cell level and, over every covered
-// one, the sum of its gene's level: Σ_j 2^j·popcount(x ∧ covered ∧ G_j)
-// over the genes' bit planes G_j (coveredGeneLevels), a pass of three
-// popcounts a word where entryTotals takes thirty-two.
 
 // heldLogLik returns exactLogLik of c's state with its parameters held,
 // from the Z step's per-cell counts (counts[i], packCounts: mispredicted,

@@ -5,22 +5,6 @@ import (
 	"slices"
 )
 
-// A burn-in of fixed length is blind: on real cells a chain of many codes
-// is still climbing, under parameters held since HoldFrom, long after a
-// chain of few codes has reached its level, and the sampling sweeps of a
-// climbing chain average a drift, not a posterior. With Config.MaxBurnIn
-// the burn-in goes on past BurnIn until the last max(SettleWindow, half
-// the held) log-likelihoods, all drawn under the held parameters, show no
-// trend: the absolute Spearman correlation of the log-likelihood with the
-// sweep is below SettleRho, tested at BurnIn and every SettleWindow sweeps
-// after. A chain at its level passes within a test or two (the
-// correlation of a window of independent draws has standard deviation
-// 1/√(SettleWindow−1), about 0.19); a chain climbing by more than its
-// sweep-to-sweep spread does not. The decision reads the trace alone,
-// whose log-likelihoods are sums of integer counts, so it is the same for
-// any number of workers or processes, and a restored sampler replays it
-// from its trace.
-
 // SettleWindow is the number of sweeps whose log-likelihood decides
 // whether a chain has settled.
 const SettleWindow = 30

@@ -6,16 +6,6 @@ import (
 	"sync"
 )
 
-// The sweep's machinery. A sweep (sweepChain, or sweepLevels with per-cell
-// levels) is a Z step and a U step (stepSpec) followed by the update of the
-// likelihood's rates. A step updates its rows in parallel over blocks of 64
-// (runStep, rowsRange), 16 rows at a time (updateRows): a scan sums the
-// conditionals of the rows' pending codes (scan, with the Go or the vector
-// kernel), then the codes are decided in turn (decide, conditional,
-// accept) until a flip changes a row's coverage. With level planes a row
-// is scanned without its ones' levels until a decision needs them
-// (decideBounded).
-
 // stepSpec describes one step: the rows to update (cells or genes), their own
 // codes, the other factor's codes and the data in the rows' orientation.
 type stepSpec struct {

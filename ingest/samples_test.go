@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -32,11 +31,11 @@ type baronLibrary struct {
 func baronLibraries(t *testing.T) (dir string, ids, names []string, libs []baronLibrary) {
 	t.Helper()
 	dir = filepath.Join(sharedData(t), "baron-mouse-pancreas")
-	for _, f := range readGz(t, filepath.Join(dir, "features.tsv.gz")) {
+	for _, f := range testkit.ReadGzipLines(t, filepath.Join(dir, "features.tsv.gz")) {
 		cols := strings.Split(f, "\t")
 		ids, names = append(ids, cols[0]), append(names, cols[1])
 	}
-	bcs := readGz(t, filepath.Join(dir, "barcodes.tsv.gz"))
+	bcs := testkit.ReadGzipLines(t, filepath.Join(dir, "barcodes.tsv.gz"))
 	lib := make([]int, len(bcs))   // each cell's library
 	local := make([]int, len(bcs)) // its column in the library's matrix
 	for i, b := range bcs {
@@ -56,7 +55,7 @@ func baronLibraries(t *testing.T) (dir string, ids, names []string, libs []baron
 		val  float64
 	}
 	perCell := make([][]entry, len(bcs))
-	lines := readGz(t, filepath.Join(dir, "matrix.mtx.gz"))
+	lines := testkit.ReadGzipLines(t, filepath.Join(dir, "matrix.mtx.gz"))
 	header := false
 	for _, l := range lines {
 		if strings.HasPrefix(l, "%") {
@@ -86,21 +85,6 @@ func baronLibraries(t *testing.T) (dir string, ids, names []string, libs []baron
 		m.Indptr = append(m.Indptr, int64(len(m.Indices)))
 	}
 	return dir, ids, names, libs
-}
-
-func readGz(t *testing.T, path string) []string {
-	t.Helper()
-	zr := bytes.NewReader(testkit.ReadGzip(t, path))
-	var out []string
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // writeLibrary writes a library in format ("mtx", "h5", "h5ad") under dir

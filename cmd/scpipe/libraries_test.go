@@ -15,6 +15,7 @@ import (
 	"scpipe/enrich"
 	"scpipe/internal/rundir"
 	"scpipe/internal/stats/codematch"
+	"scpipe/internal/testkit"
 )
 
 // splitLibraries writes the shared islet folder's three inDrop libraries
@@ -22,27 +23,7 @@ import (
 // dir, and a samples file naming them, whose path it returns.
 func splitLibraries(t *testing.T, data, dir string) string {
 	t.Helper()
-	read := func(name string) []string {
-		f, err := os.Open(filepath.Join(data, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		sc := bufio.NewScanner(zr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			out = append(out, sc.Text())
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	read := func(name string) []string { return testkit.ReadGzipLines(t, filepath.Join(data, name)) }
 	write := func(path string, lines []string) {
 		f, err := os.Create(path)
 		if err != nil {

@@ -6,10 +6,12 @@
 package testkit
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,6 +97,53 @@ func ReadGzip(t testing.TB, path string) []byte {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return buf.Bytes()
+}
+
+// ReadGzipLines returns the lines of the gzip file at path.
+func ReadGzipLines(t testing.TB, path string) []string {
+	t.Helper()
+	return lines(t, path, bytes.NewReader(ReadGzip(t, path)))
+}
+
+// ReadTSV returns the header and the rows of the tab-separated file at
+// path, each row as many fields as the header.
+func ReadTSV(t testing.TB, path string) (header []string, rows [][]string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for k, line := range lines(t, path, f) {
+		fields := strings.Split(line, "\t")
+		if k == 0 {
+			header = fields
+			continue
+		}
+		if len(fields) != len(header) {
+			t.Fatalf("%s line %d: %d fields, the header has %d: %q", path, k+1, len(fields), len(header), line)
+		}
+		rows = append(rows, fields)
+	}
+	if header == nil {
+		t.Fatalf("%s is empty", path)
+	}
+	return header, rows
+}
+
+// lines returns the lines of r, read from path.
+func lines(t testing.TB, path string, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return out
 }
 
 // WaitStopped waits (up to a second) until process pid is stopped (state
