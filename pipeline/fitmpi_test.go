@@ -21,6 +21,13 @@ import (
 // blocks of its 500 cells), so that up to 4 ranks share them.
 func blockShards(t *testing.T) string {
 	t.Helper()
+	return manifestShards(t, func(*simulate.Truth) shard.Manifest { return shard.Manifest{} })
+}
+
+// manifestShards is blockShards with the manifest that manifest makes of
+// the simulated data.
+func manifestShards(t *testing.T, manifest func(*simulate.Truth) shard.Manifest) string {
+	t.Helper()
 	tr, err := simulate.New(context.Background(), smallPlanted)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +42,7 @@ func blockShards(t *testing.T) string {
 		tr.Row(n, row, clean)
 		w.SetRowWords(n, row)
 	}
-	if err := w.Commit(context.Background(), shard.Manifest{}); err != nil {
+	if err := w.Commit(context.Background(), manifest(tr)); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -206,28 +213,13 @@ func TestFitMPIResumeRefusedUntouched(t *testing.T) {
 // with the samples model (the default) fails in every rank with an error
 // naming the way out, and fits them with --samples-model=false.
 func TestFitMPIRefusesSamples(t *testing.T) {
-	tr, err := simulate.New(context.Background(), smallPlanted)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "shards")
-	w, err := shard.Create(dir, shard.Layout{Cells: tr.Cells, Genes: tr.Genes, RowsPerBlock: 128}, shard.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	row, clean := make([]uint64, tr.Words()), make([]uint64, tr.Words())
-	for n := range tr.Cells {
-		tr.Row(n, row, clean)
-		w.SetRowWords(n, row)
-	}
-	half := tr.Cells / 2
-	m := shard.Manifest{Samples: []shard.Sample{
-		{Name: "a", Format: "simulate", FirstCell: 0, CellsBefore: half, CellsAfter: half, GenesBefore: tr.Genes},
-		{Name: "b", Format: "simulate", FirstCell: half, CellsBefore: tr.Cells - half, CellsAfter: tr.Cells - half, GenesBefore: tr.Genes},
-	}}
-	if err := w.Commit(context.Background(), m); err != nil {
-		t.Fatal(err)
-	}
+	dir := manifestShards(t, func(tr *simulate.Truth) shard.Manifest {
+		half := tr.Cells / 2
+		return shard.Manifest{Samples: []shard.Sample{
+			{Name: "a", Format: "simulate", FirstCell: 0, CellsBefore: half, CellsAfter: half, GenesBefore: tr.Genes},
+			{Name: "b", Format: "simulate", FirstCell: half, CellsBefore: tr.Cells - half, CellsAfter: tr.Cells - half, GenesBefore: tr.Genes},
+		}}
+	})
 	c := smallConfig(dir, filepath.Join(t.TempDir(), "run"))
 	c.L, c.Chains = LSizes{3}, 1
 	for r, err := range fitRanks(c, FitOptions{}, 2, nil) {
