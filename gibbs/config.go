@@ -166,9 +166,10 @@ type Config struct {
 	HoldFrom int
 	// MaxBurnIn, when above BurnIn (with HoldFrom > 0), lets the burn-in
 	// go on past BurnIn until the chain has settled under the held
-	// parameters, at most MaxBurnIn sweeps in all: until the log-likelihood
-	// of the last SettleWindow sweeps, all after HoldFrom, shows no trend
-	// (settle.go). 0 (or BurnIn) burns in BurnIn sweeps exactly.
+	// parameters, at most MaxBurnIn sweeps in all: a window of Samples
+	// sampling sweeps whose log-likelihood trends, or whose halves
+	// disagree, becomes burn-in and Samples more are drawn (settle.go).
+	// 0 (or BurnIn) burns in BurnIn sweeps exactly.
 	MaxBurnIn int
 	// KeepSamples retains every retained (thinned) state, so that
 	// Result.Predict can average the likelihood over samples.
@@ -256,9 +257,12 @@ type FixedCode struct {
 // per-gene ones (a high-baseline gene would otherwise join the codes most
 // cells use) and a housekeeping code (binary data keep this package's model: the auto
 // model, pipeline.DataKindOf), codes seeded from cell types
-// (InitCluster; a random start collapses on sparse data), L = 2..10, and the paper's single-cell burn-in of 25 sweeps, whose
-// 4 starts take 5 sweeps each: every start is swept, so starts of 10 would
-// cost 40 sweeps, more than the whole burn-in.
+// (InitCluster; a random start collapses on sparse data), L = 2..10,
+// 4 starts of 5 sweeps (every start is swept, so starts of 10 would cost
+// 40 sweeps), and for the Dropout likelihood the parameters estimated in
+// the burn-in and held from sweep 100 (HoldFrom), with a burn-in that
+// runs on, to at most 300 sweeps, while the samples still climb
+// (MaxBurnIn).
 func DefaultConfig() Config {
 	return Config{
 		L:           2,

@@ -210,17 +210,21 @@
 // is still climbing, under parameters held since HoldFrom, long after a
 // chain of few codes has reached its level, and the sampling sweeps of a
 // climbing chain average a drift, not a posterior. With Config.MaxBurnIn
-// the burn-in goes on past BurnIn until the last max(SettleWindow, half
-// the held) log-likelihoods, all drawn under the held parameters, show no
-// trend: the absolute Spearman correlation of the log-likelihood with the
-// sweep is below SettleRho, tested at BurnIn and every SettleWindow sweeps
-// after (a test at every sweep passes a slow climb by chance). A chain at
-// its level passes within a test or two (the correlation of a window of
-// independent draws has standard deviation 1/√(SettleWindow−1), about
-// 0.19); a chain climbing by more than its sweep-to-sweep spread does not.
-// The decision reads the trace alone, whose log-likelihoods are sums of
-// integer counts, so it is the same for any number of workers or
-// processes, and a restored sampler replays it from its trace.
+// the sampling sweeps are judged once they are drawn: a window of Samples
+// sweeps is kept when its log-likelihood shows no trend (the absolute
+// Spearman correlation with the sweep below SettleRho) and its two halves
+// sit at one level (the within-chain rank-normalised split-R̂ below
+// SettleRHat, the statistic the run's summary reports). Otherwise the
+// window becomes burn-in, its states leave the posterior counts, and
+// Samples more sweeps are drawn, as long as the burn-in stays within
+// MaxBurnIn. So the retained states are the first window that has
+// settled, and a fit that reached the cap says so by its R̂. On real
+// cells a chain climbs in steps: a window of 30 sweeps, or a test at
+// every sweep, passes a slow climb by chance, and the chain then climbs
+// through its samples. The decision reads the trace alone, whose
+// log-likelihoods are sums of integer counts, so it is the same for any
+// number of workers or processes, and a restored sampler replays it from
+// its trace.
 //
 // # Sampler
 //

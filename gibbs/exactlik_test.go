@@ -201,22 +201,27 @@ func TestHeldMatchesEnumeration(t *testing.T) {
 	}
 }
 
-// TestBurnInSettles checks the rule that extends a burn-in: a climbing
-// log-likelihood extends it up to MaxBurnIn, a level one ends it once the
-// window after the hold is full, and nothing extends without MaxBurnIn.
+// TestBurnInSettles checks the rule that extends a burn-in: a window of
+// sampling sweeps whose log-likelihood climbs becomes burn-in, up to
+// MaxBurnIn; a level one is kept; nothing extends without MaxBurnIn or a
+// hold.
 func TestBurnInSettles(t *testing.T) {
 	t.Parallel()
 	climb := func(t, noise float64) float64 { return 10*t + noise }
 	flat := func(t, noise float64) float64 { return 100 * noise }
+	// A climb that reaches its level at sweep 100, within the first window.
+	levels := func(t, noise float64) float64 { return 100*min(t, 100) + 100*noise }
+	const samples = 100
 	for _, tc := range []struct {
 		name                  string
 		ll                    func(t, noise float64) float64
 		burnIn, hold, maxBurn int
 		want                  int
 	}{
-		{"climbing, to the cap", climb, 20, 10, 200, 200},
-		{"level, once the window fills", flat, 20, 10, 200, 10 + SettleWindow},
-		{"level, window full at burn_in", flat, 60, 10, 200, 60},
+		{"climbing, to the cap", climb, 20, 10, 220, 220},
+		{"climbing, the cap between windows", climb, 20, 10, 200, 120},
+		{"level", flat, 20, 10, 400, 20},
+		{"climbing, then level", levels, 20, 10, 400, 120},
 		{"climbing, no MaxBurnIn", climb, 20, 10, 0, 20},
 		{"climbing, no hold", climb, 20, 0, 200, 20},
 	} {
@@ -224,9 +229,9 @@ func TestBurnInSettles(t *testing.T) {
 		r := &testRNG{s: 3}
 		var trace []SweepStats
 		b := tc.burnIn
-		for t := 0; t < b+5; t++ {
+		for t := 0; t < b+samples; t++ {
 			trace = append(trace, SweepStats{Sweep: t, LogLik: tc.ll(float64(t), r.float())})
-			b = cfg.burnInAfter(b, trace)
+			b = cfg.burnInAfter(b, samples, trace)
 		}
 		if b != tc.want {
 			t.Errorf("%s: burn-in %d, want %d", tc.name, b, tc.want)

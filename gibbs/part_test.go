@@ -121,7 +121,7 @@ func TestPartsMatchOneProcess(t *testing.T) {
 		}},
 		{"8 cell and 4 gene levels held from sweep 3, burn-in until settled", true, func(c *Config) {
 			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = InitCluster, Dropout, 8, 4, true, 4
-			c.HoldFrom, c.MaxBurnIn = 3, 5+SettleWindow+4
+			c.HoldFrom, c.MaxBurnIn = 3, 5+10*4
 		}},
 		{"swaps, 8 cell and 8 gene levels held from sweep 2, masked", true, func(c *Config) {
 			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = InitCluster, Dropout, 8, 8, true, 6

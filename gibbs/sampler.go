@@ -476,8 +476,22 @@ func (s *Sampler) Step() (SweepStats, error) {
 	}
 	st.Seconds = time.Since(start).Seconds()
 	s.trace = append(s.trace, st)
-	s.burnIn = s.sched.burnInAfter(s.burnIn, s.trace)
+	if b := s.sched.burnInAfter(s.burnIn, s.cfg.Samples, s.trace); b != s.burnIn {
+		s.discardWindow(b)
+	}
 	return st, nil
+}
+
+// discardWindow makes the sampling sweeps before sweep b, a window that
+// did not settle (settle.go), burn-in: their states leave the posterior
+// counts, and the next window starts at b.
+func (s *Sampler) discardWindow(b int) {
+	for i := s.burnIn; i < b; i++ {
+		s.trace[i].Phase = BurnIn
+	}
+	clear(s.zCount)
+	clear(s.uCount)
+	s.retained, s.kept, s.burnIn = 0, nil, b
 }
 
 // accumulate adds the state of c to the posterior counts.

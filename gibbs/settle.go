@@ -3,39 +3,44 @@ package gibbs
 import (
 	"math"
 	"slices"
-)
 
-// SettleWindow is the number of sweeps whose log-likelihood decides
-// whether a chain has settled.
-const SettleWindow = 30
+	"scpipe/internal/stats/codematch"
+)
 
 // SettleRho bounds the absolute Spearman correlation of a settled
 // window's log-likelihood with the sweep.
-const SettleRho = 0.2
+const SettleRho = 0.3
+
+// SettleRHat bounds the within-chain rank-normalised split-R̂ of a settled
+// window's log-likelihood (codematch.WithinRHat, the statistic the run's
+// summary reports as rhat_within): its halves sit at one level.
+const SettleRHat = 1.05
 
 // burnInAfter returns the burn-in's length after the sweeps of trace,
-// given its length b before the last of them: b, or b+1 when the last
-// sweep was the burn-in's last so far and the chain has not settled.
-func (sc schedule) burnInAfter(b int, trace []SweepStats) int {
+// given its length b before the last of them and samples sampling sweeps:
+// b, or b+samples when the last sweep ended the sampling window [b,
+// b+samples) (whose states the chain has retained), the window has not
+// settled, and b+samples is still within the most burn-in. The window's
+// sweeps then become burn-in, and samples more are drawn.
+func (sc schedule) burnInAfter(b, samples int, trace []SweepStats) int {
 	t := len(trace)
-	if t != b || b >= sc.maxBurnIn || sc.holdFrom == 0 {
+	if sc.holdFrom == 0 || t != b+samples || t > sc.maxBurnIn || settled(trace[b:]) {
 		return b
 	}
-	// The rule is tested at the least burn-in and then every SettleWindow
-	// sweeps, not at every sweep: a slow climb, whose window of 30 sweeps
-	// shows a correlation of about 0.35, passes a test at every sweep by
-	// chance within a few dozen sweeps (pbmc3k-600 at L = 9).
-	if held := t - sc.holdFrom; held >= SettleWindow && (t == sc.burnIn || held%SettleWindow == 0) {
-		w := max(SettleWindow, held/2)
-		ll := make([]float64, w)
-		for i, st := range trace[t-w:] {
-			ll[i] = st.LogLik
-		}
-		if math.Abs(trendRho(ll)) < SettleRho {
-			return b
-		}
+	return t
+}
+
+// settled reports whether the log-likelihood of the sweeps of window shows
+// no trend (|Spearman| < SettleRho) and its halves agree (within-chain
+// split-R̂ < SettleRHat). A window too short for R̂ (fewer than four
+// sweeps) is settled: nothing can be said of it.
+func settled(window []SweepStats) bool {
+	ll := make([]float64, len(window))
+	for i, st := range window {
+		ll[i] = st.LogLik
 	}
-	return b + 1
+	r := codematch.WithinRHat([][]float64{ll})
+	return math.IsNaN(r) || r < SettleRHat && math.Abs(trendRho(ll)) < SettleRho
 }
 
 // trendRho returns the Spearman correlation of v with its index (ties

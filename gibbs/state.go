@@ -313,7 +313,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	burnIn := s.cfg.BurnIn
 	for t := range trace {
-		burnIn = s.sched.burnInAfter(burnIn, trace[:t+1])
+		burnIn = s.sched.burnInAfter(burnIn, s.cfg.Samples, trace[:t+1])
 	}
 	if burnIn+s.cfg.Samples < sweep {
 		return fmt.Errorf("%w: sweep %d past the last (%d) of a burn-in of %d", errState, sweep, burnIn+s.cfg.Samples, burnIn)

@@ -95,9 +95,11 @@ type FitConfig struct {
 	// those runs resume as they were.
 	HoldFrom int `toml:"hold_from"`
 	// MaxBurnIn lets the burn-in of a fit with held parameters go on past
-	// burn_in until its chain has settled (its log-likelihood over 30
-	// sweeps shows no trend; gibbs.Config.MaxBurnIn), at most
-	// max(max_burn_in, burn_in) sweeps. 0 burns in burn_in sweeps exactly.
+	// burn_in until its chain has settled: a window of sampling sweeps
+	// whose log-likelihood trends, or whose halves differ, becomes burn-in
+	// and is drawn again (gibbs.Config.MaxBurnIn), while the burn-in stays
+	// within max(max_burn_in, burn_in) sweeps. 0 burns in burn_in sweeps
+	// exactly.
 	MaxBurnIn int `toml:"max_burn_in"`
 	// Swaps adds to every sweep a move of each cell from one of its codes
 	// to another in one step (gibbs.Config.Swaps), which single flips make
@@ -143,8 +145,11 @@ type FitConfig struct {
 }
 
 // DefaultFitConfig returns the defaults of `scpipe fit`: the paper's
-// single-cell analysis (L = 2..10, 25 burn-in sweeps then 100 samples),
-// two chains (for the convergence checks), the auto model (Resolve:
+// single-cell analysis (L = 2..10) with a burn-in of 100 sweeps that
+// estimates the likelihood's parameters and then holds them, so that the
+// 100 samples share one posterior, a burn-in run on while those samples
+// still climb (at most 300 sweeps), two chains (for the convergence
+// checks), the auto model (Resolve:
 // for data binarised from counts, dropout noise with 8 per-cell and 8
 // per-gene levels and a housekeeping code; for binary data and ratings, the paper's symmetric
 // noise and no housekeeping code), the auto prior (uniform under dropout
@@ -156,7 +161,7 @@ func DefaultFitConfig() FitConfig {
 	return FitConfig{
 		L:                 LSizes{2, 3, 4, 5, 6, 7, 8, 9, 10},
 		Chains:            2,
-		BurnIn:            25,
+		BurnIn:            100,
 		Samples:           100,
 		Thin:              1,
 		Seed:              1,
@@ -170,8 +175,8 @@ func DefaultFitConfig() FitConfig {
 		Init:              gibbs.InitCluster,
 		Housekeeping:      autoHousekeeping(),
 		Reseed:            true,
-		HoldFrom:          0,
-		MaxBurnIn:         0,
+		HoldFrom:          100,
+		MaxBurnIn:         300,
 		Swaps:             false,
 		Starts:            4,
 		StartSweeps:       5,

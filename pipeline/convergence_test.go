@@ -40,7 +40,7 @@ func TestConvergencePlanted(t *testing.T) {
 		// A fair-coin start and a dozen sweeps: the chains have not found
 		// the programs, each has its own.
 		{"fair coin, few sweeps", func(c *FitConfig) {
-			c.L, c.Init, c.Starts, c.BurnIn, c.Samples = LSizes{4}, gibbs.InitRandom, 1, 4, 8
+			c.L, c.Init, c.Starts, c.BurnIn, c.Samples, c.MaxBurnIn = LSizes{4}, gibbs.InitRandom, 1, 4, 8, 0
 		}, nil, []int{4}, map[int]int{4: 0}},
 	} {
 		cfg := smallConfig(shards, filepath.Join(t.TempDir(), "run"))

@@ -42,6 +42,8 @@ func tracesFigure(traces []figure.Trace) (*pageFigure, error) {
 	}
 	return &pageFigure{ID: "traces", Title: "Traces",
 		Caption: "Each row is one L, each line one chain, against sweep; burn-in sweeps (shaded) do not enter the posterior means. " +
-			"A chain has mixed when its sampling sweeps wander around a level without trend, and chains agree when they share it.",
+			"A chain has mixed when its sampling sweeps wander around a level without trend, and chains agree when they share it. " +
+			"With held parameters (hold_from) a window of sampling sweeps that still climbs, or whose halves differ, becomes burn-in and is drawn again, " +
+			"up to max_burn_in sweeps of burn-in: the model selection's table counts each fit's sweeps.",
 		SVG: svg}, nil
 }

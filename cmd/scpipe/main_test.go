@@ -205,7 +205,7 @@ func TestBrainSubsetEndToEnd(t *testing.T) {
 	if err := run(t, "ingest", input, "-o", shards, "--genome", "mm10", "--quiet"); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(t, "fit", shards, "-o", runDir, "--L", "2..4", "--chains", "1", "--burn-in", "4", "--samples", "4", "--starts", "1", "--quiet"); err != nil {
+	if err := run(t, "fit", shards, "-o", runDir, "--L", "2..4", "--chains", "1", "--burn-in", "4", "--samples", "4", "--max-burn-in", "0", "--starts", "1", "--quiet"); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := rundir.ReadSummary(filepath.Join(runDir, rundir.SummaryFile))

@@ -19,6 +19,7 @@ import (
 func tinyE2E(t *testing.T) E2EOptions {
 	fit := pipeline.DefaultFitConfig()
 	fit.L, fit.Chains, fit.BurnIn, fit.Samples, fit.Starts, fit.StartSweeps = pipeline.LSizes{2, 3}, 2, 3, 4, 2, 2
+	fit.MaxBurnIn = 0 // every fit 7 sweeps
 	fit.Holdout, fit.CheckpointEvery = 0.02, 2
 	return E2EOptions{Size: Size{Cells: 600, Genes: 400}, Density: 0.07, Seed: 3, Fit: fit, Workers: 2,
 		Work: t.TempDir(), Keep: true, Log: discard()}
