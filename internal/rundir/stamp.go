@@ -21,36 +21,62 @@ const (
 
 // stamp is where a table belongs: the identity of its run (empty for a
 // run that records none) and its fit's L and chain (0 outside a fit
-// folder).
+// folder; chain 0 in the folder of an L's consensus, RUN/Lnn/consensus).
 type stamp struct {
 	run, runDir string
 	L, chain    int
+	// consensus marks a table of an L's consensus folder or of a chain
+	// in it, which builds before 2026-12-06 wrote without the keys.
+	consensus bool
 }
 
 // stampOf reads where the table at path belongs from the path itself
-// (RUN/Lnn/chainK/TABLE, or a layer folder below the fit's) and from
+// (RUN/Lnn/chainK/TABLE or a layer folder below the fit's,
+// RUN/Lnn/consensus/TABLE, RUN/Lnn/consensus/chainK/TABLE) and from
 // RUN/shards.json. A table outside a fit folder, or in a run without an
 // identity, gets what is known.
 func stampOf(path string) (stamp, error) {
 	dir := filepath.Dir(filepath.Clean(path))
 	for range 3 {
-		chainDir, lDir := filepath.Base(dir), filepath.Base(filepath.Dir(dir))
-		chain, okC := parseNumbered(chainDir, "chain")
-		L, okL := parseNumbered(lDir, "L")
-		if okC && okL && lDir == fmt.Sprintf("L%02d", L) {
-			s := stamp{runDir: filepath.Dir(filepath.Dir(dir)), L: L, chain: chain}
-			id, err := ReadShardsIdentity(filepath.Join(s.runDir, ShardsFile))
-			switch {
-			case err == nil:
-				s.run = id.Run
-			case !errors.Is(err, os.ErrNotExist):
-				return s, err
-			}
-			return s, nil
+		s, ok := fitStamp(dir)
+		if !ok {
+			dir = filepath.Dir(dir)
+			continue
 		}
-		dir = filepath.Dir(dir)
+		id, err := ReadShardsIdentity(filepath.Join(s.runDir, ShardsFile))
+		switch {
+		case err == nil:
+			s.run = id.Run
+		case !errors.Is(err, os.ErrNotExist):
+			return s, err
+		}
+		return s, nil
 	}
 	return stamp{}, nil
+}
+
+// fitStamp returns the place of the fit folder dir, without the run's
+// identity, and whether dir is a fit folder: RUN/Lnn/chainK,
+// RUN/Lnn/consensus or RUN/Lnn/consensus/chainK.
+func fitStamp(dir string) (stamp, bool) {
+	base, parent := filepath.Base(dir), filepath.Dir(dir)
+	s := stamp{consensus: base == ConsensusDirName}
+	if !s.consensus {
+		var ok bool
+		if s.chain, ok = parseNumbered(base, "chain"); !ok {
+			return stamp{}, false
+		}
+		if filepath.Base(parent) == ConsensusDirName {
+			parent, s.consensus = filepath.Dir(parent), true
+		}
+	}
+	lDir := filepath.Base(parent)
+	L, ok := parseNumbered(lDir, "L")
+	if !ok || lDir != fmt.Sprintf("L%02d", L) {
+		return stamp{}, false
+	}
+	s.L, s.runDir = L, filepath.Dir(parent)
+	return s, true
 }
 
 // metadata is what writeTable records of s.
@@ -75,6 +101,9 @@ var ErrOtherRun = errors.New("written by another run or fit")
 // s, the place it is read from. In a run that records no identity (started
 // before runs did), a table without the keys passes.
 func (s stamp) check(path string, md arrow.Metadata) error {
+	if s.consensus && md.FindKey(runKey) < 0 && md.FindKey(lKey) < 0 {
+		return nil // a consensus written before its tables were stamped
+	}
 	if i := md.FindKey(runKey); s.run != "" && (i < 0 || md.Values()[i] != s.run) {
 		got := "none (an older scpipe wrote it)"
 		if i >= 0 {
@@ -92,9 +121,20 @@ func (s stamp) check(path string, md arrow.Metadata) error {
 	}
 	L, errL := strconv.Atoi(md.Values()[iL])
 	chain, errC := strconv.Atoi(md.Values()[iC])
-	if errL != nil || errC != nil || L != s.L || chain != s.chain {
-		return fmt.Errorf("%w: it was written by the fit of L = %s, chain %s, and lies in the folder of L = %d, chain %d",
-			ErrOtherRun, md.Values()[iL], md.Values()[iC], s.L, s.chain)
+	if errL != nil || errC != nil {
+		return fmt.Errorf("%w: its fit is recorded as L = %q, chain %q", ErrOtherRun, md.Values()[iL], md.Values()[iC])
+	}
+	if L != s.L || chain != s.chain {
+		return fmt.Errorf("%w: it was written by %s, and lies in the folder of %s", ErrOtherRun, fitName(L, chain), fitName(s.L, s.chain))
 	}
 	return nil
+}
+
+// fitName names the fit of L and chain as the errors do: chain 0 is the
+// consensus of L.
+func fitName(L, chain int) string {
+	if chain == 0 {
+		return fmt.Sprintf("the consensus of L = %d", L)
+	}
+	return fmt.Sprintf("the fit of L = %d, chain %d", L, chain)
 }
