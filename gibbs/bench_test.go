@@ -209,3 +209,42 @@ func BenchmarkDetection(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds(), "entries/s/core")
 }
+
+// BenchmarkSweepHeld measures a sweep of the single-cell model that
+// scpipe fit uses for counts (dropout noise, 8 cell and 8 gene levels, a
+// housekeeping code) on one worker, with its parameters estimated after
+// the sweep (estimating) and held since the warm-up (held: the sampling
+// sweeps of a default fit, which follow the exact log-likelihood through
+// the flips instead).
+func BenchmarkSweepHeld(b *testing.B) {
+	const n, d, L, warm = 100000, 2000, 5, 10
+	data := sparsePlanted(n+L, n, d, L, 0.07, 0.01)
+	for _, held := range []bool{false, true} {
+		b.Run(map[bool]string{false: "estimating", true: "held"}[held], func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, warm, 1<<20, 1, 1
+			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.Init = Dropout, 8, 8, true, InitData
+			if held {
+				cfg.HoldFrom = warm
+			} else {
+				cfg.BurnIn = 1 << 20
+			}
+			s, err := NewSampler(context.Background(), data, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range warm + 1 {
+				if _, err := s.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := s.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds(), "entries/s/core")
+		})
+	}
+}
