@@ -143,7 +143,7 @@ func TestTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, text := svgText(t, svg)
-	for _, w := range []string{"log-likelihood", "dropout P(x=0 | covered)", "L = 2", "L = 3", "chain 2"} {
+	for _, w := range []string{"log-likelihood", "log-likelihood, samples", "dropout P(x=0 | covered)", "L = 2", "L = 3", "chain 2"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("no %q in the traces", w)
 		}

@@ -26,13 +26,19 @@ const maxTracePoints = 2000
 type traceColumn struct {
 	title string
 	value func(rundir.TraceRow) float64
+	// samples draws the sampling sweeps alone, on their own scale: beside
+	// a burn-in's climb (and, with held parameters, the step where the
+	// likelihood becomes the posterior's) their level or slope would be a
+	// flat line.
+	samples bool
 }
 
 // traceColumns returns the columns of the traces figure: the
-// log-likelihood, λ when some fit has it (symmetric noise), and the dropout
-// and background rates.
+// log-likelihood, that of the sampling sweeps alone, λ when some fit has
+// it (symmetric noise), and the dropout and background rates.
 func traceColumns(traces []Trace) []traceColumn {
-	cols := []traceColumn{{"log-likelihood", func(r rundir.TraceRow) float64 { return r.LogLik }}}
+	logLik := func(r rundir.TraceRow) float64 { return r.LogLik }
+	cols := []traceColumn{{title: "log-likelihood", value: logLik}, {title: "log-likelihood, samples", value: logLik, samples: true}}
 	lambda := false
 	for _, t := range traces {
 		for _, r := range t.Rows {
@@ -40,15 +46,16 @@ func traceColumns(traces []Trace) []traceColumn {
 		}
 	}
 	if lambda {
-		cols = append(cols, traceColumn{"λ (dispersion)", func(r rundir.TraceRow) float64 { return r.Lambda }})
+		cols = append(cols, traceColumn{title: "λ (dispersion)", value: func(r rundir.TraceRow) float64 { return r.Lambda }})
 	}
 	return append(cols,
-		traceColumn{"dropout P(x=0 | covered)", func(r rundir.TraceRow) float64 { return r.Dropout }},
-		traceColumn{"background P(x=1 | not covered)", func(r rundir.TraceRow) float64 { return r.Background }})
+		traceColumn{title: "dropout P(x=0 | covered)", value: func(r rundir.TraceRow) float64 { return r.Dropout }},
+		traceColumn{title: "background P(x=1 | not covered)", value: func(r rundir.TraceRow) float64 { return r.Background }})
 }
 
-// Traces draws, for each L (a row of panels), the log-likelihood and the
-// noise parameters against sweep, one line per chain, burn-in shaded.
+// Traces draws, for each L (a row of panels), the log-likelihood (and
+// that of the sampling sweeps alone) and the noise parameters against
+// sweep, one line per chain, burn-in shaded.
 func Traces(traces []Trace) ([]byte, error) {
 	var Ls, chains []int
 	for _, t := range traces {
@@ -79,7 +86,7 @@ func Traces(traces []Trace) ([]byte, error) {
 			grid[i][j] = p
 		}
 	}
-	w, h := vg.Points(720), vg.Points(float64(40+120*len(Ls)))
+	w, h := vg.Points(float64(60+220*len(cols))), vg.Points(float64(40+120*len(Ls)))
 	if len(Ls) == 0 {
 		p := NewPlot("", "sweep", "")
 		if err := note(p, "no traces"); err != nil {
@@ -110,12 +117,16 @@ func tracePanel(traces []Trace, chains []int, col traceColumn, top, left, bottom
 	burnIn := 0
 	series := make([][2][]float64, len(traces))
 	for i, t := range traces {
-		step := max(1, (len(t.Rows)+maxTracePoints-1)/maxTracePoints)
-		for j, r := range t.Rows {
+		rows := t.Rows
+		if col.samples {
+			rows = slices.DeleteFunc(slices.Clone(rows), func(r rundir.TraceRow) bool { return r.Phase != rundir.PhaseSample })
+		}
+		step := max(1, (len(rows)+maxTracePoints-1)/maxTracePoints)
+		for j, r := range rows {
 			if r.Phase == rundir.PhaseBurnIn {
 				burnIn = max(burnIn, int(r.Sweep))
 			}
-			if j%step == 0 || j == len(t.Rows)-1 {
+			if j%step == 0 || j == len(rows)-1 {
 				series[i][0] = append(series[i][0], float64(r.Sweep))
 				series[i][1] = append(series[i][1], col.value(r))
 			}
