@@ -81,20 +81,9 @@ func BenchmarkSweep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				for range 10 {
-					if _, err := s.Step(); err != nil {
-						b.Fatal(err)
-					}
-				}
 				b.SetBytes(int64(2 * sz.n * ((sz.d + 63) / 64) * 8)) // X and Xᵀ words streamed
 				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					if _, err := s.Step(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(sz.n)*float64(sz.d)*float64(b.N)/b.Elapsed().Seconds()/float64(sz.workers), "entries/s/core")
+				timeSweeps(b, s, 10, sz.n, sz.d, sz.workers)
 			})
 		}
 	}
@@ -233,18 +222,26 @@ func BenchmarkSweepHeld(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			for range warm + 1 {
-				if _, err := s.Step(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := s.Step(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds(), "entries/s/core")
+			timeSweeps(b, s, warm+1, n, d, 1)
 		})
 	}
+}
+
+// timeSweeps runs warm sweeps of s untimed, then times a sweep per
+// iteration, reporting entries/s/core: n·d per second of sweep over
+// workers cores.
+func timeSweeps(b *testing.B, s interface{ Step() (SweepStats, error) }, warm, n, d, workers int) {
+	b.Helper()
+	for range warm {
+		if _, err := s.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Step(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds()/float64(workers), "entries/s/core")
 }

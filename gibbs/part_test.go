@@ -289,18 +289,7 @@ func BenchmarkPartSweep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				for range 10 {
-					if _, err := s.Step(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ResetTimer()
-				for b.Loop() {
-					if _, err := s.Step(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds(), "entries/s/core")
+				timeSweeps(b, s, 10, n, d, 1)
 			})
 		}
 	}
