@@ -94,7 +94,9 @@ func (q *PartSampler) Run(ctx context.Context, onSweep func(SweepStats) error) e
 // Sweep returns the number of completed sweeps.
 func (q *PartSampler) Sweep() int { return q.s.Sweep() }
 
-// Sweeps returns the total number of sweeps, BurnIn + Samples.
+// Sweeps returns the total number of sweeps as far as they are known, as
+// Sampler.Sweeps: it grows while a burn-in run on by MaxBurnIn discards
+// windows of samples.
 func (q *PartSampler) Sweeps() int { return q.s.Sweeps() }
 
 // Kernel returns the name of the sweep kernel in use.

@@ -83,7 +83,7 @@ func (s *Sampler) unmarshalCells(data []byte) (lo, hi int, err error) {
 	}
 	for i, want := range s.fingerprint() {
 		if got := r.u64(); r.err == nil && got != want {
-			return 0, 0, fmt.Errorf("%w: field %d of the part's configuration fingerprint is %d, this sampler has %d", errState, i, got, want)
+			return 0, 0, fingerprintMismatch("part's ", i, got, want)
 		}
 	}
 	sweep, lo, hi := int(r.u64()), int(r.u64()), int(r.u64())

@@ -99,6 +99,20 @@ func (s *Sampler) encode(blank bool) []byte {
 	return b
 }
 
+// windowRule marks, in the fingerprint, a state whose burn-in may run on
+// by windows of samples (settle.go); the rule of 30-sweep tests before it
+// left states without the mark.
+const windowRule = 1 << 47
+
+// fingerprintMismatch is the error of a state (of what: "" or "part's ")
+// whose field i of the fingerprint is got where the sampler has want.
+func fingerprintMismatch(what string, i int, got, want uint64) error {
+	if got^want == windowRule {
+		return fmt.Errorf("%w: written by an older scpipe, whose burn-in ran on under max_burn_in by another rule: run the fit again from the start", errState)
+	}
+	return fmt.Errorf("%w: field %d of the %sconfiguration fingerprint is %d, this sampler has %d", errState, i, what, got, want)
+}
+
 // fingerprint lists what a restored state must agree on with the Sampler it
 // is restored into.
 func (s *Sampler) fingerprint() []uint64 {
@@ -112,6 +126,11 @@ func (s *Sampler) fingerprint() []uint64 {
 	// So do the samples the likelihood knows.
 	if S := s.sampleCount(); S > 1 {
 		fix |= uint64(S) << 48
+	}
+	// And the rule that extends a burn-in (settle.go), which a state
+	// written under the rule before windowRule replays wrongly.
+	if s.sched.maxBurnIn > s.cfg.BurnIn {
+		fix |= windowRule
 	}
 	keep := uint64(0)
 	if s.cfg.KeepSamples {
@@ -240,7 +259,7 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	}
 	for i, want := range s.fingerprint() {
 		if got := r.u64(); r.err == nil && got != want {
-			return fmt.Errorf("%w: field %d of the configuration fingerprint is %d, this sampler has %d", errState, i, got, want)
+			return fingerprintMismatch("", i, got, want)
 		}
 	}
 	// A process of a partitioned fit keeps its own cells' state.

@@ -2,6 +2,7 @@ package gibbs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -123,6 +124,13 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 	older[8] = stateVersion - 1 // the version follows the magic
 	other := cfg
 	other.Seed = 2
+	// A state whose burn-in ran on by the rule before windows of samples
+	// (settle.go) lacks windowRule in its fingerprint's field 9.
+	held := cfg
+	held.Noise, held.HoldFrom, held.MaxBurnIn = Dropout, 2, 20
+	beforeWindows := stateAfter(t, data, held, 4)
+	fix := 8 + 8*(1+9)
+	binary.LittleEndian.PutUint64(beforeWindows[fix:], binary.LittleEndian.Uint64(beforeWindows[fix:])&^windowRule)
 	cases := []struct {
 		name  string
 		cfg   Config
@@ -135,6 +143,7 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 		{"other seed", other, good},
 		{"padding bits", cfg, padded},
 		{"older version", cfg, older},
+		{"older burn-in rule", held, beforeWindows},
 	}
 	for _, tc := range cases {
 		fresh, err := NewSampler(context.Background(), data, tc.cfg)
@@ -145,8 +154,8 @@ func TestUnmarshalRejectsBadState(t *testing.T) {
 		if !errors.Is(err, errState) {
 			t.Errorf("%s: %v, want errState", tc.name, err)
 		}
-		if tc.name == "older version" && (err == nil || !strings.Contains(err.Error(), "older scpipe")) {
-			t.Errorf("older version: %v does not say that an older scpipe wrote the state", err)
+		if strings.HasPrefix(tc.name, "older") && (err == nil || !strings.Contains(err.Error(), "older scpipe")) {
+			t.Errorf("%s: %v does not say that an older scpipe wrote the state", tc.name, err)
 		}
 		if fresh.Sweep() != 0 {
 			t.Errorf("%s: a rejected state changed the sampler", tc.name)

@@ -41,7 +41,8 @@ func tracesFigure(traces []figure.Trace) (*pageFigure, error) {
 		return nil, err
 	}
 	return &pageFigure{ID: "traces", Title: "Traces",
-		Caption: "Each row is one L, each line one chain, against sweep; burn-in sweeps (shaded) do not enter the posterior means. " +
+		Caption: "Each row is one L, each line one chain, against sweep; burn-in sweeps (shaded to the longest chain's) do not enter the posterior means; " +
+			"the second column draws each chain's sampling sweeps alone, on their own scale. " +
 			"A chain has mixed when its sampling sweeps wander around a level without trend, and chains agree when they share it. " +
 			"With held parameters (hold_from) a window of sampling sweeps that still climbs, or whose halves differ, becomes burn-in and is drawn again, " +
 			"up to max_burn_in sweeps of burn-in: the model selection's table counts each fit's sweeps.",
