@@ -90,7 +90,7 @@ func TestRunFilesFromAnotherRun(t *testing.T) {
 			[]string{filepath.Join(hC, "L02", "chain2"), "a table copied from another run's fit"}},
 		{"another L's tables", filepath.Join(hA, "L03", "chain1"), filepath.Join(hA, "L02", "chain1"),
 			[][]string{{"summarize", hA, "-q"}, {"export", hA, "-o", filepath.Join(dir, "x.h5ad"), "--L", "2", "--chain", "1", "-q"}},
-			[]string{filepath.Join(hA, "L02", "chain1"), "written by the fit of L = 3, chain 1, and lies in the folder of L = 2, chain 1"}},
+			[]string{filepath.Join(hA, "L02", "chain1"), "written by the fit of L = 3, chain 1, and lies in the folder of the fit of L = 2, chain 1"}},
 	} {
 		keep := filepath.Join(dir, "keep")
 		copyTree(t, tc.to, keep)
