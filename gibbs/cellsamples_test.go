@@ -61,29 +61,17 @@ func TestSampleLevelsMatchEnumeration(t *testing.T) {
 			entries := perEntry(c.geneLevel, own)
 			exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
 			mean, se := sampleStats(s, n, d, L, len(exact), entries)
-			for i := range exact {
-				if math.Abs(mean[i]-exact[i]) > 5*se[i]+1e-9 {
-					t.Errorf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], exact[i])
-				}
+			for _, b := range farFrom(mean, se, exact) {
+				t.Error(b)
 			}
 			// Power: the posterior with every cell at sample 0's gene levels is
 			// told apart.
-			rejected := false
-			for i, v := range exactPosterior(xbits, obs, L, pz, pu, false, perEntry(c.geneLevel, func(int) int { return 0 })...) {
-				rejected = rejected || math.Abs(mean[i]-v) > 5*se[i]+1e-9
-			}
-			if !rejected {
+			if len(farFrom(mean, se, exactPosterior(xbits, obs, L, pz, pu, false, perEntry(c.geneLevel, func(int) int { return 0 })...))) == 0 {
 				t.Error("the tolerance cannot tell the samples' gene levels from sample 0's")
 			}
+			predictsSampleMean(t, res, mean, n, d)
 			for i := range n {
 				for j := range d {
-					p, err := res.Predict(i, j, SampleMean)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if math.Abs(p-mean[i*d+j]) > 1e-3 {
-						t.Errorf("Predict(%d, %d) = %v, sample average %v", i, j, p, mean[i*d+j])
-					}
 					on, off := c.rates.entryRates(c.level[i], c.geneLevel[own(i)*d+j])
 					gotOn, gotOff := EntryRates(res.CellDropout[i], res.CellBackground[i], res.SampleGeneLift[own(i)][j])
 					if math.Abs(gotOn-on) > 1e-12 || math.Abs(gotOff-off) > 1e-12 {
@@ -133,10 +121,8 @@ func TestSampleHeldMatchesEnumeration(t *testing.T) {
 	}
 	exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
 	mean, se := sampleStats(s, n, d, L, len(exact), entries)
-	for i := range exact {
-		if math.Abs(mean[i]-exact[i]) > 5*se[i]+1e-9 {
-			t.Errorf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], exact[i])
-		}
+	for _, b := range farFrom(mean, se, exact) {
+		t.Error(b)
 	}
 }
 

@@ -1,7 +1,6 @@
 package gibbs
 
 import (
-	"fmt"
 	"math"
 	"testing"
 )
@@ -209,14 +208,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			if tc.marginals {
 				compared = len(exact)
 			}
-			within := func(ref []float64) (bad []string) {
-				for i := range compared {
-					if math.Abs(mean[i]-ref[i]) > 5*se[i]+1e-9 {
-						bad = append(bad, fmt.Sprintf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], ref[i]))
-					}
-				}
-				return bad
-			}
+			within := func(ref []float64) []string { return farFrom(mean, se, ref[:compared]) }
 			for _, b := range within(exact) {
 				t.Error(b)
 			}
@@ -235,17 +227,7 @@ func TestPosteriorMatchesEnumeration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range n {
-				for j := range d {
-					p, err := res.Predict(i, j, SampleMean)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if m := mean[i*d+j]; math.Abs(p-m) > 1e-3 { // batches drop a remainder of samples
-						t.Errorf("Predict(%d, %d) = %v, batch average %v", i, j, p, m)
-					}
-				}
-			}
+			predictsSampleMean(t, res, mean, n, d)
 		})
 	}
 }

@@ -194,10 +194,8 @@ func TestHeldMatchesEnumeration(t *testing.T) {
 	}
 	exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
 	mean, se := sampleStats(s, n, d, L, len(exact), entries)
-	for i := range exact {
-		if math.Abs(mean[i]-exact[i]) > 5*se[i]+1e-9 {
-			t.Errorf("stat %d: sampler %.4f ± %.4f, exact %.4f", i, mean[i], se[i], exact[i])
-		}
+	for _, b := range farFrom(mean, se, exact) {
+		t.Error(b)
 	}
 }
 

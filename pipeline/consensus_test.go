@@ -12,6 +12,7 @@ import (
 	"scpipe/enrich"
 	"scpipe/export"
 	"scpipe/internal/rundir"
+	"scpipe/internal/rundir/rundirtest"
 	"scpipe/internal/stats/codematch"
 	"scpipe/report"
 	"scpipe/simulate/simtest"
@@ -59,14 +60,7 @@ func TestConsensusPlanted(t *testing.T) {
 	if kept != truth.L || lone == 0 {
 		t.Fatalf("%d programs kept, %d found by one chain; the case is for the %d planted kept and one chain's own dropped", kept, lone, truth.L)
 	}
-	codes, err := rundir.ReadCodes(filepath.Join(dir, rundir.CodesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cells, err := rundir.ReadCells(filepath.Join(dir, rundir.CellsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	codes, cells := rundirtest.Tables(t, dir)
 	// A fit of L = 5 whose codes are the kept programs, then codes of no
 	// gene that no cell uses.
 	if codes.L != 5 || cells.L != 5 {
