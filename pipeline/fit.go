@@ -397,6 +397,9 @@ func writeFit(dir string, src *shard.Shard, res *gibbs.Result, score []float64, 
 	}
 	codes := rundir.Codes{GeneIDs: m.GeneIDs, GeneNames: m.GeneNames, L: len(order), Mean: permuteCols(uMean, L, order), Housekeeping: hk,
 		Score: permuteCols(score, L, order), GeneLift: res.GeneLift}
+	if res.SampleGeneLift != nil {
+		codes.Samples, codes.SampleGeneLift = m.SampleNames(), res.SampleGeneLift
+	}
 	if len(codes.GeneIDs) == 0 {
 		codes.GeneIDs = numbered("gene", res.D)
 	}

@@ -812,6 +812,39 @@ func TestOptionalColumnsRoundTrip(t *testing.T) {
 	if err := WriteCodes(filepath.Join(dir, "short.parquet"), short); err == nil {
 		t.Error("codes with an offset missing written")
 	}
+	// The samples' own offsets, after the genes', with and without scores
+	// and the housekeeping code before them; a sample named like a code's
+	// column is still the sample's.
+	samples := []string{"donor A", "code_1", "lib.2"}
+	sampleLift := [][]float64{randomMatrix(r, genes, 1), randomMatrix(r, genes, 1), randomMatrix(r, genes, 1)}
+	for i, tc := range []struct{ score, hk []float64 }{{score, codes.Housekeeping}, {nil, nil}} {
+		c := codes
+		c.Score, c.Housekeeping, c.GeneLift, c.Samples, c.SampleGeneLift = tc.score, tc.hk, lift, samples, sampleLift
+		path := filepath.Join(dir, fmt.Sprintf("codes-samples-%d.parquet", i))
+		if err := WriteCodes(path, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadCodes(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.L != L || !slices.Equal(got.Mean, c.Mean) || !slices.Equal(got.Score, c.Score) || !slices.Equal(got.GeneLift, lift) ||
+			!slices.Equal(got.Samples, samples) || !slices.EqualFunc(got.SampleGeneLift, sampleLift, slices.Equal) {
+			t.Errorf("samples' offsets, scores %v: read back %+v, wrote %+v", tc.score != nil, got, c)
+		}
+	}
+	for name, c := range map[string]Codes{
+		"a sample's offsets without the genes'": {GeneIDs: codes.GeneIDs, GeneNames: codes.GeneNames, L: L, Mean: codes.Mean,
+			Samples: samples[:1], SampleGeneLift: sampleLift[:1]},
+		"a sample's offsets missing": {GeneIDs: codes.GeneIDs, GeneNames: codes.GeneNames, L: L, Mean: codes.Mean, GeneLift: lift,
+			Samples: samples, SampleGeneLift: sampleLift[:2]},
+		"an offset of a sample missing": {GeneIDs: codes.GeneIDs, GeneNames: codes.GeneNames, L: L, Mean: codes.Mean, GeneLift: lift,
+			Samples: samples[:1], SampleGeneLift: [][]float64{lift[:genes-1]}},
+	} {
+		if err := WriteCodes(filepath.Join(dir, "bad-samples.parquet"), c); err == nil {
+			t.Errorf("codes with %s written", name)
+		}
+	}
 }
 
 // TestTablesOneEncodingPerChunk checks that no column chunk of a full row

@@ -3,6 +3,8 @@ package rundir
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 )
@@ -30,11 +32,23 @@ type Codes struct {
 	// a covered one at the end of the fit (dropout noise with per-gene
 	// levels; gibbs.Result.GeneLift): column gene_lift, last.
 	GeneLift []float64
+	// Samples and SampleGeneLift, when not nil, are the samples of shards
+	// ingested from several inputs, fitted with their own gene levels
+	// (gibbs.Result.SampleGeneLift), and each one's gene offsets, which
+	// its cells' entries take in place of GeneLift (then their mean):
+	// columns gene_lift.NAME, after gene_lift, in the shards' sample
+	// order. A cell's sample is its cells.parquet sample.
+	Samples        []string
+	SampleGeneLift [][]float64
 }
 
 // geneLiftColumn names the column of codes.parquet that holds each gene's
-// offset (per-gene background levels).
-const geneLiftColumn = "gene_lift"
+// offset (per-gene background levels), and sampleLiftPrefix, with the
+// sample's name after it, those of each sample's offsets.
+const (
+	geneLiftColumn   = "gene_lift"
+	sampleLiftPrefix = geneLiftColumn + "."
+)
 
 // housekeepingColumn names the column of codes.parquet that holds the
 // housekeeping code.
@@ -124,6 +138,15 @@ func writeCodes(path string, c Codes, batch int) error {
 		}
 		cols = append(cols, float64Column(geneLiftColumn, c.GeneLift))
 	}
+	if len(c.Samples) != len(c.SampleGeneLift) || c.Samples != nil && c.GeneLift == nil {
+		return fmt.Errorf("rundir: %s: %d samples, %d samples' gene offsets, gene offsets %v", path, len(c.Samples), len(c.SampleGeneLift), c.GeneLift != nil)
+	}
+	for i, lift := range c.SampleGeneLift {
+		if len(lift) != rows {
+			return fmt.Errorf("rundir: %s: %d gene offsets of sample %q for %d genes", path, len(lift), c.Samples[i], rows)
+		}
+		cols = append(cols, float64Column(sampleLiftPrefix+c.Samples[i], lift))
+	}
 	return writeTable(path, "codes", cols, rows, batch)
 }
 
@@ -136,8 +159,18 @@ func ReadCodes(path string) (Codes, error) {
 		if err := checkFields(s, 0, []string{"gene_id", "gene_name"}, []arrow.DataType{str, str}); err != nil {
 			return nil, err
 		}
-		// Optional columns after the codes: housekeeping, then gene_lift.
+		// Optional columns after the codes: housekeeping, then gene_lift,
+		// then the samples' gene_lift.NAME.
 		tail := 0
+		var samples []string
+		for i := s.NumFields() - 1; i > 2 && strings.HasPrefix(s.Field(i).Name, sampleLiftPrefix); i-- {
+			if err := checkFields(s, i, []string{s.Field(i).Name}, []arrow.DataType{arrow.PrimitiveTypes.Float64}); err != nil {
+				return nil, err
+			}
+			samples = append(samples, strings.TrimPrefix(s.Field(i).Name, sampleLiftPrefix))
+			tail++
+		}
+		slices.Reverse(samples)
 		optional := func(name string) (bool, error) {
 			i := s.NumFields() - 1 - tail
 			if i < 2 || s.Field(i).Name != name {
@@ -171,6 +204,13 @@ func ReadCodes(path string) (Codes, error) {
 		if lift {
 			c.GeneLift = make([]float64, rows)
 			sinks = append(sinks, float64Sink(c.GeneLift))
+		} else if samples != nil {
+			return nil, fmt.Errorf("%d samples' gene offsets (%s…) without the genes' (%s)", len(samples), sampleLiftPrefix+samples[0], geneLiftColumn)
+		}
+		for _, name := range samples {
+			lift := make([]float64, rows)
+			c.Samples, c.SampleGeneLift = append(c.Samples, name), append(c.SampleGeneLift, lift)
+			sinks = append(sinks, float64Sink(lift))
 		}
 		return sinks, nil
 	})

@@ -70,6 +70,23 @@ type PlugIn struct {
 	geneLift []float64
 	lifts    []float64
 	liftOf   []uint8
+	// With the samples' own gene levels (rundir.Codes.SampleGeneLift),
+	// cellLifts[n] is cell n's sample's lifts, in place of geneLift, lifts
+	// and liftOf; nil otherwise.
+	cellLifts []*geneLifts
+}
+
+// geneLifts are one set of the genes' offsets: each gene's, and their
+// distinct values with each gene's place among them (liftOf nil when there
+// are too many).
+type geneLifts struct {
+	lift, values []float64
+	of           []uint8
+}
+
+func newGeneLifts(lift []float64) *geneLifts {
+	values, of := distinctLifts(lift)
+	return &geneLifts{lift: lift, values: values, of: of}
 }
 
 // NewPlugIn returns the plug-in predictive of a fit whose last sweep is
@@ -80,8 +97,41 @@ func NewPlugIn(last rundir.TraceRow, cells rundir.Cells, codes rundir.Codes) Plu
 	if cells.Dropout != nil && codes.GeneLift != nil {
 		q.geneLift = codes.GeneLift
 		q.lifts, q.liftOf = distinctLifts(codes.GeneLift)
+		q.cellLifts = sampleLifts(cells.Samples, codes)
 	}
 	return q
+}
+
+// sampleLifts returns each cell's sample's gene offsets (cells' samples
+// and codes' as the tables hold them), or nil when the fit has no
+// per-sample offsets. A cell whose sample the codes do not list takes
+// the genes' (their mean): tables of one run always list the same.
+func sampleLifts(samples []string, codes rundir.Codes) []*geneLifts {
+	if codes.SampleGeneLift == nil || samples == nil {
+		return nil
+	}
+	mean := newGeneLifts(codes.GeneLift)
+	of := map[string]*geneLifts{}
+	for i, name := range codes.Samples {
+		of[name] = newGeneLifts(codes.SampleGeneLift[i])
+	}
+	out := make([]*geneLifts, len(samples))
+	for n, name := range samples {
+		if out[n] = of[name]; out[n] == nil {
+			out[n] = mean
+		}
+	}
+	return out
+}
+
+// liftsOf returns the gene offsets that cell n's entries take, as
+// geneLifts.
+func (q *PlugIn) liftsOf(n int) (lift, values []float64, of []uint8) {
+	if q.cellLifts != nil {
+		g := q.cellLifts[n]
+		return g.lift, g.values, g.of
+	}
+	return q.geneLift, q.lifts, q.liftOf
 }
 
 // distinctLifts returns the distinct values of lift (compared bit for bit)
@@ -113,21 +163,23 @@ func distinctLifts(lift []float64) ([]float64, []uint8) {
 type Cell struct {
 	q       *PlugIn
 	n       int
-	on, off []float64 // per value of q.lifts
+	liftOf  []uint8   // the cell's genes' places in its lifts' values
+	on, off []float64 // per value of the cell's lifts
 }
 
 // Cell makes c the predictive of cell n's entries, reusing c's space.
 func (q *PlugIn) Cell(n int, c *Cell) {
 	c.q, c.n = q, n
 	c.on, c.off = c.on[:0], c.off[:0]
-	if q.liftOf == nil || !math.IsNaN(q.lambda) {
+	_, values, of := q.liftsOf(n)
+	if c.liftOf = of; of == nil || !math.IsNaN(q.lambda) {
 		return
 	}
 	dropout, background := q.dropout, q.background
 	if q.cellDropout != nil {
 		dropout, background = q.cellDropout[n], q.cellBackground[n]
 	}
-	for _, lift := range q.lifts {
+	for _, lift := range values {
 		on, off := gibbs.EntryRates(dropout, background, lift)
 		c.on, c.off = append(c.on, on), append(c.off, off)
 	}
@@ -136,10 +188,10 @@ func (q *PlugIn) Cell(n int, c *Cell) {
 // P returns P(x = 1) of the cell's gene d given uncovered, as PlugIn.P.
 func (c *Cell) P(d int, uncovered float64) float64 {
 	q := c.q
-	if !math.IsNaN(q.lambda) || q.liftOf == nil {
+	if !math.IsNaN(q.lambda) || c.liftOf == nil {
 		return q.P(c.n, d, uncovered)
 	}
-	k := q.liftOf[d]
+	k := c.liftOf[d]
 	on, off := c.on[k], c.off[k]
 	return off + float64((on-off)*(1-uncovered))
 }
@@ -155,8 +207,8 @@ func (q PlugIn) P(n, d int, uncovered float64) float64 {
 	if q.cellDropout != nil {
 		dropout, background = q.cellDropout[n], q.cellBackground[n]
 	}
-	if q.geneLift != nil {
-		on, off := gibbs.EntryRates(dropout, background, q.geneLift[d])
+	if lift, _, _ := q.liftsOf(n); lift != nil {
+		on, off := gibbs.EntryRates(dropout, background, lift[d])
 		return off + float64((on-off)*(1-uncovered))
 	}
 	return background + float64((1-dropout-background)*(1-uncovered))

@@ -2,8 +2,10 @@ package predictive
 
 import (
 	"math"
+	"strings"
 	"testing"
 
+	"scpipe/gibbs"
 	"scpipe/internal/rundir"
 )
 
@@ -87,9 +89,15 @@ func TestCellMatchesPlugIn(t *testing.T) {
 		{"cell rates", rundir.TraceRow{Lambda: math.NaN()}, cells, nil},
 		{"gene levels", rundir.TraceRow{Lambda: math.NaN()}, cells, levels},
 		{"gene offsets", rundir.TraceRow{Lambda: math.NaN()}, cells, spread},
+		{"samples' levels", rundir.TraceRow{Lambda: math.NaN()}, cells, levels},
 	} {
-		q := NewPlugIn(tc.last, tc.cells, rundir.Codes{GeneLift: tc.lift})
-		if want := tc.name == "gene levels"; (q.liftOf != nil) != want {
+		codes := rundir.Codes{GeneLift: tc.lift}
+		if tc.name == "samples' levels" {
+			tc.cells.Samples = []string{"b", "a"}
+			codes.Samples, codes.SampleGeneLift = []string{"a", "b"}, [][]float64{spread, levels}
+		}
+		q := NewPlugIn(tc.last, tc.cells, codes)
+		if want := strings.HasSuffix(tc.name, "levels"); (q.liftOf != nil) != want {
 			t.Errorf("%s: offsets kept apart per level: %v, want %v", tc.name, q.liftOf != nil, want)
 		}
 		var c Cell
@@ -100,6 +108,28 @@ func TestCellMatchesPlugIn(t *testing.T) {
 					if got, want := c.P(d, u), q.P(n, d, u); math.Float64bits(got) != math.Float64bits(want) {
 						t.Fatalf("%s: cell %d, gene %d, ∏ = %v: %v, PlugIn.P %v", tc.name, n, d, u, got, want)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestPlugInSampleLifts checks that with the samples' own gene levels
+// each cell's entries take its sample's offsets, matched by name (the
+// tables list the samples in their own orders), and that a cell of a
+// sample the codes do not list takes the genes' mean offsets.
+func TestPlugInSampleLifts(t *testing.T) {
+	t.Parallel()
+	mean, a, b := []float64{0, 0.5}, []float64{-1, 0.25}, []float64{1, 0.75}
+	cells := rundir.Cells{Samples: []string{"b", "a", "c"}, Dropout: []float64{0.4, 0.4, 0.4}, Background: []float64{0.05, 0.05, 0.05}}
+	codes := rundir.Codes{GeneLift: mean, Samples: []string{"a", "b"}, SampleGeneLift: [][]float64{a, b}}
+	q := NewPlugIn(rundir.TraceRow{Lambda: math.NaN()}, cells, codes)
+	for n, lift := range [][]float64{b, a, mean} {
+		for d := range 2 {
+			for _, u := range []float64{0, 0.4, 1} {
+				on, off := gibbs.EntryRates(0.4, 0.05, lift[d])
+				if got, want := q.P(n, d, u), off+(on-off)*(1-u); math.Abs(got-want) > 1e-15 {
+					t.Errorf("cell %d (sample %s), gene %d, ∏ = %v: %v, want %v (offset %v)", n, cells.Samples[n], d, u, got, want, lift[d])
 				}
 			}
 		}
