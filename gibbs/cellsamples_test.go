@@ -2,7 +2,6 @@ package gibbs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -79,8 +78,22 @@ func TestSampleLevelsMatchEnumeration(t *testing.T) {
 					}
 				}
 			}
-			if _, err := res.MarshalSamples(); !errors.Is(err, errNoSamples) {
-				t.Errorf("MarshalSamples with samples: %v, want errNoSamples", err)
+			// The retained states, encoded, predict each entry under its
+			// cell's sample's levels, as the result does.
+			b, err := res.MarshalSamples()
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, err := UnmarshalSamples(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				for j := range d {
+					if want, _ := res.Predict(i, j, SampleMean); kept.Predict(i, j) != want {
+						t.Errorf("entry (%d, %d): the decoded samples predict %v, the result %v", i, j, kept.Predict(i, j), want)
+					}
+				}
 			}
 		})
 	}

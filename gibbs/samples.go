@@ -6,10 +6,12 @@ import (
 	"math"
 )
 
-// samplesMagic and samplesVersion open MarshalSamples's encoding.
+// samplesMagic and samplesVersion open MarshalSamples's encoding. Version
+// 2 adds the cells' samples (Config.CellSamples), whose gene levels are
+// then one per sample and gene; version 1, which has none, is still read.
 const (
 	samplesMagic   = "scpSMPLS"
-	samplesVersion = 1
+	samplesVersion = 2
 )
 
 // Samples holds the states a run retained under Config.KeepSamples, for
@@ -17,8 +19,9 @@ const (
 // in a process other than the sampler's: Result.MarshalSamples encodes
 // them, UnmarshalSamples decodes them.
 type Samples struct {
-	n, d, l int
-	kept    []keptSample
+	n, d, l     int
+	cellSamples []uint16 // each cell's sample; nil without Config.CellSamples
+	kept        []keptSample
 }
 
 // MarshalSamples encodes the retained states of r (Config.KeepSamples),
@@ -27,15 +30,19 @@ func (r *Result) MarshalSamples() ([]byte, error) {
 	if len(r.kept) == 0 {
 		return nil, fmt.Errorf("%w: Config.KeepSamples was off", errNoSamples)
 	}
-	if r.CellSamples != nil {
-		return nil, fmt.Errorf("%w: the retained states of a fit that knows the cells' samples have no encoding yet", errNoSamples)
-	}
 	k0 := r.kept[0]
-	size := len(samplesMagic) + 8*7 + len(r.kept)*(64+len(k0.level)+len(k0.geneLevel)+8*(len(k0.z)+len(k0.u)))
+	size := len(samplesMagic) + 8*8 + 2*len(r.CellSamples) + len(r.kept)*(64+len(k0.level)+len(k0.geneLevel)+8*(len(k0.z)+len(k0.u)))
 	b := make([]byte, 0, size)
 	b = append(b, samplesMagic...)
-	for _, v := range []int{samplesVersion, r.N, r.D, r.L, len(k0.level), len(k0.geneLevel), len(r.kept)} {
+	S := 0 // the samples' count, 0 without them
+	for _, s := range r.CellSamples {
+		S = max(S, int(s)+1)
+	}
+	for _, v := range []int{samplesVersion, r.N, r.D, r.L, S, len(k0.level), len(k0.geneLevel), len(r.kept)} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	for _, s := range r.CellSamples {
+		b = binary.LittleEndian.AppendUint16(b, s)
 	}
 	for _, k := range r.kept {
 		b = appendRates(b, k.rates)
@@ -53,19 +60,30 @@ func UnmarshalSamples(data []byte) (*Samples, error) {
 		return nil, fmt.Errorf("%w: missing magic %q of retained samples", errState, samplesMagic)
 	}
 	r := &stateReader{b: data[len(samplesMagic):]}
-	if v := r.u64(); r.err == nil && v != samplesVersion {
-		return nil, fmt.Errorf("%w: samples version %d, want %d", errState, v, samplesVersion)
+	version := r.u64()
+	if r.err == nil && version != 1 && version != samplesVersion {
+		return nil, fmt.Errorf("%w: samples version %d, want 1 or %d", errState, version, samplesVersion)
 	}
 	n, d, L := r.count(math.MaxInt32), r.count(math.MaxInt32), r.count(MaxL)
-	levelCells, levelGenes := r.count(n), r.count(d)
+	S := 0
+	if version >= 2 {
+		S = r.count(math.MaxUint16 + 1)
+	}
+	levelCells, levelGenes := r.count(n), r.count(S*d+d)
 	count := r.count(len(r.b) / 64)
 	// Gene levels come only with cell levels (Config.validate), and
-	// sampleMean reads both then.
-	if r.err == nil && ((levelCells != 0 && levelCells != n) || (levelGenes != 0 && levelGenes != d) ||
-		(levelGenes != 0 && levelCells == 0) || n == 0 || d == 0 || L == 0) {
-		return nil, fmt.Errorf("%w: samples of %d × %d at L = %d with %d cell and %d gene levels", errState, n, d, L, levelCells, levelGenes)
+	// sampleMean reads both then; the samples' come only with gene levels,
+	// one per sample and gene.
+	if r.err == nil && ((levelCells != 0 && levelCells != n) || (levelGenes != 0 && levelGenes != max(S, 1)*d) ||
+		(levelGenes != 0 && levelCells == 0) || (S > 0 && levelGenes == 0) || n == 0 || d == 0 || L == 0) {
+		return nil, fmt.Errorf("%w: samples of %d × %d at L = %d with %d cell samples, %d cell and %d gene levels", errState, n, d, L, S, levelCells, levelGenes)
 	}
 	s := &Samples{n: n, d: d, l: L, kept: make([]keptSample, count)}
+	if S > 0 {
+		if s.cellSamples = r.cellSamples(n); r.err == nil && (checkCellSamples(s.cellSamples) != nil || int(s.cellSamples[n-1]) != S-1) {
+			return nil, fmt.Errorf("%w: the cells' samples are not %d runs of cells in order", errState, S)
+		}
+	}
 	nw, dw := (n+63)/64, (d+63)/64
 	for i := range s.kept {
 		k := &s.kept[i]
@@ -97,7 +115,13 @@ func (s *Samples) Count() int { return len(s.kept) }
 
 // Predict returns P(x_nd = 1) averaged over the retained states, each with
 // its own parameters: Result.Predict's SampleMean.
-func (s *Samples) Predict(n, d int) float64 { return sampleMean(s.kept, s.l, n, d, d) }
+func (s *Samples) Predict(n, d int) float64 {
+	g := d
+	if s.cellSamples != nil {
+		g += int(s.cellSamples[n]) * s.d
+	}
+	return sampleMean(s.kept, s.l, n, d, g)
+}
 
 // Coverage returns the fraction of the retained states in which some code
 // covers (n, d): the posterior probability that the noise-free entry is 1,
@@ -148,4 +172,20 @@ func appendWords(b []byte, ws []uint64) []byte {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
 	return b
+}
+
+// cellSamples reads n little-endian uint16, the cells' samples.
+func (r *stateReader) cellSamples(n int) []uint16 {
+	if r.err == nil && len(r.b) < 2*n {
+		r.err = fmt.Errorf("%w: truncated", errState)
+	}
+	if r.err != nil {
+		return nil
+	}
+	out := make([]uint16, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(r.b[2*i:])
+	}
+	r.b = r.b[2*n:]
+	return out
 }

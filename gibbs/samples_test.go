@@ -26,6 +26,13 @@ func TestSamplesRoundTrip(t *testing.T) {
 		{"cell and gene levels, housekeeping", func(c *Config) {
 			c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = Dropout, 4, 4, true, 3
 		}},
+		{"samples' gene levels", func(c *Config) {
+			c.Noise, c.CellLevels, c.GeneLevels, c.HoldFrom = Dropout, 4, 4, 3
+			c.CellSamples = make([]uint16, 70)
+			for n := 25; n < 70; n++ {
+				c.CellSamples[n] = 1 + uint16(n/50) // three samples: 25, 25 and 20 cells
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -104,19 +111,38 @@ func TestSamplesRefused(t *testing.T) {
 	for name, in := range map[string][]byte{
 		"empty":     nil,
 		"magic":     append([]byte("scpGIBBS"), b[8:]...),
-		"version":   header(0, 2),
+		"version":   header(0, 3),
 		"truncated": b[:len(b)-3],
 		"trailing":  append(append([]byte(nil), b...), 0),
 		"pad bits":  flipped,
-		// Gene levels without cell levels: no sampler writes them; the
-		// bytes of the first state are then read as levels.
-		"gene levels alone": header(5, 30),
-		"cell levels of 7":  header(4, 7),
-		"no samples":        header(6, 0)[:len(samplesMagic)+8*7],
-		"huge count":        header(6, 1<<40),
+		// Gene levels without cell levels, or the cells' samples without
+		// gene levels: no sampler writes them; the bytes of the first state
+		// are then read as levels or samples.
+		"gene levels alone":       header(6, 30),
+		"samples, no gene levels": header(4, 2),
+		"cell levels of 7":        header(5, 7),
+		"no samples":              header(7, 0)[:len(samplesMagic)+8*8],
+		"huge count":              header(7, 1<<40),
 	} {
 		if _, err := UnmarshalSamples(in); !errors.Is(err, errState) {
 			t.Errorf("%s: %v, want errState", name, err)
+		}
+	}
+	// Version 1, written before the cells' samples, had no count of them.
+	v1 := append(header(0, 1)[:len(samplesMagic)+8*4], b[len(samplesMagic)+8*5:]...)
+	old, err := UnmarshalSamples(v1)
+	if err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	now, err := UnmarshalSamples(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 20 {
+		for d := range 30 {
+			if old.Predict(n, d) != now.Predict(n, d) {
+				t.Fatalf("entry (%d, %d): version 1 predicts %v, version 2 %v", n, d, old.Predict(n, d), now.Predict(n, d))
+			}
 		}
 	}
 }

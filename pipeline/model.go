@@ -263,11 +263,7 @@ func (c FitConfig) resolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig,
 		attrs = append(attrs, "cell_levels", c.CellLevels, "gene_levels", c.GeneLevels)
 	}
 	if S := len(m.SampleNames()); S > 1 {
-		on := c.samplesModelOn()
-		attrs = append(attrs, "samples", S, "samples_model", on)
-		if on && c.KeepSamples {
-			return c, fmt.Errorf("%w: keep_samples with samples_model on %d samples: the retained states of a fit that knows the samples are not written yet; fit with --samples-model=false to keep them", ErrConfig, S)
-		}
+		attrs = append(attrs, "samples", S, "samples_model", c.samplesModelOn())
 	}
 	log.Info("model: "+why, attrs...)
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,9 +138,9 @@ func TestSamplesFlagsRefused(t *testing.T) {
 
 // TestSamplesModelFlag: fit on shards of several samples knows them by
 // default (logged, and samples_model in the run's config.toml), and
-// --samples-model=false turns it off (the key left out); keeping the
-// retained states of a fit that knows the samples is refused before any
-// fit runs, naming the setting.
+// --samples-model=false turns it off (the key left out); codes.parquet
+// holds each sample's gene offsets with it; and the retained states of a
+// fit with or without it are kept and scored by evaluate.
 func TestSamplesModelFlag(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -174,12 +175,31 @@ func TestSamplesModelFlag(t *testing.T) {
 		if got := strings.Contains(string(b), "samples_model = true"); got != tc.want {
 			t.Errorf("fit %v: config.toml says samples_model = true: %v, want %v", tc.extra, got, tc.want)
 		}
+		// The samples' own gene offsets are in codes.parquet, for the
+		// held-out scores and evaluate to read each cell's entries by.
+		codes, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(filepath.Join(dir, tc.out), 2, 1), rundir.CodesFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"sample1", "sample2"}; tc.want && (!slices.Equal(codes.Samples, want) || len(codes.SampleGeneLift) != 2) ||
+			!tc.want && codes.Samples != nil {
+			t.Errorf("fit %v: codes.parquet holds the gene offsets of samples %q (%d)", tc.extra, codes.Samples, len(codes.SampleGeneLift))
+		}
 	}
-	err := fit("kept", "--keep-samples")
-	if err == nil || !strings.Contains(err.Error(), "samples-model=false") {
-		t.Errorf("fit --keep-samples on 2 samples: %v, want a refusal naming --samples-model=false", err)
-	}
-	if err := fit("kept-off", "--keep-samples", "--samples-model=false"); err != nil {
-		t.Errorf("fit --keep-samples --samples-model=false: %v", err)
+	// The retained states of a fit that knows the samples: evaluate's
+	// sample-averaged predictive reads each cell's entries by its sample's
+	// gene levels (gibbs.TestSamplesRoundTrip checks the values).
+	for _, extra := range [][]string{{"--keep-samples"}, {"--keep-samples", "--samples-model=false"}} {
+		out := filepath.Join(dir, "kept"+strconv.Itoa(len(extra)))
+		if err := fit(filepath.Base(out), extra...); err != nil {
+			t.Fatalf("fit %v: %v", extra, err)
+		}
+		if err := run(t, "evaluate", out, "-o", out+"-eval", "--predictive", "samples", "--quiet"); err != nil {
+			t.Fatalf("evaluate --predictive samples of a fit %v: %v", extra, err)
+		}
+		scores, err := os.ReadFile(filepath.Join(out+"-eval", "scores.tsv"))
+		if err != nil || !strings.Contains(string(scores), "2\t1\theldout\t") {
+			t.Errorf("fit %v: evaluate --predictive samples: %v\n%s", extra, err, scores)
+		}
 	}
 }
