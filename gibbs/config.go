@@ -164,7 +164,12 @@ type Config struct {
 	// θ̂ (HoldFrom ≤ BurnIn). 0 sets them after every sweep, as the paper
 	// sets λ.
 	HoldFrom int
-	// MaxBurnIn, when above BurnIn (with HoldFrom > 0), lets the burn-in
+	// Params, when not nil, gives the Dropout likelihood's parameters (with
+	// per-cell levels): another fit's, once held there (Sampler.HeldParams),
+	// held here from the first sweep. Chains that share them sample one
+	// posterior. Not with FixLambda or HoldFrom.
+	Params *Params
+	// MaxBurnIn, when above BurnIn (with HoldFrom > 0 or Params), lets the burn-in
 	// go on past BurnIn until the chain has settled under the held
 	// parameters, at most MaxBurnIn sweeps in all: a window of Samples
 	// sampling sweeps whose log-likelihood trends, or whose halves
@@ -358,8 +363,8 @@ func (c *config) validate() error {
 		return fieldError("HoldFrom", "= %d outside 0..%d, the burn-in sweeps: the sampling sweeps must share one likelihood", c.HoldFrom, c.BurnIn)
 	case c.MaxBurnIn != 0 && (c.MaxBurnIn < c.BurnIn || c.MaxBurnIn > MaxSweeps):
 		return fieldError("MaxBurnIn", "= %d outside %d..%d (from the burn-in to the most sweeps)", c.MaxBurnIn, c.BurnIn, MaxSweeps)
-	case c.MaxBurnIn > c.BurnIn && c.HoldFrom == 0:
-		return fieldError("MaxBurnIn", "= %d needs HoldFrom: a chain whose parameters move every sweep has no level to settle at", c.MaxBurnIn)
+	case c.MaxBurnIn > c.BurnIn && c.HoldFrom == 0 && c.Params == nil:
+		return fieldError("MaxBurnIn", "= %d needs HoldFrom or Params: a chain whose parameters move every sweep has no level to settle at", c.MaxBurnIn)
 	}
 	if err := checkCellSamples(c.CellSamples); err != nil {
 		return err

@@ -175,6 +175,10 @@
 // TestSampleHeldMatchesEnumeration compare chains with it enumerated), and
 // every retained state is drawn from it. Without a hold the parameters
 // follow the state after every sweep, and the chain has no fixed target.
+// θ̂ is the chain's own: chains of other seeds hold other estimates and
+// sample other posteriors. Config.Params gives a chain the θ̂ another one
+// held (Sampler.HeldParams), held from its first sweep, so that chains
+// from different starts share one target (TestGivenParamsMatchEnumeration).
 //
 // # Exact log-likelihood
 //

@@ -264,6 +264,11 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 	}
 	s.zCount = make([]uint32, (last-first)*cfg.L)
 	s.uCount = make([]uint32, d*cfg.L)
+	if cfg.Params != nil {
+		if err := s.checkParams(cfg.Params); err != nil {
+			return nil, err
+		}
+	}
 	chains, err := s.seedStarts(ctx)
 	if err != nil {
 		return nil, err
@@ -299,6 +304,9 @@ func (s *Sampler) newChain(c *chain) *chain {
 		s.initialLevels(c)
 		if s.cfg.GeneLevelBits > 0 {
 			s.initialGeneLevels(c)
+		}
+		if s.cfg.Params != nil {
+			s.giveParams(c, s.cfg.Params)
 		}
 		if s.cfg.Init != InitRandom {
 			z := s.zStep(c, streamKey(seed, 0, stepInitZ))

@@ -24,9 +24,10 @@ type schedule struct {
 	genesFrom int
 	// holdFrom is the first sweep whose parameters are held
 	// (Config.HoldFrom; 0: none); fixed holds them from the start
-	// (Config.FixLambda).
+	// (Config.FixLambda, Config.Params).
 	holdFrom int
 	fixed    bool
+	given    bool // held from the start at Config.Params
 	// burnIn is the least burn-in and maxBurnIn the most, past which a
 	// burn-in that has not settled runs no further (Config.MaxBurnIn;
 	// burnIn when it is 0).
@@ -35,7 +36,7 @@ type schedule struct {
 
 // newSchedule returns the schedule of cfg.
 func newSchedule(cfg config) schedule {
-	sc := schedule{burnIn: cfg.BurnIn, maxBurnIn: max(cfg.BurnIn, cfg.MaxBurnIn), holdFrom: cfg.HoldFrom, fixed: cfg.FixLambda,
+	sc := schedule{burnIn: cfg.BurnIn, maxBurnIn: max(cfg.BurnIn, cfg.MaxBurnIn), holdFrom: cfg.HoldFrom, fixed: cfg.FixLambda || cfg.Params != nil, given: cfg.Params != nil,
 		genes: cfg.GeneLevelBits > 0}
 	if cfg.Starts > 1 {
 		sc.keepAfter = cfg.StartSweeps
@@ -101,10 +102,12 @@ func (sc schedule) String() string {
 	if len(sc.reseeds) > 0 {
 		fmt.Fprintf(&b, "re-seeding before %v; ", sc.reseeds)
 	}
-	if sc.genes {
+	if sc.genes && !sc.given {
 		fmt.Fprintf(&b, "gene levels from %d; ", sc.genesFrom)
 	}
 	switch {
+	case sc.given:
+		b.WriteString("parameters given; ")
 	case sc.fixed:
 		b.WriteString("parameters fixed; ")
 	case sc.holdFrom > 0:

@@ -24,7 +24,7 @@ const SettleRHat = 1.05
 // sweeps then become burn-in, and samples more are drawn.
 func (sc schedule) burnInAfter(b, samples int, trace []SweepStats) int {
 	t := len(trace)
-	if sc.holdFrom == 0 || t != b+samples || t > sc.maxBurnIn || settled(trace[b:]) {
+	if sc.holdFrom == 0 && !sc.fixed || t != b+samples || t > sc.maxBurnIn || settled(trace[b:]) {
 		return b
 	}
 	return t

@@ -104,6 +104,10 @@ func (s *Sampler) encode(blank bool) []byte {
 // left states without the mark.
 const windowRule = 1 << 47
 
+// givenParams marks, in the fingerprint, a state sampled under parameters
+// given (Config.Params), whose digest ends the fingerprint.
+const givenParams = 1 << 46
+
 // fingerprintMismatch is the error of a state (of what: "" or "part's ")
 // whose field i of the fingerprint is got where the sampler has want.
 func fingerprintMismatch(what string, i int, got, want uint64) error {
@@ -132,6 +136,15 @@ func (s *Sampler) fingerprint() []uint64 {
 	if s.sched.maxBurnIn > s.cfg.BurnIn {
 		fix |= windowRule
 	}
+	// And parameters given (Config.Params), whose digest follows.
+	var given []uint64
+	if p := s.cfg.Params; p != nil {
+		fix |= givenParams
+		d := p.Digest()
+		for i := 0; i < len(d); i += 8 {
+			given = append(given, binary.LittleEndian.Uint64(d[i:]))
+		}
+	}
 	keep := uint64(0)
 	if s.cfg.KeepSamples {
 		keep = 1
@@ -142,11 +155,11 @@ func (s *Sampler) fingerprint() []uint64 {
 	if s.cfg.Reseed {
 		start |= 1 << 8
 	}
-	return []uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
+	return append([]uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
 		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, start, uint64(s.observed),
 		uint64(s.cfg.Noise), math.Float64bits(s.start.on), math.Float64bits(s.start.off), s.clamped,
-		uint64(s.cfg.CellLevelBits), uint64(s.cfg.GeneLevelBits)}
+		uint64(s.cfg.CellLevelBits), uint64(s.cfg.GeneLevelBits)}, given...)
 }
 
 // stateReader decodes little-endian words and remembers the first error.
