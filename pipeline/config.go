@@ -106,8 +106,16 @@ type FitConfig struct {
 	// only through a state that uses both or neither. false, which a run's
 	// config.toml written before the setting existed reads as, resumes
 	// those runs as they were.
-	Swaps  bool `toml:"swaps"`
-	Starts int  `toml:"starts"` // short chains per fit, the best by log-likelihood continued
+	Swaps bool `toml:"swaps"`
+	// ShareParams gives the chains of an L one set of held parameters
+	// (params.go): estimated once, by a run of hold_from sweeps from a
+	// seed of the L's own (RUN/Lnn/params.bin), and held by every chain of
+	// the L (and of its consensus) from its first sweep, so that they
+	// sample one posterior. Where nothing is held (symmetric noise, no
+	// per-cell levels, hold_from = 0) it does nothing. Omitted from
+	// config.toml when off, so that runs started before it resume.
+	ShareParams bool `toml:"share_params,omitempty"`
+	Starts      int  `toml:"starts"` // short chains per fit, the best by log-likelihood continued
 	// StartSweeps is the length of those short chains.
 	StartSweeps int `toml:"start_sweeps"`
 	// CheckpointEvery writes a checkpoint every so many sweeps…
@@ -178,6 +186,7 @@ func DefaultFitConfig() FitConfig {
 		HoldFrom:          100,
 		MaxBurnIn:         300,
 		Swaps:             false,
+		ShareParams:       true,
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,

@@ -172,8 +172,10 @@ func (r *openedRun) fitJob(ctx context.Context, j fitJob) (bool, error) {
 	args := []any{"L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel()}
 	if len(cfg.Layers) > 0 {
 		args = append(args, "layers", cfg.Layers.String())
-	} else if sched, err := gibbs.Schedule(samplerConfig(cfg, L, chain)); err == nil {
-		args = append(args, "schedule", sched)
+	} else if sc, err := r.jobConfig(ctx, j); err == nil {
+		if sched, err := gibbs.Schedule(sc); err == nil {
+			args = append(args, "schedule", sched)
+		}
 	}
 	o.Log.Info("fitting", args...)
 	var meter *progress.Meter // nil: silent
@@ -252,10 +254,9 @@ func (r *openedRun) sampler(ctx context.Context, j fitJob) (gibbs.Runner, error)
 	if len(r.cfg.Layers) > 0 {
 		return gibbs.NewLayersSampler(ctx, r.data, layersConfig(r.cfg, j.L, j.chain))
 	}
-	sc := samplerConfig(r.cfg, j.L, j.chain)
-	sc.FixedCodes = j.fixed
-	if r.cfg.SamplesModel {
-		sc.CellSamples = r.src.Manifest().CellSamples()
+	sc, err := r.jobConfig(ctx, j)
+	if err != nil {
+		return nil, err
 	}
 	return r.crew.sampler(ctx, r.data, sc, r.o.Log.With("L", j.L, "chain", j.chain))
 }

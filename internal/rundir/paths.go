@@ -28,6 +28,9 @@ const (
 	// of the run holds fixed (scpipe fit --fixed-codes), as GMT with the
 	// shards' gene ids: codes 1, 2, … of every fit, in its order.
 	FixedCodesFile = "fixed-codes.gmt"
+	// ParamsFile (RUN/Lnn/params.bin) holds the parameters the chains of
+	// an L share (scpipe fit --share-params), in gibbs.Params's encoding.
+	ParamsFile = "params.bin"
 	// FitMaskDir (RUN/fitmask) is the shard folder of the entries the fits
 	// saw when entries are held out: observed and not held out.
 	FitMaskDir = "fitmask"
@@ -38,6 +41,12 @@ const (
 // folders sort by L up to 99.
 func FitDir(run string, L, chain int) string {
 	return filepath.Join(run, fmt.Sprintf("L%02d", L), "chain"+strconv.Itoa(chain))
+}
+
+// ParamsPath returns the file of the parameters the chains of L share:
+// RUN/L05/params.bin.
+func ParamsPath(run string, L int) string {
+	return filepath.Join(run, fmt.Sprintf("L%02d", L), ParamsFile)
 }
 
 // Fit is one (L, chain) folder found in a run directory, with the files it
