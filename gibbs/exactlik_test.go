@@ -185,13 +185,7 @@ func TestHeldMatchesEnumeration(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := s.chains[0]
-	entries := make([]rates, n*d)
-	for i, kc := range c.level {
-		for j, kg := range c.geneLevel {
-			on, off := c.rates.entryRates(kc, kg)
-			entries[i*d+j] = rates{on: on, off: off}
-		}
-	}
+	entries := levelEntries(c.rates, c.level, c.geneLevel)
 	exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
 	mean, se := sampleStats(s, n, d, L, len(exact), entries)
 	for _, b := range farFrom(mean, se, exact) {
@@ -254,4 +248,17 @@ func TestTrendRho(t *testing.T) {
 			t.Errorf("trendRho(%v) = %v, want %v", tc.v, got, tc.want)
 		}
 	}
+}
+
+// levelEntries returns each entry's rates, cells × genes, under r with
+// the cells' and genes' levels: the per-entry rates exactPosterior takes.
+func levelEntries(r rates, level, geneLevel []uint8) []rates {
+	out := make([]rates, 0, len(level)*len(geneLevel))
+	for _, kc := range level {
+		for _, kg := range geneLevel {
+			on, off := r.entryRates(kc, kg)
+			out = append(out, rates{on: on, off: off})
+		}
+	}
+	return out
 }

@@ -43,16 +43,7 @@ func TestGeneLevelsMatchEnumeration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perEntry := func(r rates, genes []uint8) []rates {
-		out := make([]rates, n*d)
-		for i, kc := range c.level {
-			for j, kg := range genes {
-				on, off := r.entryRates(kc, kg)
-				out[i*d+j] = rates{on: on, off: off}
-			}
-		}
-		return out
-	}
+	perEntry := func(r rates, genes []uint8) []rates { return levelEntries(r, c.level, genes) }
 	entries := perEntry(c.rates, c.geneLevel)
 	exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
 	mean, se := sampleStats(s, n, d, L, len(exact), entries)

@@ -61,13 +61,7 @@ func TestGivenParamsMatchEnumeration(t *testing.T) {
 	if c.rates != p.rates || !slices.Equal(c.level, p.level) || !slices.Equal(c.geneLevel, p.geneLevel) {
 		t.Fatalf("the chain's parameters moved: %+v %v %v, given %+v %v %v", c.rates, c.level, c.geneLevel, p.rates, p.level, p.geneLevel)
 	}
-	entries := make([]rates, n*d)
-	for i, kc := range p.level {
-		for j, kg := range p.geneLevel {
-			on, off := p.rates.entryRates(kc, kg)
-			entries[i*d+j] = rates{on: on, off: off}
-		}
-	}
+	entries := levelEntries(p.rates, p.level, p.geneLevel)
 	exact := exactPosterior(xbits, obs, L, pz, pu, false, entries...)
 	mean, se := sampleStats(s, n, d, L, len(exact), entries)
 	for _, b := range farFrom(mean, se, exact) {

@@ -69,13 +69,7 @@ func TestSwapsMatchEnumeration(t *testing.T) {
 			entries := []rates{symmetricRates(cfg.Lambda)}
 			switch {
 			case tc.levels:
-				entries = make([]rates, n*d)
-				for i, kc := range c.level {
-					for j, kg := range c.geneLevel {
-						on, off := c.rates.entryRates(kc, kg)
-						entries[i*d+j] = rates{on: on, off: off}
-					}
-				}
+				entries = levelEntries(c.rates, c.level, c.geneLevel)
 			case tc.noise == Dropout:
 				entries = []rates{{on: 1 - cfg.Dropout, off: cfg.Background}}
 			}
