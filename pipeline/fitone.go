@@ -153,9 +153,9 @@ func (r *openedRun) fitJob(ctx context.Context, j fitJob) (bool, error) {
 	}
 	label := o.run.begin(cfg, L, chain)
 	start := time.Now()
-	s, err := r.sampler(ctx, j)
+	s, sc, err := r.sampler(ctx, j)
 	if cause := stopCause(ctx, err); cause != nil {
-		return false, fmt.Errorf("%w at %s while seeding its starts (%w); nothing to checkpoint yet; resume with: %s",
+		return false, fmt.Errorf("%w at %s before its first sweep, seeding its starts or estimating the L's parameters (%w); nothing to checkpoint yet; resume with: %s",
 			ErrInterrupted, fitName(cfg, L, chain), cause, r.resumeCommand(L, chain))
 	}
 	if err != nil {
@@ -172,10 +172,8 @@ func (r *openedRun) fitJob(ctx context.Context, j fitJob) (bool, error) {
 	args := []any{"L", L, "chain", chain, "from_sweep", s.Sweep(), "sweeps", s.Sweeps(), "kernel", s.Kernel()}
 	if len(cfg.Layers) > 0 {
 		args = append(args, "layers", cfg.Layers.String())
-	} else if sc, err := r.jobConfig(ctx, j); err == nil {
-		if sched, err := gibbs.Schedule(sc); err == nil {
-			args = append(args, "schedule", sched)
-		}
+	} else if sched, err := gibbs.Schedule(sc); err == nil {
+		args = append(args, "schedule", sched)
 	}
 	o.Log.Info("fitting", args...)
 	var meter *progress.Meter // nil: silent
@@ -248,17 +246,20 @@ func (r *openedRun) fitJob(ctx context.Context, j fitJob) (bool, error) {
 	return false, agree(ctx, r.crew, werr)
 }
 
-// sampler returns this process's sampler of fit j: the crew's, or a
-// multi-layer fit's, which runs in a process alone (mpiRefuses).
-func (r *openedRun) sampler(ctx context.Context, j fitJob) (gibbs.Runner, error) {
+// sampler returns this process's sampler of fit j and its configuration:
+// the crew's, or a multi-layer fit's, which runs in a process alone
+// (mpiRefuses), with a zero configuration.
+func (r *openedRun) sampler(ctx context.Context, j fitJob) (gibbs.Runner, gibbs.Config, error) {
 	if len(r.cfg.Layers) > 0 {
-		return gibbs.NewLayersSampler(ctx, r.data, layersConfig(r.cfg, j.L, j.chain))
+		s, err := gibbs.NewLayersSampler(ctx, r.data, layersConfig(r.cfg, j.L, j.chain))
+		return s, gibbs.Config{}, err
 	}
 	sc, err := r.jobConfig(ctx, j)
 	if err != nil {
-		return nil, err
+		return nil, sc, err
 	}
-	return r.crew.sampler(ctx, r.data, sc, r.o.Log.With("L", j.L, "chain", j.chain))
+	s, err := r.crew.sampler(ctx, r.data, sc, r.o.Log.With("L", j.L, "chain", j.chain))
+	return s, sc, err
 }
 
 // writeResults writes a finished fit's files into its folder dir: the

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,11 +16,12 @@ import (
 )
 
 // TestShareParams checks FitConfig.ShareParams: the chains of an L hold
-// one set of parameters, estimated once into RUN/Lnn/params.bin (every
-// cell's rates and every gene's offset the same in both chains, which
-// differ without it); a fit resumed after the file is gone estimates the
-// same again and restores its checkpoint; a damaged file is refused with
-// its name. fit --mpi shares them too (TestFitMPIMatchesFit).
+// one set of parameters, estimated once into RUN/Lnn/params.bin (logged
+// as given, and every cell's rates and every gene's offset the same in
+// both chains); a fit resumed after the file is gone estimates the same
+// again and restores its checkpoint; a damaged file, or one of another
+// run, is refused with its name. fit --mpi shares them too
+// (TestFitMPIMatchesFit).
 func TestShareParams(t *testing.T) {
 	shards, _ := simtest.Shards(t, smallPlanted)
 	for _, share := range []bool{false, true} {
@@ -65,16 +65,36 @@ func TestShareParams(t *testing.T) {
 		if err != nil || !bytes.Equal(before, after) {
 			t.Errorf("resumed without %s: codes.parquet of chain 2 changed (%v)", rundir.ParamsFile, err)
 		}
-		// A damaged file, its checksum updated as a careless edit would.
+		// The file copied into another run (of another seed), and damaged.
 		path := rundir.ParamsPath(cfg.Output, 3)
-		if err := rundir.WriteChecksummed(path, func(w io.Writer) error { _, err := w.Write([]byte("scpPARAMjunk")); return err }); err != nil {
+		good, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Remove(filepath.Join(rundir.FitDir(cfg.Output, 3, 2), rundir.TraceFile)); err != nil {
+		other := cfg
+		other.Output, other.Seed = filepath.Join(t.TempDir(), "other"), 2
+		if _, err := Fit(context.Background(), other, FitOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Fit(context.Background(), cfg, FitOptions{Resume: true}); err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("a damaged %s: %v, want an error naming it", rundir.ParamsFile, err)
+		damaged := append([]byte(nil), good...)
+		damaged[len(damaged)/2] ^= 1
+		for name, tc := range map[string]struct {
+			cfg     FitConfig
+			content []byte
+			want    string
+		}{
+			"another run's": {other, good, "written for config"},
+			"damaged":       {cfg, damaged, "damaged"},
+		} {
+			p := rundir.ParamsPath(tc.cfg.Output, 3)
+			if err := os.WriteFile(p, tc.content, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(rundir.FitDir(tc.cfg.Output, 3, 2), rundir.TraceFile))
+			_, err := Fit(context.Background(), tc.cfg, FitOptions{Resume: true})
+			if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s %s: %v, want an error naming it and %q", name, rundir.ParamsFile, err, tc.want)
+			}
 		}
 	}
 }
