@@ -186,7 +186,6 @@ func DefaultFitConfig() FitConfig {
 		HoldFrom:          100,
 		MaxBurnIn:         300,
 		Swaps:             false,
-		ShareParams:       true,
 		Starts:            4,
 		StartSweeps:       5,
 		CheckpointEvery:   10,

@@ -79,7 +79,7 @@ func TestFitMPIMatchesFit(t *testing.T) {
 		edit func(*FitConfig)
 	}{
 		{"fit defaults", func(*FitConfig) {}},
-		{"each chain its own parameters", func(c *FitConfig) { c.ShareParams = false }},
+		{"shared parameters", func(c *FitConfig) { c.ShareParams = true }},
 		{"symmetric, random start", func(c *FitConfig) {
 			c.Noise, c.Init, c.Housekeeping = givenNoise(gibbs.Symmetric), gibbs.InitRandom, GivenHousekeeping(false)
 		}},

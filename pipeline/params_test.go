@@ -20,8 +20,8 @@ import (
 // as given, and every cell's rates and every gene's offset the same in
 // both chains); a fit resumed after the file is gone estimates the same
 // again and restores its checkpoint; a damaged file, or one of another
-// run, is refused with its name. fit --mpi shares them too
-// (TestFitMPIMatchesFit).
+// run, is refused with its name; without the setting (the default) there
+// is no file. fit --mpi shares them too (TestFitMPIMatchesFit).
 func TestShareParams(t *testing.T) {
 	shards, _ := simtest.Shards(t, smallPlanted)
 	for _, share := range []bool{false, true} {

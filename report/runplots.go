@@ -44,7 +44,7 @@ func tracesFigure(traces []figure.Trace) (*pageFigure, error) {
 		Caption: "Each row is one L, each line one chain, against sweep; burn-in sweeps (shaded to the longest chain's) do not enter the posterior means; " +
 			"the second column draws each chain's sampling sweeps alone, on their own scale. " +
 			"A chain has mixed when its sampling sweeps wander around a level without trend, and chains agree when they share it: " +
-			"the chains of an L that share their parameters (share_params, the default) sample one posterior, whose log-likelihood they trace. " +
+			"the chains of an L that share their parameters (share_params) sample one posterior, whose log-likelihood they trace. " +
 			"With held parameters (hold_from) a window of sampling sweeps that still climbs, or whose halves differ, becomes burn-in and is drawn again, " +
 			"up to max_burn_in sweeps of burn-in: the model selection's table counts each fit's sweeps.",
 		SVG: svg}, nil

@@ -16,7 +16,7 @@
 //	RUN/L05/chain1/trace.parquet    one row per sweep
 //	RUN/L05/chain1/SHA256SUMS       the SHA-256 of each table, verified before it is read
 //	RUN/L05/chain1/state.ckpt       checkpoint of the sampler
-//	RUN/L05/params.bin              the parameters every chain of L = 5 holds (share_params)
+//	RUN/L05/params.bin              with share_params: the parameters every chain of L = 5 holds
 //
 // Every file is committed like a database row: written to a temporary file
 // in the same folder, synced, closed, renamed over the final name and the
