@@ -62,23 +62,19 @@ type PlugIn struct {
 	// cellDropout and cellBackground, when not nil, hold each cell's rates
 	// (per-cell levels), which replace the shared ones.
 	cellDropout, cellBackground []float64
-	// geneLift, when not nil, holds each gene's offset to the gain of a
-	// covered one (per-gene levels, gibbs.EntryRates); lifts lists its
-	// distinct values and liftOf gives each gene's place in lifts, so that
-	// a Cell works out a cell's rates once per level rather than once per
-	// entry. liftOf is nil when the genes take too many values for that.
-	geneLift []float64
-	lifts    []float64
-	liftOf   []uint8
+	// genes, when not nil, holds each gene's offset to the gain of a
+	// covered one (per-gene levels, gibbs.EntryRates).
+	genes *geneLifts
 	// With the samples' own gene levels (rundir.Codes.SampleGeneLift),
-	// cellLifts[n] is cell n's sample's lifts, in place of geneLift, lifts
-	// and liftOf; nil otherwise.
+	// cellLifts[n] is cell n's sample's offsets, in place of genes; nil
+	// otherwise.
 	cellLifts []*geneLifts
 }
 
-// geneLifts are one set of the genes' offsets: each gene's, and their
-// distinct values with each gene's place among them (liftOf nil when there
-// are too many).
+// geneLifts are one set of the genes' offsets: each gene's (lift), and
+// their distinct values with each gene's place among them, so that a Cell
+// works out a cell's rates once per level rather than once per entry (of
+// nil when the genes take too many values for that).
 type geneLifts struct {
 	lift, values []float64
 	of           []uint8
@@ -95,9 +91,8 @@ func NewPlugIn(last rundir.TraceRow, cells rundir.Cells, codes rundir.Codes) Plu
 	q := PlugIn{lambda: last.Lambda, dropout: last.Dropout, background: last.Background,
 		cellDropout: cells.Dropout, cellBackground: cells.Background}
 	if cells.Dropout != nil && codes.GeneLift != nil {
-		q.geneLift = codes.GeneLift
-		q.lifts, q.liftOf = distinctLifts(codes.GeneLift)
-		q.cellLifts = sampleLifts(cells.Samples, codes)
+		q.genes = newGeneLifts(codes.GeneLift)
+		q.cellLifts = sampleLifts(cells.Samples, codes, q.genes)
 	}
 	return q
 }
@@ -105,12 +100,11 @@ func NewPlugIn(last rundir.TraceRow, cells rundir.Cells, codes rundir.Codes) Plu
 // sampleLifts returns each cell's sample's gene offsets (cells' samples
 // and codes' as the tables hold them), or nil when the fit has no
 // per-sample offsets. A cell whose sample the codes do not list takes
-// the genes' (their mean): tables of one run always list the same.
-func sampleLifts(samples []string, codes rundir.Codes) []*geneLifts {
+// the genes' (their mean), mean: tables of one run always list the same.
+func sampleLifts(samples []string, codes rundir.Codes, mean *geneLifts) []*geneLifts {
 	if codes.SampleGeneLift == nil || samples == nil {
 		return nil
 	}
-	mean := newGeneLifts(codes.GeneLift)
 	of := map[string]*geneLifts{}
 	for i, name := range codes.Samples {
 		of[name] = newGeneLifts(codes.SampleGeneLift[i])
@@ -124,14 +118,13 @@ func sampleLifts(samples []string, codes rundir.Codes) []*geneLifts {
 	return out
 }
 
-// liftsOf returns the gene offsets that cell n's entries take, as
-// geneLifts.
-func (q *PlugIn) liftsOf(n int) (lift, values []float64, of []uint8) {
+// liftsOf returns the gene offsets that cell n's entries take, nil
+// without per-gene levels.
+func (q *PlugIn) liftsOf(n int) *geneLifts {
 	if q.cellLifts != nil {
-		g := q.cellLifts[n]
-		return g.lift, g.values, g.of
+		return q.cellLifts[n]
 	}
-	return q.geneLift, q.lifts, q.liftOf
+	return q.genes
 }
 
 // distinctLifts returns the distinct values of lift (compared bit for bit)
@@ -171,15 +164,16 @@ type Cell struct {
 func (q *PlugIn) Cell(n int, c *Cell) {
 	c.q, c.n = q, n
 	c.on, c.off = c.on[:0], c.off[:0]
-	_, values, of := q.liftsOf(n)
-	if c.liftOf = of; of == nil || !math.IsNaN(q.lambda) {
+	g := q.liftsOf(n)
+	if c.liftOf = nil; g == nil || g.of == nil || !math.IsNaN(q.lambda) {
 		return
 	}
+	c.liftOf = g.of
 	dropout, background := q.dropout, q.background
 	if q.cellDropout != nil {
 		dropout, background = q.cellDropout[n], q.cellBackground[n]
 	}
-	for _, lift := range values {
+	for _, lift := range g.values {
 		on, off := gibbs.EntryRates(dropout, background, lift)
 		c.on, c.off = append(c.on, on), append(c.off, off)
 	}
@@ -207,8 +201,8 @@ func (q PlugIn) P(n, d int, uncovered float64) float64 {
 	if q.cellDropout != nil {
 		dropout, background = q.cellDropout[n], q.cellBackground[n]
 	}
-	if lift, _, _ := q.liftsOf(n); lift != nil {
-		on, off := gibbs.EntryRates(dropout, background, lift[d])
+	if g := q.liftsOf(n); g != nil {
+		on, off := gibbs.EntryRates(dropout, background, g.lift[d])
 		return off + float64((on-off)*(1-uncovered))
 	}
 	return background + float64((1-dropout-background)*(1-uncovered))

@@ -48,7 +48,7 @@ func TestPlugInGeneLift(t *testing.T) {
 	rho := dropout / (1 - background)
 	cells := PlugIn{lambda: math.NaN(), cellDropout: []float64{dropout}, cellBackground: []float64{background}}
 	genes := cells
-	genes.geneLift = []float64{0, -1, 1}
+	genes.genes = newGeneLifts([]float64{0, -1, 1})
 	for _, prod := range []float64{0, 0.3, 1} {
 		if got, want := genes.P(0, 0, prod), cells.P(0, 0, prod); math.Abs(got-want) > 1e-12 {
 			t.Errorf("offset 0, ∏ = %v: %v, the cell's own %v", prod, got, want)
@@ -97,8 +97,8 @@ func TestCellMatchesPlugIn(t *testing.T) {
 			codes.Samples, codes.SampleGeneLift = []string{"a", "b"}, [][]float64{spread, levels}
 		}
 		q := NewPlugIn(tc.last, tc.cells, codes)
-		if want := strings.HasSuffix(tc.name, "levels"); (q.liftOf != nil) != want {
-			t.Errorf("%s: offsets kept apart per level: %v, want %v", tc.name, q.liftOf != nil, want)
+		if want := strings.HasSuffix(tc.name, "levels"); (q.genes != nil && q.genes.of != nil) != want {
+			t.Errorf("%s: offsets kept apart per level: %v, want %v", tc.name, !want, want)
 		}
 		var c Cell
 		for n := range 2 {
