@@ -186,6 +186,24 @@ func TestSamplesModelFlag(t *testing.T) {
 			t.Errorf("fit %v: codes.parquet holds the gene offsets of samples %q (%d)", tc.extra, codes.Samples, len(codes.SampleGeneLift))
 		}
 	}
+	// A run whose fits score their held-out entries two ways (one written
+	// before codes.parquet carried each sample's offsets) is refused.
+	mixed := filepath.Join(dir, "mixed")
+	if err := run(t, "fit", shards, "-q", "-o", mixed, "--L", "2..3", "--chains", "1", "--burn-in", "4", "--samples", "2", "--starts", "1"); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(rundir.FitDir(mixed, 3, 1), rundir.CodesFile)
+	codes, err := rundir.ReadCodes(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes.Samples, codes.SampleGeneLift = nil, nil
+	if err := rundir.WriteCodes(old, codes); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t, "summarize", mixed, "-q"); err == nil || !strings.Contains(err.Error(), rundir.FitDir(mixed, 3, 1)) || !strings.Contains(err.Error(), "gene_lift.SAMPLE") {
+		t.Errorf("summarize a run scored two ways: %v, want a refusal naming %s", err, rundir.FitDir(mixed, 3, 1))
+	}
 	// The retained states of a fit that knows the samples: evaluate's
 	// sample-averaged predictive reads each cell's entries by its sample's
 	// gene levels (gibbs.TestSamplesRoundTrip checks the values).

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"scpipe/internal/figure"
 	"scpipe/internal/rundir"
@@ -39,6 +40,9 @@ func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec
 	recommended func(L int) error) ([]rundir.SummaryRow, error) {
 	fits, err := rundir.Fits(run)
 	if err != nil {
+		return nil, err
+	}
+	if err := sameSampleScoring(fits, src.Manifest()); err != nil {
 		return nil, err
 	}
 	held, err := holdout.OpenEntries(ctx, run, src, h, workers)
@@ -120,6 +124,38 @@ func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec
 	}
 	logSelection(log, rows)
 	return rows, nil
+}
+
+// sameSampleScoring refuses a run of shards of several samples whose
+// complete fits score their held-out entries in two ways: fits of the
+// samples model written before codes.parquet carried each sample's gene
+// offsets (gene_lift.SAMPLE) are scored under their mean, the others
+// under each cell's sample's, and the L they recommend would follow the
+// scoring rather than the data.
+func sameSampleScoring(fits []rundir.Fit, m *shard.Manifest) error {
+	if len(m.SampleNames()) < 2 {
+		return nil
+	}
+	var mean, bySample []string
+	for _, f := range fits {
+		if !f.Complete() {
+			continue
+		}
+		codes, err := rundir.ReadCodes(filepath.Join(f.Dir, rundir.CodesFile))
+		switch {
+		case err != nil:
+			return err
+		case codes.Samples != nil:
+			bySample = append(bySample, f.Dir)
+		case codes.GeneLift != nil:
+			mean = append(mean, f.Dir)
+		}
+	}
+	if len(mean) > 0 && len(bySample) > 0 {
+		return fmt.Errorf("fit: %s: fitted with each sample's gene levels by an scpipe that wrote only their mean to %s (no gene_lift.SAMPLE columns), while %s has each sample's: their held-out scores would differ in kind; remove those fits' folders and resume the run to fit them again",
+			strings.Join(mean, ", "), rundir.CodesFile, bySample[0])
+	}
+	return nil
 }
 
 // consensusReproduces reads the consensus of L in run, if it has one
