@@ -33,7 +33,11 @@ import (
 // the step's kernel and the word a sample boundary splits with the Go
 // kernel under the sample's part of the mask. Every term is a count and
 // the sum runs in sample order, so the conditional is the same for any
-// kernel and number of workers.
+// kernel and number of workers. A partitioned fit's process scans its own
+// cells of each sample, and the ones each code alone decides in each
+// sample are summed across the processes before the code is decided
+// (runStepPart), as the U step's counts per sample are before the levels
+// are set: the conditional is the same for any number of processes.
 //
 // The levels are set, as the genes' are without samples, after the sweeps
 // from schedule.genesFrom until Config.HoldFrom and held after it
@@ -65,6 +69,13 @@ type sampleModel struct {
 	// ones and obs count each gene's observed ones and entries in each
 	// sample's cells, at s·D + d.
 	ones, obs []int32
+	// A partitioned fit's process scans its own cells, from base: loc[s]
+	// is sample s's first among them (lo less base, within them), and
+	// ownOnes and ownObs count its cells as ones and obs count every
+	// cell. A single process's are lo, ones and obs themselves.
+	base            int
+	loc             []int
+	ownOnes, ownObs []int32
 	// rowCounts holds the U step's counts of each gene in each sample's
 	// cells, at d·S + s (packCounts: mispredicted, covered); stepOnes the
 	// ones that code l alone decides in row d in sample s's cells, at
@@ -100,9 +111,6 @@ func (s *Sampler) setSamples(p *Part) error {
 	if len(cs) != s.n {
 		return fmt.Errorf("%w: %d cell samples for %d cells", errShape, len(cs), s.n)
 	}
-	if p != nil {
-		return fmt.Errorf("%w: a partitioned fit takes no samples (Config.CellSamples)", ErrConfig)
-	}
 	S := int(cs[len(cs)-1]) + 1
 	m := &sampleModel{S: S, cell: cs, lo: make([]int, S+1), d: s.d,
 		levelCount: make([][MaxL][1 << MaxCellLevelBits]int64, S)}
@@ -112,35 +120,76 @@ func (s *Sampler) setSamples(p *Part) error {
 		}
 	}
 	m.lo[S] = s.n
-	m.ones, m.obs = make([]int32, S*s.d), make([]int32, S*s.d)
-	for d := range s.d {
-		for seg, b := 0, s.data.XT.Segments(); seg+1 < len(b); seg++ {
-			x := s.data.XT.Segment(d, seg)
-			var obs []uint64
-			if s.data.MaskT != nil {
-				obs = s.data.MaskT.Segment(d, seg)
-			}
-			for k, xw := range x {
-				w := b[seg]/64 + k
-				for smp := range S {
-					mk := wordMask(w, m.lo[smp], m.lo[smp+1])
-					if mk == 0 {
-						continue
-					}
-					ob := mk & colMask(w, s.n)
-					if obs != nil {
-						ob = mk & obs[k]
-					}
-					m.ones[smp*s.d+d] += int32(bits.OnesCount64(xw & ob))
-					m.obs[smp*s.d+d] += int32(bits.OnesCount64(ob))
-				}
-			}
+	first, last := s.cellRange()
+	m.base, m.loc = first, make([]int, S+1)
+	for smp, v := range m.lo {
+		m.loc[smp] = min(max(v-first, 0), last-first)
+	}
+	xt, maskT := s.data.XT, s.data.MaskT
+	if q := s.part; q != nil {
+		xt, maskT = q.xt, q.maskT
+	}
+	m.ownOnes, m.ownObs = sampleGeneCounts(xt, maskT, m.loc, s.d, last-first)
+	m.ones, m.obs = m.ownOnes, m.ownObs
+	if q := s.part; q != nil {
+		v := make([]int64, 2*S*s.d)
+		for k := range m.ownOnes {
+			v[2*k], v[2*k+1] = int64(m.ownOnes[k]), int64(m.ownObs[k])
+		}
+		q.sum(v)
+		if q.err != nil {
+			return q.err
+		}
+		m.ones, m.obs = make([]int32, S*s.d), make([]int32, S*s.d)
+		for k := range m.ones {
+			m.ones[k], m.obs[k] = int32(v[2*k]), int32(v[2*k+1])
 		}
 	}
 	m.rowCounts = make([]uint64, s.d*S)
 	m.stepOnes = make([]int64, s.d*s.l*S)
 	s.smp = m
 	return nil
+}
+
+// sampleGeneCounts returns each gene's observed ones and entries in each
+// sample's cells of xt's n columns (cells), at s·D + d, sample s's cells
+// being columns [lo[s], lo[s+1]).
+func sampleGeneCounts(xt, maskT BitMatrix, lo []int, D, n int) (ones, obs []int32) {
+	S := len(lo) - 1
+	ones, obs = make([]int32, S*D), make([]int32, S*D)
+	for d := range D {
+		for seg, b := 0, xt.Segments(); seg+1 < len(b); seg++ {
+			x := xt.Segment(d, seg)
+			var mask []uint64
+			if maskT != nil {
+				mask = maskT.Segment(d, seg)
+			}
+			for k, xw := range x {
+				w := b[seg]/64 + k
+				for smp := range S {
+					mk := wordMask(w, lo[smp], lo[smp+1])
+					if mk == 0 {
+						continue
+					}
+					ob := mk & colMask(w, n)
+					if mask != nil {
+						ob = mk & mask[k]
+					}
+					ones[smp*D+d] += int32(bits.OnesCount64(xw & ob))
+					obs[smp*D+d] += int32(bits.OnesCount64(ob))
+				}
+			}
+		}
+	}
+	return ones, obs
+}
+
+// whole returns m as a single process's over every cell (the whole fit
+// that a partitioned one gathers).
+func (m *sampleModel) whole() *sampleModel {
+	w := *m
+	w.base, w.loc, w.ownOnes, w.ownObs = 0, m.lo, m.ones, m.obs
+	return &w
 }
 
 // wordMask returns the bits of word w that lie in columns [lo, hi).
@@ -174,7 +223,7 @@ func (s *Sampler) geneLevelAt(i, d int) int {
 	if s.smp == nil {
 		return d
 	}
-	return int(s.smp.cell[i])*s.d + d
+	return int(s.smp.cell[s.smp.base+i])*s.d + d
 }
 
 // cellGenePlanes returns the gene planes of c that the process's i-th cell
@@ -183,7 +232,7 @@ func (s *Sampler) cellGenePlanes(c *chain, i int) [][]uint64 {
 	if s.smp == nil {
 		return c.genePlanes
 	}
-	return c.samplePlanes[s.smp.cell[i]]
+	return c.samplePlanes[s.smp.cell[s.smp.base+i]]
 }
 
 // setSamplePlanes writes each sample's gene levels of c as bit planes over
@@ -206,6 +255,8 @@ type stepSamples struct {
 	// planes and blocks hold each sample's gene planes (a Z step).
 	planes [][][]uint64
 	blocks [][]uint64
+	// summed: the step's stepOnes are sums over every process's cells.
+	summed bool
 }
 
 // setSampleLikelihood gives sp, a step of c with samples, their part of
@@ -254,27 +305,32 @@ func (sp *stepSpec) levelCountOf(l, i int) *[1 << MaxCellLevelBits]int64 {
 // the cells' part: Σ_s (lift0 + gene0 + geneStep·k_{i,s})·o_s.
 func (sp *stepSpec) sampleOnesGain(l, i int) float64 {
 	m := sp.smp.m
-	if sp.live>>uint(l)&1 == 0 {
-		return 0 // no cell uses the code: it decides nothing, and no scan set stepOnes
-	}
-	o := m.stepOnes[(i*sp.L+l)*m.S:]
 	t := 0.0
-	for smp := range m.S {
-		t += float64(sp.geneOne[sp.smp.level[smp*m.d+i]] * float64(o[smp]))
+	for smp, o := range sp.sampleOnes(l, i) {
+		t += float64(sp.geneOne[sp.smp.level[smp*m.d+i]] * float64(o))
 	}
 	return t
+}
+
+// sampleOnes returns the ones that code l alone decides in row (gene) i of
+// a U step with samples, in each sample's cells: none where no cell uses
+// the code, which decides nothing there and whose counts no scan set. In
+// a partitioned fit they are the sums over every process's cells
+// (runStepPart), whatever codes the process's own cells use.
+func (sp *stepSpec) sampleOnes(l, i int) []int64 {
+	m := sp.smp.m
+	if sp.live>>uint(l)&1 == 0 && !sp.smp.summed {
+		return nil
+	}
+	return m.stepOnes[(i*sp.L+l)*m.S:][:m.S]
 }
 
 // sampleFlipLev is flipLev in a U step with samples: Σ_s k_{i,s}·o_s.
 func (sp *stepSpec) sampleFlipLev(l, i int) int64 {
 	m := sp.smp.m
-	if sp.live>>uint(l)&1 == 0 {
-		return 0
-	}
-	o := m.stepOnes[(i*sp.L+l)*m.S:]
 	var t int64
-	for smp := range m.S {
-		t += int64(sp.smp.level[smp*m.d+i]) * o[smp]
+	for smp, o := range sp.sampleOnes(l, i) {
+		t += int64(sp.smp.level[smp*m.d+i]) * o
 	}
 	return t
 }
@@ -295,7 +351,7 @@ func (sp *stepSpec) scanBySample(buf *rowScratch, i0 int, rows []rowState, pendi
 		active[k] = sp.startScan(&rows[k])
 	}
 	for smp := range m.S {
-		lo, hi := m.lo[smp], m.lo[smp+1]
+		lo, hi := m.loc[smp], m.loc[smp+1]
 		var counts [rowGroup]uint64
 		for p := pending; p != 0; p &= p - 1 {
 			k := bits.TrailingZeros64(p)
@@ -418,7 +474,7 @@ func (sp *stepSpec) scanWord(r *rowState, w, off int, x, obs []uint64, mask uint
 func (sp *stepSpec) unfoldSample(r *rowState, i, smp int, counts *uint64) {
 	m := sp.smp.m
 	miss, covered := splitCounts(*counts)
-	ones, obs := int64(m.ones[smp*m.d+i]), int64(m.obs[smp*m.d+i])
+	ones, obs := int64(m.ownOnes[smp*m.d+i]), int64(m.ownObs[smp*m.d+i])
 	if r.want&sp.hk != 0 {
 		r.acc[bits.TrailingZeros64(sp.hk)] += packCounts(ones-(ones+covered-miss)/2, obs-covered)
 	}

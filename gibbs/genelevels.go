@@ -72,10 +72,14 @@ func (s *Sampler) geneCountBuf() []uint64 {
 }
 
 // sumGeneCounts adds the U step's per-gene counts across the processes of
-// a partitioned fit (each process's cover its own cells).
+// a partitioned fit (each process's cover its own cells), and with
+// samples each sample's, which set the genes' levels.
 func (s *Sampler) sumGeneCounts(counts []uint64) {
 	if s.part == nil {
 		return
+	}
+	if s.smp != nil {
+		counts = s.smp.rowCounts
 	}
 	v := make([]int64, 2*len(counts))
 	for d, c := range counts {

@@ -336,9 +336,14 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	s.setHousekeeping(sp)
 	L := s.l
 	lift := sp.lift != nil
-	if len(p.rows) < sp.rows {
+	S := 0 // with samples, each code's ones in each sample's cells are summed too
+	if sp.smp != nil {
+		S, sp.totals, sp.smp.summed = sp.smp.m.S, nil, true
+		clear(sp.smp.m.stepOnes) // a code no cell of the process uses adds none
+	}
+	if len(p.rows) < sp.rows || len(p.buf) < (2+S)*sp.rows {
 		p.rows = make([]rowState, sp.rows)
-		p.buf = make([]int64, 2*sp.rows)
+		p.buf = make([]int64, (2+S)*sp.rows)
 	}
 	rows, dirty := p.rows[:sp.rows], make([]uint64, (sp.rows+63)/64)
 	for i := range rows {
@@ -357,12 +362,15 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 		// With lift planes, the summed levels of the ones follow the counts.
 		sums := p.buf[:sp.rows]
 		if lift {
-			sums = p.buf[:2*sp.rows]
+			sums = p.buf[:(2+S)*sp.rows]
 		}
 		for i := range rows {
 			sums[i] = int64(rows[i].acc[l])
 			if lift {
 				sums[sp.rows+i] = int64(rows[i].lev[l])
+			}
+			if S > 0 {
+				copy(sums[2*sp.rows+i*S:2*sp.rows+(i+1)*S], sp.sampleOnes(l, i))
 			}
 		}
 		p.sum(sums)
@@ -374,6 +382,9 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 			r.acc[l] = uint64(sums[i])
 			if lift {
 				r.lev[l] = uint64(sums[sp.rows+i])
+			}
+			if S > 0 {
+				copy(sp.sampleOnes(l, i), sums[2*sp.rows+i*S:2*sp.rows+(i+1)*S])
 			}
 			if sp.flip(r, l, i) && sp.live>>uint(l)&1 != 0 {
 				clear(r.acc[l+1 : L])
@@ -469,6 +480,9 @@ func (s *Sampler) blankWhole() *Sampler {
 	// process's sweeps reuse.
 	w.hkOnes, w.hkObs, w.gains, w.near = nil, nil, nil, nil
 	w.geneWork.genes, w.geneWork.dev, w.geneWork.sorted = nil, nil, nil
+	if s.smp != nil {
+		w.smp = s.smp.whole()
+	}
 	w.zCount = make([]uint32, s.n*s.l)
 	blank := func(z []uint64, level []uint8) ([]uint64, []uint8) {
 		if level != nil {

@@ -131,6 +131,16 @@ func TestPartsMatchOneProcess(t *testing.T) {
 			c.HoldFrom, c.Swaps = 2, true
 		}},
 		{"swaps, symmetric", false, func(c *Config) { c.L, c.Swaps = 6, true }},
+		// Three samples whose boundaries (cells 100 and 300) fall inside
+		// words and inside processes.
+		{"samples, 8 cell and 4 gene levels, masked, cluster start, housekeeping, 2 starts", true, func(c *Config) {
+			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L, c.Starts, c.StartSweeps = InitCluster, Dropout, 8, 4, true, 4, 2, 2
+			c.CellSamples = threeSamples(n)
+		}},
+		{"samples, swaps, 8 cell and 8 gene levels held from sweep 2", false, func(c *Config) {
+			c.Init, c.Noise, c.CellLevels, c.GeneLevels, c.Housekeeping, c.L = InitCluster, Dropout, 8, 8, true, 6
+			c.HoldFrom, c.Swaps, c.CellSamples = 2, true, threeSamples(n)
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -474,4 +484,14 @@ func testPartCheckpoints(t *testing.T, geneBits int) {
 	if _, _, err := single.UnmarshalPart(parts[0]); !errors.Is(err, errState) {
 		t.Errorf("a part of another sweep: got %v, want errState", err)
 	}
+}
+
+// threeSamples returns the samples of n cells: cells [0, 100) the first,
+// [100, 300) the second, the rest the third.
+func threeSamples(n int) []uint16 {
+	cs := make([]uint16, n)
+	for i := range cs {
+		cs[i] = uint16(min(i/100, 1) + min(i/300, 1))
+	}
+	return cs
 }

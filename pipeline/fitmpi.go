@@ -92,10 +92,6 @@ func FitMPI(ctx context.Context, cfg FitConfig, o FitOptions, comm mpi.Comm) (_ 
 	if err := agree(ctx, team, err); err != nil {
 		return nil, err
 	}
-	if S := len(r.src.Manifest().SampleNames()); S > 1 && r.cfg.samplesModelOn() {
-		// The same in every rank: each reads the same manifest and settings.
-		return nil, fmt.Errorf("%w: fit --mpi does not spread a fit that knows the shards' %d samples yet: run it without --mpi, or with --samples-model=false", ErrConfig, S)
-	}
 	l := r.src.Manifest().Layout
 	team.lo, team.hi = l.Block(b0).Lo, l.Block(b1-1).Hi
 	r.crew = team

@@ -73,12 +73,13 @@ func fitRanks(cfg FitConfig, o FitOptions, n int, ctxs []context.Context) []erro
 // on all, each rank its cells, and resume on another number of ranks, or
 // without MPI, to the same result.
 func TestFitMPIMatchesFit(t *testing.T) {
-	shards := blockShards(t)
+	shards, samples := blockShards(t), sampleShards(t)
 	for _, tc := range []struct {
 		name string
 		edit func(*FitConfig)
 	}{
 		{"fit defaults", func(*FitConfig) {}},
+		{"fit defaults, three samples", func(c *FitConfig) { c.Shards = samples }},
 		{"shared parameters", func(c *FitConfig) { c.ShareParams = true }},
 		{"symmetric, random start", func(c *FitConfig) {
 			c.Noise, c.Init, c.Housekeeping = givenNoise(gibbs.Symmetric), gibbs.InitRandom, GivenHousekeeping(false)
@@ -95,6 +96,12 @@ func TestFitMPIMatchesFit(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := digest(t, cfg.Output)
+		if cfg.Shards == samples { // the samples model is on: each sample's gene offsets
+			codes, err := rundir.ReadCodes(filepath.Join(rundir.FitDir(cfg.Output, 3, 1), rundir.CodesFile))
+			if err != nil || len(codes.Samples) != 3 {
+				t.Fatalf("%s: codes.parquet of samples %q (%v), want three", tc.name, codes.Samples, err)
+			}
+		}
 		for _, ranks := range []int{1, 2, 3, 4} {
 			c := cfg
 			c.Output = filepath.Join(t.TempDir(), fmt.Sprint("ranks", ranks))
@@ -213,28 +220,17 @@ func TestFitMPIResumeRefusedUntouched(t *testing.T) {
 	}
 }
 
-// TestFitMPIRefusesSamples checks that fit --mpi of shards of two samples
-// with the samples model (the default) fails in every rank with an error
-// naming the way out, and fits them with --samples-model=false.
-func TestFitMPIRefusesSamples(t *testing.T) {
-	dir := manifestShards(t, func(tr *simulate.Truth) shard.Manifest {
-		half := tr.Cells / 2
-		return shard.Manifest{Samples: []shard.Sample{
-			{Name: "a", Format: "simulate", FirstCell: 0, CellsBefore: half, CellsAfter: half, GenesBefore: tr.Genes},
-			{Name: "b", Format: "simulate", FirstCell: half, CellsBefore: tr.Cells - half, CellsAfter: tr.Cells - half, GenesBefore: tr.Genes},
-		}}
+// sampleShards is blockShards in three samples, whose first cells (a
+// fifth and a half of the way) fall inside cell blocks and words.
+func sampleShards(t *testing.T) string {
+	t.Helper()
+	return manifestShards(t, func(tr *simulate.Truth) shard.Manifest {
+		var m shard.Manifest
+		for k, b := range [][2]int{{0, tr.Cells/5 + 3}, {tr.Cells/5 + 3, tr.Cells/2 + 1}, {tr.Cells/2 + 1, tr.Cells}} {
+			n := b[1] - b[0]
+			m.Samples = append(m.Samples, shard.Sample{Name: fmt.Sprint("s", k+1), Format: "simulate",
+				FirstCell: b[0], CellsBefore: n, CellsAfter: n, GenesBefore: tr.Genes})
+		}
+		return m
 	})
-	c := smallConfig(dir, filepath.Join(t.TempDir(), "run"))
-	c.L, c.Chains = LSizes{3}, 1
-	for r, err := range fitRanks(c, FitOptions{}, 2, nil) {
-		if err == nil || !strings.Contains(err.Error(), "--samples-model=false") {
-			t.Errorf("rank %d: got %v, want a refusal naming --samples-model=false", r, err)
-		}
-	}
-	c.Output, c.SamplesModel = filepath.Join(t.TempDir(), "run"), false
-	for r, err := range fitRanks(c, FitOptions{}, 2, nil) {
-		if err != nil {
-			t.Errorf("rank %d, --samples-model=false: %v", r, err)
-		}
-	}
 }
