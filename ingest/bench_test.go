@@ -400,9 +400,11 @@ func BenchmarkReadTenXArrays(b *testing.B) {
 // one after another, their genes matched, their barcodes suffixed, the
 // ambient RNA's levels per sample).
 func BenchmarkIngestSamples(b *testing.B) {
-	for _, s := range []benchSize{{2000, 24000, 0.05, false}, {5000, 48000, 0.05, false}} {
+	// The last size is issue 43's: twelve samples of 100 000 cells.
+	for _, s := range []benchSize{{2000, 24000, 0.05, false}, {5000, 48000, 0.05, false}, {2000, 1200000, 0.05, true}} {
 		for _, k := range []int{1, 4, 12} {
 			b.Run(fmt.Sprintf("%v/inputs%d", s, k), func(b *testing.B) {
+				skipBig(b, s)
 				part := benchSize{s.genes, s.cells / k, s.density, false}
 				var samples []Sample
 				var nnz int64
