@@ -13,7 +13,8 @@
 # summary.tsv (all but its seconds column) byte for byte; then resumes a
 # 2-rank run's last fit from its checkpoint without MPI, stops a 2-rank fit
 # with SIGTERM and resumes it on 3 ranks from the ranks' checkpoints, and
-# checks that 4 ranks over 3 cell blocks are refused.
+# checks that 4 ranks over 3 cell blocks are refused. Shards of three
+# samples fitted with the samples model on 2 ranks match one process too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -87,6 +88,19 @@ for np in 1 2 3; do
     fail "$np ranks: summary.tsv differs from the single process's"
   say "$np ranks: codes, cells, selection and summary identical to one process ($(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s)"
 done
+# Shards of three samples, fitted with each sample's gene levels (the
+# samples model, on by default): 2 ranks give what one process gives.
+./scpipe simulate --quiet -o simS --shards --kind singlecell --samples 3 --cells 9000 --genes 8192 --seed 6
+./scpipe fit simS/shards -o directS "${fit[@]}" 2>directS.log || fail "the direct fit of three samples failed: $(cat directS.log)"
+grep -q '^samples_model = true' directS/config.toml || fail "the fit of three samples does not use the samples model"
+"${run_mpi[@]}" -np 2 ./scpipe fit --mpi simS/shards -o mpiS "${fit[@]}" >mpiS.log 2>&1 ||
+  fail "fit --mpi of three samples on 2 ranks failed: $(cat mpiS.log)"
+for dir in L03/chain1 L04/chain1; do
+  for f in codes.parquet cells.parquet; do
+    cmp -s "directS/$dir/$f" "mpiS/$dir/$f" || fail "three samples, 2 ranks: $dir/$f differs from the single process's"
+  done
+done
+say "three samples with the samples model, 2 ranks: codes and cells identical to one process"
 # A run the MPI fit checkpointed resumes without MPI to the same result:
 # the checkpoints hold the whole fit.
 rm -f mpi2/L04/chain1/{codes,cells,trace}.parquet mpi2/summary.tsv
