@@ -132,17 +132,11 @@ func (s *Sampler) setSamples(p *Part) error {
 	m.ownOnes, m.ownObs = sampleGeneCounts(xt, maskT, m.loc, s.d, last-first)
 	m.ones, m.obs = m.ownOnes, m.ownObs
 	if q := s.part; q != nil {
-		v := make([]int64, 2*S*s.d)
-		for k := range m.ownOnes {
-			v[2*k], v[2*k+1] = int64(m.ownOnes[k]), int64(m.ownObs[k])
-		}
-		q.sum(v)
+		m.ones, m.obs = slices.Clone(m.ownOnes), slices.Clone(m.ownObs)
+		sumAcross(q, m.ones)
+		sumAcross(q, m.obs)
 		if q.err != nil {
 			return q.err
-		}
-		m.ones, m.obs = make([]int32, S*s.d), make([]int32, S*s.d)
-		for k := range m.ones {
-			m.ones[k], m.obs[k] = int32(v[2*k]), int32(v[2*k+1])
 		}
 	}
 	m.rowCounts = make([]uint64, s.d*S)

@@ -48,14 +48,8 @@ func (s *Sampler) countGenes() {
 	var ones, obs []int32
 	if p := s.part; p != nil {
 		ones, obs = rowCounts(p.xt, p.maskT, s.d, p.Hi-p.Lo)
-		v := make([]int64, 2*s.d)
-		for d := range s.d {
-			v[2*d], v[2*d+1] = int64(ones[d]), int64(obs[d])
-		}
-		p.sum(v)
-		for d := range s.d {
-			ones[d], obs[d] = int32(v[2*d]), int32(v[2*d+1])
-		}
+		sumAcross(p, ones)
+		sumAcross(p, obs)
 	} else {
 		ones, obs = rowCounts(s.data.XT, s.data.MaskT, s.d, s.n)
 	}
@@ -72,14 +66,10 @@ func (s *Sampler) geneCountBuf() []uint64 {
 }
 
 // sumGeneCounts adds the U step's per-gene counts across the processes of
-// a partitioned fit (each process's cover its own cells), and with
-// samples each sample's, which set the genes' levels.
+// a partitioned fit (each process's cover its own cells).
 func (s *Sampler) sumGeneCounts(counts []uint64) {
 	if s.part == nil {
 		return
-	}
-	if s.smp != nil {
-		counts = s.smp.rowCounts
 	}
 	v := make([]int64, 2*len(counts))
 	for d, c := range counts {
@@ -92,14 +82,17 @@ func (s *Sampler) sumGeneCounts(counts []uint64) {
 }
 
 // updateGeneLevels sets c's gene levels and offsets from the U step's
-// per-gene counts (packCounts: mispredicted, covered; summed over every
-// cell), given c's ρ and cell lifts (see the comment at the top of the
-// file).
+// per-gene counts (packCounts: mispredicted, covered; over the process's
+// cells, summed here across the processes of a partitioned fit), or with
+// samples each sample's, given c's ρ and cell lifts (see the comment at
+// the top of the file).
 func (s *Sampler) updateGeneLevels(c *chain, counts []uint64) {
 	if s.smp != nil {
+		s.sumGeneCounts(s.smp.rowCounts)
 		s.updateSampleGeneLevels(c, s.smp.rowCounts)
 		return
 	}
+	s.sumGeneCounts(counts)
 	K := s.geneLevels()
 	rho := c.rates.rho
 	if len(s.geneWork.genes) != s.d {

@@ -223,7 +223,7 @@ func (p *part) sum(v []int64) {
 // through int64: counts (below 2⁵³ as float64), or bit words whose
 // processes set disjoint bits, which the wrapping conversions carry to
 // their union.
-func sumAcross[T uint64 | float64](p *part, v []T) {
+func sumAcross[T uint64 | float64 | int32](p *part, v []T) {
 	if p == nil {
 		return
 	}

@@ -168,7 +168,6 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 		// more than the sweep.
 		st.LogLik = s.updateLevels(c, s.cellStep, false)
 		if sweep+1 >= s.sched.genesFrom {
-			s.sumGeneCounts(s.geneStep)
 			s.updateGeneLevels(c, s.geneStep)
 		}
 	default:

@@ -21,7 +21,19 @@ type heldOutScore struct {
 	accuracy, logpred float64
 	perCell           []float32
 	correct, entries  []int32
+	offsets           geneOffsets // the gene offsets the fit's entries were read under
 }
+
+// geneOffsets says which gene offsets of a fit its held-out entries were
+// read under: none, every cell the same (gene_lift) or each cell its
+// sample's (gene_lift.SAMPLE).
+type geneOffsets uint8
+
+const (
+	noGeneOffsets geneOffsets = iota
+	meanGeneOffsets
+	sampleGeneOffsets
+)
 
 // scoreHeldOut scores the held-out entries h under the plug-in predictive
 // lik of the fit m. Cells are scored in chunks on workers goroutines; the

@@ -42,9 +42,6 @@ func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec
 	if err != nil {
 		return nil, err
 	}
-	if err := sameSampleScoring(fits, src.Manifest()); err != nil {
-		return nil, err
-	}
 	held, err := holdout.OpenEntries(ctx, run, src, h, workers)
 	if err != nil {
 		return nil, err
@@ -57,6 +54,7 @@ func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec
 	perCell := map[int][]float32{} // L → held-out log predictive per cell of the L's most likely chain
 	var entries []int32            // held-out entries per cell, the same in every fit
 	bestLL := map[int]float64{}
+	var byMean, bySample []string // fits by the gene offsets their scores read (sameSampleScoring)
 	for _, f := range fits {
 		if !f.Complete() {
 			continue
@@ -64,6 +62,12 @@ func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec
 		row, codeSets, trace, sc, err := summariseFit(ctx, f, src, held, workers)
 		if err != nil {
 			return nil, err
+		}
+		switch sc.offsets {
+		case meanGeneOffsets:
+			byMean = append(byMean, f.Dir)
+		case sampleGeneOffsets:
+			bySample = append(bySample, f.Dir)
 		}
 		byL[f.L] = append(byL[f.L], len(rows))
 		sets[f.L] = append(sets[f.L], codeSets)
@@ -73,6 +77,9 @@ func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec
 			entries = sc.entries
 		}
 		rows = append(rows, row)
+	}
+	if err := sameSampleScoring(src.Manifest(), byMean, bySample); err != nil {
+		return nil, err
 	}
 	sel := recommendL(perCell, entries)
 	if recommended != nil && sel.L > 0 {
@@ -127,35 +134,17 @@ func WriteWith(ctx context.Context, run string, src *shard.Shard, h holdout.Spec
 }
 
 // sameSampleScoring refuses a run of shards of several samples whose
-// complete fits score their held-out entries in two ways: fits of the
+// complete fits scored their held-out entries in two ways: fits of the
 // samples model written before codes.parquet carried each sample's gene
-// offsets (gene_lift.SAMPLE) are scored under their mean, the others
-// under each cell's sample's, and the L they recommend would follow the
-// scoring rather than the data.
-func sameSampleScoring(fits []rundir.Fit, m *shard.Manifest) error {
-	if len(m.SampleNames()) < 2 {
+// offsets (gene_lift.SAMPLE), byMean, are scored under their mean, the
+// others, bySample, under each cell's sample's, and the L they recommend
+// would follow the scoring rather than the data.
+func sameSampleScoring(m *shard.Manifest, byMean, bySample []string) error {
+	if len(m.SampleNames()) < 2 || len(byMean) == 0 || len(bySample) == 0 {
 		return nil
 	}
-	var mean, bySample []string
-	for _, f := range fits {
-		if !f.Complete() {
-			continue
-		}
-		codes, err := rundir.ReadCodes(filepath.Join(f.Dir, rundir.CodesFile))
-		switch {
-		case err != nil:
-			return err
-		case codes.Samples != nil:
-			bySample = append(bySample, f.Dir)
-		case codes.GeneLift != nil:
-			mean = append(mean, f.Dir)
-		}
-	}
-	if len(mean) > 0 && len(bySample) > 0 {
-		return fmt.Errorf("fit: %s: fitted with each sample's gene levels by an scpipe that wrote only their mean to %s (no gene_lift.SAMPLE columns), while %s has each sample's: their held-out scores would differ in kind; remove those fits' folders and resume the run to fit them again",
-			strings.Join(mean, ", "), rundir.CodesFile, bySample[0])
-	}
-	return nil
+	return fmt.Errorf("fit: %s: fitted with each sample's gene levels by an scpipe that wrote only their mean to %s (no gene_lift.SAMPLE columns), while %s has each sample's: their held-out scores would differ in kind; remove those fits' folders and resume the run to fit them again",
+		strings.Join(byMean, ", "), rundir.CodesFile, bySample[0])
 }
 
 // consensusReproduces reads the consensus of L in run, if it has one
@@ -314,6 +303,12 @@ func summariseFit(ctx context.Context, f rundir.Fit, src *shard.Shard, h holdout
 	}
 	means := predictive.Means{L: f.L, Z: cells.Mean, U: codes.Mean, Housekeeping: codes.Housekeeping}
 	sc, err = scoreHeldOut(ctx, src, h, means, predictive.NewPlugIn(last, cells, codes), workers)
+	switch {
+	case codes.Samples != nil:
+		sc.offsets = sampleGeneOffsets
+	case codes.GeneLift != nil:
+		sc.offsets = meanGeneOffsets
+	}
 	row.HeldoutAccuracy, row.HeldoutLogPred = sc.accuracy, sc.logpred
 	row.HeldoutAccuracySE, row.HeldoutLogPredSE = math.NaN(), math.NaN()
 	if sc.perCell != nil {
