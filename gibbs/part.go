@@ -359,9 +359,10 @@ func (s *Sampler) runStepPart(sp *stepSpec) rowStats {
 	}
 	for l := range L {
 		s.scanDirty(sp, rows, dirty)
-		// With lift planes, the summed levels of the ones follow the counts.
+		// With lift planes, the summed levels of the ones follow the counts,
+		// and with samples each sample's ones after them.
 		sums := p.buf[:sp.rows]
-		if lift {
+		if lift || S > 0 {
 			sums = p.buf[:(2+S)*sp.rows]
 		}
 		for i := range rows {
