@@ -217,6 +217,13 @@ type Config struct {
 	// a state that uses both or neither, which with large programs the
 	// chain rarely reaches.
 	Swaps bool
+	// SplitMerge is the number of split–merge proposals made on each
+	// chain before each sweep (splitmerge.go), 0 for none: a move that
+	// splits a code's cells between it and an unused code, or merges two
+	// codes, with their genes, in one Metropolis–Hastings step. It needs
+	// every cell in one process (no Part), and does not weigh samples'
+	// gene levels (CellSamples) yet.
+	SplitMerge int
 	// Starts chains are run for the first StartSweeps burn-in sweeps from
 	// seeds derived from Seed; the one with the highest log-likelihood is
 	// kept and continued. Starts = 1 runs a single chain keyed by Seed.
@@ -345,6 +352,8 @@ func (c *config) validate() error {
 		return fieldError("Thin", "= %d outside 1..%d, the sample sweeps: it would retain no sample", c.Thin, c.Samples)
 	case c.Workers < 0:
 		return fieldError("Workers", "= %d is negative", c.Workers)
+	case c.SplitMerge < 0 || c.SplitMerge > maxSplitMerge:
+		return fieldError("SplitMerge", "= %d outside 0..%d proposals a sweep", c.SplitMerge, maxSplitMerge)
 	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 0):
 		return fmt.Errorf("%w: initial Lambda = %v is not a positive finite number", ErrConfig, c.Lambda)
 	case c.Noise > Dropout:

@@ -170,8 +170,9 @@
 //
 //	p(x = 1 | c = 0) = β_nd = (1 − ρ)/(e^g(n,d) − ρ),  p(x = 0 | c = 1) = ρ·(1 − β_nd),  g(n, d) = lift0 + step·k_n + gene0 + geneStep·k_d,
 //
-// p_l and q_l the priors of Z and U. The flips and the swap moves each
-// leave it invariant (TestHeldMatchesEnumeration, TestSwapsMatchEnumeration,
+// p_l and q_l the priors of Z and U. The flips, the swap moves and the
+// split–merge moves each leave it invariant (TestHeldMatchesEnumeration,
+// TestSwapsMatchEnumeration, TestSplitMergeMatchesEnumeration,
 // TestSampleHeldMatchesEnumeration compare chains with it enumerated), and
 // every retained state is drawn from it. Without a hold the parameters
 // follow the state after every sweep, and the chain has no fixed target.
@@ -262,6 +263,21 @@
 // the two codes' flip conditionals given the cell's other codes (swap.go).
 // Single flips make that move only through a state that uses both codes or
 // neither, which with programs of hundreds of genes costs hundreds of nats.
+//
+// With Config.SplitMerge, each sweep of a chain starts with that many
+// split–merge proposals (splitmerge.go), Jain and Neal's restricted Gibbs
+// split–merge written for Boolean codes: an ordered pair (l, m) of codes is
+// drawn; with m unused, l's cells S are split between l and m; with both
+// used, they are merged into l, or their cells S divided afresh between
+// them, with the genes of both drawn anew. The proposal is a restricted
+// Gibbs scan from a launch state that depends on S and the data alone,
+// and the move is accepted with the Metropolis–Hastings ratio of the
+// target above, so that it too leaves the posterior invariant. An unused
+// code's genes follow their prior, so a split pays for the code it
+// brings into use: under a uniform prior on U that is D·log 2 nats less
+// the entropy its genes keep, the prior's own penalty for each code used,
+// which single flips, whose chains neither empty a code nor fill one,
+// never weigh.
 //
 // λ is updated as σ(λ) = P / (observed entries), P the observed entries the
 // current Boolean product predicts correctly, clamped to

@@ -101,35 +101,7 @@ func exactPosteriorFixed(x, obs [][]bool, L int, pz, pu []float64, clampLast boo
 			if u&fixMask != fixU {
 				continue
 			}
-			w := 0.0
-			for i := range n * L {
-				if clamped>>uint(i)&1 == 0 {
-					w += math.Log(1 - pz[i%L] + float64(z>>uint(i)&1)*(2*pz[i%L]-1))
-				}
-			}
-			for i := range d * L {
-				w += math.Log(1 - pu[i%L] + float64(u>>uint(i)&1)*(2*pu[i%L]-1))
-			}
-			for i := range n {
-				for j := range d {
-					if !obs[i][j] {
-						continue
-					}
-					cov := false
-					for l := range L {
-						cov = cov || z>>uint(i*L+l)&1 != 0 && u>>uint(j*L+l)&1 != 0
-					}
-					ri := rateAt(r, i, j, n, d)
-					p := ri.off
-					if cov {
-						p = ri.on
-					}
-					if !x[i][j] {
-						p = 1 - p
-					}
-					w += math.Log(p)
-				}
-			}
+			w := tinyLogPost(x, obs, L, pz, pu, clamped, z, u, r...)
 			logw = append(logw, w)
 			maxw = max(maxw, w)
 			stats = append(stats, tinyStats(z, u, n, d, L, r...))
@@ -148,6 +120,43 @@ func exactPosteriorFixed(x, obs [][]bool, L int, pz, pu []float64, clampLast boo
 		mean[i] /= total
 	}
 	return mean
+}
+
+// tinyLogPost returns the log-posterior, up to a constant, of the state
+// (z, u) of a tiny problem (bits n*L+l and j*L+l) whose cells' codes
+// clamped are fixed on, at the rates of each entry (rateAt).
+func tinyLogPost(x, obs [][]bool, L int, pz, pu []float64, clamped, z, u uint64, r ...rates) float64 {
+	n, d := len(x), len(x[0])
+	w := 0.0
+	for i := range n * L {
+		if clamped>>uint(i)&1 == 0 {
+			w += math.Log(1 - pz[i%L] + float64(z>>uint(i)&1)*(2*pz[i%L]-1))
+		}
+	}
+	for i := range d * L {
+		w += math.Log(1 - pu[i%L] + float64(u>>uint(i)&1)*(2*pu[i%L]-1))
+	}
+	for i := range n {
+		for j := range d {
+			if !obs[i][j] {
+				continue
+			}
+			cov := false
+			for l := range L {
+				cov = cov || z>>uint(i*L+l)&1 != 0 && u>>uint(j*L+l)&1 != 0
+			}
+			ri := rateAt(r, i, j, n, d)
+			p := ri.off
+			if cov {
+				p = ri.on
+			}
+			if !x[i][j] {
+				p = 1 - p
+			}
+			w += math.Log(p)
+		}
+	}
+	return w
 }
 
 // TestPosteriorMatchesEnumeration runs long chains on 3 × 3 problems with

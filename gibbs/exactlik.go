@@ -73,29 +73,13 @@ func (s *Sampler) rowWords(c *chain, i int, f func(w int, x, obs, cov uint64)) {
 		x, mask = p.x, p.mask
 	}
 	a := s.rowCodes(c, i)
-	b := x.Segments()
-	for seg := 0; seg+1 < len(b); seg++ {
-		xs := x.Segment(i, seg)
-		var ms []uint64
-		if mask != nil {
-			ms = mask.Segment(i, seg)
+	lineWords(x, mask, i, func(w int, xw, obs uint64) {
+		var cov uint64
+		for m := a; m != 0; m &= m - 1 {
+			cov |= c.u[w*s.l+bits.TrailingZeros64(m)]
 		}
-		w0 := b[seg] / 64
-		for k, xw := range xs {
-			w := w0 + k
-			obs := ^uint64(0)
-			if ms != nil {
-				obs = ms[k]
-			} else if r := b[seg+1] - 64*w; r < 64 {
-				obs = 1<<uint(r) - 1
-			}
-			var cov uint64
-			for m := a; m != 0; m &= m - 1 {
-				cov |= c.u[w*s.l+bits.TrailingZeros64(m)]
-			}
-			f(w, xw&obs, obs, cov)
-		}
-	}
+		f(w, xw, obs, cov)
+	})
 }
 
 // levelMasks sets at[k], k < K, to the columns of word w at level k,

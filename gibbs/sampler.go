@@ -253,6 +253,9 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 	if err := s.setSamples(p); err != nil {
 		return nil, err
 	}
+	if cfg.SplitMerge > 0 && (p != nil || s.smp != nil) {
+		return nil, fieldError("SplitMerge", "= %d: split–merge moves need every cell in one process and no samples' gene levels", cfg.SplitMerge)
+	}
 	if cfg.Housekeeping {
 		s.countHousekeeping()
 	}
@@ -465,6 +468,7 @@ func (s *Sampler) Step() (SweepStats, error) {
 		if s.sched.reseedBefore(s.sweep) {
 			s.reseed(c, s.sweep)
 		}
+		s.splitMerge(c, s.sweep)
 		cs := s.sweepChain(c, s.sweep)
 		if s.part != nil && s.part.err != nil {
 			return SweepStats{}, s.part.err

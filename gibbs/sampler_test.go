@@ -237,26 +237,7 @@ func TestDeterministicAcrossWorkersAndSegments(t *testing.T) {
 	}
 	base := map[Init]run{}
 	for _, seg := range []int{0, 64, 192} {
-		x, mask := NewMatrix(450, 300), NewMatrix(450, 300)
-		if seg != 0 {
-			var err error
-			if x, err = NewSegmentedMatrix(450, 300, seg); err != nil {
-				t.Fatal(err)
-			}
-			if mask, err = NewSegmentedMatrix(450, 300, seg); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for i := range 450 {
-			for j := range 300 {
-				x.Set(i, j, p.noisy.Get(i, j))
-				mask.Set(i, j, maskWhole.Get(i, j))
-			}
-		}
-		data, err := NewData(x, mask, seg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := segmentedCopy(t, p.noisy, maskWhole, 450, 300, seg)
 		for _, init := range []Init{InitRandom, InitData} {
 			for _, w := range []int{1, 2, 7} {
 				cfg.Workers, cfg.Init = w, init

@@ -155,6 +155,7 @@ func (s *Sampler) fingerprint() []uint64 {
 	if s.cfg.Reseed {
 		start |= 1 << 8
 	}
+	start |= uint64(s.cfg.SplitMerge) << 16
 	return append([]uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,
 		uint64(s.cfg.BurnIn), uint64(s.cfg.Samples), uint64(s.cfg.Thin),
 		uint64(s.cfg.Starts), uint64(s.cfg.StartSweeps), fix, keep, start, uint64(s.observed),

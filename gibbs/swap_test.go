@@ -15,45 +15,17 @@ import (
 func TestSwapsMatchEnumeration(t *testing.T) {
 	t.Parallel()
 	const n, d = 3, 3
-	xbits := [][]bool{{true, true, false}, {true, false, true}, {false, true, true}}
-	all := [][]bool{{true, true, true}, {true, true, true}, {true, true, true}}
-	holes := [][]bool{{true, true, true}, {false, true, true}, {true, true, false}}
-	cases := []struct {
-		name   string
-		obs    [][]bool
-		noise  Noise
-		pz, pu []float64
-		clamp  bool // the last code is a housekeeping code
-		levels bool // held per-cell and per-gene levels
-	}{
-		{"symmetric, per-code priors", all, Symmetric, []float64{0.3, 0.6, 0.45}, []float64{0.55, 0.3, 0.5}, false, false},
-		{"dropout, missing", holes, Dropout, []float64{0.5, 0.5, 0.5}, []float64{0.5, 0.5, 0.5}, false, false},
-		{"dropout, housekeeping code", holes, Dropout, []float64{0.35, 0.6, 0.5}, []float64{0.6, 0.4, 0.45}, true, false},
-		{"held levels, missing", holes, Dropout, []float64{0.4, 0.55, 0.5}, []float64{0.6, 0.35, 0.5}, false, true},
-	}
 	samples := 150000
 	if testing.Short() {
 		samples = 50000
 	}
-	for ci, tc := range cases {
+	for ci, tc := range moveCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			L := len(tc.pz)
-			cfg := DefaultConfig()
-			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, 1000, samples, 1, 1
-			cfg.Seed, cfg.Swaps, cfg.KeepSamples = uint64(ci+11), true, true
-			cfg.Noise, cfg.Housekeeping = tc.noise, tc.clamp
-			cfg.Lambda, cfg.Dropout, cfg.Background = 1.1, 0.45, 0.15
-			if tc.levels {
-				cfg.CellLevels, cfg.GeneLevels, cfg.HoldFrom = 4, 4, 40
-			} else {
-				cfg.FixLambda = true
-			}
-			if tc.clamp {
-				cfg.L = L - 1
-			}
-			cfg.PriorZ, cfg.PriorU = FixedPrior(tc.pz...), FixedPrior(tc.pu...)
-			s, err := NewSampler(context.Background(), tinyData(t, xbits, tc.obs), cfg)
+			cfg := tc.config(uint64(ci + 11))
+			cfg.BurnIn, cfg.Samples, cfg.Swaps, cfg.KeepSamples = 1000, samples, true, true
+			s, err := NewSampler(context.Background(), tinyData(t, moveX, tc.obs), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,15 +37,8 @@ func TestSwapsMatchEnumeration(t *testing.T) {
 				}
 				swapped += int64(countMoves(before, s.chains[0].z))
 			}
-			c := s.chains[0]
-			entries := []rates{symmetricRates(cfg.Lambda)}
-			switch {
-			case tc.levels:
-				entries = levelEntries(c.rates, c.level, c.geneLevel)
-			case tc.noise == Dropout:
-				entries = []rates{{on: 1 - cfg.Dropout, off: cfg.Background}}
-			}
-			exact := exactPosterior(xbits, tc.obs, L, tc.pz, tc.pu, tc.clamp, entries...)
+			entries := tc.entries(cfg, s.chains[0])
+			exact := exactPosterior(moveX, tc.obs, L, tc.pz, tc.pu, tc.clamp, entries...)
 			mean, se := sampleStats(s, n, d, L, len(exact), entries)
 			for _, b := range farFrom(mean, se, exact) {
 				t.Error(b)
@@ -83,6 +48,61 @@ func TestSwapsMatchEnumeration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// moveCase is a 3 × 3 problem of three codes (moveX) on which a move's
+// chains are compared with the enumerated posterior.
+type moveCase struct {
+	name   string
+	obs    [][]bool
+	noise  Noise
+	pz, pu []float64
+	clamp  bool // the last code is a housekeeping code
+	levels bool // held per-cell and per-gene levels
+}
+
+var (
+	moveX     = [][]bool{{true, true, false}, {true, false, true}, {false, true, true}}
+	moveAll   = [][]bool{{true, true, true}, {true, true, true}, {true, true, true}}
+	moveHoles = [][]bool{{true, true, true}, {false, true, true}, {true, true, false}}
+
+	moveCases = []moveCase{
+		{"symmetric, per-code priors", moveAll, Symmetric, []float64{0.3, 0.6, 0.45}, []float64{0.55, 0.3, 0.5}, false, false},
+		{"dropout, missing", moveHoles, Dropout, []float64{0.5, 0.5, 0.5}, []float64{0.5, 0.5, 0.5}, false, false},
+		{"dropout, housekeeping code", moveHoles, Dropout, []float64{0.35, 0.6, 0.5}, []float64{0.6, 0.4, 0.45}, true, false},
+		{"held levels, missing", moveHoles, Dropout, []float64{0.4, 0.55, 0.5}, []float64{0.6, 0.35, 0.5}, false, true},
+	}
+)
+
+// config returns a one-start, one-worker sampler of tc with seed seed:
+// fixed rates, or per-cell and per-gene levels held from sweep 40.
+func (tc moveCase) config(seed uint64) Config {
+	cfg := DefaultConfig()
+	cfg.L, cfg.Starts, cfg.Workers, cfg.Seed = len(tc.pz), 1, 1, seed
+	cfg.Noise, cfg.Housekeeping = tc.noise, tc.clamp
+	cfg.Lambda, cfg.Dropout, cfg.Background = 1.1, 0.45, 0.15
+	if tc.levels {
+		cfg.CellLevels, cfg.GeneLevels, cfg.HoldFrom = 4, 4, 40
+	} else {
+		cfg.FixLambda = true
+	}
+	if tc.clamp {
+		cfg.L--
+	}
+	cfg.PriorZ, cfg.PriorU = FixedPrior(tc.pz...), FixedPrior(tc.pu...)
+	return cfg
+}
+
+// entries returns the rates of tc's entries under cfg, with chain c's
+// held levels.
+func (tc moveCase) entries(cfg Config, c *chain) []rates {
+	switch {
+	case tc.levels:
+		return levelEntries(c.rates, c.level, c.geneLevel)
+	case tc.noise == Dropout:
+		return []rates{{on: 1 - cfg.Dropout, off: cfg.Background}}
+	}
+	return []rates{symmetricRates(cfg.Lambda)}
 }
 
 // countMoves returns how many cells' codes differ between two states.

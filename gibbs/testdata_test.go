@@ -2,6 +2,7 @@ package gibbs
 
 import (
 	"math"
+	"testing"
 
 	"scpipe/internal/splitmix"
 )
@@ -16,6 +17,31 @@ func (r *testRNG) float() float64 { return float64(r.next()>>11) * 0x1p-53 }
 func (r *testRNG) bern(p float64) bool { return r.float() < p }
 
 func (r *testRNG) intn(n int) int { return int(r.next() % uint64(n)) }
+
+// segmentedCopy returns Data holding x and mask (rows × cols) in column
+// segments of seg columns (0: whole rows).
+func segmentedCopy(t *testing.T, x, mask *Matrix, rows, cols, seg int) Data {
+	t.Helper()
+	xs, err := NewSegmentedMatrix(rows, cols, seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := NewSegmentedMatrix(rows, cols, seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		for j := range cols {
+			xs.Set(i, j, x.Get(i, j))
+			ms.Set(i, j, mask.Get(i, j))
+		}
+	}
+	data, err := NewData(xs, ms, seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
 
 // randomMatrix returns a rows × cols matrix of independent Bernoulli(p) bits
 // with column segments of segCols columns.
