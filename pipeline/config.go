@@ -107,6 +107,12 @@ type FitConfig struct {
 	// config.toml written before the setting existed reads as, resumes
 	// those runs as they were.
 	Swaps bool `toml:"swaps"`
+	// SplitMerge is the number of split–merge proposals each chain makes
+	// before each sweep (gibbs.Config.SplitMerge): a code's cells split
+	// between it and an unused code, or two codes merged, with their
+	// genes, in one Metropolis–Hastings step. 0, which a run's config.toml
+	// written before the setting existed reads as, makes none.
+	SplitMerge int `toml:"split_merge"`
 	// ShareParams gives the chains of an L one set of held parameters
 	// (params.go): estimated once, by a run of hold_from sweeps from a
 	// seed of the L's own (RUN/Lnn/params.bin), and held by every chain of
@@ -350,7 +356,7 @@ var samplerKeys = map[string]string{
 	"L": "L", "BurnIn": "burn_in", "Samples": "samples", "Thin": "thin", "Workers": "threads",
 	"Noise": "noise", "Init": "init", "Starts": "starts", "StartSweeps": "start_sweeps",
 	"CellLevels": "cell_levels", "GeneLevels": "gene_levels", "PriorU": "prior_u", "PriorZ": "prior_z",
-	"CellSamples": "samples_model",
+	"CellSamples": "samples_model", "SplitMerge": "split_merge",
 }
 
 // checkSampler refuses what the sampler would refuse of the fits of

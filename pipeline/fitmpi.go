@@ -116,8 +116,8 @@ func mpiPlan() runPlan {
 
 // mpiRefuses refuses the settings that fit --mpi does not spread.
 func mpiRefuses(cfg FitConfig) error {
-	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples {
-		return fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes or kept samples; run --layers, --fixed-codes or --keep-samples without --mpi", ErrConfig)
+	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples || cfg.SplitMerge > 0 {
+		return fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes, kept samples or split–merge moves; run --layers, --fixed-codes, --keep-samples or --split-merge without --mpi", ErrConfig)
 	}
 	return nil
 }

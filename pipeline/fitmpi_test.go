@@ -234,3 +234,26 @@ func sampleShards(t *testing.T) string {
 		return m
 	})
 }
+
+// TestSplitMergeRefusedWhereUnsupported checks that split–merge moves are
+// refused, before a run is written, under --mpi and with several
+// samples' gene levels, each refusal saying what to change, and that
+// with samples_model = false they run.
+func TestSplitMergeRefusedWhereUnsupported(t *testing.T) {
+	c := smallConfig(sampleShards(t), filepath.Join(t.TempDir(), "run"))
+	c.L, c.Chains, c.SplitMerge = LSizes{3}, 1, 2
+	if err := mpiRefuses(c); err == nil || !strings.Contains(err.Error(), "--split-merge without --mpi") {
+		t.Errorf("--mpi: got %v, want a refusal saying to run --split-merge without --mpi", err)
+	}
+	_, err := Fit(context.Background(), c, FitOptions{})
+	if err == nil || !strings.Contains(err.Error(), "samples_model = false") {
+		t.Errorf("several samples: got %v, want a refusal naming samples_model", err)
+	}
+	if _, serr := os.Stat(c.Output); !os.IsNotExist(serr) {
+		t.Errorf("the refused fit left %s behind (%v)", c.Output, serr)
+	}
+	c.SamplesModel = false
+	if _, err := Fit(context.Background(), c, FitOptions{}); err != nil {
+		t.Errorf("samples_model = false: %v", err)
+	}
+}

@@ -255,6 +255,10 @@ func (c FitConfig) resolveModel(m *shard.Manifest, log *slog.Logger) (FitConfig,
 	if err := c.checkSampler(c.L); err != nil {
 		return c, err
 	}
+	if c.SplitMerge > 0 && m.CellSamples() != nil && c.SamplesModel && c.Noise.Noise == gibbs.Dropout && c.CellLevels > 1 && c.GeneLevels > 1 {
+		return c, &SettingError{Key: "split_merge", Msg: "split_merge = " + strconv.Itoa(c.SplitMerge) +
+			": split–merge moves do not weigh several samples' gene levels yet; set split_merge = 0, or samples_model = false"}
+	}
 	if !auto {
 		why = "given (--noise, --housekeeping or the configuration)"
 	}
