@@ -218,9 +218,11 @@ type Config struct {
 	// chain rarely reaches.
 	Swaps bool
 	// SplitMerge is the number of split–merge proposals made on each
-	// chain before each sweep (splitmerge.go), 0 for none: a move that
-	// splits a code's cells between it and an unused code, or merges two
-	// codes, with their genes, in one Metropolis–Hastings step. It needs
+	// chain before each burn-in sweep (splitmerge.go), 0 for none: a move
+	// that splits a code's cells between it and an unused code, merges
+	// two codes, or divides two codes' cells afresh, with their genes, in
+	// one Metropolis–Hastings step. The sampling sweeps make none, so
+	// that each code keeps its program while its states are averaged. It needs
 	// every cell in one process (no Part), and does not weigh samples'
 	// gene levels (CellSamples) yet.
 	SplitMerge int

@@ -139,8 +139,11 @@ func logLikByLevel(byLevel []levelCounts, r rates) float64 {
 // forBlocks calls f on contiguous blocks [lo, hi) covering 0..n, on the
 // sampler's workers side by side: for per-cell work whose results do not
 // depend on how the cells are split.
-func (s *Sampler) forBlocks(n int, f func(lo, hi int)) {
-	w := min(s.workers, max(n/4096, 1))
+func (s *Sampler) forBlocks(n int, f func(lo, hi int)) { s.forBlocksOf(n, 4096, f) }
+
+// forBlocksOf is forBlocks with blocks of at least grain rows.
+func (s *Sampler) forBlocksOf(n, grain int, f func(lo, hi int)) {
+	w := min(s.workers, max(n/grain, 1))
 	if w <= 1 {
 		f(0, n)
 		return

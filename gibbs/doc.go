@@ -264,20 +264,22 @@
 // Single flips make that move only through a state that uses both codes or
 // neither, which with programs of hundreds of genes costs hundreds of nats.
 //
-// With Config.SplitMerge, each sweep of a chain starts with that many
-// split–merge proposals (splitmerge.go), Jain and Neal's restricted Gibbs
+// With Config.SplitMerge, each burn-in sweep of a chain starts with that
+// many split–merge proposals (splitmerge.go), Jain and Neal's restricted Gibbs
 // split–merge written for Boolean codes: an ordered pair (l, m) of codes is
 // drawn; with m unused, l's cells S are split between l and m; with both
 // used, they are merged into l, or their cells S divided afresh between
 // them, with the genes of both drawn anew. The proposal is a restricted
 // Gibbs scan from a launch state that depends on S and the data alone,
 // and the move is accepted with the Metropolis–Hastings ratio of the
-// target above, so that it too leaves the posterior invariant. An unused
-// code's genes follow their prior, so a split pays for the code it
-// brings into use: under a uniform prior on U that is D·log 2 nats less
-// the entropy its genes keep, the prior's own penalty for each code used,
-// which single flips, whose chains neither empty a code nor fill one,
-// never weigh.
+// target above, so that it too leaves the posterior invariant. The
+// sampling sweeps make none: a merge and a split can carry a program to
+// another code, and each code's states are averaged. An unused code's
+// genes follow their prior, so a split pays for the code it brings into
+// use: under a uniform prior on U that is D·log 2 nats less the entropy
+// its genes keep, the prior's own price of each code used. Single flips
+// rarely meet it: they empty a code, or fill an empty one, a cell at a
+// time, through states that each cost hundreds of nats.
 //
 // λ is updated as σ(λ) = P / (observed entries), P the observed entries the
 // current Boolean product predicts correctly, clamped to

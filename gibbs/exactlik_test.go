@@ -49,15 +49,18 @@ func TestTraceLogLikIsExact(t *testing.T) {
 	for _, tc := range []struct {
 		seg, workers, geneLevels, hold, L int
 		masked, housekeeping, swaps       bool
+		splitMerge                        int
 	}{
-		{0, 1, 8, 6, 3, false, true, false},
-		{64, 3, 4, 4, 3, true, false, true},
-		{128, 2, 2, 1, 3, true, true, true},
-		// More codes than programs (cells move between codes by swaps),
-		// and genes detected in half the cells (their levels differ).
-		{64, 2, 8, 2, 6, true, true, true},
+		{0, 1, 8, 6, 3, false, true, false, 0},
+		{64, 3, 4, 4, 3, true, false, true, 0},
+		{128, 2, 2, 1, 3, true, true, true, 0},
+		// More codes than programs (cells move between codes by swaps,
+		// and split–merge moves in the held burn-in sweeps), and genes
+		// detected in half the cells (their levels differ).
+		{64, 2, 8, 2, 6, true, true, true, 0},
+		{64, 2, 8, 2, 6, true, true, false, 4},
 	} {
-		name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, L %d, masked %v, swaps %v", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.L, tc.masked, tc.swaps)
+		name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, L %d, masked %v, swaps %v, split-merge %d", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.L, tc.masked, tc.swaps, tc.splitMerge)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := newPlanted(41, 260, 300, 3, 0.3, 0.05)
@@ -82,7 +85,7 @@ func TestTraceLogLikIsExact(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = tc.L, 8, 4, 1, tc.workers, InitCluster
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, tc.geneLevels, tc.housekeeping, tc.hold
-			cfg.Swaps = tc.swaps
+			cfg.Swaps, cfg.SplitMerge = tc.swaps, tc.splitMerge
 			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)

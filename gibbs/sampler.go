@@ -146,6 +146,14 @@ type Sampler struct {
 	// smp holds the samples of the cells, when the likelihood knows them
 	// (cellsamples.go).
 	smp *sampleModel
+	// smScans is the split–merge launch's restricted scans (smLaunchScans;
+	// a test's own), and smBuf the moves' buffers (splitmerge.go).
+	smScans int
+	smBuf   struct {
+		lp   []float64
+		pick []uint8
+		lev  []int64
+	}
 
 	sweep    int
 	sched    schedule // when the burn-in's parts happen (schedule.go)
@@ -215,7 +223,7 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 		workers = runtime.GOMAXPROCS(0)
 	}
 	s := &Sampler{data: data, cfg: cfg, n: n, d: d, l: cfg.L, nw: (n + 63) / 64, dw: (d + 63) / 64, burnIn: cfg.BurnIn,
-		sched: newSchedule(cfg)}
+		sched: newSchedule(cfg), smScans: smLaunchScans}
 	counts, err := s.countData(data, workers, p, cfg.CellLevelBits > 0)
 	if err != nil {
 		return nil, err
@@ -468,7 +476,9 @@ func (s *Sampler) Step() (SweepStats, error) {
 		if s.sched.reseedBefore(s.sweep) {
 			s.reseed(c, s.sweep)
 		}
-		s.splitMerge(c, s.sweep)
+		if s.sweep < s.burnIn {
+			s.splitMerge(c, s.sweep)
+		}
 		cs := s.sweepChain(c, s.sweep)
 		if s.part != nil && s.part.err != nil {
 			return SweepStats{}, s.part.err

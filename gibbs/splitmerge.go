@@ -48,11 +48,14 @@ import (
 //     the one launch. A split that leaves l or m without cells is
 //     refused: its reverse would be no merge.
 //   - The reverse scan's probability is at most 1, so a merge or re-split
-//     refused without it is refused with it: most are, and the launch is
-//     then never built.
+//     refused without it is refused with it: most are, and a refused
+//     merge's launch is never built.
 //
 // The move leaves p(Z, U | X, θ) invariant for the parameters of the
-// sweep, as the flips do (TestSplitMergeMatchesEnumeration). Its
+// sweep, as the flips do (TestSplitMergeMatchesEnumeration). It is made
+// before the burn-in sweeps only: a merge and a split can carry a
+// program from one code to another, and the sampling sweeps average each
+// code's states, so there every code keeps its program. Its
 // arithmetic is that of the steps' conditionals (stepSpec.gain), summed
 // in the cells' and the genes' order, and its draws are keyed by (seed,
 // sweep, proposal, variable): results are the same for any number of
@@ -66,6 +69,14 @@ const maxSplitMerge = 1000
 // smLaunchScans is the number of restricted Gibbs scans that take a
 // split's launch state from its anchors' assignment.
 const smLaunchScans = 3
+
+// smCellGrain and smGeneGrain are the fewest cells and genes a worker
+// takes in a move's scans: a cell's row costs a pass over the genes, a
+// gene's over the words of S.
+const (
+	smCellGrain = 16
+	smGeneGrain = 256
+)
 
 // smGolden separates the moves' stream from the steps' (splitMergeKey).
 const smGolden = 0x5851f42d4c957f2d
@@ -96,10 +107,12 @@ type smMove struct {
 	zs, us stepSpec // the Z and U steps' likelihood (gain)
 	l, m   int
 	lm     uint64
+	scans  int       // the launch's restricted scans (Sampler.smScans)
 	cells  []int     // S, ascending
 	words  []segWord // the cell words holding S, ascending, and where XT keeps them
 	lp     []float64 // per variable log-probabilities, summed in order
 	pick   []uint8   // per variable choices, written into the bitsets after
+	lev    []int64   // per cell summed gene levels (energy)
 }
 
 // segWord locates cell word w in segment seg of XT, at index k.
@@ -116,7 +129,8 @@ func (s *Sampler) splitMergeKey(c *chain, sweep int) uint64 {
 	return splitmix.Mix(streamKey(c.seed, sweep, stepU)^smGolden) | 1
 }
 
-// splitMerge makes Config.SplitMerge proposals on c before sweep.
+// splitMerge makes Config.SplitMerge proposals on c before sweep (a
+// burn-in sweep).
 func (s *Sampler) splitMerge(c *chain, sweep int) {
 	free := s.freeCodes()
 	if s.cfg.SplitMerge == 0 || s.above != nil || bits.OnesCount64(free) < 2 {
@@ -173,7 +187,7 @@ func (s *Sampler) proposeSplitMerge(c *chain, key uint64, l, m int) bool {
 		if launch == nil {
 			launch = mv.launch(key)
 		}
-		logA += mv.scan(launch, subKey(key, smLaunchScans), cur)
+		logA += mv.scan(launch, subKey(key, mv.scans), cur)
 	}
 	if !takes(logA) {
 		return false
@@ -193,11 +207,11 @@ func (mv *smMove) propose(cur *smState, key uint64) (prop, launch *smState, logQ
 	if !isZero(cur.zm) && bitsAt(key, 3)&1 == 0 {
 		prop = &smState{zl: mv.union(cur), zm: make([]uint64, len(cur.zm)),
 			ul: make([]uint64, len(cur.ul)), um: make([]uint64, len(cur.um))}
-		return prop, nil, math.Ln2 - mv.mergeDraw(prop, subKey(key, smLaunchScans+1), false)
+		return prop, nil, math.Ln2 - mv.mergeDraw(prop, subKey(key, mv.scans+1), false)
 	}
 	launch = mv.launch(key)
 	prop = launch.clone()
-	logQ = -mv.scan(prop, subKey(key, smLaunchScans), nil)
+	logQ = -mv.scan(prop, subKey(key, mv.scans), nil)
 	if isZero(prop.zl) || isZero(prop.zm) {
 		return nil, nil, 0
 	}
@@ -214,7 +228,7 @@ func (st *smState) clone() *smState {
 // newSMMove returns the workspace of a proposal on (l, m) of c in state
 // cur.
 func (s *Sampler) newSMMove(c *chain, l, m int, cur *smState) *smMove {
-	mv := &smMove{s: s, c: c, l: l, m: m, lm: 1<<uint(l) | 1<<uint(m)}
+	mv := &smMove{s: s, c: c, l: l, m: m, lm: 1<<uint(l) | 1<<uint(m), scans: s.smScans}
 	mv.zs = s.zStep(c, 0)
 	s.setLikelihood(&mv.zs, c)
 	mv.us = s.uStep(c, 0)
@@ -233,8 +247,12 @@ func (s *Sampler) newSMMove(c *chain, l, m int, cur *smState) *smMove {
 			mv.cells = append(mv.cells, 64*w+bits.TrailingZeros64(z))
 		}
 	}
-	mv.lp = make([]float64, max(len(mv.cells), s.d))
-	mv.pick = make([]uint8, max(len(mv.cells), s.d))
+	// The buffers are the sampler's, reused from proposal to proposal:
+	// at 1.3 million cells they would be its largest garbage.
+	if n := max(len(mv.cells), s.d); len(s.smBuf.lp) < n {
+		s.smBuf.lp, s.smBuf.pick, s.smBuf.lev = make([]float64, n), make([]uint8, n), make([]int64, n)
+	}
+	mv.lp, mv.pick, mv.lev = s.smBuf.lp, s.smBuf.pick, s.smBuf.lev
 	return mv
 }
 
@@ -294,7 +312,7 @@ func (mv *smMove) launch(key uint64) *smState {
 	}
 	ra, rb := mv.cellOnes(mv.cells[a]), mv.cellOnes(mv.cells[b])
 	na, nb := ones(ra), ones(rb)
-	s.forBlocks(n, func(lo, hi int) {
+	s.forBlocksOf(n, smCellGrain, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			var sa, sb int
 			switch k {
@@ -321,7 +339,7 @@ func (mv *smMove) launch(key uint64) *smState {
 		}
 	})
 	mv.setCells(st)
-	for t := range smLaunchScans {
+	for t := range mv.scans {
 		mv.scan(st, subKey(key, t), nil)
 	}
 	return st
@@ -368,7 +386,7 @@ func (mv *smMove) scan(st *smState, key uint64, target *smState) float64 {
 // geneHalf draws (or scores) every gene's (u_l, u_m) given st's cells.
 func (mv *smMove) geneHalf(st *smState, key uint64, target *smState) float64 {
 	s := mv.s
-	s.forBlocks(s.d, func(lo, hi int) {
+	s.forBlocksOf(s.d, smGeneGrain, func(lo, hi int) {
 		var w [4]float64
 		for d := lo; d < hi; d++ {
 			sl, sm, sb := mv.geneSums(d, st.zl, st.zm)
@@ -402,7 +420,7 @@ func (mv *smMove) geneHalf(st *smState, key uint64, target *smState) float64 {
 // cellHalf draws (or scores) every cell of S's choice given st's genes.
 func (mv *smMove) cellHalf(st *smState, key uint64, target *smState) float64 {
 	s := mv.s
-	s.forBlocks(len(mv.cells), func(lo, hi int) {
+	s.forBlocksOf(len(mv.cells), smCellGrain, func(lo, hi int) {
 		var w [3]float64
 		for k := lo; k < hi; k++ {
 			i := mv.cells[k]
@@ -432,7 +450,7 @@ func (mv *smMove) cellHalf(st *smState, key uint64, target *smState) float64 {
 func (mv *smMove) mergeDraw(st *smState, key uint64, score bool) float64 {
 	s := mv.s
 	pm := 1 / (1 + math.Exp(-s.logitU[mv.m]))
-	s.forBlocks(s.d, func(lo, hi int) {
+	s.forBlocksOf(s.d, smGeneGrain, func(lo, hi int) {
 		for d := lo; d < hi; d++ {
 			sl, _, _ := mv.geneSums(d, st.zl, st.zm)
 			w := [2]float64{0, mv.us.gain(d, sl) + s.logitU[mv.l]}
@@ -497,8 +515,8 @@ func choose(w []float64, u float64, want int) (int, float64) {
 // their codes alone cover (stepSpec.trackLev).
 func (mv *smMove) energy(st *smState) (float64, int64) {
 	s := mv.s
-	lev := make([]int64, len(mv.cells))
-	s.forBlocks(len(mv.cells), func(lo, hi int) {
+	lev := mv.lev
+	s.forBlocksOf(len(mv.cells), smCellGrain, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			i := mv.cells[k]
 			sl, sm, sb := mv.cellSums(i, st)

@@ -108,9 +108,10 @@ type FitConfig struct {
 	// those runs as they were.
 	Swaps bool `toml:"swaps"`
 	// SplitMerge is the number of split–merge proposals each chain makes
-	// before each sweep (gibbs.Config.SplitMerge): a code's cells split
-	// between it and an unused code, or two codes merged, with their
-	// genes, in one Metropolis–Hastings step. 0, which a run's config.toml
+	// before each burn-in sweep (gibbs.Config.SplitMerge): a code's cells
+	// split between it and an unused code, two codes merged, or two codes'
+	// cells divided afresh, with their genes, in one Metropolis–Hastings
+	// step. 0, which a run's config.toml
 	// written before the setting existed reads as, makes none.
 	SplitMerge int `toml:"split_merge"`
 	// ShareParams gives the chains of an L one set of held parameters
