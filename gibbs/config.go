@@ -222,9 +222,9 @@ type Config struct {
 	// that splits a code's cells between it and an unused code, merges
 	// two codes, or divides two codes' cells afresh, with their genes, in
 	// one Metropolis–Hastings step. The sampling sweeps make none, so
-	// that each code keeps its program while its states are averaged. It needs
-	// every cell in one process (no Part), and does not weigh samples'
-	// gene levels (CellSamples) yet.
+	// that each code keeps its program while its states are averaged.
+	// It needs every cell in one process (no Part), and does not weigh
+	// samples' gene levels (CellSamples) yet.
 	SplitMerge int
 	// Starts chains are run for the first StartSweeps burn-in sweeps from
 	// seeds derived from Seed; the one with the highest log-likelihood is

@@ -111,8 +111,8 @@ type FitConfig struct {
 	// before each burn-in sweep (gibbs.Config.SplitMerge): a code's cells
 	// split between it and an unused code, two codes merged, or two codes'
 	// cells divided afresh, with their genes, in one Metropolis–Hastings
-	// step. 0, which a run's config.toml
-	// written before the setting existed reads as, makes none.
+	// step. 0, which a run's config.toml written before the setting
+	// existed reads as, makes none.
 	SplitMerge int `toml:"split_merge"`
 	// ShareParams gives the chains of an L one set of held parameters
 	// (params.go): estimated once, by a run of hold_from sweeps from a
