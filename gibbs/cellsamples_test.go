@@ -31,7 +31,7 @@ func TestSampleLevelsMatchEnumeration(t *testing.T) {
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, 4, true, true
 			cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
 			cfg.CellSamples = []uint16{0, 1, 1}
-			cfg.Swaps = swaps
+			cfg.Swaps, cfg.GeneSwaps = swaps, swaps
 			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)

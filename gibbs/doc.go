@@ -263,6 +263,16 @@
 // the two codes' flip conditionals given the cell's other codes (swap.go).
 // Single flips make that move only through a state that uses both codes or
 // neither, which with programs of hundreds of genes costs hundreds of nats.
+// With Config.GeneSwaps each U step does the same for a quarter of the
+// genes, the housekeeping code among the codes a gene moves from or to.
+// A gene that the housekeeping code holds needs it: its other codes then
+// decide no entry, their flips' conditionals are their priors, and a
+// Metropolised flip of logit 0 is always accepted, so they turn on and off
+// together, sweep after sweep. The housekeeping code, decided after them,
+// sees them all on (and then decides only the cells that use no code) or
+// all off, never one program alone holding the gene. With a sample
+// model's gene levels a gene's swap weighs its ones by sample, as its
+// flips do.
 //
 // With Config.SplitMerge, each burn-in sweep of a chain starts with that
 // many split–merge proposals (splitmerge.go), Jain and Neal's restricted Gibbs

@@ -85,7 +85,7 @@ func TestTraceLogLikIsExact(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = tc.L, 8, 4, 1, tc.workers, InitCluster
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, tc.geneLevels, tc.housekeeping, tc.hold
-			cfg.Swaps, cfg.SplitMerge = tc.swaps, tc.splitMerge
+			cfg.Swaps, cfg.GeneSwaps, cfg.SplitMerge = tc.swaps, tc.swaps, tc.splitMerge
 			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)

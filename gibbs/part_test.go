@@ -243,6 +243,17 @@ func TestPartRefusals(t *testing.T) {
 			t.Errorf("%s: got %v, want an error wrapping errPart", tc.name, err)
 		}
 	}
+	// Moves that need every cell in one process.
+	for _, set := range []func(*Config){
+		func(c *Config) { c.GeneSwaps = true },
+		func(c *Config) { c.SplitMerge = 1 },
+	} {
+		c := cfg
+		set(&c)
+		if _, err := NewPartSampler(context.Background(), data, c, Part{Lo: 0, Hi: 128, Reduce: red}); !errors.Is(err, ErrConfig) {
+			t.Errorf("gene swaps %v, split–merge %d in a part: got %v, want a configuration error", c.GeneSwaps, c.SplitMerge, err)
+		}
+	}
 }
 
 // TestPartWholeNeedsGather checks that a process's whole fit is refused

@@ -261,6 +261,9 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 	if err := s.setSamples(p); err != nil {
 		return nil, err
 	}
+	if cfg.GeneSwaps && p != nil {
+		return nil, fieldError("GeneSwaps", "= true: gene swaps need every cell in one process")
+	}
 	if cfg.SplitMerge > 0 && (p != nil || s.smp != nil) {
 		return nil, fieldError("SplitMerge", "= %d: split–merge moves need every cell in one process and no samples' gene levels", cfg.SplitMerge)
 	}

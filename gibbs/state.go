@@ -149,11 +149,15 @@ func (s *Sampler) fingerprint() []uint64 {
 	if s.cfg.KeepSamples {
 		keep = 1
 	}
-	// Re-seeding rides in the start's field, so that the states of
-	// samplers without it keep the fingerprint they were written with.
+	// Re-seeding, gene swaps and split–merge moves ride in the start's
+	// field, so that the states of samplers without them keep the
+	// fingerprint they were written with.
 	start := uint64(s.cfg.Init)
 	if s.cfg.Reseed {
 		start |= 1 << 8
+	}
+	if s.cfg.GeneSwaps {
+		start |= 1 << 9
 	}
 	start |= uint64(s.cfg.SplitMerge) << 16
 	return append([]uint64{uint64(s.n), uint64(s.d), uint64(s.l), s.cfg.Seed,

@@ -54,8 +54,9 @@ type stepSpec struct {
 	// (heldLogLik).
 	trackLev bool
 	key      uint64
-	// swapKey, when not 0, keys the swap move proposed for each row of a
-	// Z step before its flips (swap.go, Config.Swaps).
+	// swapKey, when not 0, keys the swap move proposed for each row before
+	// its flips (swap.go; Config.Swaps in a Z step, Config.GeneSwaps in a
+	// U step).
 	swapKey uint64
 	L       int
 	fixed   uint64 // codes the step leaves as they are (the Z step's clamped codes, the U step's fixed codes)
@@ -119,6 +120,7 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	zs := s.runStep(&z)
 	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
+	u.swapKey = s.geneSwapKey(c, sweep)
 	us := s.runUStep(&u)
 	s.sumCounts(&zs, &us)
 	return s.sweepStats(c, sweep, zs, us)
@@ -152,6 +154,7 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 		u.rowCounts = s.geneCountBuf()
 	}
 	u.trackLev = genes && !estimate
+	u.swapKey = s.geneSwapKey(c, sweep)
 	us := s.runUStep(&u)
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)

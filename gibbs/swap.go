@@ -7,10 +7,11 @@ import (
 	"scpipe/internal/splitmix"
 )
 
-// swapRows proposes, for some of the rows of a Z step's group (cells),
-// to move the row from one of its codes to one it does not use, in one
-// step: a Metropolis–Hastings move beside the single-bit flips
-// (Config.Swaps), made before the rows' flips.
+// swapRows proposes, for some of the rows of a step's group (cells in a Z
+// step, Config.Swaps; genes in a U step, Config.GeneSwaps), to move the
+// row from one of its codes to one it does not use, in one step: a
+// Metropolis–Hastings move beside the single-bit flips, made before the
+// rows' flips.
 //
 // Under single flips a cell passes from code l to code m through a state
 // that uses both or neither, and with programs of hundreds of genes either
@@ -31,8 +32,8 @@ import (
 // It leaves the posterior invariant, as every flip does. Each sweep a
 // quarter of the rows, drawn by their key (sp.swapKey, the cell), propose
 // one, which keeps the move's scan a small part of the Z step's; results
-// stay the same for any number of workers or processes. The housekeeping
-// code is never moved.
+// stay the same for any number of workers or processes. A cell never
+// leaves the housekeeping code (its z are clamped); a gene may.
 func (sp *stepSpec) swapRows(buf *rowScratch, i0 int, rows []rowState) {
 	all := uint64(1)<<uint(sp.L) - 1
 	var pending uint64
@@ -85,10 +86,10 @@ func (sp *stepSpec) swapRows(buf *rowScratch, i0 int, rows []rowState) {
 // the same decision at both ends, and is not accepted without them when
 // the step tracks them.
 func (sp *stepSpec) swap(r *rowState, i, l, m int) bool {
-	ol, al := splitCounts(r.acc[l])
-	om, am := splitCounts(r.acc[m])
+	ol, _ := splitCounts(r.acc[l])
+	om, _ := splitCounts(r.acc[m])
 	delta := func(levM, levL uint64) float64 {
-		return sp.gain(i, entrySums{om, am, levM}) - sp.gain(i, entrySums{ol, al, levL}) + sp.logit[m] - sp.logit[l]
+		return sp.conditional(r, m, i, levM) - sp.conditional(r, l, i, levL) + sp.logit[m] - sp.logit[l]
 	}
 	u := uniformAt(sp.swapKey, uint64(sp.base+i)|1<<63)
 	takes := func(d float64) bool { return d >= 0 || accept(d, u) }
@@ -116,7 +117,7 @@ func (sp *stepSpec) swap(r *rowState, i, l, m int) bool {
 	r.a |= 1 << uint(m)
 	r.flips += 2
 	if sp.trackLev {
-		r.dLev += int64(r.lev[m]) - int64(r.lev[l])
+		r.dLev += sp.flipLev(r, m, i, r.lev[m]) - sp.flipLev(r, l, i, r.lev[l])
 	}
 	return true
 }
@@ -127,6 +128,15 @@ func nthBit(m uint64, k int) int {
 		m &= m - 1
 	}
 	return bits.TrailingZeros64(m)
+}
+
+// geneSwapKey is swapKey for the U step's rows (Config.GeneSwaps): a
+// stream apart from the Z step's moves.
+func (s *Sampler) geneSwapKey(c *chain, sweep int) uint64 {
+	if !s.cfg.GeneSwaps || s.above != nil {
+		return 0
+	}
+	return splitmix.Mix(streamKey(c.seed, sweep, stepU)^splitmix.Golden) | 1
 }
 
 // swapKey returns the key of the swap moves of c's sweep, or 0 when the

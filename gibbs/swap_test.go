@@ -2,51 +2,71 @@ package gibbs
 
 import (
 	"context"
+	"fmt"
 	"math/bits"
 	"testing"
 )
 
-// TestSwapsMatchEnumeration runs chains with swap moves on 3 × 3 problems
-// of three codes and compares them with the enumerated posterior, as
+// TestSwapsMatchEnumeration runs chains with swap moves of cells
+// (Config.Swaps) or of genes (Config.GeneSwaps) on 3 × 3 problems of three
+// codes and compares them with the enumerated posterior, as
 // TestPosteriorMatchesEnumeration does for the single flips: under fixed
 // rates, with per-code priors (whose logits a swap weighs), missing
-// entries and a housekeeping code, and under held per-cell and per-gene
-// levels.
+// entries and a housekeeping code (which genes may leave and join), and
+// under held per-cell and per-gene levels.
 func TestSwapsMatchEnumeration(t *testing.T) {
 	t.Parallel()
-	const n, d = 3, 3
 	samples := 150000
 	if testing.Short() {
 		samples = 50000
 	}
-	for ci, tc := range moveCases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			L := len(tc.pz)
-			cfg := tc.config(uint64(ci + 11))
-			cfg.BurnIn, cfg.Samples, cfg.Swaps, cfg.KeepSamples = 1000, samples, true, true
-			s, err := NewSampler(context.Background(), tinyData(t, moveX, tc.obs), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			swapped := int64(0)
-			for s.Sweep() < s.Sweeps() {
-				before := append([]uint64(nil), s.chains[0].z...)
-				if _, err := s.Step(); err != nil {
-					t.Fatal(err)
-				}
-				swapped += int64(countMoves(before, s.chains[0].z))
-			}
-			entries := tc.entries(cfg, s.chains[0])
-			exact := exactPosterior(moveX, tc.obs, L, tc.pz, tc.pu, tc.clamp, entries...)
-			mean, se := sampleStats(s, n, d, L, len(exact), entries)
-			for _, b := range farFrom(mean, se, exact) {
-				t.Error(b)
-			}
-			if swapped == 0 {
-				t.Error("no cell changed codes in one sweep")
-			}
-		})
+	for _, genes := range []bool{false, true} {
+		for ci, tc := range moveCases {
+			t.Run(fmt.Sprintf("%s, gene swaps %v", tc.name, genes), func(t *testing.T) {
+				t.Parallel()
+				checkSwaps(t, tc, uint64(ci+11), samples, genes)
+			})
+		}
+	}
+}
+
+// checkSwaps runs a chain of tc with cell swaps, or gene swaps, and
+// compares it with the enumerated posterior.
+func checkSwaps(t *testing.T, tc moveCase, seed uint64, samples int, genes bool) {
+	const n, d = 3, 3
+	L := len(tc.pz)
+	cfg := tc.config(seed)
+	cfg.BurnIn, cfg.Samples, cfg.KeepSamples = 1000, samples, true
+	cfg.Swaps, cfg.GeneSwaps = !genes, genes
+	s, err := NewSampler(context.Background(), tinyData(t, moveX, tc.obs), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := int64(0)
+	for s.Sweep() < s.Sweeps() {
+		c := s.chains[0]
+		rows := c.z
+		if genes {
+			rows = c.u
+		}
+		before := append([]uint64(nil), rows...)
+		if _, err := s.Step(); err != nil {
+			t.Fatal(err)
+		}
+		after := c.z
+		if genes {
+			after = c.u
+		}
+		swapped += int64(countMoves(before, after))
+	}
+	entries := tc.entries(cfg, s.chains[0])
+	exact := exactPosterior(moveX, tc.obs, L, tc.pz, tc.pu, tc.clamp, entries...)
+	mean, se := sampleStats(s, n, d, L, len(exact), entries)
+	for _, b := range farFrom(mean, se, exact) {
+		t.Error(b)
+	}
+	if swapped == 0 {
+		t.Error("no row changed codes in one sweep")
 	}
 }
 

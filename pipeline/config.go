@@ -107,6 +107,10 @@ type FitConfig struct {
 	// config.toml written before the setting existed reads as, resumes
 	// those runs as they were.
 	Swaps bool `toml:"swaps"`
+	// GeneSwaps adds to every sweep the same move for a quarter of the
+	// genes, the housekeeping code among their codes
+	// (gibbs.Config.GeneSwaps).
+	GeneSwaps bool `toml:"gene_swaps"`
 	// SplitMerge is the number of split–merge proposals each chain makes
 	// before each burn-in sweep (gibbs.Config.SplitMerge): a code's cells
 	// split between it and an unused code, two codes merged, or two codes'
@@ -357,7 +361,7 @@ var samplerKeys = map[string]string{
 	"L": "L", "BurnIn": "burn_in", "Samples": "samples", "Thin": "thin", "Workers": "threads",
 	"Noise": "noise", "Init": "init", "Starts": "starts", "StartSweeps": "start_sweeps",
 	"CellLevels": "cell_levels", "GeneLevels": "gene_levels", "PriorU": "prior_u", "PriorZ": "prior_z",
-	"CellSamples": "samples_model", "SplitMerge": "split_merge",
+	"CellSamples": "samples_model", "SplitMerge": "split_merge", "GeneSwaps": "gene_swaps",
 }
 
 // checkSampler refuses what the sampler would refuse of the fits of

@@ -316,6 +316,7 @@ func samplerConfig(cfg FitConfig, L, chain int) gibbs.Config {
 	c.Noise, c.CellLevels, c.GeneLevels = cfg.Noise.Noise, cfg.CellLevels, cfg.GeneLevels
 	c.Housekeeping = cfg.Housekeeping.On
 	c.Init, c.KeepSamples, c.Reseed, c.Swaps = cfg.Init, cfg.KeepSamples, cfg.Reseed, cfg.Swaps
+	c.GeneSwaps = cfg.GeneSwaps
 	c.SplitMerge = cfg.SplitMerge
 	if c.Noise == gibbs.Dropout && cfg.HoldFrom > 0 {
 		c.HoldFrom = min(cfg.HoldFrom, cfg.BurnIn)

@@ -116,8 +116,8 @@ func mpiPlan() runPlan {
 
 // mpiRefuses refuses the settings that fit --mpi does not spread.
 func mpiRefuses(cfg FitConfig) error {
-	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples || cfg.SplitMerge > 0 {
-		return fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes, kept samples or split–merge moves; run --layers, --fixed-codes, --keep-samples or --split-merge without --mpi", ErrConfig)
+	if cfg.FixedCodes != "" || len(cfg.Layers) > 0 || cfg.KeepSamples || cfg.SplitMerge > 0 || cfg.GeneSwaps {
+		return fmt.Errorf("%w: fit --mpi spreads single-layer fits without fixed codes, kept samples, split–merge moves or gene swaps; run --layers, --fixed-codes, --keep-samples, --split-merge or --gene-swaps without --mpi", ErrConfig)
 	}
 	return nil
 }

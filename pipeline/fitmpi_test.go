@@ -242,8 +242,13 @@ func sampleShards(t *testing.T) string {
 func TestSplitMergeRefusedWhereUnsupported(t *testing.T) {
 	c := smallConfig(sampleShards(t), filepath.Join(t.TempDir(), "run"))
 	c.L, c.Chains, c.SplitMerge = LSizes{3}, 1, 2
-	if err := mpiRefuses(c); err == nil || !strings.Contains(err.Error(), "--split-merge without --mpi") {
+	if err := mpiRefuses(c); err == nil || !strings.Contains(err.Error(), "--split-merge or --gene-swaps without --mpi") {
 		t.Errorf("--mpi: got %v, want a refusal saying to run --split-merge without --mpi", err)
+	}
+	g := c
+	g.SplitMerge, g.GeneSwaps = 0, true
+	if err := mpiRefuses(g); err == nil {
+		t.Error("--mpi --gene-swaps: no refusal")
 	}
 	_, err := Fit(context.Background(), c, FitOptions{})
 	if err == nil || !strings.Contains(err.Error(), "samples_model = false") {

@@ -142,6 +142,7 @@ var parseSetting = map[string]func(c *FitConfig, text string) error{
 	"hold_from":        func(c *FitConfig, s string) error { return integer(&c.HoldFrom, s) },
 	"max_burn_in":      func(c *FitConfig, s string) error { return integer(&c.MaxBurnIn, s) },
 	"swaps":            func(c *FitConfig, s string) (err error) { c.Swaps, err = strconv.ParseBool(s); return err },
+	"gene_swaps":       func(c *FitConfig, s string) (err error) { c.GeneSwaps, err = strconv.ParseBool(s); return err },
 	"split_merge":      func(c *FitConfig, s string) error { return integer(&c.SplitMerge, s) },
 	"share_params":     func(c *FitConfig, s string) (err error) { c.ShareParams, err = strconv.ParseBool(s); return err },
 	"starts":           func(c *FitConfig, s string) error { return integer(&c.Starts, s) },

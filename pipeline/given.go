@@ -59,6 +59,7 @@ var takeSetting = map[string]func(dst *FitConfig, src FitConfig){
 	"consensus_chains":   func(d *FitConfig, s FitConfig) { d.ConsensusChains = s.ConsensusChains },
 	"samples_model":      func(d *FitConfig, s FitConfig) { d.SamplesModel = s.SamplesModel },
 	"swaps":              func(d *FitConfig, s FitConfig) { d.Swaps = s.Swaps },
+	"gene_swaps":         func(d *FitConfig, s FitConfig) { d.GeneSwaps = s.GeneSwaps },
 	"split_merge":        func(d *FitConfig, s FitConfig) { d.SplitMerge = s.SplitMerge },
 	"share_params":       func(d *FitConfig, s FitConfig) { d.ShareParams = s.ShareParams },
 	"starts":             func(d *FitConfig, s FitConfig) { d.Starts = s.Starts },

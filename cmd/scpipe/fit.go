@@ -103,6 +103,7 @@ finished. Each fit is identical to the same fit of a single process.
 				&cli.IntFlag{Name: "hold-from", Value: d.HoldFrom, Usage: "dropout noise: estimate the rates and levels in the sweeps before this one (at most --burn-in), then hold them, so that the samples share one posterior (0: re-estimate after every sweep)"},
 				&cli.IntFlag{Name: "max-burn-in", Value: d.MaxBurnIn, Usage: "with held rates, a window of --samples sweeps whose log-likelihood still trends (or whose halves differ) becomes burn-in and is drawn again, while the burn-in stays within this many sweeps (0: exactly --burn-in)"},
 				&cli.BoolFlag{Name: "swaps", Value: d.Swaps, Usage: "move cells between codes in one step besides single flips (--swaps=false: flips only)"},
+				&cli.BoolFlag{Name: "gene-swaps", Value: d.GeneSwaps, Usage: "move genes between codes, the housekeeping code among them, in one step besides single flips"},
 				&cli.IntFlag{Name: "split-merge", Value: d.SplitMerge, Usage: "split–merge proposals each chain makes before each burn-in sweep: a code's cells split between it and an unused code, two codes merged, or two codes' cells divided afresh, in one exact step (0: none)"},
 				&cli.BoolFlag{Name: "share-params", Value: d.ShareParams, Usage: "dropout noise with held parameters: the chains of each L hold one set, estimated once (RUN/Lnn/params.bin), so that they sample one posterior"},
 				&cli.IntFlag{Name: "thin", Value: d.Thin, Usage: "keep every thin-th sample"},
