@@ -20,8 +20,8 @@ func TestSampleLevelsMatchEnumeration(t *testing.T) {
 	obs := [][]bool{{true, true, true}, {false, true, true}, {true, true, false}}
 	data := tinyData(t, xbits, obs)
 	pz, pu := []float64{0.4, 0.55}, []float64{0.6, 0.35}
-	for _, swaps := range []bool{false, true} {
-		t.Run(fmt.Sprintf("swaps %v", swaps), func(t *testing.T) {
+	for _, swaps := range []struct{ cells, genes bool }{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("cell swaps %v, gene swaps %v", swaps.cells, swaps.genes), func(t *testing.T) {
 			t.Parallel()
 			cfg := DefaultConfig()
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Seed = L, 1000, 150000, 1, 1, 5
@@ -31,7 +31,7 @@ func TestSampleLevelsMatchEnumeration(t *testing.T) {
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.FixLambda, cfg.KeepSamples = Dropout, 4, 4, true, true
 			cfg.PriorZ, cfg.PriorU = FixedPrior(pz...), FixedPrior(pu...)
 			cfg.CellSamples = []uint16{0, 1, 1}
-			cfg.Swaps, cfg.GeneSwaps = swaps, swaps
+			cfg.Swaps, cfg.GeneSwaps = swaps.cells, swaps.genes
 			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)

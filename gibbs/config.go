@@ -217,15 +217,16 @@ type Config struct {
 	// a state that uses both or neither, which with large programs the
 	// chain rarely reaches.
 	Swaps bool
-	// GeneSwaps adds to every sweep, before its U step, the same move for
-	// a quarter of the genes: from one of the gene's codes, the
-	// housekeeping code among them, to one it is not in. A gene that the
-	// housekeeping code holds is otherwise never given to one program:
-	// while that code covers the gene, the gene's other codes decide no
-	// entry, so the Metropolised flips turn them all on and all off
-	// together, sweep after sweep, and the housekeeping code never meets
-	// a state in which one program alone holds the gene. It needs every
-	// cell in one process (NewSampler refuses a Part).
+	// GeneSwaps adds to every U step the same move for a quarter of the
+	// genes, before their flips: from one of the gene's codes, the
+	// housekeeping code among them, to one it is not in. Under the uniform
+	// prior on U a gene that the housekeeping code holds is otherwise
+	// never given to one program: while that code covers the gene, the
+	// gene's other codes decide no entry, so their Metropolised flips (of
+	// logit 0) turn them all on and all off together, sweep after sweep,
+	// and the housekeeping code never meets a state in which one program
+	// alone holds the gene. It needs every cell in one process
+	// (NewSampler refuses a Part).
 	GeneSwaps bool
 	// SplitMerge is the number of split–merge proposals made on each
 	// chain before each burn-in sweep (splitmerge.go), 0 for none: a move

@@ -266,9 +266,10 @@
 // With Config.GeneSwaps each U step does the same for a quarter of the
 // genes, the housekeeping code among the codes a gene moves from or to.
 // A gene that the housekeeping code holds needs it: its other codes then
-// decide no entry, their flips' conditionals are their priors, and a
-// Metropolised flip of logit 0 is always accepted, so they turn on and off
-// together, sweep after sweep. The housekeeping code, decided after them,
+// decide no entry and their flips' conditionals are their priors. Under
+// the uniform prior on U that is logit 0, and a Metropolised flip of
+// logit 0 is always accepted, so they turn on and off together, sweep
+// after sweep. The housekeeping code, decided after them,
 // sees them all on (and then decides only the cells that use no code) or
 // all off, never one program alone holding the gene. With a sample
 // model's gene levels a gene's swap weighs its ones by sample, as its

@@ -50,17 +50,20 @@ func TestTraceLogLikIsExact(t *testing.T) {
 		seg, workers, geneLevels, hold, L int
 		masked, housekeeping, swaps       bool
 		splitMerge                        int
+		samples                           bool
 	}{
-		{0, 1, 8, 6, 3, false, true, false, 0},
-		{64, 3, 4, 4, 3, true, false, true, 0},
-		{128, 2, 2, 1, 3, true, true, true, 0},
-		// More codes than programs (cells move between codes by swaps,
-		// and split–merge moves in the held burn-in sweeps), and genes
-		// detected in half the cells (their levels differ).
-		{64, 2, 8, 2, 6, true, true, true, 0},
-		{64, 2, 8, 2, 6, true, true, false, 4},
+		{0, 1, 8, 6, 3, false, true, false, 0, false},
+		{64, 3, 4, 4, 3, true, false, true, 0, false},
+		{128, 2, 2, 1, 3, true, true, true, 0, false},
+		// More codes than programs (cells and genes move between codes
+		// by swaps, and split–merge moves in the held burn-in sweeps),
+		// and genes detected in half the cells (their levels differ);
+		// with swaps, also under two samples' gene levels.
+		{64, 2, 8, 2, 6, true, true, true, 0, false},
+		{64, 2, 8, 2, 6, true, true, true, 0, true},
+		{64, 2, 8, 2, 6, true, true, false, 4, false},
 	} {
-		name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, L %d, masked %v, swaps %v, split-merge %d", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.L, tc.masked, tc.swaps, tc.splitMerge)
+		name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, L %d, masked %v, swaps %v, split-merge %d, samples %v", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.L, tc.masked, tc.swaps, tc.splitMerge, tc.samples)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := newPlanted(41, 260, 300, 3, 0.3, 0.05)
@@ -86,6 +89,9 @@ func TestTraceLogLikIsExact(t *testing.T) {
 			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = tc.L, 8, 4, 1, tc.workers, InitCluster
 			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, tc.geneLevels, tc.housekeeping, tc.hold
 			cfg.Swaps, cfg.GeneSwaps, cfg.SplitMerge = tc.swaps, tc.swaps, tc.splitMerge
+			if tc.samples {
+				cfg.CellSamples = threeSamples(260)
+			}
 			s, err := NewSampler(context.Background(), data, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -244,14 +244,18 @@ func TestPartRefusals(t *testing.T) {
 		}
 	}
 	// Moves that need every cell in one process.
-	for _, set := range []func(*Config){
-		func(c *Config) { c.GeneSwaps = true },
-		func(c *Config) { c.SplitMerge = 1 },
+	for _, tc := range []struct {
+		field string
+		set   func(*Config)
+	}{
+		{"GeneSwaps", func(c *Config) { c.GeneSwaps = true }},
+		{"SplitMerge", func(c *Config) { c.SplitMerge = 1 }},
 	} {
 		c := cfg
-		set(&c)
-		if _, err := NewPartSampler(context.Background(), data, c, Part{Lo: 0, Hi: 128, Reduce: red}); !errors.Is(err, ErrConfig) {
-			t.Errorf("gene swaps %v, split–merge %d in a part: got %v, want a configuration error", c.GeneSwaps, c.SplitMerge, err)
+		tc.set(&c)
+		_, err := NewPartSampler(context.Background(), data, c, Part{Lo: 0, Hi: 128, Reduce: red})
+		if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s in a part: got %v, want it refused", tc.field, err)
 		}
 	}
 }

@@ -30,8 +30,8 @@ import (
 // the two codes' flip conditionals given A − l: one scan of the row with
 // A − l active and l and m wanted gives both (stepSpec.scan, any kernel).
 // It leaves the posterior invariant, as every flip does. Each sweep a
-// quarter of the rows, drawn by their key (sp.swapKey, the cell), propose
-// one, which keeps the move's scan a small part of the Z step's; results
+// quarter of the rows, drawn by their key (sp.swapKey, the row), propose
+// one, which keeps the move's scan a small part of the step's; results
 // stay the same for any number of workers or processes. A cell never
 // leaves the housekeeping code (its z are clamped); a gene may.
 func (sp *stepSpec) swapRows(buf *rowScratch, i0 int, rows []rowState) {

@@ -3,7 +3,7 @@ package gibbs
 import (
 	"context"
 	"fmt"
-	"math/bits"
+	"slices"
 	"testing"
 )
 
@@ -42,22 +42,8 @@ func checkSwaps(t *testing.T, tc moveCase, seed uint64, samples int, genes bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	swapped := int64(0)
-	for s.Sweep() < s.Sweeps() {
-		c := s.chains[0]
-		rows := c.z
-		if genes {
-			rows = c.u
-		}
-		before := append([]uint64(nil), rows...)
-		if _, err := s.Step(); err != nil {
-			t.Fatal(err)
-		}
-		after := c.z
-		if genes {
-			after = c.u
-		}
-		swapped += int64(countMoves(before, after))
+	if _, err := ranResult(s.Run(context.Background(), nil), s.Result); err != nil {
+		t.Fatal(err)
 	}
 	entries := tc.entries(cfg, s.chains[0])
 	exact := exactPosterior(moveX, tc.obs, L, tc.pz, tc.pu, tc.clamp, entries...)
@@ -65,9 +51,32 @@ func checkSwaps(t *testing.T, tc moveCase, seed uint64, samples int, genes bool)
 	for _, b := range farFrom(mean, se, exact) {
 		t.Error(b)
 	}
-	if swapped == 0 {
-		t.Error("no row changed codes in one sweep")
+	if !movesAccepted(t, cfg, tc.obs) {
+		t.Error("no swap was accepted in 200 sweeps")
 	}
+}
+
+// movesAccepted reports whether a chain of cfg (on data moveX with
+// observed entries obs) with its swaps ends 200 sweeps elsewhere than the same chain without them: a refused swap
+// leaves the state and the flips' draws as they were, so the chains
+// differ only once a swap is accepted.
+func movesAccepted(t *testing.T, cfg Config, obs [][]bool) bool {
+	t.Helper()
+	cfg.BurnIn, cfg.Samples, cfg.KeepSamples = 199, 1, false
+	var states [2][]uint64
+	for k, on := range []bool{true, false} {
+		c := cfg
+		c.Swaps, c.GeneSwaps = cfg.Swaps && on, cfg.GeneSwaps && on
+		s, err := NewSampler(context.Background(), tinyData(t, moveX, obs), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		states[k] = append(slices.Clone(s.chains[0].z), s.chains[0].u...)
+	}
+	return !slices.Equal(states[0], states[1])
 }
 
 // moveCase is a 3 × 3 problem of three codes (moveX) on which a move's
@@ -123,13 +132,4 @@ func (tc moveCase) entries(cfg Config, c *chain) []rates {
 		return []rates{{on: 1 - cfg.Dropout, off: cfg.Background}}
 	}
 	return []rates{symmetricRates(cfg.Lambda)}
-}
-
-// countMoves returns how many cells' codes differ between two states.
-func countMoves(a, b []uint64) int {
-	var diff uint64
-	for i := range a {
-		diff |= a[i] ^ b[i]
-	}
-	return bits.OnesCount64(diff)
 }
