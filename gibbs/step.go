@@ -116,11 +116,11 @@ func (s *Sampler) sweepChain(c *chain, sweep int) SweepStats {
 	}
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
-	z.swapKey = s.swapKey(c, sweep)
+	z.swapKey = s.swapKey(c, sweep, stepZ)
 	zs := s.runStep(&z)
 	u := s.uStep(c, streamKey(c.seed, sweep, stepU))
 	s.setLikelihood(&u, c)
-	u.swapKey = s.geneSwapKey(c, sweep)
+	u.swapKey = s.swapKey(c, sweep, stepU)
 	us := s.runUStep(&u)
 	s.sumCounts(&zs, &us)
 	return s.sweepStats(c, sweep, zs, us)
@@ -154,11 +154,11 @@ func (s *Sampler) sweepLevels(c *chain, sweep int) SweepStats {
 		u.rowCounts = s.geneCountBuf()
 	}
 	u.trackLev = genes && !estimate
-	u.swapKey = s.geneSwapKey(c, sweep)
+	u.swapKey = s.swapKey(c, sweep, stepU)
 	us := s.runUStep(&u)
 	z := s.zStep(c, streamKey(c.seed, sweep, stepZ))
 	s.setLikelihood(&z, c)
-	z.rowCounts, z.trackLev, z.swapKey = s.cellCountBuf(), u.trackLev, s.swapKey(c, sweep)
+	z.rowCounts, z.trackLev, z.swapKey = s.cellCountBuf(), u.trackLev, s.swapKey(c, sweep, stepZ)
 	zs := s.runStep(&z)
 	s.sumCounts(&zs, &us)
 	st := SweepStats{Sweep: sweep, Lambda: math.NaN(), Flips: zs.flips + us.flips}

@@ -130,21 +130,17 @@ func nthBit(m uint64, k int) int {
 	return bits.TrailingZeros64(m)
 }
 
-// geneSwapKey is swapKey for the U step's rows (Config.GeneSwaps): a
-// stream apart from the Z step's moves.
-func (s *Sampler) geneSwapKey(c *chain, sweep int) uint64 {
-	if !s.cfg.GeneSwaps || s.above != nil {
-		return 0
-	}
-	return splitmix.Mix(streamKey(c.seed, sweep, stepU)^splitmix.Golden) | 1
-}
-
-// swapKey returns the key of the swap moves of c's sweep, or 0 when the
-// configuration asks for none (Config.Swaps) or a layer above weighs the
+// swapKey returns the key of the swap moves of c's step (stepZ: the
+// cells', Config.Swaps; stepU: the genes', Config.GeneSwaps) in sweep, or
+// 0 when the configuration asks for none or a layer above weighs the
 // codes (layers.go): a stream apart from the steps' (streamKey), never 0.
-func (s *Sampler) swapKey(c *chain, sweep int) uint64 {
-	if !s.cfg.Swaps || s.above != nil {
+func (s *Sampler) swapKey(c *chain, sweep int, step uint64) uint64 {
+	on := s.cfg.Swaps
+	if step == stepU {
+		on = s.cfg.GeneSwaps
+	}
+	if !on || s.above != nil {
 		return 0
 	}
-	return splitmix.Mix(streamKey(c.seed, sweep, stepZ)^splitmix.Golden) | 1
+	return splitmix.Mix(streamKey(c.seed, sweep, step)^splitmix.Golden) | 1
 }
