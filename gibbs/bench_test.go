@@ -245,36 +245,3 @@ func timeSweeps(b *testing.B, s interface{ Step() (SweepStats, error) }, warm, n
 	}
 	b.ReportMetric(float64(n)*float64(d)*float64(b.N)/b.Elapsed().Seconds()/float64(workers), "entries/s/core")
 }
-
-// BenchmarkSweepHoldout measures a held sweep of BenchmarkSweepHeld's
-// model with 1% of the entries held out, as a default fit holds them:
-// read through the mask (mask), listed (holes: Data.Holes), and, for the
-// floor, with every entry observed (none).
-func BenchmarkSweepHoldout(b *testing.B) {
-	const n, d, L, warm = 100000, 2000, 5, 10
-	full := sparsePlanted(n+L, n, d, L, 0.07, 0.01)
-	masked, err := NewData(full.X, randomMatrix(&testRNG{s: 7}, n, d, 0.99, 0), 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	holed := masked
-	if holed.Holes, err = NewHoles(context.Background(), masked, runtime.GOMAXPROCS(0)); err != nil {
-		b.Fatal(err)
-	}
-	for _, v := range []struct {
-		name string
-		data Data
-	}{{"none", full}, {"mask", masked}, {"holes", holed}} {
-		b.Run(v.name, func(b *testing.B) {
-			cfg := DefaultConfig()
-			cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers = L, warm, 1<<20, 1, 1
-			cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.Init = Dropout, 8, 8, true, InitData
-			cfg.HoldFrom = warm
-			s, err := NewSampler(context.Background(), v.data, cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			timeSweeps(b, s, warm+1, n, d, 1)
-		})
-	}
-}

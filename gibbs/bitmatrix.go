@@ -29,12 +29,10 @@ type BitMatrix interface {
 // be split into column segments; for XT these are the cell blocks of the
 // shards. Mask and MaskT mark the observed entries (1 = observed) and have the
 // shapes of X and XT; both nil means every entry is observed. A 1 in X at an
-// unobserved entry is ignored. Holes, when not nil, lists the entries
-// Mask leaves out (NewHoles), so that the steps read Mask no more.
+// unobserved entry is ignored.
 type Data struct {
 	X, XT       BitMatrix
 	Mask, MaskT BitMatrix
-	Holes       *Holes
 	counts      *dataCounts // taken by Counted; nil: NewSampler counts
 }
 

@@ -132,7 +132,6 @@ type Sampler struct {
 	vector            bool          // use the vector kernel (Config.Kernel)
 	kernel            vectorKernel  // the vector kernel's variant
 	planes            []uint64      // code-major copy of a step's column codes, for the vector kernel
-	colCodes          []uint64      // each column's codes in a step over Data.Holes (setHoles)
 	zeros             []uint64      // zero words, as many as the longest column segment (stepTotals)
 	scratch           []*rowScratch // per worker, reused from step to step
 	// above and aboveGain give the Z step the likelihood of Z as the data
@@ -227,9 +226,6 @@ func newSampler(ctx context.Context, data Data, given Config, p *Part) (*Sampler
 		sched: newSchedule(cfg), smScans: smLaunchScans}
 	counts, err := s.countData(data, workers, p, cfg.CellLevelBits > 0)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkHoles(counts, p); err != nil {
 		return nil, err
 	}
 	ones := counts.ones

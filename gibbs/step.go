@@ -90,13 +90,6 @@ type stepSpec struct {
 
 	// smp, with samples, holds their part of the likelihood (cellsamples.go).
 	smp *stepSamples
-
-	// holes, when not nil, lists each row's unobserved entries, which the
-	// scans read as observed (mask is then nil) and fillHoles takes back
-	// out; colCodes[j] holds the codes (bit l) whose bitset in other has
-	// column j.
-	holes    *holeRows
-	colCodes []uint64
 }
 
 // rowStats are the integer totals of a step; integers keep them independent
@@ -304,7 +297,6 @@ func (s *Sampler) prepareStep(sp *stepSpec) {
 		sp.planes, sp.stride, sp.kernel = s.planes, len(sp.other)/s.l, s.kernel
 	}
 	s.setHousekeeping(sp)
-	s.setHoles(sp)
 	g := sp.levelGain()
 	sp.bounded = sp.lift != nil && g >= 0 && !math.IsInf(g, 1)
 	if sp.bounded {
@@ -813,9 +805,6 @@ func (sp *stepSpec) scan(buf *rowScratch, i0 int, rows []rowState, pending uint6
 				l := bits.TrailingZeros64(m)
 				r.acc[l] += packCounts(0, r.tot[l])
 			}
-		}
-		if sp.holes != nil {
-			sp.fillHoles(r, i0+k, active[k])
 		}
 		if sp.hk != 0 && !r.lifted {
 			sp.unfoldHousekeeping(r, i0+k)
