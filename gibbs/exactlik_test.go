@@ -63,29 +63,29 @@ func TestTraceLogLikIsExact(t *testing.T) {
 		{64, 2, 8, 2, 6, true, true, true, 0, true},
 		{64, 2, 8, 2, 6, true, true, false, 4, false},
 	} {
+		p := newPlanted(41, 260, 300, 3, 0.3, 0.05)
+		if tc.L > 3 {
+			r := &testRNG{s: 9}
+			for i := range 260 {
+				for j := range 40 {
+					p.noisy.Set(i, j, p.noisy.Get(i, j) || r.bern(0.5))
+				}
+			}
+		}
+		var mask *Matrix
+		var m BitMatrix
+		if tc.masked {
+			mask = randomMatrix(&testRNG{s: 5}, 260, 300, 0.85, 0)
+			m = mask
+		}
+		data, err := NewData(p.noisy, m, tc.seg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, kernel := range Kernels() {
 			name := fmt.Sprintf("seg %d, %d workers, %d gene levels, hold %d, L %d, masked %v, swaps %v, split-merge %d, samples %v, kernel %s", tc.seg, tc.workers, tc.geneLevels, tc.hold, tc.L, tc.masked, tc.swaps, tc.splitMerge, tc.samples, kernel)
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				p := newPlanted(41, 260, 300, 3, 0.3, 0.05)
-				if tc.L > 3 {
-					r := &testRNG{s: 9}
-					for i := range 260 {
-						for j := range 40 {
-							p.noisy.Set(i, j, p.noisy.Get(i, j) || r.bern(0.5))
-						}
-					}
-				}
-				var mask *Matrix
-				var m BitMatrix
-				if tc.masked {
-					mask = randomMatrix(&testRNG{s: 5}, 260, 300, 0.85, 0)
-					m = mask
-				}
-				data, err := NewData(p.noisy, m, tc.seg)
-				if err != nil {
-					t.Fatal(err)
-				}
 				cfg := DefaultConfig()
 				cfg.L, cfg.BurnIn, cfg.Samples, cfg.Starts, cfg.Workers, cfg.Init = tc.L, 8, 4, 1, tc.workers, InitCluster
 				cfg.Noise, cfg.CellLevels, cfg.GeneLevels, cfg.Housekeeping, cfg.HoldFrom = Dropout, 8, tc.geneLevels, tc.housekeeping, tc.hold
